@@ -1,0 +1,51 @@
+# libremat — one build for everything.  `make help` lists the targets.
+#
+# Each directory contributes a fragment (*.mk) that appends to the lists
+# below; this file only holds the shared flags and the top-level targets.
+
+CUDA_HOME ?= /usr/local/cuda
+BUILD     ?= build
+CC        ?= cc
+CXX       ?= c++
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+
+WARN      := -Wall -Wextra -Werror
+CSTD      := -std=c11 -D_GNU_SOURCE
+OPT       ?= -O2 -g
+CFLAGS    += $(CSTD) $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include
+CXXFLAGS  += -std=c++17 $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include
+SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Filled by the fragments.
+ALL_TARGETS   :=
+UNIT_TESTS    :=   # built with $(SAN); run by check-unit
+E2E_TESTS     :=   # shell scripts run by check-e2e, each from the repo root
+BENCHES       :=   # scripts or binaries run by `make bench`
+
+.PHONY: all test check-unit check-e2e demo bench clean deps help format format-check
+all: deps-ok
+
+include mk/deps.mk
+include tests/simcuda/simcuda.mk
+include tests/trainers/trainers.mk
+include libremat.mk
+include planner/planner.mk
+include tools/tools.mk
+include tests/tests.mk
+
+all: $(ALL_TARGETS)
+
+help:
+	@echo "make          build everything into $(BUILD)/"
+	@echo "make test     install deps, build, run unit (ASan+UBSan) and end-to-end tests"
+	@echo "make demo     train gpt on the simulated device, with and without libremat"
+	@echo "make bench    benchmarks: preload overhead, planners, replay overhead"
+	@echo "make format   clang-format every C source"
+
+format:
+	@git ls-files '*.c' '*.h' '*.cu' | xargs clang-format -i
+format-check:
+	@git ls-files '*.c' '*.h' '*.cu' | xargs clang-format --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD)

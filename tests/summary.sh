@@ -1,0 +1,12 @@
+#!/bin/sh
+# summary.sh RESULTS_DIR — the closing line of `make test`; exit 1 on any failure.
+set -u
+r=$1
+p=$(cat "$r"/*.passed 2>/dev/null | wc -l)
+f=$(cat "$r"/*.failed 2>/dev/null | wc -l)
+if [ "$f" -ne 0 ]; then
+	echo "failed tests:"
+	cat "$r"/*.failed | sed 's/^/  /'
+fi
+echo "tests: $p passed, $f failed"
+[ "$f" -eq 0 ] && [ "$p" -gt 0 ]

@@ -1,1 +1,4 @@
-# fragment: owned by its directory; appends to ALL_TARGETS, UNIT_TESTS, E2E_TESTS, BENCHES
+# Command-line tools.
+-include tools/simcc.mk
+-include tools/report/report.mk
+-include tools/bench.mk

@@ -1,1 +1,7 @@
-# fragment: owned by its directory; appends to ALL_TARGETS, UNIT_TESTS, E2E_TESTS, BENCHES
+# The simulated device: build/simcuda/{libcuda.so.1,libcudart.so.13,libcupti.so.13,libsimcuda_kernel.so}
+SIMCUDA_DIR := $(BUILD)/simcuda
+SIMCUDA_INC := -Itests/simcuda/include -Itests/simcuda
+-include tests/simcuda/kernel/kernel.mk
+-include tests/simcuda/driver/driver.mk
+-include tests/simcuda/runtime/runtime.mk
+-include tests/simcuda/cupti/cupti.mk

@@ -1,0 +1,1 @@
+# Benchmarks are contributed by each directory's fragment (BENCHES).

@@ -1,0 +1,30 @@
+# tools/simcc (kernel modules for the simulated device), tools/simrun, and
+# their tests (tests/simcc/).  Other fragments build modules with
+#   $(SIMCC) $(SIMCC_FLAGS) src.cu -o out.so      depending on $(SIMCC_DEPS)
+SIMCC       := tools/simcc
+SIMCC_FLAGS := --simcuda-dir $(SIMCUDA_DIR) -Werror
+SIMCC_DEPS  := tools/simcc tools/simcc-scan.awk tests/simcuda/include/simcuda_kernel.h \
+	       tests/simcuda/include/simcuda_abi.h $(SIMCUDA_DIR)/libsimcuda_kernel.so
+HAVE_NVCC   := $(shell test -x $(NVCC) && echo 1)
+
+$(BUILD)/simcc/%.so: tests/simcc/%.cu $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
+
+$(BUILD)/simcc/sm_90/%.cubin: tests/simcc/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) -cubin -arch=sm_90 $< -o $@
+
+$(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcuda/include/simcuda_abi.h \
+		$(BUILD)/simcc/simcc_kernels.so $(SIMCUDA_DIR)/libsimcuda_kernel.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -DSIMCC_TEST_MODULE=\"$(BUILD)/simcc/simcc_kernels.so\" $< -o $@ \
+		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
+		-lcmocka -ldl -lm
+
+ALL_TARGETS += $(BUILD)/simcc/simcc_kernels.so
+UNIT_TESTS  += $(BUILD)/simcc/test_simcc
+E2E_TESTS   += tests/simcc/simcc_errors.sh
+ifeq ($(HAVE_NVCC),1)
+ALL_TARGETS += $(BUILD)/simcc/sm_90/simcc_kernels.cubin
+endif

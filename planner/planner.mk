@@ -1,1 +1,30 @@
-# fragment: owned by its directory; appends to ALL_TARGETS, UNIT_TESTS, E2E_TESTS, BENCHES
+# planner/: the op-graph model, evaluator, planners and `remat-plan`.
+# libplanner.a is linked by remat-report too (with $(PLANNER_LIBS)).
+
+SHARED ?= ../shared
+
+PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c)
+PLANNER_HDRS := planner/planner.h planner/internal.h
+PLANNER_LIBS := -ljansson -lglpk -lm
+
+PLANNER_OBJS     := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)
+PLANNER_SAN_OBJS := $(PLANNER_SRCS:%.c=$(BUILD)/san/%.o)
+
+$(BUILD)/planner/%.o: planner/%.c $(PLANNER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/san/planner/%.o: planner/%.c $(PLANNER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/libplanner.a: $(PLANNER_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# Sanitized copy for the unit tests.
+$(BUILD)/san/libplanner.a: $(PLANNER_SAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+ALL_TARGETS += $(BUILD)/libplanner.a

@@ -1,0 +1,239 @@
+/*
+ * graph.c — the op-graph model: construction helpers shared by the
+ * loaders, and the derivation of versions, real reads and the baseline
+ * memory curve from raw reads/writes.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+int pl_errf(char *err, size_t errlen, int status, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return status;
+}
+
+uint64_t pl_fnv(uint64_t h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= PL_FNV_PRIME;
+	}
+	return h;
+}
+
+double pl_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *pl_hash_str(uint64_t h, char *buf)
+{
+	snprintf(buf, 19, "0x%016llx", (unsigned long long)h);
+	return buf;
+}
+
+/* Strings live in 64 KiB blocks chained through their first pointer, so
+ * the name pointers stay valid and the graph frees them in one walk. */
+#define ARENA_BLOCK 65536
+
+const char *pl_graph_strdup(struct pl_graph *g, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char **head = &g->strings;
+	size_t *fill = (size_t *)(*head ? *head + sizeof(char *) : NULL);
+	size_t hdr = sizeof(char *) + sizeof(size_t);
+	if (!*head || *fill + n > ARENA_BLOCK) {
+		size_t cap = n + hdr > ARENA_BLOCK ? n + hdr : ARENA_BLOCK;
+		char *blk = malloc(cap);
+		if (!blk)
+			return NULL;
+		memcpy(blk, head, sizeof(char *));
+		fill = (size_t *)(blk + sizeof(char *));
+		*fill = hdr;
+		*head = blk;
+	}
+	char *dst = *head + *fill;
+	memcpy(dst, s, n);
+	*fill += n;
+	return dst;
+}
+
+struct pl_graph *pl_graph_new(void)
+{
+	struct pl_graph *g = calloc(1, sizeof(*g));
+	if (g)
+		g->granularity = 1;
+	return g;
+}
+
+int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t nrefs)
+{
+	g->ops = calloc(nops ? nops : 1, sizeof(*g->ops));
+	g->bufs = calloc(nbufs ? nbufs : 1, sizeof(*g->bufs));
+	g->refs = calloc(nrefs ? nrefs : 1, sizeof(*g->refs));
+	return g->ops && g->bufs && g->refs ? 0 : -1;
+}
+
+void pl_graph_free(struct pl_graph *g)
+{
+	if (!g)
+		return;
+	char *blk = g->strings;
+	while (blk) {
+		char *next;
+		memcpy(&next, blk, sizeof(char *));
+		free(blk);
+		blk = next;
+	}
+	free(g->name);
+	free(g->ops);
+	free(g->bufs);
+	free(g->refs);
+	free(g->live);
+	free(g);
+}
+
+static uint64_t content_hash(const struct pl_graph *g)
+{
+	uint64_t h = PL_FNV_OFFSET;
+	int32_t n[2] = {g->nops, g->nbufs};
+	h = pl_fnv(h, n, sizeof(n));
+	for (int32_t i = 0; i < g->nbufs; i++) {
+		const struct pl_buffer *b = &g->bufs[i];
+		int64_t v[4] = {b->size, b->rounded, b->alloc_at, b->free_at};
+		h = pl_fnv(h, v, sizeof(v));
+	}
+	for (int32_t i = 0; i < g->nops; i++) {
+		const struct pl_op *op = &g->ops[i];
+		h = pl_fnv(h, op->name, strlen(op->name) + 1);
+		for (uint32_t k = 0; k < op->nrefs; k++) {
+			const struct pl_ref *r = &g->refs[op->ref_off + k];
+			int32_t v[2] = {r->buf, (int32_t)r->flags};
+			h = pl_fnv(h, v, sizeof(v));
+		}
+	}
+	return h;
+}
+
+int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen)
+{
+	if (g->nops <= 0)
+		return pl_errf(err, errlen, PL_EINPUT, "%s: the graph has no ops", src);
+	if (g->granularity <= 0)
+		g->granularity = 1;
+	int32_t *cur = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
+	int64_t *diff = calloc((size_t)g->nops + 1, sizeof(int64_t));
+	if (!cur || !diff) {
+		free(cur);
+		free(diff);
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	}
+	int rc = PL_OK;
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		struct pl_buffer *bf = &g->bufs[b];
+		if (bf->alloc_at < -1 || bf->alloc_at >= g->nops || bf->free_at < -1 ||
+		    bf->free_at > g->nops || (bf->free_at >= 0 && bf->free_at < bf->alloc_at) ||
+		    bf->size < 0 || bf->rounded < 0) {
+			rc =
+			    pl_errf(err, errlen, PL_EINPUT,
+			            "%s: buffer %d: bad lifetime or size (alloc_at %d, free_at %d)",
+			            src, b, bf->alloc_at, bf->free_at);
+			goto out;
+		}
+		if (bf->small)
+			bf->rounded = 0;
+		cur[b] = bf->alloc_at < 0 ? PL_VER_PRE : PL_VER_FRESH;
+		int32_t lo = bf->alloc_at < 0 ? 0 : bf->alloc_at;
+		int32_t hi = bf->free_at < 0 ? g->nops : bf->free_at;
+		diff[lo] += bf->rounded;
+		diff[hi] -= bf->rounded;
+	}
+	int64_t known = 0, nknown = 0;
+	for (int32_t i = 0; i < g->nops; i++)
+		if (g->ops[i].duration_ns >= 0) {
+			known += g->ops[i].duration_ns;
+			nknown++;
+		}
+	int64_t mean = nknown ? known / nknown : 1;
+	g->iteration_ns = 0;
+	for (int32_t i = 0; i < g->nops; i++) {
+		struct pl_op *op = &g->ops[i];
+		if (op->duration_ns < 0)
+			op->duration_ns = mean;
+		g->iteration_ns += op->duration_ns;
+		if (!op->name)
+			op->name = "";
+		if (!op->why_not)
+			op->why_not = "";
+		for (uint32_t k = 0; k < op->nrefs; k++) {
+			struct pl_ref *r = &g->refs[op->ref_off + k];
+			if (r->buf < 0 || r->buf >= g->nbufs) {
+				rc = pl_errf(err, errlen, PL_EINPUT,
+				             "%s: op %d references buffer %d, which does not exist "
+				             "(%d buffers)",
+				             src, i, r->buf, g->nbufs);
+				goto out;
+			}
+			if (!pl_buf_alive(&g->bufs[r->buf], i, g->nops)) {
+				rc = pl_errf(err, errlen, PL_EINPUT,
+				             "%s: op %d references buffer %d outside its lifetime "
+				             "(alloc_at %d, free_at %d)",
+				             src, i, r->buf, g->bufs[r->buf].alloc_at,
+				             g->bufs[r->buf].free_at);
+				goto out;
+			}
+			r->ver = cur[r->buf];
+			/* A fresh allocation holds nothing the op could depend on. */
+			if (r->ver == PL_VER_FRESH)
+				r->flags &= ~PL_REF_READ;
+		}
+		for (uint32_t k = 0; k < op->nrefs; k++) {
+			struct pl_ref *r = &g->refs[op->ref_off + k];
+			if (r->flags & PL_REF_WRITE)
+				cur[r->buf] = i;
+		}
+	}
+	free(g->live);
+	g->live = malloc(sizeof(int64_t) * g->nops);
+	if (!g->live) {
+		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+		goto out;
+	}
+	int64_t acc = g->const_bytes;
+	g->baseline_peak = 0;
+	for (int32_t p = 0; p < g->nops; p++) {
+		acc += diff[p];
+		g->live[p] = acc;
+		if (acc > g->baseline_peak)
+			g->baseline_peak = acc;
+	}
+	if (!has_hash)
+		g->hash = content_hash(g);
+out:
+	free(cur);
+	free(diff);
+	return rc;
+}
+
+int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return pl_graph_load_trace(path, out, err, errlen);
+	return pl_graph_load_json(path, out, err, errlen);
+}

@@ -1,0 +1,145 @@
+/*
+ * internal.h — shared between the planner's source files; not part of the
+ * public interface (that is planner.h).
+ */
+#ifndef LIBREMAT_PLANNER_INTERNAL_H
+#define LIBREMAT_PLANNER_INTERNAL_H
+
+#include "planner.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#define PL_FNV_OFFSET 0xcbf29ce484222325ull
+#define PL_FNV_PRIME  0x100000001b3ull
+
+int pl_errf(char *err, size_t errlen, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+uint64_t pl_fnv(uint64_t h, const void *data, size_t n);
+double pl_now(void);
+
+/* Graph construction, shared by the loaders. */
+struct pl_graph *pl_graph_new(void);
+const char *pl_graph_strdup(struct pl_graph *g, const char *s);
+/* Adds a reference of op (the last op added) to buf with raw trace flags
+ * (PL_REF_READ = listed in reads, PL_REF_WRITE = listed in writes). */
+int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t nrefs);
+/* Checks references and lifetimes, derives versions, real reads, baseline
+ * curve and the content hash when none was given (has_hash = 0). */
+int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen);
+/* Version of buffer b as op p sees it before running (original schedule). */
+
+int pl_graph_load_nodelink(const char *path, void *root, struct pl_graph **out, char *err,
+                           size_t errlen);
+
+static inline int64_t pl_round_up(int64_t v, int64_t g)
+{
+	return g > 1 ? (v + g - 1) / g * g : v;
+}
+
+static inline int pl_buf_evictable(const struct pl_buffer *b)
+{
+	return !b->small && !b->persistent && b->rounded > 0;
+}
+
+/* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
+static inline int64_t pl_save_bytes(const struct pl_graph *g, const struct pl_buffer *b)
+{
+	return b->rounded > 0 ? b->rounded : pl_round_up(b->size, g->granularity);
+}
+
+static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nops)
+{
+	int32_t lo = b->alloc_at < 0 ? 0 : b->alloc_at;
+	int32_t hi = b->free_at < 0 ? nops : b->free_at;
+	return p >= lo && p < hi;
+}
+
+/* ---- candidates: (buffer, idle gap, rebuild recipe) decisions ---- */
+
+struct pl_range {
+	int32_t lo, hi; /* positions lo..hi inclusive where bytes are saved */
+	int64_t bytes;
+};
+
+struct pl_cand {
+	int32_t at;        /* rebuild position (steps run before op at); -1 = never rebuilt */
+	int64_t cost;      /* ns of replayed ops */
+	int64_t transient; /* upper bound of extra bytes while the steps at `at` run */
+	uint32_t range_off, nranges;
+	uint32_t gap_off, ngaps;      /* gaps it takes (pl_cands.gap_list) */
+	uint32_t forbid_off, nforbid; /* gaps that must stay resident if chosen */
+	uint32_t step_off, nsteps;    /* rebuild steps at `at` */
+	int32_t first_op;             /* first replayed op (orders rebuilds at one position) */
+	uint8_t segment;
+};
+
+struct pl_gap {
+	int32_t buf;
+	int32_t a, c; /* last use before, next use (or free_at for a dead gap) */
+	int32_t ver;  /* version held over the gap */
+	uint8_t dead; /* no use after it: evicted until freed */
+};
+
+struct pl_cands {
+	int32_t ngaps, ncands;
+	struct pl_gap *gaps;
+	struct pl_cand *c;
+	struct pl_range *ranges;
+	int32_t *gap_list, *forbid_list;
+	struct pl_step *steps;
+	/* reverse index: candidates that take gap q: by_gap[by_gap_off[q] .. by_gap_off[q+1]) */
+	uint32_t *by_gap_off;
+	int32_t *by_gap;
+	/* candidates that forbid gap q */
+	uint32_t *forbid_by_off;
+	int32_t *forbid_by;
+	uint32_t nranges, ngap_list, nforbid_list, nsteps;
+};
+
+int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct pl_cands *cs,
+                   char *err, size_t errlen);
+void pl_cands_free(struct pl_cands *cs);
+
+/* A selection of candidates and its memory curve (without transients
+ * overlapping; see selection.c). */
+struct pl_selection {
+	uint8_t *chosen;    /* per candidate */
+	int32_t *gap_taken; /* per gap: candidate or -1 */
+	int32_t *pins;      /* per gap: chosen candidates that forbid it */
+};
+
+int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs);
+void pl_sel_free(struct pl_selection *s);
+int pl_sel_compatible(const struct pl_selection *s, const struct pl_cands *cs, int32_t j);
+void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
+
+/* Upper-bound memory curve of a selection: baseline minus ranges plus transients. */
+void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,
+                  int64_t *curve);
+struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
+                            const uint8_t *chosen);
+
+/* Max segment tree with range add, for the heuristics. */
+struct pl_segtree {
+	int32_t n, size;
+	int64_t *mx, *add;
+};
+int pl_st_init(struct pl_segtree *t, const int64_t *v, int32_t n);
+void pl_st_free(struct pl_segtree *t);
+void pl_st_add(struct pl_segtree *t, int32_t lo, int32_t hi, int64_t d);
+int64_t pl_st_max(const struct pl_segtree *t, int32_t lo, int32_t hi);
+int32_t pl_st_argmax(const struct pl_segtree *t); /* position of the global max */
+
+/* Heuristics fill chosen[]; return 0 if the budget is met by their curve. */
+int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);
+int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);
+struct pl_ilp_result {
+	int status; /* 0 = incumbent found */
+	double gap, lp_bound;
+	int optimal;
+};
+int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
+           const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
+
+#endif

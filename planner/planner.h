@@ -1,0 +1,192 @@
+/*
+ * planner.h — the public face of planner/: the op-graph model of one
+ * training iteration, graph and plan file I/O, the plan evaluator and the
+ * planners.  Link $(BUILD)/libplanner.a with -ljansson -lglpk -lm.
+ *
+ * Every function that can fail returns a PL_* status and writes one
+ * human-readable message (naming the file and location) into err.
+ */
+#ifndef LIBREMAT_PLANNER_H
+#define LIBREMAT_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pl_status {
+	PL_OK = 0,
+	PL_EINTERNAL = 1, /* out of memory, solver failure, a plan the evaluator rejects */
+	PL_EINPUT = 2,    /* bad file, bad option value */
+	PL_EBUDGET = 3,   /* no plan found fits the budget */
+};
+
+/* Buffer versions: a version is named by the op that wrote it. */
+#define PL_VER_FRESH (-2) /* allocated in the iteration, never written yet */
+#define PL_VER_PRE   (-1) /* content from before the iteration */
+
+#define PL_REF_READ  1u /* real read: the op depends on the version it sees */
+#define PL_REF_WRITE 2u /* the op changes the buffer */
+
+struct pl_ref {
+	int32_t buf;    /* buffer id */
+	int32_t ver;    /* version the op sees before it runs */
+	uint32_t flags; /* PL_REF_*; 0 = referenced only (conservative read of a fresh buffer) */
+};
+
+struct pl_op {
+	const char *name;
+	int64_t
+	    duration_ns;  /* unknown durations (-1 in the trace) get the mean of the known ones */
+	uint32_t ref_off; /* refs of this op: g->refs[ref_off .. ref_off + nrefs) */
+	uint32_t nrefs;
+	uint8_t replayable;
+	uint8_t kind; /* PL_KIND_* */
+	const char *why_not;
+};
+
+enum pl_kind { PL_KIND_KERNEL, PL_KIND_MEMCPY, PL_KIND_MEMSET, PL_KIND_HOST_FUNC, PL_KIND_OTHER };
+
+struct pl_buffer {
+	int64_t size;     /* bytes requested */
+	int64_t rounded;  /* physical bytes (0 for small packed ones) */
+	int32_t alloc_at; /* first op after the allocation; -1 = before the iteration */
+	int32_t free_at;  /* first op after the free; -1 = live at the end */
+	uint8_t small;    /* packed into a shared chunk: never evicted */
+	uint8_t persistent;
+	const char *name; /* may be "" */
+};
+
+struct pl_graph {
+	char *name;
+	uint64_t hash; /* trace graph_hash, the graph file's hash, or a hash of its content */
+	int64_t granularity;
+	int64_t small_pool_bytes;
+	int64_t const_bytes;  /* small pool plus persistent bytes not listed as buffers */
+	int64_t iteration_ns; /* sum of op durations */
+	int32_t nops, nbufs;
+	uint32_t nrefs;
+	struct pl_op *ops; /* in iteration order; op i is at position i */
+	struct pl_buffer *bufs;
+	struct pl_ref *refs;
+	char *strings; /* storage behind the name pointers */
+	/* Derived by pl_graph_finish(): */
+	int64_t *live; /* baseline physical bytes while op p runs (nops entries) */
+	int64_t baseline_peak;
+};
+
+/* ---- loading and saving graphs ---- */
+
+/* A trace directory (docs/trace-format.md). */
+int pl_graph_load_trace(const char *dir, struct pl_graph **out, char *err, size_t errlen);
+/* A graph JSON file: docs/graph-format.md, or a networkx node-link graph
+ * (Checkmate training graphs, random layered DAGs), recognised by content. */
+int pl_graph_load_json(const char *path, struct pl_graph **out, char *err, size_t errlen);
+/* A directory is read as a trace, anything else as a graph JSON file. */
+int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t errlen);
+/* Writes docs/graph-format.md. */
+int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, size_t errlen);
+void pl_graph_free(struct pl_graph *g);
+/* Formats the hash as "0x%016llx" into buf (at least 19 bytes). */
+const char *pl_hash_str(uint64_t h, char *buf);
+
+/* ---- plans (docs/plan-format.md) ---- */
+
+enum pl_step_kind {
+	PL_STEP_MAP,     /* map buffer arg's physical memory again (same address) */
+	PL_STEP_SAVE,    /* copy live buffer arg aside (a transient copy) */
+	PL_STEP_REPLAY,  /* re-launch op arg with the parameter bytes of this iteration */
+	PL_STEP_RESTORE, /* copy buffer arg back from its saved copy, free the copy */
+	PL_STEP_RELEASE, /* unmap buffer arg (a transient or an intermediate no longer needed) */
+};
+
+struct pl_step {
+	int32_t kind; /* enum pl_step_kind */
+	int32_t arg;  /* buffer id, or op index for REPLAY */
+};
+
+struct pl_plan {
+	int32_t nops;
+	uint64_t graph_hash;
+	int64_t budget;
+	char planner[16];
+	/* CSR lists per op position p: before[p] = steps[step_off[p] .. step_off[p+1]),
+	 * evict_after[p] = evict[evict_off[p] .. evict_off[p+1]). */
+	uint32_t *step_off; /* nops + 1 entries */
+	struct pl_step *steps;
+	uint32_t *evict_off; /* nops + 1 entries */
+	int32_t *evict;
+	/* Informational figures written with the plan. */
+	int64_t baseline_peak, peak, recompute_ns;
+};
+
+/* Builds a plan from unordered (position, step) and (position, buffer)
+ * entries; steps at one position keep the order they were added in. */
+struct pl_plan_builder;
+struct pl_plan_builder *pl_builder_new(int32_t nops);
+int pl_builder_step(struct pl_plan_builder *b, int32_t pos, int32_t kind, int32_t arg);
+int pl_builder_evict(struct pl_plan_builder *b, int32_t pos, int32_t buf);
+struct pl_plan *pl_builder_finish(struct pl_plan_builder *b); /* frees b */
+
+struct pl_plan *pl_plan_empty(int32_t nops);
+/* Loads a plan; with g non-NULL also checks its graph_hash, op count and references. */
+int pl_plan_load_json(const char *path, const struct pl_graph *g, struct pl_plan **out, char *err,
+                      size_t errlen);
+int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen);
+void pl_plan_free(struct pl_plan *p);
+
+/* ---- the evaluator ---- */
+
+struct pl_eval {
+	int64_t *curve; /* nops entries: highest physical bytes during op p and its rebuild steps */
+	int64_t peak;
+	int32_t peak_at;
+	int64_t recompute_ns; /* sum of replayed op durations */
+	int32_t replays;
+	int32_t evicted_buffers; /* distinct buffers evicted at least once */
+	int64_t evictions;       /* evict_after entries */
+	int valid;
+	char error[256]; /* first violation when !valid */
+};
+
+/* Simulates the plan op by op; 0 on success (even if the plan is invalid:
+ * see e->valid), PL_EINTERNAL on allocation failure.  Free with pl_eval_free. */
+int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eval *e);
+void pl_eval_free(struct pl_eval *e);
+
+/* ---- budgets ---- */
+
+/* "12G", "1536M", "4096", "50%" (of baseline_peak).  K/M/G/T are powers of 1024. */
+int pl_parse_budget(const char *s, int64_t baseline_peak, int64_t *out, char *err, size_t errlen);
+
+/* ---- planners ---- */
+
+enum pl_planner { PL_PLANNER_NONE, PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP };
+
+struct pl_options {
+	enum pl_planner planner;
+	double time_limit_s; /* ILP only; 0 = default (30 s) */
+	int segments;        /* offer chain-segment candidates (default 1) */
+	int max_segment;     /* longest segment in buffers; 0 = default */
+	int verbose;
+};
+
+struct pl_result {
+	int64_t baseline_peak, peak, budget;
+	int64_t recompute_ns, iteration_ns;
+	int32_t evicted_buffers, replays;
+	double solve_s;
+	double gap; /* ILP: relative MIP gap to the LP bound (0 = proven optimal), -1 otherwise */
+	double lp_bound;  /* ILP: LP bound of the recompute cost in ns, -1 otherwise */
+	char planner[16]; /* planner that produced the plan (ilp may fall back to a heuristic) */
+	int64_t min_peak; /* on PL_EBUDGET: the smallest peak found */
+	int32_t candidates;
+};
+
+void pl_options_default(struct pl_options *o);
+/* Plans for budget bytes.  On PL_EBUDGET res->min_peak says what is reachable.
+ * The returned plan has passed pl_evaluate with peak <= budget. */
+int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
+                 struct pl_plan **out, struct pl_result *res, char *err, size_t errlen);
+const char *pl_planner_name(enum pl_planner p);
+int pl_planner_parse(const char *s, enum pl_planner *out);
+
+#endif

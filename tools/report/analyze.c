@@ -1,0 +1,176 @@
+/* The figures every view shows, computed once from a loaded trace. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *rr_kind_name(enum rr_kind k)
+{
+	static const char *names[] = {"kernel", "memcpy", "memset", "host_func"};
+	return k < RR_NKINDS ? names[k] : "?";
+}
+
+const char *rr_buf_role(const struct rr_buf *b)
+{
+	if (b->persistent)
+		return b->small ? "persistent, small" : "persistent";
+	return b->small ? "per-iteration, small" : "per-iteration";
+}
+
+static int copy_index(const char *dir)
+{
+	static const char *dirs[] = {"HtoD", "DtoH", "DtoD", "HtoH"};
+	for (int i = 0; i < 4; i++)
+		if (strcmp(dir, dirs[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct rr_kernel_stat *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void count_kernels(const struct rr_trace *t, struct rr_stats *s)
+{
+	s->kernels = calloc((size_t)t->nops + 1, sizeof(*s->kernels));
+	for (int i = 0; i < t->nops; i++) {
+		const struct rr_op *o = &t->ops[i];
+		int k;
+		if (o->kind != RR_KERNEL)
+			continue;
+		for (k = 0; k < s->nkernels; k++)
+			if (strcmp(s->kernels[k].name, o->name) == 0)
+				break;
+		if (k == s->nkernels)
+			s->kernels[s->nkernels++].name = o->name;
+		s->kernels[k].count++;
+		if (o->duration_ns > 0)
+			s->kernels[k].total_ns += o->duration_ns;
+	}
+	qsort(s->kernels, (size_t)s->nkernels, sizeof(*s->kernels), by_total_desc);
+}
+
+static void count_vias(const struct rr_trace *t, struct rr_stats *s)
+{
+	s->vias = calloc((size_t)t->nops + 1, sizeof(*s->vias));
+	for (int i = 0; i < t->nops; i++) {
+		const char *via = t->ops[i].via ? t->ops[i].via : "?";
+		int k;
+		for (k = 0; k < s->nvias; k++)
+			if (strcmp(s->vias[k].via, via) == 0)
+				break;
+		if (k == s->nvias)
+			s->vias[s->nvias++].via = via;
+		s->vias[k].count++;
+	}
+	/* insertion sort: a handful of entry points, most used first */
+	for (int i = 1; i < s->nvias; i++)
+		for (int j = i; j > 0 && s->vias[j].count > s->vias[j - 1].count; j--) {
+			__typeof__(s->vias[0]) tmp = s->vias[j];
+			s->vias[j] = s->vias[j - 1];
+			s->vias[j - 1] = tmp;
+		}
+}
+
+/* The longest stretch of ops during which buffer b sits unused between two
+ * uses: the window in which a plan could drop it. */
+static bool longest_gap(const struct rr_trace *t, int b, struct rr_gap *g)
+{
+	int last = -1;
+	bool found = false;
+
+	for (int i = 0; i < t->nops; i++) {
+		const struct rr_op *o = &t->ops[i];
+		bool used = false;
+		for (int k = 0; k < o->nuses && !used; k++)
+			used = o->uses[k] == b;
+		if (!used)
+			continue;
+		if (last >= 0 && i - last - 1 > 0) {
+			int64_t ns = 0;
+			for (int j = last + 1; j < i; j++)
+				if (t->ops[j].duration_ns > 0)
+					ns += t->ops[j].duration_ns;
+			if (!found || i - last - 1 > g->ops ||
+			    (i - last - 1 == g->ops && ns > g->ns)) {
+				*g = (struct rr_gap){b, last, i, i - last - 1, ns};
+				found = true;
+			}
+		}
+		last = i;
+	}
+	return found;
+}
+
+static const struct rr_trace *sort_trace;
+static int by_size_then_gap(const void *a, const void *b)
+{
+	const struct rr_gap *x = a, *y = b;
+	const struct rr_buf *bx = &sort_trace->bufs[x->buf], *by = &sort_trace->bufs[y->buf];
+	if (bx->rounded != by->rounded)
+		return bx->rounded < by->rounded ? 1 : -1;
+	if (bx->size != by->size)
+		return bx->size < by->size ? 1 : -1;
+	if (x->ops != y->ops)
+		return x->ops < y->ops ? 1 : -1;
+	return x->buf - y->buf;
+}
+
+void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < t->nops; i++) {
+		const struct rr_op *o = &t->ops[i];
+		s->kinds[o->kind]++;
+		if (o->kind == RR_MEMCPY && copy_index(o->copy) >= 0)
+			s->copies[copy_index(o->copy)]++;
+		if (o->duration_ns < 0)
+			s->unknown_duration_ops++;
+	}
+	count_kernels(t, s);
+	count_vias(t, s);
+
+	for (int i = 0; i < t->nbufs; i++) {
+		const struct rr_buf *b = &t->bufs[i];
+		if (b->persistent && !b->small) {
+			s->persistent_large += b->rounded;
+			s->npersistent_large++;
+		} else if (b->persistent) {
+			s->persistent_small_req += b->size;
+			s->npersistent_small++;
+		} else if (b->small) {
+			s->periter_small_req += b->size;
+			s->nperiter_small++;
+		} else {
+			s->nperiter_large++;
+		}
+	}
+	s->persistent_level = s->persistent_large + t->small_pool_bytes;
+	s->peak_op = -1;
+	for (int i = 0; i < t->nops; i++)
+		if (s->peak_op < 0 || t->mem[i] > s->peak) {
+			s->peak = t->mem[i];
+			s->peak_op = i;
+		}
+
+	s->gaps = calloc((size_t)t->nbufs + 1, sizeof(*s->gaps));
+	for (int i = 0; i < t->nbufs; i++) {
+		const struct rr_buf *b = &t->bufs[i];
+		if (!b->persistent && !b->small && longest_gap(t, i, &s->gaps[s->ngaps]))
+			s->ngaps++;
+	}
+	sort_trace = t;
+	qsort(s->gaps, (size_t)s->ngaps, sizeof(*s->gaps), by_size_then_gap);
+}
+
+void rr_stats_free(struct rr_stats *s)
+{
+	free(s->kernels);
+	free(s->vias);
+	free(s->gaps);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,120 @@
+/* Memory over the iteration as a block chart in the terminal: one column
+ * per slice of ops (the highest value in the slice), one row per 1/height
+ * of the top value.  Layers from the bottom: persistent memory, memory
+ * the iteration allocates, and with a plan the part the plan frees; the
+ * plan's budget is a horizontal line. */
+#include "report.h"
+
+#include <string.h>
+
+enum cell { EMPTY, PERSISTENT, PERITER, SAVED, BUDGET, NCELLS };
+
+static const char *glyph_utf8[NCELLS] = {" ", "\u2592", "\u2588", "\u2591", "\u2500"};
+static const char *glyph_ascii[NCELLS] = {" ", "=", "#", ".", "-"};
+static const char *color[NCELLS] = {"", "\033[34m", "\033[33m", "\033[2m", "\033[31m"};
+
+static int64_t column_max(const int64_t *v, int n, int c, int width)
+{
+	int lo = (int)((int64_t)c * n / width), hi = (int)((int64_t)(c + 1) * n / width);
+	int64_t m = 0;
+
+	if (hi <= lo)
+		hi = lo + 1;
+	for (int i = lo; i < hi && i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
+}
+
+static int row_of(int64_t v, double step, int height)
+{
+	int r = (int)((double)v / step);
+	return r < 0 ? 0 : r >= height ? height - 1 : r;
+}
+
+/* Labels the top row, the persistent level and the budget; returns
+ * whether this row has one (its axis tick then shows). */
+static bool axis_label(FILE *f, int r, int top_row, int persist_row, int budget_row,
+                       const struct rr_stats *s, const struct rr_plan *p, int64_t top)
+{
+	char a[32] = "";
+
+	if (r == top_row)
+		rr_bytes(top, a, sizeof(a));
+	else if (p && r == budget_row)
+		rr_bytes(p->budget, a, sizeof(a));
+	else if (r == persist_row)
+		rr_bytes(s->persistent_level, a, sizeof(a));
+	fprintf(f, "  %10s ", a);
+	return a[0] != 0;
+}
+
+void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                    const struct rr_plan *p, const struct rr_style *st, int width, int height)
+{
+	const char **glyph = st->unicode ? glyph_utf8 : glyph_ascii;
+	int64_t top = s->peak;
+	double step;
+	int persist_row, budget_row = -1;
+
+	if (t->nops == 0)
+		return;
+	if (p && p->budget > top)
+		top = p->budget;
+	if (top <= 0)
+		top = 1;
+	step = (double)top / height;
+	persist_row = row_of(s->persistent_level, step, height);
+	if (p)
+		budget_row = row_of(p->budget, step, height);
+
+	fprintf(f, "  %10s %s per-iteration  %s persistent", "", glyph[PERITER], glyph[PERSISTENT]);
+	if (p)
+		fprintf(f, "  %s freed by the plan  %s budget", glyph[SAVED], glyph[BUDGET]);
+	fprintf(f, "\n");
+	for (int r = height - 1; r >= 0; r--) {
+		double y = (r + 0.5) * step; /* a cell is filled when the value covers its middle */
+		enum cell last = EMPTY;
+
+		bool tick = axis_label(f, r, height - 1, persist_row, budget_row, s, p, top);
+		fputs(st->unicode ? (tick ? "\u2524" : "\u2502") : (tick ? "+" : "|"), f);
+		for (int c = 0; c < width; c++) {
+			int64_t before = column_max(t->mem, t->nops, c, width);
+			int64_t after = p ? column_max(p->mem, t->nops, c, width) : before;
+			enum cell k = EMPTY;
+			if (y < (double)s->persistent_level && y < (double)after)
+				k = PERSISTENT;
+			else if (y < (double)after)
+				k = PERITER;
+			else if (y < (double)before)
+				k = SAVED;
+			if (r == budget_row && (k == EMPTY || k == SAVED))
+				k = BUDGET;
+			if (st->color && k != last)
+				fputs(k == EMPTY ? "\033[0m" : color[k], f);
+			last = k;
+			fputs(glyph[k], f);
+		}
+		if (st->color && last != EMPTY)
+			fputs("\033[0m", f);
+		fputc('\n', f);
+	}
+	fprintf(f, "  %10s %s", "0 B", st->unicode ? "\u2514" : "+");
+	for (int c = 0; c < width; c++)
+		fputs(st->unicode ? "\u2500" : "-", f);
+	fputc('\n', f);
+
+	/* op indices under the first, middle and last column */
+	char ticks[256];
+	int mid = width / 2;
+	memset(ticks, ' ', sizeof(ticks));
+	int n = snprintf(ticks, sizeof(ticks), "op 0");
+	ticks[n] = ' ';
+	char m[16], e[16];
+	int lm = snprintf(m, sizeof(m), "%d", (int)((int64_t)mid * t->nops / width));
+	int le = snprintf(e, sizeof(e), "%d", t->nops - 1);
+	memcpy(ticks + mid - lm / 2, m, (size_t)lm);
+	memcpy(ticks + width - le + 1, e, (size_t)le);
+	ticks[width + 1] = 0;
+	fprintf(f, "  %10s %s\n", "", ticks);
+}

@@ -1,0 +1,57 @@
+/* Human units for sizes, times and call stacks. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+char *rr_bytes(int64_t bytes, char *buf, size_t len)
+{
+	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = 0;
+
+	if (bytes < 1024 && bytes > -1024) {
+		snprintf(buf, len, "%" PRId64 " B", bytes);
+		return buf;
+	}
+	while ((v >= 1024 || v <= -1024) && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+char *rr_ns(int64_t ns, char *buf, size_t len)
+{
+	if (ns < 0)
+		snprintf(buf, len, "?");
+	else if (ns < 1000)
+		snprintf(buf, len, "%" PRId64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.3f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+/* The first `frames` frames of the allocation stack joined by sep. */
+char *rr_site(const struct rr_buf *b, int frames, const char *sep, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	if (b->nsite == 0) {
+		snprintf(buf, len, "(no call stack)");
+		return buf;
+	}
+	for (int i = 0; i < b->nsite && i < frames && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i ? sep : "", b->site[i]);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+	return buf;
+}

@@ -1,0 +1,145 @@
+/* remat-report: what one traced training iteration looks like, and what a
+ * plan does to it.  Exit 0 on success, 2 on bad input (one message). */
+#include "report.h"
+
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: remat-report [options] TRACE_DIR\n"
+	        "\n"
+	        "Summarizes one training iteration traced by libremat (REMAT_TRACE_DIR):\n"
+	        "iteration, ops, top kernels, the memory split, idle activations, a memory\n"
+	        "chart and the CUPTI cross-check.\n"
+	        "\n"
+	        "  --plan PLAN.json         also show what the plan evicts and rebuilds and\n"
+	        "                           the memory curve with it against its budget\n"
+	        "  --html OUT.html          write a self-contained HTML page with the same\n"
+	        "                           report and SVG charts\n"
+	        "  --export-graph OUT.json  write the trace as graph JSON (docs/graph-format.md)\n"
+	        "  --width N                chart columns (default 72)\n"
+	        "  --ascii                  plain ASCII chart (default: Unicode blocks in a\n"
+	        "                           UTF-8 locale)\n"
+	        "  --no-color               no colour (also when NO_COLOR is set or stdout is\n"
+	        "                           not a terminal)\n"
+	        "  -h, --help               this text\n"
+	        "\n"
+	        "Exit status: 0 on success, 2 on a bad argument, trace or plan file.\n");
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "remat-report: %s\n", msg);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"plan", required_argument, NULL, 'p'},
+	    {"html", required_argument, NULL, 'H'},
+	    {"export-graph", required_argument, NULL, 'g'},
+	    {"width", required_argument, NULL, 'w'},
+	    {"ascii", no_argument, NULL, 'a'},
+	    {"no-color", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *plan_path = NULL, *html_path = NULL, *graph_path = NULL;
+	struct rr_style st = {0};
+	bool ascii = false, no_color = false;
+	int width = 72, c;
+	char err[1024];
+	struct rr_trace t;
+	struct rr_stats s;
+	struct rr_plan plan;
+	struct stat sb;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			plan_path = optarg;
+			break;
+		case 'H':
+			html_path = optarg;
+			break;
+		case 'g':
+			graph_path = optarg;
+			break;
+		case 'w':
+			width = (int)strtol(optarg, &end, 10);
+			if (*end || width < 20 || width > 200)
+				return fail("--width wants a number of columns from 20 to 200");
+			break;
+		case 'a':
+			ascii = true;
+			break;
+		case 'n':
+			no_color = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	const char *dir = argv[optind];
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		snprintf(err, sizeof(err), "%s: not a trace directory (%s)", dir,
+		         stat(dir, &sb) != 0 ? "no such file or directory" : "not a directory");
+		return fail(err);
+	}
+
+	setlocale(LC_CTYPE, "");
+	st.unicode = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	st.color = !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+
+	if (rr_load_trace(dir, &t, err, sizeof(err)) != 0)
+		return fail(err);
+	if (graph_path && rr_export_graph(dir, graph_path, err, sizeof(err)) != 0) {
+		rr_trace_free(&t);
+		return fail(err);
+	}
+	if (plan_path && rr_load_plan(plan_path, &t, &plan, err, sizeof(err)) != 0) {
+		rr_trace_free(&t);
+		return fail(err);
+	}
+	rr_analyze(&t, &s);
+
+	rr_print_summary(stdout, &t, &s, &st);
+	if (plan_path)
+		rr_print_plan(stdout, &t, &plan, &st);
+	fprintf(stdout, "\n%s\n",
+	        plan_path ? "MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN"
+	                  : "MEMORY OVER THE ITERATION");
+	rr_print_chart(stdout, &t, &s, plan_path ? &plan : NULL, &st, width, 12);
+
+	int rc = 0;
+	if (html_path &&
+	    rr_write_html(html_path, &t, &s, plan_path ? &plan : NULL, err, sizeof(err)) != 0)
+		rc = fail(err);
+	if (graph_path && rc == 0)
+		fprintf(stdout, "\ngraph written to %s\n", graph_path);
+	if (html_path && rc == 0)
+		fprintf(stdout, "%spage written to %s\n", graph_path ? "" : "\n", html_path);
+
+	rr_stats_free(&s);
+	if (plan_path)
+		rr_plan_free(&plan);
+	rr_trace_free(&t);
+	return rc;
+}

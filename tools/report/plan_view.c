@@ -1,0 +1,95 @@
+/* The terminal view of a plan: its summary, what it evicts and where it
+ * rebuilds. */
+#include "report.h"
+
+#include <inttypes.h>
+
+#define MAX_ROWS 20
+
+static void heading(FILE *f, const struct rr_style *st, const char *title)
+{
+	if (st->color)
+		fprintf(f, "\n\033[1m%s\033[0m\n", title);
+	else
+		fprintf(f, "\n%s\n", title);
+}
+
+static void print_summary(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
+{
+	char a[32], b[32], c[32];
+	double pct =
+	    t->duration_ns > 0 ? 100.0 * (double)p->recompute_ns / (double)t->duration_ns : 0;
+
+	fprintf(f, "  file       %s\n", p->path);
+	fprintf(f, "  planner    %s\n", p->planner);
+	fprintf(f, "  budget     %s\n", rr_bytes(p->budget, a, sizeof(a)));
+	fprintf(f, "  peak       %s before, %s with the plan (%s)\n",
+	        rr_bytes(p->peak_before, a, sizeof(a)), rr_bytes(p->peak_after, b, sizeof(b)),
+	        p->peak_after <= p->budget ? "fits the budget" : "OVER the budget");
+	fprintf(f, "  recompute  %s per iteration, %.1f%% of the iteration's %s\n",
+	        rr_ns(p->recompute_ns, a, sizeof(a)), pct, rr_ns(t->duration_ns, c, sizeof(c)));
+	fprintf(f, "  evictions  %d, rebuilds before %d op%s\n", p->nevicts, p->nrebuilds,
+	        p->nrebuilds == 1 ? "" : "s");
+}
+
+static void print_evicts(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
+{
+	char a[32], site[160];
+
+	fprintf(f, "  %-6s %10s  %-8s %-8s %s\n", "buffer", "size", "after op", "until op",
+	        "allocated at");
+	for (int i = 0; i < p->nevicts && i < MAX_ROWS; i++) {
+		const struct rr_evict *e = &p->evicts[i];
+		const struct rr_buf *b = &t->bufs[e->buf];
+		char until[16] = "end";
+		if (e->before_op >= 0)
+			snprintf(until, sizeof(until), "%d", e->before_op);
+		fprintf(f, "  #%-5d %10s  %-8d %-8s %s\n", e->buf,
+		        rr_bytes(b->rounded, a, sizeof(a)), e->after_op, until,
+		        rr_site(b, 1, "", site, sizeof(site)));
+	}
+	if (p->nevicts > MAX_ROWS)
+		fprintf(f, "  (%d more)\n", p->nevicts - MAX_ROWS);
+}
+
+static void print_rebuilds(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
+{
+	char a[32];
+
+	fprintf(f, "  %-9s %10s  %s\n", "before op", "cost", "replayed ops");
+	for (int i = 0; i < p->nrebuilds && i < MAX_ROWS; i++) {
+		const struct rr_rebuild *r = &p->rebuilds[i];
+		fprintf(f, "  %-9d %10s  ", r->before_op, rr_ns(r->cost_ns, a, sizeof(a)));
+		if (r->nreplay == 0)
+			fprintf(f, "(map only)");
+		for (int k = 0; k < r->nreplay; k++) {
+			int op = r->replay[k];
+			fprintf(f, "%s%d %s", k ? ", " : "", op,
+			        op >= 0 && op < t->nops ? t->ops[op].name : "?");
+			if (k == 5 && r->nreplay > 6) {
+				fprintf(f, ", ... (%d ops)", r->nreplay);
+				break;
+			}
+		}
+		fputc('\n', f);
+	}
+	if (p->nrebuilds > MAX_ROWS)
+		fprintf(f, "  (%d more)\n", p->nrebuilds - MAX_ROWS);
+}
+
+void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_plan *p,
+                   const struct rr_style *st)
+{
+	heading(f, st, "PLAN");
+	print_summary(f, t, p);
+	heading(f, st, "PLAN: EVICTIONS");
+	if (p->nevicts == 0)
+		fprintf(f, "  none: the iteration already fits the budget\n");
+	else
+		print_evicts(f, t, p);
+	heading(f, st, "PLAN: REBUILDS");
+	if (p->nrebuilds == 0)
+		fprintf(f, "  none\n");
+	else
+		print_rebuilds(f, t, p);
+}

@@ -1,0 +1,16 @@
+# tools/report/: remat-report, the trace and plan viewer.  Links the
+# planner library for loading traces, exporting graphs and evaluating plans.
+
+REPORT_SRCS := $(addprefix tools/report/,main.c load.c trace_extras.c analyze.c fmt.c \
+	summary.c plan_view.c chart_term.c html.c svg.c)
+REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
+REPORT_HDRS := tools/report/report.h planner/planner.h
+
+$(BUILD)/tools/report/%.o: tools/report/%.c $(REPORT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/remat-report: $(REPORT_OBJS) $(BUILD)/libplanner.a
+	$(CC) $(CFLAGS) -o $@ $(REPORT_OBJS) $(BUILD)/libplanner.a -ljansson -lglpk -lm
+
+ALL_TARGETS += $(BUILD)/remat-report

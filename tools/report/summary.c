@@ -1,0 +1,186 @@
+/* The terminal report's tables: iteration, ops, kernels, memory split,
+ * idle gaps, CUPTI cross-check. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define NAME_W 40
+
+static void heading(FILE *f, const struct rr_style *st, const char *title)
+{
+	if (st->color)
+		fprintf(f, "\n\033[1m%s\033[0m\n", title);
+	else
+		fprintf(f, "\n%s\n", title);
+}
+
+/* Long C++ kernel names keep their start, which names the kernel. */
+static const char *clip(const char *s, char *buf, size_t len)
+{
+	if (strlen(s) < len)
+		return s;
+	snprintf(buf, len, "%.*s...", (int)len - 4, s);
+	return buf;
+}
+
+static void print_header(FILE *f, const struct rr_trace *t)
+{
+	char a[32], b[32];
+
+	fprintf(f, "remat-report: %s\n", t->dir);
+	if (t->cmdline && *t->cmdline)
+		fprintf(f, "  command   %s\n", t->cmdline);
+	fprintf(f, "  device    %s, %s, granularity %s\n",
+	        t->device && *t->device ? t->device : "?", rr_bytes(t->device_memory, a, sizeof(a)),
+	        rr_bytes(t->granularity, b, sizeof(b)));
+	fprintf(f, "  graph     %s\n", t->graph_hash);
+}
+
+static void print_iteration(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                            const struct rr_style *st)
+{
+	char a[32];
+
+	heading(f, st, "ITERATION");
+	fprintf(f, "  period     %d ops per iteration (%d iterations seen before the profile)\n",
+	        t->period, t->iterations_seen);
+	fprintf(f, "  duration   %s (sum of op durations", rr_ns(t->duration_ns, a, sizeof(a)));
+	if (s->unknown_duration_ops)
+		fprintf(f, "; %" PRId64 " op%s without a duration", s->unknown_duration_ops,
+		        s->unknown_duration_ops == 1 ? "" : "s");
+	fprintf(f, ")\n");
+}
+
+static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                      const struct rr_style *st)
+{
+	static const char *dir[] = {"HtoD", "DtoH", "DtoD", "HtoH"};
+	char left[5][64], copies[48] = "";
+	int at = 0;
+
+	heading(f, st, "OPS BY KIND                               BY ENTRY POINT");
+	for (int d = 0; d < 4; d++)
+		if (s->copies[d])
+			at += snprintf(copies + at, sizeof(copies) - (size_t)at, "%s%s %d",
+			               at ? ", " : "", dir[d], s->copies[d]);
+	snprintf(left[0], 64, "kernels     %5d", s->kinds[RR_KERNEL]);
+	snprintf(left[1], 64, "copies      %5d%s%s%s", s->kinds[RR_MEMCPY], at ? "  (" : "", copies,
+	         at ? ")" : "");
+	snprintf(left[2], 64, "memsets     %5d", s->kinds[RR_MEMSET]);
+	snprintf(left[3], 64, "host funcs  %5d", s->kinds[RR_HOST_FUNC]);
+	snprintf(left[4], 64, "total       %5d", t->nops);
+	for (int i = 0; i < 5 || i < s->nvias; i++) {
+		fprintf(f, "  %-40s", i < 5 ? left[i] : "");
+		if (i < s->nvias)
+			fprintf(f, "%-22s %5d", s->vias[i].via, s->vias[i].count);
+		fprintf(f, "\n");
+	}
+}
+
+static void print_kernels(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                          const struct rr_style *st, int top)
+{
+	char a[32], nb[NAME_W + 1];
+
+	heading(f, st, "TOP KERNELS BY TOTAL TIME");
+	fprintf(f, "  %-*s %6s %12s %8s\n", NAME_W, "kernel", "count", "total", "% iter");
+	for (int i = 0; i < s->nkernels && i < top; i++) {
+		const struct rr_kernel_stat *k = &s->kernels[i];
+		double pct =
+		    t->duration_ns > 0 ? 100.0 * (double)k->total_ns / (double)t->duration_ns : 0;
+		fprintf(f, "  %-*s %6d %12s %7.1f%%\n", NAME_W, clip(k->name, nb, sizeof(nb)),
+		        k->count, rr_ns(k->total_ns, a, sizeof(a)), pct);
+	}
+	if (s->nkernels > top)
+		fprintf(f, "  (%d more kernels)\n", s->nkernels - top);
+}
+
+static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                         const struct rr_style *st)
+{
+	char a[32], b[32], c[32], d[32];
+	char title[96];
+
+	snprintf(title, sizeof(title), "MEMORY (baseline peak %s, first reached at op %d)",
+	         rr_bytes(s->peak, a, sizeof(a)), s->peak_op);
+	heading(f, st, title);
+	fprintf(f,
+	        "  persistent     %12s  live across the iteration boundary (weights, optimizer "
+	        "state)\n",
+	        rr_bytes(s->persistent_level, a, sizeof(a)));
+	fprintf(f, "    buffers      %12s  %d buffers of at least the granularity\n",
+	        rr_bytes(s->persistent_large, a, sizeof(a)), s->npersistent_large);
+	fprintf(f,
+	        "    small pool   %12s  %d persistent + %d per-iteration allocations under %s\n"
+	        "                               (%s + %s requested), packed, never evicted\n",
+	        rr_bytes(t->small_pool_bytes, a, sizeof(a)), s->npersistent_small,
+	        s->nperiter_small, rr_bytes(t->granularity, b, sizeof(b)),
+	        rr_bytes(s->persistent_small_req, c, sizeof(c)),
+	        rr_bytes(s->periter_small_req, d, sizeof(d)));
+	fprintf(f,
+	        "  per-iteration  %12s  at the peak (activations, temporaries; %d buffers in the "
+	        "iteration)\n",
+	        rr_bytes(s->peak - s->persistent_level, a, sizeof(a)), s->nperiter_large);
+	fprintf(f, "  peak           %12s\n", rr_bytes(s->peak, a, sizeof(a)));
+	if (t->peak_bytes >= 0 && t->peak_bytes != s->peak)
+		fprintf(
+		    f,
+		    "  (the profiler measured a peak of %s: memory outside the traced buffers)\n",
+		    rr_bytes(t->peak_bytes, a, sizeof(a)));
+}
+
+static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                       const struct rr_style *st, int top)
+{
+	char a[32], b[32], site[256], span[32];
+
+	heading(f, st, "LARGEST ACTIVATIONS AND THEIR IDLE GAP");
+	if (s->ngaps == 0) {
+		fprintf(f, "  no per-iteration buffer sits unused between two uses\n");
+		return;
+	}
+	fprintf(f, "  %-6s %10s %8s %11s  %-13s  %s\n", "buffer", "size", "idle ops", "idle time",
+	        "unused during", "allocated at");
+	for (int i = 0; i < s->ngaps && i < top; i++) {
+		const struct rr_gap *g = &s->gaps[i];
+		const struct rr_buf *bf = &t->bufs[g->buf];
+		snprintf(span, sizeof(span), "%d..%d", g->after_op + 1, g->before_op - 1);
+		fprintf(f, "  #%-5d %10s %8d %11s  ops %-9s  %s\n", g->buf,
+		        rr_bytes(bf->rounded, a, sizeof(a)), g->ops, rr_ns(g->ns, b, sizeof(b)),
+		        span, rr_site(bf, 2, " < ", site, sizeof(site)));
+	}
+	if (s->ngaps > top)
+		fprintf(f, "  (%d more)\n", s->ngaps - top);
+}
+
+static void print_cupti(FILE *f, const struct rr_trace *t, const struct rr_style *st)
+{
+	heading(f, st, "CUPTI CROSS-CHECK");
+	if (t->cupti_kernels < 0) {
+		fprintf(f, "  no CUPTI figures in the trace\n");
+		return;
+	}
+	fprintf(f, "  %" PRId64 " kernels seen by CUPTI, %" PRId64 " launches intercepted: ",
+	        t->cupti_kernels, t->cupti_launches);
+	if (t->cupti_kernels == t->cupti_launches && t->cupti_mismatch == 0)
+		fprintf(f, "they match\n");
+	else
+		fprintf(f,
+		        "MISMATCH (%" PRId64 ") - some launches bypassed interception, "
+		        "so the op graph is incomplete\n",
+		        t->cupti_mismatch ? t->cupti_mismatch
+		                          : t->cupti_kernels - t->cupti_launches);
+}
+
+void rr_print_summary(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                      const struct rr_style *st)
+{
+	print_header(f, t);
+	print_iteration(f, t, s, st);
+	print_ops(f, t, s, st);
+	print_kernels(f, t, s, st, 10);
+	print_memory(f, t, s, st);
+	print_gaps(f, t, s, st, 10);
+	print_cupti(f, t, st);
+}

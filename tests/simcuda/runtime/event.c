@@ -1,0 +1,124 @@
+/*
+ * event.c — events: create, record, synchronize, query, elapsed time,
+ * destroy.  cudaEvent_t is the driver's CUevent and the flags share values.
+ */
+#include "rt.h"
+
+static cudaError_t create(CUpti_CallbackId cbid, const char *name, const void *params,
+                          cudaEvent_t *event, unsigned flags)
+{
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, cbid, name, params, NULL, RT_CONTEXT);
+	if (e == cudaSuccess && !event)
+		e = cudaErrorInvalidValue;
+	if (e == cudaSuccess) {
+		CUevent ev = NULL;
+		e = rt_check(DRV(cuEventCreate, &ev, flags));
+		if (e == cudaSuccess)
+			*event = (cudaEvent_t)ev;
+	}
+	return rt_exit(&c, e);
+}
+
+RT_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+	cudaEventCreate_v3020_params p = {event};
+	return create(RT_CBID(cudaEventCreate_v3020), "cudaEventCreate", &p, event,
+	              cudaEventDefault);
+}
+
+RT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+	cudaEventCreateWithFlags_v3020_params p = {event, flags};
+	return create(RT_CBID(cudaEventCreateWithFlags_v3020), "cudaEventCreateWithFlags", &p,
+	              event, flags);
+}
+
+static cudaError_t record(int pt, CUpti_CallbackId cbid, const char *name, const void *params,
+                          cudaEvent_t event, cudaStream_t stream, unsigned flags, int with_flags)
+{
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, cbid, name, params, NULL, RT_CONTEXT);
+	if (e == cudaSuccess)
+		e = rt_check(with_flags
+		                 ? RT_DRV(pt, cuEventRecordWithFlags, (CUevent)event,
+		                          (CUstream)stream, flags)
+		                 : RT_DRV(pt, cuEventRecord, (CUevent)event, (CUstream)stream));
+	return rt_exit(&c, e);
+}
+
+RT_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+	cudaEventRecord_v3020_params p = {event, stream};
+	return record(0, RT_CBID(cudaEventRecord_v3020), "cudaEventRecord", &p, event, stream, 0,
+	              0);
+}
+
+RT_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
+{
+	cudaEventRecord_ptsz_v7000_params p = {event, stream};
+	return record(1, RT_CBID(cudaEventRecord_ptsz_v7000), "cudaEventRecord_ptsz", &p, event,
+	              stream, 0, 0);
+}
+
+RT_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                               unsigned int flags)
+{
+	cudaEventRecordWithFlags_v11010_params p = {event, stream, flags};
+	return record(0, RT_CBID(cudaEventRecordWithFlags_v11010), "cudaEventRecordWithFlags", &p,
+	              event, stream, flags, 1);
+}
+
+RT_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                                    unsigned int flags)
+{
+	cudaEventRecordWithFlags_ptsz_v11010_params p = {event, stream, flags};
+	return record(1, RT_CBID(cudaEventRecordWithFlags_ptsz_v11010),
+	              "cudaEventRecordWithFlags_ptsz", &p, event, stream, flags, 1);
+}
+
+RT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+	cudaEventSynchronize_v3020_params p = {event};
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, RT_CBID(cudaEventSynchronize_v3020), "cudaEventSynchronize",
+	                         &p, NULL, RT_CONTEXT);
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuEventSynchronize, (CUevent)event));
+	return rt_exit(&c, e);
+}
+
+RT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+	cudaEventQuery_v3020_params p = {event};
+	struct rt_call c;
+	cudaError_t e =
+	    rt_enter(&c, RT_CBID(cudaEventQuery_v3020), "cudaEventQuery", &p, NULL, RT_CONTEXT);
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuEventQuery, (CUevent)event));
+	return rt_exit(&c, e);
+}
+
+RT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+	cudaEventDestroy_v3020_params p = {event};
+	struct rt_call c;
+	cudaError_t e =
+	    rt_enter(&c, RT_CBID(cudaEventDestroy_v3020), "cudaEventDestroy", &p, NULL, RT_CONTEXT);
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuEventDestroy, (CUevent)event));
+	return rt_exit(&c, e);
+}
+
+RT_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+	cudaEventElapsedTime_v12080_params p = {ms, start, end};
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, RT_CBID(cudaEventElapsedTime_v12080), "cudaEventElapsedTime",
+	                         &p, NULL, RT_CONTEXT);
+	if (e == cudaSuccess && !ms)
+		e = cudaErrorInvalidValue;
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuEventElapsedTime, ms, (CUevent)start, (CUevent)end));
+	return rt_exit(&c, e);
+}

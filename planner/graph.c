@@ -171,9 +171,12 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 	g->iteration_ns = 0;
 	for (int32_t i = 0; i < g->nops; i++) {
 		struct pl_op *op = &g->ops[i];
+		/* The iteration time counts measured ops only; the estimate only
+		 * weighs replays of unmeasured ones. */
 		if (op->duration_ns < 0)
 			op->duration_ns = mean;
-		g->iteration_ns += op->duration_ns;
+		else
+			g->iteration_ns += op->duration_ns;
 		if (!op->name)
 			op->name = "";
 		if (!op->why_not)

@@ -3,8 +3,8 @@
 
 SHARED ?= ../shared
 
-PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c)
-PLANNER_HDRS := planner/planner.h planner/internal.h
+PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c json_util.c trace_load.c graph_json.c checkmate_load.c evaluate.c plan_json.c)
+PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h
 PLANNER_LIBS := -ljansson -lglpk -lm
 
 PLANNER_OBJS     := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)

@@ -1,0 +1,324 @@
+/*
+ * evaluate.c — runs a plan against the graph the way the runtime will:
+ * op by op, frees and allocations, the rebuild steps before the op, the
+ * op itself, then the evictions after it.  It tracks which buffers are
+ * mapped and which version each holds, so it finds every use of an
+ * evicted or wrong buffer, and it sums physical bytes at every step.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define VER_LOST (-3) /* mapped again without being rebuilt: content gone */
+
+struct sim {
+	const struct pl_graph *g;
+	uint8_t *mapped, *saved, *transient, *evicted_once;
+	int32_t *ver, *saved_ver;
+	int64_t mem;
+	int32_t ntransient, nsaved;
+	struct pl_eval *e;
+};
+
+static int bad(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(struct sim *s, const char *fmt, ...)
+{
+	if (s->e->valid) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(s->e->error, sizeof(s->e->error), fmt, ap);
+		va_end(ap);
+		s->e->valid = 0;
+	}
+	return -1;
+}
+
+static int64_t bytes_of(const struct sim *s, int32_t b)
+{
+	return s->g->bufs[b].small ? 0 : s->g->bufs[b].rounded;
+}
+
+/* Checks and applies op k's references: mapped, real reads see the
+ * version they saw in the profiled iteration; then the writes. */
+static int run_op(struct sim *s, int32_t k, int32_t p, int replay)
+{
+	const struct pl_graph *g = s->g;
+	const struct pl_op *op = &g->ops[k];
+	const char *what = replay ? "replay of op" : "op";
+	for (uint32_t i = 0; i < op->nrefs; i++) {
+		const struct pl_ref *r = &g->refs[op->ref_off + i];
+		if (!s->mapped[r->buf])
+			return bad(s, "%s %d (before op %d): buffer %d is not mapped", what, k, p,
+			           r->buf);
+		if ((r->flags & PL_REF_READ) && s->ver[r->buf] != r->ver)
+			return bad(s,
+			           "%s %d (at op %d): reads buffer %d version %d but it holds "
+			           "version %d",
+			           what, k, p, r->buf, r->ver, s->ver[r->buf]);
+	}
+	for (uint32_t i = 0; i < op->nrefs; i++) {
+		const struct pl_ref *r = &g->refs[op->ref_off + i];
+		if (r->flags & PL_REF_WRITE)
+			s->ver[r->buf] = k;
+	}
+	return 0;
+}
+
+static void note(struct sim *s, int32_t p)
+{
+	if (s->mem > s->e->curve[p])
+		s->e->curve[p] = s->mem;
+}
+
+static int step(struct sim *s, const struct pl_step *st, int32_t p)
+{
+	const struct pl_graph *g = s->g;
+	int32_t b = st->arg;
+	if (st->kind == PL_STEP_REPLAY) {
+		if (b < 0 || b >= p)
+			return bad(s, "before op %d: replay of op %d, not an earlier op", p, b);
+		if (!g->ops[b].replayable)
+			return bad(s, "before op %d: op %d (%s) is not replayable: %s", p, b,
+			           g->ops[b].name, g->ops[b].why_not);
+		s->e->recompute_ns += g->ops[b].duration_ns;
+		s->e->replays++;
+		return run_op(s, b, p, 1);
+	}
+	if (b < 0 || b >= g->nbufs)
+		return bad(s, "before op %d: step names buffer %d, which does not exist", p, b);
+	int alive = pl_buf_alive(&g->bufs[b], p, g->nops);
+	switch (st->kind) {
+	case PL_STEP_MAP:
+		if (g->bufs[b].small)
+			return bad(s,
+			           "before op %d: buffer %d is small (packed), it is never mapped",
+			           p, b);
+		if (s->mapped[b])
+			return bad(s, "before op %d: map of buffer %d, which is mapped", p, b);
+		s->mapped[b] = 1;
+		s->ver[b] = VER_LOST;
+		if (!alive) {
+			s->transient[b] = 1;
+			s->ntransient++;
+		}
+		s->mem += bytes_of(s, b);
+		break;
+	case PL_STEP_SAVE:
+		if (!s->mapped[b] || s->saved[b])
+			return bad(s, "before op %d: save of buffer %d, which is %s", p, b,
+			           s->saved[b] ? "saved already" : "not mapped");
+		s->saved[b] = 1;
+		s->saved_ver[b] = s->ver[b];
+		s->nsaved++;
+		s->mem += pl_save_bytes(g, &g->bufs[b]);
+		break;
+	case PL_STEP_RESTORE:
+		if (!s->saved[b] || !s->mapped[b])
+			return bad(s, "before op %d: restore of buffer %d, which is %s", p, b,
+			           s->saved[b] ? "not mapped" : "not saved");
+		s->saved[b] = 0;
+		s->nsaved--;
+		s->ver[b] = s->saved_ver[b];
+		s->mem -= pl_save_bytes(g, &g->bufs[b]);
+		break;
+	case PL_STEP_RELEASE:
+		if (!s->mapped[b] || s->saved[b] || g->bufs[b].small)
+			return bad(s, "before op %d: release of buffer %d, which is %s", p, b,
+			           g->bufs[b].small ? "small"
+			           : s->saved[b]    ? "saved"
+			                            : "not mapped");
+		s->mapped[b] = 0;
+		s->ver[b] = VER_LOST;
+		s->mem -= bytes_of(s, b);
+		if (s->transient[b]) {
+			s->transient[b] = 0;
+			s->ntransient--;
+		} else {
+			s->evicted_once[b] = 1;
+		}
+		break;
+	default:
+		return bad(s, "before op %d: unknown step kind %d", p, st->kind);
+	}
+	return 0;
+}
+
+/* Buffers by alloc_at and by free_at, as CSR lists over positions. */
+static int32_t *index_by(const struct pl_graph *g, int use_free, uint32_t **off_out)
+{
+	uint32_t *off = calloc((size_t)g->nops + 2, sizeof(uint32_t));
+	int32_t *list = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
+	if (!off || !list) {
+		free(off);
+		free(list);
+		return NULL;
+	}
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
+		if (at >= 0 && at < g->nops)
+			off[at + 1]++;
+	}
+	for (int32_t p = 0; p < g->nops; p++)
+		off[p + 1] += off[p];
+	uint32_t *fill = malloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	if (!fill) {
+		free(off);
+		free(list);
+		return NULL;
+	}
+	memcpy(fill, off, sizeof(uint32_t) * ((size_t)g->nops + 1));
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
+		if (at >= 0 && at < g->nops)
+			list[fill[at]++] = b;
+	}
+	free(fill);
+	*off_out = off;
+	return list;
+}
+
+void pl_eval_free(struct pl_eval *e)
+{
+	free(e->curve);
+	e->curve = NULL;
+}
+
+int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eval *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->valid = 1;
+	e->peak_at = -1;
+	int32_t nb = g->nbufs ? g->nbufs : 1;
+	struct sim s = {.g = g, .e = e};
+	uint32_t *aoff = NULL, *foff = NULL;
+	int32_t *alist = index_by(g, 0, &aoff), *flist = index_by(g, 1, &foff);
+	s.mapped = calloc(nb, 1);
+	s.saved = calloc(nb, 1);
+	s.transient = calloc(nb, 1);
+	s.evicted_once = calloc(nb, 1);
+	s.ver = malloc(sizeof(int32_t) * nb);
+	s.saved_ver = malloc(sizeof(int32_t) * nb);
+	e->curve = calloc(g->nops ? g->nops : 1, sizeof(int64_t));
+	int rc = PL_OK;
+	if (!alist || !flist || !s.mapped || !s.saved || !s.transient || !s.evicted_once ||
+	    !s.ver || !s.saved_ver || !e->curve) {
+		rc = PL_EINTERNAL;
+		goto out;
+	}
+	if (p->nops != g->nops) {
+		bad(&s, "the plan is for %d ops, the graph has %d", p->nops, g->nops);
+		goto out;
+	}
+	s.mem = g->const_bytes;
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		s.ver[b] = PL_VER_PRE;
+		if (g->bufs[b].alloc_at < 0) {
+			s.mapped[b] = 1;
+			s.mem += bytes_of(&s, b);
+		}
+	}
+	for (int32_t pos = 0; pos < g->nops; pos++) {
+		for (uint32_t i = foff[pos]; i < foff[pos + 1]; i++) {
+			int32_t b = flist[i];
+			if (s.saved[b] || s.transient[b]) {
+				bad(&s, "buffer %d is freed before op %d while saved or transient",
+				    b, pos);
+				goto out;
+			}
+			if (s.mapped[b])
+				s.mem -= bytes_of(&s, b);
+			s.mapped[b] = 0;
+		}
+		for (uint32_t i = aoff[pos]; i < aoff[pos + 1]; i++) {
+			int32_t b = alist[i];
+			if (s.mapped[b]) {
+				bad(&s,
+				    "buffer %d is mapped (transient) when it is allocated before "
+				    "op %d",
+				    b, pos);
+				goto out;
+			}
+			s.mapped[b] = 1;
+			s.ver[b] = PL_VER_FRESH;
+			s.mem += bytes_of(&s, b);
+		}
+		e->curve[pos] = s.mem;
+		for (uint32_t i = p->step_off[pos]; i < p->step_off[pos + 1]; i++) {
+			if (step(&s, &p->steps[i], pos))
+				goto out;
+			note(&s, pos);
+		}
+		if (s.ntransient || s.nsaved) {
+			bad(&s, "op %d runs with %d transient mappings and %d saved copies left",
+			    pos, s.ntransient, s.nsaved);
+			goto out;
+		}
+		if (run_op(&s, pos, pos, 0))
+			goto out;
+		note(&s, pos);
+		for (uint32_t i = p->evict_off[pos]; i < p->evict_off[pos + 1]; i++) {
+			int32_t b = p->evict[i];
+			if (b < 0 || b >= g->nbufs) {
+				bad(&s, "evict after op %d: buffer %d does not exist", pos, b);
+				goto out;
+			}
+			if (!s.mapped[b] || g->bufs[b].small ||
+			    !pl_buf_alive(&g->bufs[b], pos, g->nops)) {
+				bad(&s, "evict after op %d: buffer %d is %s", pos, b,
+				    g->bufs[b].small ? "small (packed), never evicted"
+				    : !s.mapped[b]   ? "not mapped"
+				                     : "not allocated");
+				goto out;
+			}
+			s.mapped[b] = 0;
+			s.ver[b] = VER_LOST;
+			s.mem -= bytes_of(&s, b);
+			s.evicted_once[b] = 1;
+			e->evictions++;
+		}
+		if (e->curve[pos] > e->peak) {
+			e->peak = e->curve[pos];
+			e->peak_at = pos;
+		}
+	}
+	/* Whatever outlives the iteration must be there, with its final content. */
+	for (int32_t b = 0; b < g->nbufs && e->valid; b++)
+		if (g->bufs[b].free_at < 0 && !s.mapped[b])
+			bad(&s, "buffer %d is still evicted at the end of the iteration", b);
+	if (e->valid) {
+		int32_t *final = s.saved_ver; /* reuse: the original final versions */
+		for (int32_t b = 0; b < g->nbufs; b++)
+			final[b] = g->bufs[b].alloc_at < 0 ? PL_VER_PRE : PL_VER_FRESH;
+		for (int32_t i = 0; i < g->nops; i++)
+			for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
+				const struct pl_ref *r = &g->refs[g->ops[i].ref_off + k];
+				if (r->flags & PL_REF_WRITE)
+					final[r->buf] = i;
+			}
+		for (int32_t b = 0; b < g->nbufs; b++)
+			if (g->bufs[b].free_at < 0 && s.ver[b] != final[b]) {
+				bad(&s,
+				    "buffer %d ends the iteration with version %d instead of %d "
+				    "(a replay changed it)",
+				    b, s.ver[b], final[b]);
+				break;
+			}
+	}
+	for (int32_t b = 0; b < g->nbufs; b++)
+		e->evicted_buffers += s.evicted_once[b];
+out:
+	free(alist);
+	free(flist);
+	free(aoff);
+	free(foff);
+	free(s.mapped);
+	free(s.saved);
+	free(s.transient);
+	free(s.evicted_once);
+	free(s.ver);
+	free(s.saved_ver);
+	if (rc)
+		pl_eval_free(e);
+	return rc;
+}

@@ -1,0 +1,309 @@
+/*
+ * graph_json.c — the graph interchange file (docs/graph-format.md): load
+ * and save.  networkx node-link files are recognised and handed to
+ * checkmate_load.c.
+ */
+#include "json_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_list(struct jctx *c, struct pl_graph *g, json_t *arr, const char *where,
+                    uint32_t flags, int32_t *seen, int32_t opi)
+{
+	size_t k;
+	json_t *v;
+	json_array_foreach(arr, k, v)
+	{
+		if (!json_is_integer(v))
+			return pl_jfail(c, where, "element %zu must be a buffer id", k);
+		int64_t id = json_integer_value(v);
+		if (id < 0 || id >= g->nbufs)
+			return pl_jfail(c, where,
+			                "element %zu: buffer %lld does not exist (%d buffers)", k,
+			                (long long)id, g->nbufs);
+		struct pl_op *op = &g->ops[opi];
+		if (seen[id] >= 0) {
+			g->refs[seen[id]].flags |= flags;
+			continue;
+		}
+		seen[id] = (int32_t)(op->ref_off + op->nrefs);
+		g->refs[op->ref_off + op->nrefs++] = (struct pl_ref){(int32_t)id, 0, flags};
+		g->nrefs++;
+	}
+	return 0;
+}
+
+static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
+{
+	int64_t ver;
+	const char *name;
+	int rc, end;
+	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
+		return rc;
+	if (ver != 1)
+		return pl_jfail(c, "$.version",
+		                "graph version %lld, this planner reads version 1 only",
+		                (long long)ver);
+	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 1)))
+		return rc;
+	if (!end)
+		return pl_jfail(c, "$.end", "must be true");
+	if ((rc = pl_jhash(c, root, "$", "graph_hash", &g->hash, has_hash)) ||
+	    (rc = pl_jstr(c, root, "$", "name", &name, 0, c->file)) ||
+	    (rc = pl_jint(c, root, "$", "granularity", &g->granularity, 0, 1)) ||
+	    (rc = pl_jint(c, root, "$", "small_pool_bytes", &g->small_pool_bytes, 0, 0)) ||
+	    (rc = pl_jint(c, root, "$", "const_bytes", &g->const_bytes, 0, g->small_pool_bytes)))
+		return rc;
+	if (g->granularity <= 0)
+		return pl_jfail(c, "$.granularity", "must be positive");
+	if (g->const_bytes < 0 || g->small_pool_bytes < 0)
+		return pl_jfail(c, "$", "const_bytes and small_pool_bytes must not be negative");
+	g->name = strdup(name);
+	json_t *bufs, *ops;
+	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
+	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)))
+		return rc;
+	size_t nb = json_array_size(bufs), no = json_array_size(ops), nrefs = 0, k;
+	if (no == 0)
+		return pl_jfail(c, "$.ops", "empty: the graph has no ops");
+	if (nb > INT32_MAX / 2 || no > INT32_MAX / 2)
+		return pl_jfail(c, "$", "too many ops or buffers");
+	json_t *v;
+	json_array_foreach(ops, k, v)
+	{
+		static const char *lists[] = {"reads", "writes", "refs"};
+		for (int l = 0; l < 3; l++)
+			nrefs += json_array_size(json_object_get(v, lists[l]));
+	}
+	g->nops = (int32_t)no;
+	g->nbufs = (int32_t)nb;
+	if (pl_graph_reserve(g, g->nops, g->nbufs, (uint32_t)nrefs))
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	char where[96];
+	json_array_foreach(bufs, k, v)
+	{
+		snprintf(where, sizeof(where), "$.buffers[%zu]", k);
+		struct pl_buffer *b = &g->bufs[k];
+		int64_t id, a, f;
+		int small, pers;
+		const char *bn;
+		if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
+		    (rc = pl_jint(c, v, where, "size", &b->size, 1, 0)) ||
+		    (rc = pl_jbool(c, v, where, "small", &small, 0, 0)) ||
+		    (rc = pl_jint(c, v, where, "rounded", &b->rounded, 0,
+		                  small ? 0 : pl_round_up(b->size, g->granularity))) ||
+		    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
+		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
+		    (rc = pl_jbool(c, v, where, "persistent", &pers, 0, 0)) ||
+		    (rc = pl_jstr(c, v, where, "name", &bn, 0, "")))
+			return rc;
+		if (id != (int64_t)k)
+			return pl_jfail(c, where, "id is %lld, expected %zu (ids are positions)",
+			                (long long)id, k);
+		if (a < -1 || a >= (int64_t)no || f < -1 || f > (int64_t)no || (f >= 0 && f < a))
+			return pl_jfail(c, where, "bad lifetime: alloc_at %lld, free_at %lld",
+			                (long long)a, (long long)f);
+		if (b->size < 0 || b->rounded < 0)
+			return pl_jfail(c, where, "negative size");
+		b->alloc_at = (int32_t)a;
+		b->free_at = (int32_t)f;
+		b->small = (uint8_t)small;
+		b->persistent = (uint8_t)pers;
+		b->name = pl_graph_strdup(g, bn);
+	}
+	int32_t *seen = malloc(sizeof(int32_t) * (nb ? nb : 1));
+	if (!seen)
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	for (size_t b = 0; b < nb; b++)
+		seen[b] = -1;
+	g->nrefs = 0;
+	json_array_foreach(ops, k, v)
+	{
+		snprintf(where, sizeof(where), "$.ops[%zu]", k);
+		struct pl_op *op = &g->ops[k];
+		int64_t i, dur;
+		const char *kind, *on, *why;
+		int repl;
+		json_t *reads, *writes, *refs;
+		if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
+		    (rc = pl_jstr(c, v, where, "kind", &kind, 0, "kernel")) ||
+		    (rc = pl_jstr(c, v, where, "name", &on, 0, "")) ||
+		    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
+		    (rc = pl_jbool(c, v, where, "replayable", &repl, 0, 1)) ||
+		    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
+		    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
+		    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
+		    (rc = pl_jarr(c, v, where, "refs", &refs, 0)))
+			break;
+		if (i != (int64_t)k) {
+			rc = pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
+			break;
+		}
+		op->kind = !strcmp(kind, "kernel")      ? PL_KIND_KERNEL
+		           : !strcmp(kind, "memcpy")    ? PL_KIND_MEMCPY
+		           : !strcmp(kind, "memset")    ? PL_KIND_MEMSET
+		           : !strcmp(kind, "host_func") ? PL_KIND_HOST_FUNC
+		                                        : PL_KIND_OTHER;
+		op->name = pl_graph_strdup(g, on);
+		op->why_not = pl_graph_strdup(g, why);
+		op->duration_ns = dur < 0 ? -1 : dur;
+		op->replayable = (uint8_t)repl;
+		op->ref_off = g->nrefs;
+		char w2[128];
+		snprintf(w2, sizeof(w2), "%s.reads", where);
+		if ((rc = add_list(c, g, reads, w2, PL_REF_READ, seen, (int32_t)k)))
+			break;
+		snprintf(w2, sizeof(w2), "%s.writes", where);
+		if ((rc = add_list(c, g, writes, w2, PL_REF_WRITE, seen, (int32_t)k)))
+			break;
+		if (refs) {
+			snprintf(w2, sizeof(w2), "%s.refs", where);
+			if ((rc = add_list(c, g, refs, w2, 0, seen, (int32_t)k)))
+				break;
+		}
+		for (uint32_t r = 0; r < op->nrefs; r++)
+			seen[g->refs[op->ref_off + r].buf] = -1;
+	}
+	free(seen);
+	return rc;
+}
+
+int pl_graph_load_json(const char *path, struct pl_graph **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	json_t *root = pl_json_load_file(path, err, errlen);
+	if (!root)
+		return PL_EINPUT;
+	struct jctx c = {path, err, errlen};
+	int rc;
+	if (!json_is_object(root)) {
+		rc = pl_jfail(&c, "$", "expected an object");
+		json_decref(root);
+		return rc;
+	}
+	const char *fmt = json_string_value(json_object_get(root, "format"));
+	if (!fmt && json_object_get(root, "nodes") && json_object_get(root, "links")) {
+		rc = pl_graph_load_nodelink(path, root, out, err, errlen);
+		json_decref(root);
+		return rc;
+	}
+	if (!fmt || strcmp(fmt, "remat-graph")) {
+		rc = fmt && !strcmp(fmt, "remat-trace")
+		         ? pl_jfail(&c, "$.format",
+		                    "this is a trace.json; pass its directory instead")
+		         : pl_jfail(&c, "$.format",
+		                    "expected \"remat-graph\" (or a networkx node-link graph)");
+		json_decref(root);
+		return rc;
+	}
+	struct pl_graph *g = pl_graph_new();
+	if (!g) {
+		json_decref(root);
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	}
+	int has_hash = 0;
+	rc = load(&c, root, g, &has_hash);
+	json_decref(root);
+	if (!rc)
+		rc = pl_graph_finish(g, has_hash, path, err, errlen);
+	if (rc) {
+		pl_graph_free(g);
+		return rc;
+	}
+	*out = g;
+	return PL_OK;
+}
+
+static void put_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void put_list(FILE *f, const struct pl_graph *g, const struct pl_op *op, uint32_t mask,
+                     uint32_t want)
+{
+	int first = 1;
+	fputc('[', f);
+	for (uint32_t k = 0; k < op->nrefs; k++) {
+		const struct pl_ref *r = &g->refs[op->ref_off + k];
+		if ((r->flags & mask) != want)
+			continue;
+		fprintf(f, first ? "%d" : ", %d", r->buf);
+		first = 0;
+	}
+	fputc(']', f);
+}
+
+static const char *kind_name(int k)
+{
+	static const char *names[] = {"kernel", "memcpy", "memset", "host_func", "other"};
+	return k >= 0 && k <= PL_KIND_OTHER ? names[k] : "other";
+}
+
+int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, size_t errlen)
+{
+	char tmp[4096], hs[20];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "{\n  \"format\": \"remat-graph\",\n  \"version\": 1,\n  \"name\": ");
+	put_str(f, g->name ? g->name : "");
+	fprintf(f,
+	        ",\n  \"graph_hash\": \"%s\",\n  \"granularity\": %lld,\n"
+	        "  \"small_pool_bytes\": %lld,\n  \"const_bytes\": %lld,\n  \"buffers\": [\n",
+	        pl_hash_str(g->hash, hs), (long long)g->granularity, (long long)g->small_pool_bytes,
+	        (long long)g->const_bytes);
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		const struct pl_buffer *bf = &g->bufs[b];
+		fprintf(f,
+		        "    {\"id\": %d, \"size\": %lld, \"rounded\": %lld, \"small\": %s, "
+		        "\"persistent\": %s, \"alloc_at\": %d, \"free_at\": %d, \"name\": ",
+		        b, (long long)bf->size, (long long)bf->rounded,
+		        bf->small ? "true" : "false", bf->persistent ? "true" : "false",
+		        bf->alloc_at, bf->free_at);
+		put_str(f, bf->name ? bf->name : "");
+		fprintf(f, "}%s\n", b + 1 < g->nbufs ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"ops\": [\n");
+	for (int32_t i = 0; i < g->nops; i++) {
+		const struct pl_op *op = &g->ops[i];
+		fprintf(f, "    {\"i\": %d, \"kind\": \"%s\", \"name\": ", i, kind_name(op->kind));
+		put_str(f, op->name);
+		fprintf(f, ", \"duration_ns\": %lld, \"reads\": ", (long long)op->duration_ns);
+		put_list(f, g, op, PL_REF_READ, PL_REF_READ);
+		fprintf(f, ", \"writes\": ");
+		put_list(f, g, op, PL_REF_WRITE, PL_REF_WRITE);
+		fprintf(f, ", \"refs\": ");
+		put_list(f, g, op, PL_REF_READ | PL_REF_WRITE, 0);
+		fprintf(f, ", \"replayable\": %s", op->replayable ? "true" : "false");
+		if (!op->replayable) {
+			fprintf(f, ", \"why_not\": ");
+			put_str(f, op->why_not);
+		}
+		fprintf(f, "}%s\n", i + 1 < g->nops ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"end\": true\n}\n");
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		remove(tmp);
+		return pl_errf(err, errlen, PL_EINPUT, "%s: write failed", tmp);
+	}
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		remove(tmp);
+		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(e));
+	}
+	return PL_OK;
+}

@@ -1,0 +1,34 @@
+/*
+ * json_util.h — private helpers for reading JSON with jansson and naming
+ * the exact place of a problem ("file: $.ops[3].writes[1]: ...").
+ */
+#ifndef LIBREMAT_PLANNER_JSON_UTIL_H
+#define LIBREMAT_PLANNER_JSON_UTIL_H
+
+#include "internal.h"
+
+#include <jansson.h>
+
+struct jctx {
+	const char *file;
+	char *err;
+	size_t errlen;
+};
+
+json_t *pl_json_load_file(const char *path, char *err, size_t errlen);
+/* Each returns 0, or PL_EINPUT with a message naming file and path.
+ * `where` is the JSON path of obj; key the member. */
+int pl_jint(struct jctx *c, json_t *obj, const char *where, const char *key, int64_t *out,
+            int required, int64_t dflt);
+int pl_jbool(struct jctx *c, json_t *obj, const char *where, const char *key, int *out,
+             int required, int dflt);
+int pl_jstr(struct jctx *c, json_t *obj, const char *where, const char *key, const char **out,
+            int required, const char *dflt);
+int pl_jarr(struct jctx *c, json_t *obj, const char *where, const char *key, json_t **out,
+            int required);
+int pl_jhash(struct jctx *c, json_t *obj, const char *where, const char *key, uint64_t *out,
+             int *present);
+int pl_jfail(struct jctx *c, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

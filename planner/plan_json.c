@@ -1,0 +1,201 @@
+/*
+ * plan_json.c — the plan file (docs/plan-format.md): load and save.
+ */
+#include "json_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *step_names[] = {"map", "save", "replay", "restore", "release"};
+
+int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen)
+{
+	char tmp[4096], hs[20];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", tmp, strerror(errno));
+	fprintf(f,
+	        "{\n  \"format\": \"remat-plan\",\n  \"version\": 1,\n  \"graph_hash\": \"%s\",\n"
+	        "  \"nops\": %d,\n  \"budget\": %lld,\n  \"planner\": \"%s\",\n"
+	        "  \"baseline_peak\": %lld,\n  \"peak\": %lld,\n  \"recompute_ns\": %lld,\n"
+	        "  \"ops\": [",
+	        pl_hash_str(p->graph_hash, hs), p->nops, (long long)p->budget, p->planner,
+	        (long long)p->baseline_peak, (long long)p->peak, (long long)p->recompute_ns);
+	int first = 1;
+	for (int32_t i = 0; i < p->nops; i++) {
+		uint32_t s0 = p->step_off[i], s1 = p->step_off[i + 1];
+		uint32_t e0 = p->evict_off[i], e1 = p->evict_off[i + 1];
+		if (s0 == s1 && e0 == e1)
+			continue;
+		fprintf(f, "%s\n    {\"op\": %d", first ? "" : ",", i);
+		first = 0;
+		if (s0 != s1) {
+			fprintf(f, ", \"before\": [");
+			for (uint32_t k = s0; k < s1; k++)
+				fprintf(f, "%s[\"%s\", %d]", k == s0 ? "" : ", ",
+				        step_names[p->steps[k].kind], p->steps[k].arg);
+			fputc(']', f);
+		}
+		if (e0 != e1) {
+			fprintf(f, ", \"evict_after\": [");
+			for (uint32_t k = e0; k < e1; k++)
+				fprintf(f, "%s%d", k == e0 ? "" : ", ", p->evict[k]);
+			fputc(']', f);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "%s],\n  \"end\": true\n}\n", first ? "" : "\n  ");
+	int ioerr = ferror(f);
+	if (fclose(f) != 0 || ioerr) {
+		remove(tmp);
+		return pl_errf(err, errlen, PL_EINPUT, "%s: write failed", tmp);
+	}
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		remove(tmp);
+		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(e));
+	}
+	return PL_OK;
+}
+
+static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct pl_plan **out)
+{
+	const char *fmt, *planner;
+	int64_t ver, nops;
+	int rc, end, present;
+	uint64_t hash;
+	if ((rc = pl_jstr(c, root, "$", "format", &fmt, 1, NULL)))
+		return rc;
+	if (strcmp(fmt, "remat-plan"))
+		return pl_jfail(c, "$.format", "\"%s\" is not a plan (expected \"remat-plan\")",
+		                fmt);
+	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
+		return rc;
+	if (ver != 1)
+		return pl_jfail(c, "$.version", "plan version %lld, this reader knows version 1",
+		                (long long)ver);
+	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
+		return rc;
+	if (!end)
+		return pl_jfail(c, "$", "no \"end\": true member (truncated plan?)");
+	if ((rc = pl_jhash(c, root, "$", "graph_hash", &hash, &present)))
+		return rc;
+	if (!present)
+		return pl_jfail(c, "$", "missing member \"graph_hash\"");
+	if ((rc = pl_jint(c, root, "$", "nops", &nops, 1, 0)))
+		return rc;
+	if (nops <= 0 || nops > INT32_MAX / 2)
+		return pl_jfail(c, "$.nops", "bad op count %lld", (long long)nops);
+	char hs[20], hg[20];
+	if (g && hash != g->hash)
+		return pl_jfail(c, "$.graph_hash", "plan made for graph %s, this graph is %s",
+		                pl_hash_str(hash, hs), pl_hash_str(g->hash, hg));
+	if (g && nops != g->nops)
+		return pl_jfail(c, "$.nops", "plan has %lld ops, the graph %d", (long long)nops,
+		                g->nops);
+	json_t *ops;
+	if ((rc = pl_jarr(c, root, "$", "ops", &ops, 1)) ||
+	    (rc = pl_jstr(c, root, "$", "planner", &planner, 0, "")))
+		return rc;
+	struct pl_plan_builder *b = pl_builder_new((int32_t)nops);
+	if (!b)
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	int64_t last = -1;
+	size_t k;
+	json_t *v;
+	char where[128];
+	int32_t nbufs = g ? g->nbufs : INT32_MAX;
+	json_array_foreach(ops, k, v)
+	{
+		snprintf(where, sizeof(where), "$.ops[%zu]", k);
+		int64_t op;
+		json_t *before, *evict;
+		if ((rc = pl_jint(c, v, where, "op", &op, 1, 0)) ||
+		    (rc = pl_jarr(c, v, where, "before", &before, 0)) ||
+		    (rc = pl_jarr(c, v, where, "evict_after", &evict, 0)))
+			break;
+		if (op <= last || op >= nops) {
+			rc = pl_jfail(c, where, "op %lld out of order or out of range (0..%lld)",
+			              (long long)op, (long long)nops - 1);
+			break;
+		}
+		last = op;
+		size_t j;
+		json_t *st;
+		json_array_foreach(before, j, st)
+		{
+			snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
+			const char *kn = json_string_value(json_array_get(st, 0));
+			json_t *argv = json_array_get(st, 1);
+			int kind = -1;
+			for (int t = 0; kn && t < 5; t++)
+				if (!strcmp(kn, step_names[t]))
+					kind = t;
+			if (json_array_size(st) != 2 || kind < 0 || !json_is_integer(argv)) {
+				rc = pl_jfail(c, where,
+				              "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
+				              "\"release\", integer]");
+				break;
+			}
+			int64_t arg = json_integer_value(argv);
+			int64_t lim = kind == PL_STEP_REPLAY ? op : nbufs;
+			if (arg < 0 || arg >= lim) {
+				rc = pl_jfail(c, where, "%s %lld: %s", kn, (long long)arg,
+				              kind == PL_STEP_REPLAY ? "not an earlier op"
+				                                     : "no such buffer");
+				break;
+			}
+			pl_builder_step(b, (int32_t)op, kind, (int32_t)arg);
+		}
+		if (rc)
+			break;
+		json_array_foreach(evict, j, st)
+		{
+			int64_t arg = json_is_integer(st) ? json_integer_value(st) : -1;
+			if (arg < 0 || arg >= nbufs) {
+				snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
+				rc = pl_jfail(c, where, "not a buffer id");
+				break;
+			}
+			pl_builder_evict(b, (int32_t)op, (int32_t)arg);
+		}
+		if (rc)
+			break;
+	}
+	struct pl_plan *p = pl_builder_finish(b);
+	if (rc) {
+		pl_plan_free(p);
+		return rc;
+	}
+	if (!p)
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	p->graph_hash = hash;
+	snprintf(p->planner, sizeof(p->planner), "%s", planner);
+	int64_t x;
+	if (!pl_jint(c, root, "$", "budget", &x, 0, -1))
+		p->budget = x;
+	if (!pl_jint(c, root, "$", "baseline_peak", &x, 0, -1))
+		p->baseline_peak = x;
+	if (!pl_jint(c, root, "$", "peak", &x, 0, -1))
+		p->peak = x;
+	if (!pl_jint(c, root, "$", "recompute_ns", &x, 0, -1))
+		p->recompute_ns = x;
+	*out = p;
+	return 0;
+}
+
+int pl_plan_load_json(const char *path, const struct pl_graph *g, struct pl_plan **out, char *err,
+                      size_t errlen)
+{
+	*out = NULL;
+	json_t *root = pl_json_load_file(path, err, errlen);
+	if (!root)
+		return PL_EINPUT;
+	struct jctx c = {path, err, errlen};
+	int rc =
+	    json_is_object(root) ? load(&c, root, g, out) : pl_jfail(&c, "$", "expected an object");
+	json_decref(root);
+	return rc;
+}

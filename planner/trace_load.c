@@ -1,0 +1,272 @@
+/*
+ * trace_load.c — reads a trace directory (docs/trace-format.md) into the
+ * op-graph model.  Only what planning needs is kept; params.bin is
+ * checked (size and FNV-1a 64) so a truncated trace is refused here too.
+ */
+#include "json_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_params(struct jctx *c, json_t *root, const char *dir)
+{
+	json_t *files = json_object_get(root, "files");
+	json_t *pb = files ? json_object_get(files, "params.bin") : NULL;
+	if (!pb)
+		return pl_jfail(c, "$.files", "missing member \"params.bin\"");
+	int64_t size;
+	uint64_t want;
+	int present;
+	int rc = pl_jint(c, pb, "$.files[\"params.bin\"]", "size", &size, 1, 0);
+	if (!rc)
+		rc = pl_jhash(c, pb, "$.files[\"params.bin\"]", "fnv1a64", &want, &present);
+	if (rc)
+		return rc;
+	if (!present)
+		return pl_jfail(c, "$.files[\"params.bin\"]", "missing member \"fnv1a64\"");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/params.bin", dir);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return pl_errf(c->err, c->errlen, PL_EINPUT, "%s: %s", path, strerror(errno));
+	uint64_t h = PL_FNV_OFFSET;
+	int64_t n = 0;
+	unsigned char buf[65536];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
+		h = pl_fnv(h, buf, got);
+		n += (int64_t)got;
+	}
+	fclose(f);
+	if (n != size)
+		return pl_errf(c->err, c->errlen, PL_EINPUT,
+		               "%s: %lld bytes, trace.json says %lld (truncated or replaced?)",
+		               path, (long long)n, (long long)size);
+	if (h != want)
+		return pl_errf(c->err, c->errlen, PL_EINPUT,
+		               "%s: FNV-1a 64 is 0x%016llx, trace.json says 0x%016llx", path,
+		               (unsigned long long)h, (unsigned long long)want);
+	return 0;
+}
+
+static enum pl_kind parse_kind(const char *s)
+{
+	if (!strcmp(s, "kernel"))
+		return PL_KIND_KERNEL;
+	if (!strcmp(s, "memcpy"))
+		return PL_KIND_MEMCPY;
+	if (!strcmp(s, "memset"))
+		return PL_KIND_MEMSET;
+	if (!strcmp(s, "host_func"))
+		return PL_KIND_HOST_FUNC;
+	return PL_KIND_OTHER;
+}
+
+/* Adds buffer ids from a JSON array (plain ids, or [id, ...] refs) to op's refs. */
+static int add_refs(struct jctx *c, struct pl_graph *g, json_t *arr, const char *where,
+                    uint32_t flags, int32_t *seen, int32_t opi)
+{
+	size_t k;
+	json_t *v;
+	json_array_foreach(arr, k, v)
+	{
+		json_t *idv = json_is_array(v) ? json_array_get(v, 0) : v;
+		if (!json_is_integer(idv))
+			return pl_jfail(c, where, "element %zu must be a buffer id", k);
+		int64_t id = json_integer_value(idv);
+		if (id < 0 || id >= g->nbufs)
+			return pl_jfail(c, where,
+			                "element %zu: buffer %lld does not exist (%d buffers)", k,
+			                (long long)id, g->nbufs);
+		struct pl_op *op = &g->ops[opi];
+		if (seen[id] >= 0) {
+			g->refs[seen[id]].flags |= flags;
+			continue;
+		}
+		seen[id] = (int32_t)(op->ref_off + op->nrefs);
+		g->refs[op->ref_off + op->nrefs++] = (struct pl_ref){(int32_t)id, 0, flags};
+		g->nrefs++;
+	}
+	return 0;
+}
+
+static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *g)
+{
+	const char *fmt;
+	int64_t ver;
+	int rc, present, end;
+	if ((rc = pl_jstr(c, root, "$", "format", &fmt, 1, NULL)))
+		return rc;
+	if (strcmp(fmt, "remat-trace"))
+		return pl_jfail(c, "$.format", "\"%s\" is not a trace (expected \"remat-trace\")",
+		                fmt);
+	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
+		return rc;
+	if (ver != 1)
+		return pl_jfail(c, "$.version",
+		                "trace version %lld, this planner reads version 1 only",
+		                (long long)ver);
+	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
+		return rc;
+	if (!end)
+		return pl_jfail(c, "$", "no \"end\": true member (truncated trace?)");
+	if ((rc = pl_jhash(c, root, "$", "graph_hash", &g->hash, &present)))
+		return rc;
+	if (!present)
+		return pl_jfail(c, "$", "missing member \"graph_hash\"");
+	if ((rc = check_params(c, root, dir)))
+		return rc;
+	json_t *proc = json_object_get(root, "process"), *mem = json_object_get(root, "memory");
+	int64_t persistent, small_pool;
+	if ((rc = pl_jint(c, proc, "$.process", "granularity", &g->granularity, 1, 0)) ||
+	    (rc = pl_jint(c, mem, "$.memory", "persistent_bytes", &persistent, 1, 0)) ||
+	    (rc = pl_jint(c, mem, "$.memory", "small_pool_bytes", &small_pool, 1, 0)))
+		return rc;
+	if (g->granularity <= 0)
+		return pl_jfail(c, "$.process.granularity", "must be positive");
+	g->small_pool_bytes = small_pool;
+	const char *cmd;
+	if ((rc = pl_jstr(c, proc, "$.process", "cmdline", &cmd, 0, "trace")))
+		return rc;
+	g->name = strdup(cmd);
+
+	json_t *bufs, *ops;
+	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
+	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)))
+		return rc;
+	size_t nb = json_array_size(bufs), no = json_array_size(ops);
+	if (no == 0)
+		return pl_jfail(c, "$.ops", "empty: the trace has no ops");
+	if (nb > INT32_MAX / 2 || no > INT32_MAX / 2)
+		return pl_jfail(c, "$", "too many ops or buffers");
+	size_t nrefs = 0, k;
+	json_t *v;
+	json_array_foreach(ops, k, v)
+	{
+		static const char *lists[] = {"reads", "writes", "refs"};
+		for (int l = 0; l < 3; l++)
+			nrefs += json_array_size(json_object_get(v, lists[l]));
+	}
+	g->nops = (int32_t)no;
+	g->nbufs = (int32_t)nb;
+	if (pl_graph_reserve(g, g->nops, g->nbufs, (uint32_t)nrefs))
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	char where[96];
+	int64_t listed_persistent = 0;
+	json_array_foreach(bufs, k, v)
+	{
+		snprintf(where, sizeof(where), "$.buffers[%zu]", k);
+		struct pl_buffer *b = &g->bufs[k];
+		int64_t id, a, f;
+		int small, pers;
+		if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
+		    (rc = pl_jint(c, v, where, "size", &b->size, 1, 0)) ||
+		    (rc = pl_jint(c, v, where, "rounded", &b->rounded, 1, 0)) ||
+		    (rc = pl_jbool(c, v, where, "small", &small, 1, 0)) ||
+		    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
+		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
+		    (rc = pl_jbool(c, v, where, "persistent", &pers, 1, 0)))
+			return rc;
+		if (id != (int64_t)k)
+			return pl_jfail(c, where, "id is %lld, expected %zu (ids are positions)",
+			                (long long)id, k);
+		if (a < -1 || a >= (int64_t)no || f < -1 || f > (int64_t)no || (f >= 0 && f < a))
+			return pl_jfail(c, where, "bad lifetime: alloc_at %lld, free_at %lld",
+			                (long long)a, (long long)f);
+		if (b->size < 0 || b->rounded < 0)
+			return pl_jfail(c, where, "negative size");
+		b->alloc_at = (int32_t)a;
+		b->free_at = (int32_t)f;
+		b->small = (uint8_t)small;
+		b->persistent = (uint8_t)pers;
+		json_t *site = json_object_get(v, "site");
+		const char *s0 = json_string_value(json_array_get(site, 0));
+		b->name = pl_graph_strdup(g, s0 ? s0 : "");
+		if (pers)
+			listed_persistent += b->rounded;
+	}
+	/* persistent_bytes counts the small-allocation chunks too; whatever it
+	 * holds beyond the listed persistent buffers is constant. */
+	g->const_bytes = persistent - listed_persistent;
+	if (g->const_bytes < small_pool)
+		g->const_bytes = small_pool;
+
+	int32_t *seen = malloc(sizeof(int32_t) * (nb ? nb : 1));
+	if (!seen)
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	for (size_t b = 0; b < nb; b++)
+		seen[b] = -1;
+	g->nrefs = 0;
+	json_array_foreach(ops, k, v)
+	{
+		snprintf(where, sizeof(where), "$.ops[%zu]", k);
+		struct pl_op *op = &g->ops[k];
+		int64_t i, dur;
+		const char *kind, *name, *why;
+		int repl;
+		json_t *reads, *writes, *refs;
+		if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
+		    (rc = pl_jstr(c, v, where, "kind", &kind, 1, NULL)) ||
+		    (rc = pl_jstr(c, v, where, "name", &name, 0, "")) ||
+		    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
+		    (rc = pl_jbool(c, v, where, "replayable", &repl, 1, 0)) ||
+		    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
+		    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
+		    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
+		    (rc = pl_jarr(c, v, where, "refs", &refs, 0)))
+			break;
+		if (i != (int64_t)k) {
+			rc = pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
+			break;
+		}
+		op->kind = (uint8_t)parse_kind(kind);
+		op->name = pl_graph_strdup(g, name);
+		op->why_not = pl_graph_strdup(g, why);
+		op->duration_ns = dur < 0 ? -1 : dur;
+		op->replayable = (uint8_t)repl;
+		op->ref_off = g->nrefs;
+		char w2[128];
+		snprintf(w2, sizeof(w2), "%s.reads", where);
+		if ((rc = add_refs(c, g, reads, w2, PL_REF_READ, seen, (int32_t)k)))
+			break;
+		snprintf(w2, sizeof(w2), "%s.writes", where);
+		if ((rc = add_refs(c, g, writes, w2, PL_REF_WRITE, seen, (int32_t)k)))
+			break;
+		if (refs) {
+			snprintf(w2, sizeof(w2), "%s.refs", where);
+			if ((rc = add_refs(c, g, refs, w2, 0, seen, (int32_t)k)))
+				break;
+		}
+		for (uint32_t r = 0; r < op->nrefs; r++)
+			seen[g->refs[op->ref_off + r].buf] = -1;
+	}
+	free(seen);
+	return rc;
+}
+
+int pl_graph_load_trace(const char *dir, struct pl_graph **out, char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	*out = NULL;
+	json_t *root = pl_json_load_file(path, err, errlen);
+	if (!root)
+		return PL_EINPUT;
+	struct pl_graph *g = pl_graph_new();
+	if (!g) {
+		json_decref(root);
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	}
+	struct jctx c = {path, err, errlen};
+	int rc = load(&c, root, dir, g);
+	json_decref(root);
+	if (!rc)
+		rc = pl_graph_finish(g, 1, path, err, errlen);
+	if (rc) {
+		pl_graph_free(g);
+		return rc;
+	}
+	*out = g;
+	return PL_OK;
+}

@@ -1,6 +1,9 @@
 # tools/simcc (kernel modules for the simulated device), tools/simrun, and
-# their tests (tests/simcc/).  Other fragments build modules with
+# their tests (tests/simcc/).  Included early by tests/trainers/trainers.mk
+# (which needs SIMCC_DEPS), hence the guard.  Other fragments build modules with
 #   $(SIMCC) $(SIMCC_FLAGS) src.cu -o out.so      depending on $(SIMCC_DEPS)
+ifndef SIMCC_MK_INCLUDED
+SIMCC_MK_INCLUDED := 1
 SIMCC       := tools/simcc
 SIMCC_FLAGS := --simcuda-dir $(SIMCUDA_DIR) -Werror
 SIMCC_DEPS  := tools/simcc tools/simcc-scan.awk tests/simcuda/include/simcuda_kernel.h \
@@ -27,4 +30,5 @@ UNIT_TESTS  += $(BUILD)/simcc/test_simcc
 E2E_TESTS   += tests/simcc/simcc_errors.sh
 ifeq ($(HAVE_NVCC),1)
 ALL_TARGETS += $(BUILD)/simcc/sm_90/simcc_kernels.cubin
+endif
 endif

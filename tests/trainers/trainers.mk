@@ -1,1 +1,56 @@
-# fragment: owned by its directory; appends to ALL_TARGETS, UNIT_TESTS, E2E_TESTS, BENCHES
+# The training programs (build/trainers/{mlp,gpt}), their kernels
+# (build/kernels/*.so for the simulated device; build/kernels/sm_90/*.cubin
+# when nvcc exists) and libsimblas (build/trainers/libsimblas.so).
+include tools/simcc.mk
+
+TR_DIR      := $(BUILD)/trainers
+KERNEL_DIR  := $(BUILD)/kernels
+TR_KERNELS  := $(patsubst tests/trainers/kernels/%.cu,%,$(wildcard tests/trainers/kernels/*.cu)) gemm
+TR_MODULES  := $(TR_KERNELS:%=$(KERNEL_DIR)/%.so)
+TR_CUBINS   := $(TR_KERNELS:%=$(KERNEL_DIR)/sm_90/%.cubin)
+TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data
+TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
+TR_HDRS     := tests/trainers/trainer.h tests/trainers/blas/simblas.h
+# Linked like a real CUDA program: the real libcudart and the driver stub
+# (NEEDED libcuda.so.1); tools/simrun swaps in the simulated libraries.
+TR_LIBS     := -L$(TR_DIR) -lsimblas -Wl,-rpath,'$$ORIGIN' \
+	       -L$(CUDA_HOME)/lib64 -lcudart -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread -lm
+TR_CFLAGS   := $(CFLAGS) -Itests/trainers -DTRAINER_KERNELS_DIR='"$(abspath $(KERNEL_DIR))"'
+
+$(KERNEL_DIR)/%.so: tests/trainers/kernels/%.cu $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
+$(KERNEL_DIR)/gemm.so: tests/trainers/blas/gemm.cu $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
+$(KERNEL_DIR)/sm_90/%.cubin: tests/trainers/kernels/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) -cubin -arch=sm_90 $< -o $@
+$(KERNEL_DIR)/sm_90/gemm.cubin: tests/trainers/blas/gemm.cu
+	@mkdir -p $(@D)
+	$(NVCC) -cubin -arch=sm_90 $< -o $@
+
+$(TR_DIR)/libsimblas.so: tests/trainers/blas/simblas.c tests/trainers/blas/simblas.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fvisibility=hidden -shared -Wl,-soname,libsimblas.so -Wl,-z,defs \
+		$< -o $@ -ldl -lpthread
+
+$(TR_DIR)/obj/%.o: tests/trainers/%.c $(TR_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TR_CFLAGS) -c $< -o $@
+
+$(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) $(TR_DIR)/libsimblas.so
+	$(CC) $(TR_DIR)/obj/$*.o $(TR_OBJS) -o $@ $(TR_LIBS)
+
+TRAINERS := $(TR_DIR)/mlp $(TR_DIR)/gpt $(TR_DIR)/libsimblas.so $(TR_MODULES)
+ifeq ($(HAVE_NVCC),1)
+TRAINERS += $(TR_CUBINS)
+else
+TRAINERS += trainers-no-nvcc
+.PHONY: trainers-no-nvcc
+trainers-no-nvcc:
+	@echo "note: no nvcc at $(NVCC): the kernels are not compiled for sm_90"
+endif
+.PHONY: trainers
+trainers: $(TRAINERS)
+ALL_TARGETS += $(TRAINERS)

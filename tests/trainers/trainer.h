@@ -1,0 +1,139 @@
+/*
+ * trainer.h — what mlp.c and gpt.c share: command-line flags, CUDA error
+ * handling (one clear message, exit 2), kernel modules and the three
+ * launch paths, the input pipeline on a second stream, row-major matmuls
+ * over libsimblas, deterministic host data and the parameter checksum.
+ *
+ * Everything printed on stdout is deterministic: `iter N loss HEX` lines
+ * and a final `checksum HEX16`.  Diagnostics go to stderr.
+ */
+#ifndef TRAINER_H
+#define TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "blas/simblas.h"
+
+extern const char *trainer_prog; /* "mlp" or "gpt", prefix of every message */
+
+/* ---- trainer_cli.c ---------------------------------------------------- */
+enum kernel_format { KF_AUTO, KF_SO, KF_CUBIN };
+
+struct trainer_opts {
+	int batch, hidden, layers, iters, seq, heads, vocab, in_dim, classes, accum;
+	int short_last; /* 0: off, else the last iteration's batch */
+	int bwd_thread; /* run each backward pass on a second host thread */
+	int pageable;   /* stage inputs from plain instead of pinned host memory */
+	float lr, dropout;
+	unsigned long long seed;
+	const char *kernels_dir;
+	enum kernel_format format;
+};
+
+/* Fills opts from argv; opts holds the program's defaults on entry.  Flags
+ * a program does not use are listed in `unused` ("--seq,--heads") and
+ * refused.  Prints usage and exits 0 on --help, 1 on bad input. */
+void trainer_parse(int argc, char **argv, struct trainer_opts *opts, const char *unused);
+/* The batch of iteration `iter` (0-based): --short-last applies to the last. */
+int trainer_batch(const struct trainer_opts *o, int iter);
+
+/* ---- trainer_check.c ---------------------------------------------------- */
+/* Exit 2 with "<prog>: <call> failed: <name> (<description>)" on error. */
+void rt_check(cudaError_t e, const char *call);
+void drv_check(CUresult r, const char *call);
+void blas_check(simblas_handle_t h, simblas_status_t s, const char *call);
+#define RT(call)  rt_check((call), #call)
+#define DRV(call) drv_check((call), #call)
+
+/* Allocations name what they hold; out of memory is reported as
+ * "<prog>: out of device memory allocating N bytes for WHAT (...)". */
+float *dev_alloc_async(size_t bytes, const char *what, cudaStream_t stream);
+void dev_free_async(void *p, cudaStream_t stream);
+float *dev_alloc(size_t bytes, const char *what); /* cudaMalloc, for parameters */
+
+/* ---- trainer_kernels.c -------------------------------------------------- */
+enum launch_path {
+	LAUNCH_RUNTIME,   /* cudaLibraryLoadFromFile / cudaLibraryGetKernel / cudaLaunchKernel */
+	LAUNCH_DRIVER,    /* cuModuleLoad / cuModuleGetFunction / cuLaunchKernel */
+	LAUNCH_DRIVER_EX, /* the same module, launched with cuLaunchKernelEx */
+};
+
+struct kmodule {
+	int runtime; /* loaded through cudart's library API */
+	cudaLibrary_t lib;
+	CUmodule mod;
+};
+
+struct kernel {
+	enum launch_path path;
+	cudaKernel_t rt;
+	CUfunction fn;
+	const char *name;
+};
+
+/* Loads DIR/NAME.so, or DIR/sm_90/NAME.cubin when the driver refuses the
+ * .so as an image it cannot use (a real GPU) or --kernel-format says so. */
+void kmodule_load(struct kmodule *m, const struct trainer_opts *o, const char *name, int runtime);
+void kernel_get(struct kernel *k, struct kmodule *m, const char *name, enum launch_path path);
+/* 1-D launch of `threads` threads in blocks of `block`. */
+void launch1d(const struct kernel *k, long long threads, unsigned block, cudaStream_t s,
+              void **args);
+void launch(const struct kernel *k, dim3 grid, dim3 block, unsigned smem, cudaStream_t s,
+            void **args);
+
+/* ---- trainer_blas.c ----------------------------------------------------- */
+/* Row-major C[M x N] = alpha * op(A) op(B) + beta * C, A stored M x K
+ * (K x M when ta), B stored K x N (N x K when tb); batched over `batch`
+ * problems at the given element strides. */
+void matmul(simblas_handle_t h, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+            const float *B, float beta, float *C);
+void matmul_batched(simblas_handle_t h, int ta, int tb, int M, int N, int K, float alpha,
+                    const float *A, long long sa, const float *B, long long sb, float beta,
+                    float *C, long long sc, int batch);
+
+/* ---- trainer_data.c ----------------------------------------------------- */
+/* splitmix64 stream: deterministic host data and initial parameters. */
+uint64_t rng_next(uint64_t *state);
+float rng_uniform(uint64_t *state); /* [-1, 1) */
+
+/* Copies inputs host-to-device on a second stream from a pinned (or plain)
+ * staging buffer; the compute stream waits on an event recorded there, and
+ * the next copy waits until the compute stream is done with the buffer. */
+struct stager {
+	cudaStream_t copy, compute;
+	cudaEvent_t copied, consumed;
+	void *host;
+	size_t cap;
+	int pinned;
+};
+void stager_init(struct stager *st, cudaStream_t compute, size_t cap, int pageable);
+/* Returns the host staging buffer, once the previous copy from it is done. */
+void *stager_host(struct stager *st);
+/* Queues the copy of `bytes` staged bytes to dst and makes compute wait. */
+void stager_send(struct stager *st, void *dst, size_t bytes);
+/* Call after the compute stream's last use of the staged device data. */
+void stager_consumed(struct stager *st);
+void stager_destroy(struct stager *st);
+
+/* A parameter tensor with its gradient and Adam moments. */
+struct param {
+	float *w, *g, *m, *v;
+	int n;
+	const char *name;
+};
+/* Allocates the four buffers; w is filled with scale * uniform (or `fill`
+ * when scale is 0), the others are zeroed. */
+void param_init(struct param *p, const char *name, int n, float scale, float fill, uint64_t *rng);
+void param_zero_grads(struct param *ps, int n, cudaStream_t s);
+/* FNV-1a 64 over the bytes of every tensor, copied back in order. */
+uint64_t params_checksum(const struct param *ps, int n, float *const *extra, const int *extra_n,
+                         int n_extra);
+
+/* Runs fn(arg) on a new host thread (which first binds the device) and
+ * joins it; used for --bwd-thread. */
+void run_on_thread(void (*fn)(void *), void *arg);
+
+#endif

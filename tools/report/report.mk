@@ -14,3 +14,6 @@ $(BUILD)/remat-report: $(REPORT_OBJS) $(BUILD)/libplanner.a
 	$(CC) $(CFLAGS) -o $@ $(REPORT_OBJS) $(BUILD)/libplanner.a -ljansson -lglpk -lm
 
 ALL_TARGETS += $(BUILD)/remat-report
+
+E2E_TESTS += tests/report/report_text.sh tests/report/report_errors.sh \
+	tests/report/report_html.sh tests/report/report_plan.sh

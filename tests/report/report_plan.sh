@@ -1,0 +1,56 @@
+#!/bin/sh
+# --plan: the hand-written plan for mlp3 (figures in
+# tests/report/fixtures/mlp3.expected.md), and plans that do not fit.
+. tests/report/lib.sh
+PLAN=tests/report/fixtures/mlp3-plan.json
+out=$TMP/out
+"$REPORT" --plan "$PLAN" --html "$TMP/page.html" "$FIX" >"$out" || fail "exit $?"
+
+expect_line "$out" "^  file +$PLAN\$"
+expect_line "$out" '^  planner +hand$'
+expect_line "$out" '^  budget +140\.0 MiB$'
+expect_line "$out" '^  peak +154\.0 MiB before, 138\.0 MiB with the plan \(fits the budget\)$'
+expect_line "$out" '^  recompute +270\.0 us per iteration, 17\.1% of the iteration'
+expect_line "$out" '^  evictions +2, rebuilds before 2 ops$'
+# what is evicted: h1 (#19) from op 4 to 15, then from 15 to 17
+sed -n '/^PLAN: EVICTIONS/,/^PLAN: REBUILDS/p' "$out" >"$TMP/ev"
+expect_line "$TMP/ev" '^  #19 +16\.0 MiB +4 +15 +mlp\.c:88 \(linear_forward\)$'
+expect_line "$TMP/ev" '^  #19 +16\.0 MiB +15 +17 '
+[ "$(grep -c '^  #' "$TMP/ev")" -eq 2 ] || fail "want 2 eviction rows"
+# where it rebuilds: replay ops 2 and 3 (120 + 15 us) before 15 and 17
+expect_line "$out" '^  15 +135\.0 us +2 sgemm_nn, 3 bias_relu_fwd$'
+expect_line "$out" '^  17 +135\.0 us +2 sgemm_nn, 3 bias_relu_fwd$'
+# chart: the budget line is labelled, the freed part shows above it
+sed -n '/^MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN/,$p' "$out" >"$TMP/chart"
+expect_line "$TMP/chart" '^ +140\.0 MiB \+[-#.]{72}$'
+expect_line "$TMP/chart" '^ +154\.0 MiB \+.*\.'
+if grep -E '^ +154\.0 MiB' "$TMP/chart" | grep -q '#'; then
+	fail "with the plan nothing should reach 154 MiB"
+fi
+# the page shows the plan and one evicted gap per eviction
+python3 tests/report/check_html.py "$TMP/page.html" 27 2
+expect_line "$TMP/page.html" 'class="budget"'
+expect_line "$TMP/page.html" '<td>#19</td><td class="n">16\.0 MiB</td><td class="n">4</td><td class="n">15</td>'
+
+# bad plans: one message naming the plan file, exit 2, no report
+check() {
+	set +e
+	"$REPORT" --plan "$2" "$FIX" >"$TMP/$1.out" 2>"$TMP/$1.err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 2 ] || fail "$1: exit $rc, want 2"
+	[ "$(wc -l <"$TMP/$1.err")" -eq 1 ] || fail "$1: want one line: $(cat "$TMP/$1.err")"
+	expect_line "$TMP/$1.err" "$3"
+	[ ! -s "$TMP/$1.out" ] || fail "$1: printed a report"
+}
+sed 's/"graph_hash": "0x11f75e8e87fd6149"/"graph_hash": "0x00000000deadbeef"/' "$PLAN" >"$TMP/other.json"
+check other-graph "$TMP/other.json" "$TMP/other\.json.*graph.*0x00000000deadbeef.*0x11f75e8e87fd6149"
+head -c 200 "$PLAN" >"$TMP/cut.json"
+check truncated "$TMP/cut.json" "$TMP/cut\.json"
+check missing "$TMP/nope.json" "$TMP/nope\.json"
+# a plan that drops h1 and never rebuilds it cannot run on this trace
+sed 's/{"op": 15, "before": \[\["map", 19\], \["replay", 2\], \["replay", 3\]\], "evict_after": \[19\]},/{"op": 15},/' \
+	"$PLAN" >"$TMP/norebuild.json"
+grep -q '"op": 15}' "$TMP/norebuild.json" || fail "test setup: sed did not apply"
+check invalid "$TMP/norebuild.json" "$TMP/norebuild\.json: the plan does not fit this trace: .*19"
+echo "ok"

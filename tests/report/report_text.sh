@@ -1,0 +1,50 @@
+#!/bin/sh
+# remat-report on the mlp3 fixture prints the figures worked out by hand in
+# tests/report/fixtures/mlp3.expected.md.
+. tests/report/lib.sh
+out=$TMP/out
+"$REPORT" "$FIX" >"$out" || fail "remat-report exited $?"
+
+expect_line "$out" '^  period +26 ops per iteration \(4 iterations seen'
+expect_line "$out" '^  duration +1\.579 ms \(sum of op durations; 1 op without a duration\)'
+# ops by kind, and by entry point in the right-hand column
+expect_line "$out" '^  kernels +20 +cudaLaunchKernel +12$'
+expect_line "$out" '^  copies +3  \(HtoD 2, DtoH 1\) +cuLaunchKernel +8$'
+expect_line "$out" '^  memsets +2 +cudaMemcpyAsync +3$'
+expect_line "$out" '^  host funcs +1 +cudaMemsetAsync +2$'
+expect_line "$out" '^  total +26 +cudaLaunchHostFunc +1$'
+# top kernel: sgemm_nn, 3 launches, 386 us = 24.4 % of 1.579 ms, ranked first
+sed -n '/^TOP KERNELS/{n;n;p}' "$out" | grep -Eq '^  sgemm_nn +3 +386\.0 us +24\.4%$' ||
+	fail "sgemm_nn is not the first row of the kernel table"
+expect_line "$out" '^  sgemm_tn +3 +361\.0 us +22\.9%$'
+# memory split: 96 MiB of large persistent buffers + one 2 MiB small chunk
+expect_line "$out" '^MEMORY \(baseline peak 154\.0 MiB, first reached at op 12\)$'
+expect_line "$out" '^  persistent +98\.0 MiB '
+expect_line "$out" '^    buffers +96\.0 MiB +8 buffers'
+expect_line "$out" '^    small pool +2\.0 MiB +9 persistent \+ 5 per-iteration allocations under 2\.0 MiB$'
+expect_line "$out" '\(384\.2 KiB \+ 250\.0 KiB requested\)'
+expect_line "$out" '^  per-iteration +56\.0 MiB +at the peak'
+expect_line "$out" '^  peak +154\.0 MiB$'
+# largest activation first: h1 (#19), idle over ops 5..14 = 10 ops, 67 us, with its site
+sed -n '/^LARGEST ACTIVATIONS/{n;n;p}' "$out" |
+	grep -Eq '^  #19 +16\.0 MiB +10 +67\.0 us +ops 5\.\.14 +mlp\.c:88 \(linear_forward\) < mlp\.c:142 \(train_step\)$' ||
+	fail "h1 (#19) is not the first idle activation with gap 10 ops / 67 us"
+expect_line "$out" '^  #20 +16\.0 MiB +3 +9\.0 us +ops 7\.\.9 '
+expect_line "$out" '^  #17 +8\.0 MiB +16 +840\.0 us +ops 3\.\.18 +data\.c:77 \(load_batch\)'
+# da2, da1 (#25, #26) are used back to back: no gap, not listed
+if grep -Eq '^  #(25|26) ' "$out"; then fail "a buffer without an idle gap is listed"; fi
+expect_line "$out" '^  20 kernels seen by CUPTI, 20 launches intercepted: they match$'
+
+# the chart: 12 rows + axis, 72 columns, labelled at the peak and the persistent level
+sed -n '/^MEMORY OVER THE ITERATION/,$p' "$out" >"$TMP/chart"
+expect_line "$TMP/chart" '^ +154\.0 MiB \+'
+expect_line "$TMP/chart" '^ +98\.0 MiB \+={72}$'
+rows=$(grep -Ec '^ +([0-9.]+ [KMG]?i?B)? [|+]' "$TMP/chart")
+[ "$rows" -eq 13 ] || fail "chart has $rows rows, want 12 + the axis"
+# ops 12-13 and 16 reach 154 MiB: the top row is filled there
+top=$(grep -E '^ +154\.0 MiB' "$TMP/chart")
+echo "$top" | grep -q '#' || fail "no column reaches the peak row"
+
+# no colour when stdout is not a terminal
+if grep -q "$(printf '\033')" "$out"; then fail "escape codes in a pipe"; fi
+echo "ok"

@@ -1,0 +1,138 @@
+/*
+ * driver.c — the link to the simulated driver: its export table, the hooks
+ * CUPTI installs there, and the per-thread record of API calls in flight.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include "cupti_int.h"
+
+const struct simcuda_export *cupti_exp;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static CUptiResult init_result = CUPTI_ERROR_NOT_INITIALIZED;
+static __typeof__(cuCtxGetCurrent) *ctx_get_current;
+
+/* Set while CUPTI itself calls the driver, so that call is not reported. */
+static __thread int tl_internal;
+
+#define MAX_NESTED_CALLS 64
+static __thread struct cupti_call tl_calls[MAX_NESTED_CALLS];
+static __thread unsigned tl_ncalls;
+
+CUcontext cupti_current_context(void)
+{
+	CUcontext ctx = NULL;
+	tl_internal++;
+	if (ctx_get_current && ctx_get_current(&ctx) != CUDA_SUCCESS)
+		ctx = NULL;
+	tl_internal--;
+	return ctx;
+}
+
+struct cupti_call *cupti_call_enter(uint32_t correlation_id)
+{
+	if (tl_ncalls == MAX_NESTED_CALLS)
+		return NULL;
+	struct cupti_call *c = &tl_calls[tl_ncalls++];
+	c->correlation_id = correlation_id;
+	c->data = 0;
+	c->start_ns = cupti_exp->timestamp_ns();
+	return c;
+}
+
+/* Calls end in the reverse order they began, so the match is on top; a
+ * search covers an enter that was not recorded (the stack was full, or
+ * the callback was enabled in between). */
+struct cupti_call *cupti_call_find(uint32_t correlation_id)
+{
+	for (unsigned i = tl_ncalls; i > 0; i--)
+		if (tl_calls[i - 1].correlation_id == correlation_id)
+			return &tl_calls[i - 1];
+	return NULL;
+}
+
+void cupti_call_exit(struct cupti_call *c)
+{
+	if (c)
+		tl_ncalls = (unsigned)(c - tl_calls);
+}
+
+static void api_hook(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                     const char *function_name, const void *params, const void *retval,
+                     uint32_t correlation_id, const char *symbol_name)
+{
+	if (tl_internal)
+		return;
+	CUpti_ActivityKind api_kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+	                                  ? CUPTI_ACTIVITY_KIND_RUNTIME
+	                                  : CUPTI_ACTIVITY_KIND_DRIVER;
+	int want_cb = cupti_callback_enabled(domain, cbid);
+	int want_record = cupti_activity_enabled(api_kind);
+	if (!want_cb && !want_record)
+		return;
+
+	struct cupti_call *c = site == CUPTI_API_ENTER ? cupti_call_enter(correlation_id)
+	                                               : cupti_call_find(correlation_id);
+	uint64_t scratch = 0;
+	if (want_cb) {
+		CUcontext ctx = cupti_current_context();
+		CUpti_CallbackData data = {
+		    .callbackSite = site,
+		    .functionName = function_name,
+		    .functionParams = params,
+		    .functionReturnValue = (void *)retval,
+		    .symbolName = symbol_name,
+		    .context = ctx,
+		    .contextUid = ctx ? cupti_exp->context_id(ctx) : 0,
+		    .correlationData = c ? &c->data : &scratch,
+		    .correlationId = correlation_id,
+		};
+		cupti_deliver_callback(domain, cbid, &data);
+	}
+	if (site == CUPTI_API_EXIT) {
+		if (want_record && c) {
+			/* Both return types are int-sized enums. */
+			uint32_t rv = retval ? *(const uint32_t *)retval : 0;
+			cupti_activity_api(domain, cbid, c->start_ns, cupti_exp->timestamp_ns(),
+			                   correlation_id, rv);
+		}
+		cupti_call_exit(c);
+	}
+}
+
+static const struct simcuda_hooks hooks = {
+    .api = api_hook,
+    .kernel = cupti_activity_kernel,
+    .memop = cupti_activity_memop,
+};
+
+static void init(void)
+{
+	/* dlopen returns the driver the process already uses, if any. */
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		fprintf(stderr, "libcupti (simcuda): cannot load libcuda.so.1: %s\n", dlerror());
+		return;
+	}
+	__typeof__(cuGetExportTable) *get_table =
+	    (__typeof__(cuGetExportTable) *)dlsym(h, "cuGetExportTable");
+	ctx_get_current = (__typeof__(cuCtxGetCurrent) *)dlsym(h, "cuCtxGetCurrent");
+	static const CUuuid uuid = SIMCUDA_EXPORT_UUID;
+	const void *table = NULL;
+	if (!get_table || get_table(&table, &uuid) != CUDA_SUCCESS || !table ||
+	    ((const struct simcuda_export *)table)->size < sizeof(struct simcuda_export)) {
+		fprintf(stderr, "libcupti (simcuda): libcuda.so.1 is not the simulated driver "
+		                "(no simcuda export table)\n");
+		return;
+	}
+	cupti_exp = table;
+	cupti_exp->set_hooks(&hooks);
+	init_result = CUPTI_SUCCESS;
+}
+
+CUptiResult cupti_init(void)
+{
+	pthread_once(&once, init);
+	return init_result;
+}

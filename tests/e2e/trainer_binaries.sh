@@ -1,0 +1,29 @@
+#!/bin/sh
+# The trainers are linked like real CUDA programs (NEEDED libcudart.so.13
+# and, through the driver stub, libcuda.so.1); libsimblas has no link to
+# libcuda (it dlopens it, like cuBLAS); every kernel module exports only
+# simcuda_module; bad flags give one clear message.
+. tests/e2e/trainer_lib.sh
+for t in mlp gpt; do
+	needed=$(readelf -d "$TR/$t" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+	echo "$needed" | grep -qx libcuda.so.1 || fail "$t: no NEEDED libcuda.so.1"
+	echo "$needed" | grep -qx libcudart.so.13 || fail "$t: no NEEDED libcudart.so.13"
+done
+readelf -d "$TR/libsimblas.so" | grep -q 'NEEDED.*libcuda' && fail "libsimblas links libcuda"
+nm -D --undefined-only "$TR/libsimblas.so" | grep -q ' cu[A-Z]' && fail "libsimblas imports driver symbols"
+for m in "$BUILD"/kernels/*.so; do
+	[ "$(nm -D --defined-only "$m" | awk '{ print $3 }')" = simcuda_module ] ||
+		fail "$m exports more than simcuda_module"
+done
+set +e
+"$SIMRUN" "$TR/mlp" --batch x >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "^mlp: invalid value 'x' for --batch" "$tmp/err" || fail "bad --batch: $rc $(cat "$tmp/err")"
+set +e
+"$SIMRUN" "$TR/gpt" --kernels "$tmp/none" >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "^gpt: no kernel module $tmp/none/elementwise.so" "$tmp/err" || fail "bad --kernels: $rc $(cat "$tmp/err")"
+"$SIMRUN" "$TR/gpt" --help | grep -q -- "--bwd-thread" || fail "gpt --help"
+echo "trainer binaries: ok"

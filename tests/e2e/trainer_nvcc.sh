@@ -1,0 +1,18 @@
+#!/bin/sh
+# The kernel sources are real CUDA: nvcc compiled each of them for sm_90, and
+# every kernel the simulated module registers is a global function of the
+# cubin under the same (extern "C") name.  Listed only when nvcc exists.
+. tests/e2e/trainer_lib.sh
+for m in "$BUILD"/kernels/*.so; do
+	name=$(basename "$m" .so)
+	cubin=$BUILD/kernels/sm_90/$name.cubin
+	[ -s "$cubin" ] || fail "no $cubin"
+	readelf -h "$cubin" | grep -q 'Machine:.*NVIDIA CUDA' || fail "$cubin is not a CUDA ELF"
+	syms=$(readelf -sW "$cubin" | awk '$4 == "FUNC" && $5 == "GLOBAL" { print $NF }')
+	src=tests/trainers/kernels/$name.cu
+	[ -e "$src" ] || src=tests/trainers/blas/$name.cu
+	for k in $(awk -f tools/simcc-scan.awk "$src" | awk '$1 == "kernel" { print $2 }'); do
+		echo "$syms" | grep -qx "$k" || fail "$cubin has no global function $k"
+	done
+done
+echo "trainer kernels built by nvcc: ok"

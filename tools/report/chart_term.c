@@ -64,7 +64,8 @@ void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 	if (top <= 0)
 		top = 1;
 	step = (double)top / height;
-	persist_row = row_of(s->persistent_level, step, height);
+	/* the topmost row the persistent level fills */
+	persist_row = row_of(s->persistent_level + (int64_t)(step / 2), step, height) - 1;
 	if (p)
 		budget_row = row_of(p->budget, step, height);
 

@@ -15,7 +15,7 @@ static const char *css =
     "table{border-collapse:collapse;margin:4px 0 8px}td,th{padding:3px 10px;text-align:left;"
     "vertical-align:top}th{font-weight:600;border-bottom:1px solid #bbb;background:#f6f6f6}\n"
     "tr:nth-child(even) td{background:#fafafa}td.n,th.n{text-align:right;"
-    "font-variant-numeric:tabular-nums}\n"
+    "font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
     ".meta td:first-child{color:#666}.note{color:#555;font-size:13px;margin:4px 0}\n"
     ".warn{color:#b00020;font-weight:600}.ok{color:#2a7d2a;font-weight:600}\n"

@@ -89,11 +89,16 @@ int rr_load_trace(const char *dir, struct rr_trace *t, char *err, size_t errlen)
 int rr_export_graph(const char *dir, const char *out, char *err, size_t errlen)
 {
 	struct pl_graph *g = NULL;
+	char msg[768];
 	int rc;
 
 	if (pl_graph_load_trace(dir, &g, err, errlen) != PL_OK)
 		return -1;
-	rc = pl_graph_save_json(g, out, err, errlen) == PL_OK ? 0 : -1;
+	rc = 0;
+	if (pl_graph_save_json(g, out, msg, sizeof(msg)) != PL_OK) {
+		snprintf(err, errlen, "cannot write the graph: %s", msg);
+		rc = -1;
+	}
 	pl_graph_free(g);
 	return rc;
 }

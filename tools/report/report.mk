@@ -16,4 +16,21 @@ $(BUILD)/remat-report: $(REPORT_OBJS) $(BUILD)/libplanner.a
 ALL_TARGETS += $(BUILD)/remat-report
 
 E2E_TESTS += tests/report/report_text.sh tests/report/report_errors.sh \
-	tests/report/report_html.sh tests/report/report_plan.sh
+	tests/report/report_html.sh tests/report/report_plan.sh \
+	tests/report/report_export.sh
+
+# Unit tests: the report's sources without main.c, built with $(SAN)
+# against the sanitized planner library.
+REPORT_SAN_OBJS := $(filter-out %/main.o,$(REPORT_SRCS:%.c=$(BUILD)/san/%.o))
+
+$(BUILD)/san/tools/report/%.o: tools/report/%.c $(REPORT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/tests/report/test_report: tests/report/test_report.c $(REPORT_SAN_OBJS) \
+		$(BUILD)/san/libplanner.a $(REPORT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(REPORT_SAN_OBJS) $(BUILD)/san/libplanner.a \
+		-lcmocka -ljansson -lglpk -lm
+
+UNIT_TESTS += $(BUILD)/tests/report/test_report

@@ -62,6 +62,27 @@ static void x_ticks(FILE *f, int nops, int bottom)
 	        W - RIGHT, bottom + 30);
 }
 
+/* A round tick step of at least raw bytes: 1, 2 or 5 times a power of ten
+ * of the binary unit the value is shown in (so labels read 32 MiB, 50 MiB,
+ * 1 GiB rather than 40.4 MiB). */
+static int64_t nice_step(int64_t raw)
+{
+	int64_t unit = 1;
+
+	if (raw < 1)
+		return 1;
+	while (raw / unit >= 1024 && unit < ((int64_t)1 << 40))
+		unit <<= 10;
+	for (int64_t m = 1;; m *= 10) {
+		if (unit * m >= raw)
+			return unit * m;
+		if (unit * 2 * m >= raw)
+			return unit * 2 * m;
+		if (unit * 5 * m >= raw)
+			return unit * 5 * m;
+	}
+}
+
 void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                    const struct rr_plan *p)
 {
@@ -77,8 +98,8 @@ void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 	        "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
 	        W, PLOT_H + 14, W, PLOT_H + 14);
 	fprintf(f, "<title>Memory in use during each op of the iteration</title>\n");
-	for (int k = 0; k <= 4; k++) {
-		int64_t v = top * k / 4;
+	int64_t tick = nice_step(top / 4);
+	for (int64_t v = 0; v <= top; v += tick) {
 		fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>\n",
 		        LEFT, W - RIGHT, ymem(v, top), ymem(v, top));
 		fprintf(f,

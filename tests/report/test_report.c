@@ -1,0 +1,280 @@
+/* Unit tests for remat-report's model, figures, chart and graph export,
+ * on the mlp3 fixture (figures worked out in fixtures/mlp3.expected.md)
+ * and on small synthetic traces.  Run from the repository root. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../tools/report/report.h"
+#include "../../planner/planner.h"
+
+#define FIX  "tests/report/fixtures/mlp3"
+#define PLAN "tests/report/fixtures/mlp3-plan.json"
+#define MiB  ((int64_t)1 << 20)
+
+static void test_fmt(void **state)
+{
+	char b[32];
+	(void)state;
+	assert_string_equal(rr_bytes(0, b, sizeof(b)), "0 B");
+	assert_string_equal(rr_bytes(1023, b, sizeof(b)), "1023 B");
+	assert_string_equal(rr_bytes(1024, b, sizeof(b)), "1.0 KiB");
+	assert_string_equal(rr_bytes(161480704, b, sizeof(b)), "154.0 MiB");
+	assert_string_equal(rr_bytes((int64_t)12 << 30, b, sizeof(b)), "12.0 GiB");
+	assert_string_equal(rr_ns(-1, b, sizeof(b)), "?");
+	assert_string_equal(rr_ns(999, b, sizeof(b)), "999 ns");
+	assert_string_equal(rr_ns(67000, b, sizeof(b)), "67.0 us");
+	assert_string_equal(rr_ns(1579000, b, sizeof(b)), "1.579 ms");
+	assert_string_equal(rr_ns(2500000000, b, sizeof(b)), "2.500 s");
+}
+
+static void test_mlp3_figures(void **state)
+{
+	struct rr_trace t;
+	struct rr_stats s;
+	char err[512], site[256];
+	(void)state;
+
+	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
+	rr_analyze(&t, &s);
+	assert_int_equal(t.period, 26);
+	assert_int_equal(t.nops, 26);
+	assert_int_equal(t.nbufs, 27);
+	assert_int_equal(t.duration_ns, 1579000);
+	assert_string_equal(t.graph_hash, "0x11f75e8e87fd6149");
+	/* kinds, copy directions, entry points */
+	assert_int_equal(s.kinds[RR_KERNEL], 20);
+	assert_int_equal(s.kinds[RR_MEMCPY], 3);
+	assert_int_equal(s.kinds[RR_MEMSET], 2);
+	assert_int_equal(s.kinds[RR_HOST_FUNC], 1);
+	assert_int_equal(s.copies[0], 2); /* HtoD */
+	assert_int_equal(s.copies[1], 1); /* DtoH */
+	assert_int_equal(s.unknown_duration_ops, 1);
+	assert_int_equal(s.nvias, 5);
+	assert_string_equal(s.vias[0].via, "cudaLaunchKernel");
+	assert_int_equal(s.vias[0].count, 12);
+	assert_string_equal(s.vias[1].via, "cuLaunchKernel");
+	assert_int_equal(s.vias[1].count, 8);
+	/* kernels by total time */
+	assert_int_equal(s.nkernels, 10);
+	assert_string_equal(s.kernels[0].name, "sgemm_nn");
+	assert_int_equal(s.kernels[0].count, 3);
+	assert_int_equal(s.kernels[0].total_ns, 386000);
+	assert_string_equal(s.kernels[1].name, "sgemm_tn");
+	assert_int_equal(s.kernels[1].total_ns, 361000);
+	/* memory: 96 MiB large persistent + 2 MiB pool; 56 MiB per iteration at op 12 */
+	assert_int_equal(s.persistent_large, 96 * MiB);
+	assert_int_equal(s.persistent_level, 98 * MiB);
+	assert_int_equal(s.npersistent_large, 8);
+	assert_int_equal(s.npersistent_small, 9);
+	assert_int_equal(s.nperiter_small, 5);
+	assert_int_equal(s.persistent_small_req, 393376);
+	assert_int_equal(s.periter_small_req, 256004);
+	assert_int_equal(s.peak, 161480704);
+	assert_int_equal(s.peak_op, 12);
+	static const int per_iter_mib[26] = {8,  8,  24, 24, 40, 40, 40, 40, 40, 40, 40, 40, 56,
+	                                     56, 40, 40, 56, 40, 24, 24, 0,  0,  0,  0,  0,  0};
+	for (int i = 0; i < 26; i++)
+		assert_int_equal(t.mem[i], (98 + per_iter_mib[i]) * MiB);
+	/* idle gaps: h1, h2, x */
+	assert_int_equal(s.ngaps, 3);
+	assert_int_equal(s.gaps[0].buf, 19);
+	assert_int_equal(s.gaps[0].after_op, 4);
+	assert_int_equal(s.gaps[0].before_op, 15);
+	assert_int_equal(s.gaps[0].ops, 10);
+	assert_int_equal(s.gaps[0].ns, 67000);
+	assert_int_equal(s.gaps[1].buf, 20);
+	assert_int_equal(s.gaps[1].ops, 3);
+	assert_int_equal(s.gaps[1].ns, 9000);
+	assert_int_equal(s.gaps[2].buf, 17);
+	assert_int_equal(s.gaps[2].ops, 16);
+	assert_int_equal(s.gaps[2].ns, 840000);
+	assert_string_equal(rr_site(&t.bufs[19], 2, " < ", site, sizeof(site)),
+	                    "mlp.c:88 (linear_forward) < mlp.c:142 (train_step)");
+	/* trace extras: raw durations and streams survive the graph's defaults */
+	assert_int_equal(t.ops[23].duration_ns, -1);
+	assert_string_equal(t.ops[23].via, "cudaLaunchHostFunc");
+	assert_int_equal(t.ops[0].stream, 2);
+	assert_string_equal(t.ops[0].copy, "HtoD");
+	assert_int_equal(t.cupti_kernels, 20);
+	assert_int_equal(t.cupti_launches, 20);
+	rr_stats_free(&s);
+	rr_trace_free(&t);
+}
+
+static void test_mlp3_plan(void **state)
+{
+	struct rr_trace t;
+	struct rr_plan p;
+	char err[512];
+	(void)state;
+
+	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
+	assert_int_equal(rr_load_plan(PLAN, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(p.planner, "hand");
+	assert_int_equal(p.budget, 140 * MiB);
+	assert_int_equal(p.peak_before, 154 * MiB);
+	assert_int_equal(p.peak_after, 138 * MiB);
+	assert_int_equal(p.recompute_ns, 270000);
+	assert_int_equal(p.nevicts, 2);
+	assert_int_equal(p.evicts[0].buf, 19);
+	assert_int_equal(p.evicts[0].after_op, 4);
+	assert_int_equal(p.evicts[0].before_op, 15);
+	assert_int_equal(p.evicts[1].after_op, 15);
+	assert_int_equal(p.evicts[1].before_op, 17);
+	assert_int_equal(p.nrebuilds, 2);
+	assert_int_equal(p.rebuilds[0].before_op, 15);
+	assert_int_equal(p.rebuilds[0].nreplay, 2);
+	assert_int_equal(p.rebuilds[0].replay[0], 2);
+	assert_int_equal(p.rebuilds[0].replay[1], 3);
+	assert_int_equal(p.rebuilds[0].cost_ns, 135000);
+	assert_int_equal(p.rebuilds[1].before_op, 17);
+	static const int per_iter_mib[26] = {8,  8,  24, 24, 40, 24, 24, 24, 24, 24, 24, 24, 40,
+	                                     40, 24, 40, 40, 40, 24, 24, 0,  0,  0,  0,  0,  0};
+	for (int i = 0; i < 26; i++)
+		assert_int_equal(p.mem[i], (98 + per_iter_mib[i]) * MiB);
+	rr_plan_free(&p);
+	rr_trace_free(&t);
+}
+
+static void test_export_roundtrip(void **state)
+{
+	char out[] = "/tmp/rr-graph-XXXXXX", err[512];
+	struct pl_graph *a = NULL, *b = NULL;
+	int fd = mkstemp(out);
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rr_export_graph(FIX, out, err, sizeof(err)), 0);
+	assert_int_equal(pl_graph_load_trace(FIX, &a, err, sizeof(err)), PL_OK);
+	assert_int_equal(pl_graph_load_json(out, &b, err, sizeof(err)), PL_OK);
+	unlink(out);
+	assert_int_equal(b->nops, a->nops);
+	assert_int_equal(b->nbufs, a->nbufs);
+	assert_int_equal(b->nrefs, a->nrefs);
+	assert_true(b->hash == a->hash);
+	assert_int_equal(b->baseline_peak, a->baseline_peak);
+	for (int i = 0; i < a->nops; i++) {
+		assert_string_equal(b->ops[i].name, a->ops[i].name);
+		assert_int_equal(b->ops[i].duration_ns, a->ops[i].duration_ns);
+		assert_int_equal(b->ops[i].replayable, a->ops[i].replayable);
+		assert_int_equal(b->ops[i].nrefs, a->ops[i].nrefs);
+		assert_int_equal(b->live[i], a->live[i]);
+	}
+	for (uint32_t r = 0; r < a->nrefs; r++) {
+		assert_int_equal(b->refs[r].buf, a->refs[r].buf);
+		assert_int_equal(b->refs[r].ver, a->refs[r].ver);
+		assert_int_equal(b->refs[r].flags, a->refs[r].flags);
+	}
+	for (int i = 0; i < a->nbufs; i++) {
+		assert_int_equal(b->bufs[i].size, a->bufs[i].size);
+		assert_int_equal(b->bufs[i].rounded, a->bufs[i].rounded);
+		assert_int_equal(b->bufs[i].alloc_at, a->bufs[i].alloc_at);
+		assert_int_equal(b->bufs[i].free_at, a->bufs[i].free_at);
+		assert_int_equal(b->bufs[i].persistent, a->bufs[i].persistent);
+		assert_int_equal(b->bufs[i].small, a->bufs[i].small);
+	}
+	pl_graph_free(a);
+	pl_graph_free(b);
+}
+
+/* A hand-built trace: one 4 MiB persistent buffer, one 4 MiB activation
+ * used at ops 0, 3, 4 and 9 (gaps of 2 and 4 ops), 10 ops of 1 us each
+ * except op 6 (unknown). */
+static int uses_act[] = {1};
+static int uses_none[] = {0};
+static void synthetic(struct rr_trace *t, int64_t *mem)
+{
+	static struct rr_op ops[10];
+	static struct rr_buf bufs[2];
+
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < 10; i++) {
+		ops[i] = (struct rr_op){.kind = RR_KERNEL,
+		                        .name = "k",
+		                        .via = "cuLaunchKernel",
+		                        .duration_ns = i == 6 ? -1 : 1000};
+		bool act = i == 0 || i == 3 || i == 4 || i == 9;
+		ops[i].uses = act ? uses_act : uses_none;
+		ops[i].nuses = 1;
+		mem[i] = i < 10 ? 8 * MiB : 4 * MiB;
+	}
+	bufs[0] = (struct rr_buf){4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0};
+	bufs[1] = (struct rr_buf){4 * MiB, 4 * MiB, false, false, 0, -1, NULL, 0};
+	t->ops = ops;
+	t->nops = 10;
+	t->bufs = bufs;
+	t->nbufs = 2;
+	t->mem = mem;
+	t->granularity = 2 * MiB;
+	t->duration_ns = 9000;
+}
+
+static void test_gap_longest(void **state)
+{
+	struct rr_trace t;
+	struct rr_stats s;
+	int64_t mem[10];
+	(void)state;
+
+	synthetic(&t, mem);
+	rr_analyze(&t, &s);
+	assert_int_equal(s.ngaps, 1);
+	assert_int_equal(s.gaps[0].buf, 1);
+	assert_int_equal(s.gaps[0].after_op, 4);
+	assert_int_equal(s.gaps[0].before_op, 9);
+	assert_int_equal(s.gaps[0].ops, 4);
+	assert_int_equal(s.gaps[0].ns, 3000); /* ops 5..8, op 6 unknown */
+	assert_int_equal(s.kernels[0].total_ns, 9000);
+	assert_int_equal(s.unknown_duration_ops, 1);
+	rr_stats_free(&s);
+}
+
+/* The ASCII chart of a 4-op trace, drawn by hand: 4 MiB persistent, ops 1
+ * and 2 at 8 MiB; 4 rows of 2 MiB, 20 columns (5 per op). */
+static void test_chart_ascii(void **state)
+{
+	static struct rr_op ops[4];
+	static struct rr_buf bufs[1] = {{4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0}};
+	int64_t mem[4] = {4 * MiB, 8 * MiB, 8 * MiB, 4 * MiB};
+	struct rr_trace t = {.ops = ops, .nops = 4, .bufs = bufs, .nbufs = 1, .mem = mem};
+	struct rr_stats s;
+	struct rr_style st = {.color = false, .unicode = false};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	(void)state;
+
+	for (int i = 0; i < 4; i++)
+		ops[i] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v", .uses = NULL};
+	rr_analyze(&t, &s);
+	rr_print_chart(f, &t, &s, NULL, &st, 20, 4);
+	fclose(f);
+	const char *want = "             # per-iteration  = persistent\n"
+	                   "     8.0 MiB +     ##########     \n"
+	                   "             |     ##########     \n"
+	                   "     4.0 MiB +====================\n"
+	                   "             |====================\n"
+	                   "         0 B +--------------------\n"
+	                   "             op 0      2         3\n";
+	assert_string_equal(text, want);
+	free(text);
+	rr_stats_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fmt),         cmocka_unit_test(test_mlp3_figures),
+	    cmocka_unit_test(test_mlp3_plan),   cmocka_unit_test(test_export_roundtrip),
+	    cmocka_unit_test(test_gap_longest), cmocka_unit_test(test_chart_ascii),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

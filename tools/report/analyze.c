@@ -76,34 +76,43 @@ static void count_vias(const struct rr_trace *t, struct rr_stats *s)
 		}
 }
 
-/* The longest stretch of ops during which buffer b sits unused between two
- * uses: the window in which a plan could drop it. */
-static bool longest_gap(const struct rr_trace *t, int b, struct rr_gap *g)
+/* For every evictable buffer, the longest stretch of ops during which it
+ * sits unused between two uses: the window in which a plan could drop it.
+ * One pass over the ops, remembering each buffer's last use; elapsed[i] is
+ * the known time of ops 0..i-1, so a gap's time is one subtraction. */
+static void longest_gaps(const struct rr_trace *t, struct rr_stats *s)
 {
-	int last = -1;
-	bool found = false;
+	int *last = malloc(((size_t)t->nbufs + 1) * sizeof(*last));
+	struct rr_gap *best = calloc((size_t)t->nbufs + 1, sizeof(*best));
+	int64_t *elapsed = calloc((size_t)t->nops + 1, sizeof(*elapsed));
 
+	for (int b = 0; b < t->nbufs; b++)
+		last[b] = -1;
+	for (int i = 0; i < t->nops; i++)
+		elapsed[i + 1] =
+		    elapsed[i] + (t->ops[i].duration_ns > 0 ? t->ops[i].duration_ns : 0);
 	for (int i = 0; i < t->nops; i++) {
 		const struct rr_op *o = &t->ops[i];
-		bool used = false;
-		for (int k = 0; k < o->nuses && !used; k++)
-			used = o->uses[k] == b;
-		if (!used)
-			continue;
-		if (last >= 0 && i - last - 1 > 0) {
-			int64_t ns = 0;
-			for (int j = last + 1; j < i; j++)
-				if (t->ops[j].duration_ns > 0)
-					ns += t->ops[j].duration_ns;
-			if (!found || i - last - 1 > g->ops ||
-			    (i - last - 1 == g->ops && ns > g->ns)) {
-				*g = (struct rr_gap){b, last, i, i - last - 1, ns};
-				found = true;
-			}
+		for (int k = 0; k < o->nuses; k++) {
+			int b = o->uses[k], l;
+			if (b < 0 || b >= t->nbufs)
+				continue;
+			l = last[b];
+			last[b] = i;
+			if (l < 0 || i - l - 1 == 0)
+				continue;
+			struct rr_gap g = {b, l, i, i - l - 1, elapsed[i] - elapsed[l + 1]};
+			if (g.ops > best[b].ops || (g.ops == best[b].ops && g.ns > best[b].ns))
+				best[b] = g;
 		}
-		last = i;
 	}
-	return found;
+	s->gaps = calloc((size_t)t->nbufs + 1, sizeof(*s->gaps));
+	for (int b = 0; b < t->nbufs; b++)
+		if (!t->bufs[b].persistent && !t->bufs[b].small && best[b].ops > 0)
+			s->gaps[s->ngaps++] = best[b];
+	free(last);
+	free(best);
+	free(elapsed);
 }
 
 static const struct rr_trace *sort_trace;
@@ -157,12 +166,7 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			s->peak_op = i;
 		}
 
-	s->gaps = calloc((size_t)t->nbufs + 1, sizeof(*s->gaps));
-	for (int i = 0; i < t->nbufs; i++) {
-		const struct rr_buf *b = &t->bufs[i];
-		if (!b->persistent && !b->small && longest_gap(t, i, &s->gaps[s->ngaps]))
-			s->ngaps++;
-	}
+	longest_gaps(t, s);
 	sort_trace = t;
 	qsort(s->gaps, (size_t)s->ngaps, sizeof(*s->gaps), by_size_then_gap);
 }

@@ -11,6 +11,8 @@ enum cell { EMPTY, PERSISTENT, PERITER, SAVED, BUDGET, NCELLS };
 
 static const char *glyph_utf8[NCELLS] = {" ", "\u2592", "\u2588", "\u2591", "\u2500"};
 static const char *glyph_ascii[NCELLS] = {" ", "=", "#", ".", "-"};
+static const char *eighth[8] = {"",       "\u2581", "\u2582", "\u2583",
+                                "\u2584", "\u2585", "\u2586", "\u2587"};
 static const char *color[NCELLS] = {"", "\033[34m", "\033[33m", "\033[2m", "\033[31m"};
 
 static int64_t column_max(const int64_t *v, int n, int c, int width)
@@ -49,6 +51,34 @@ static bool axis_label(FILE *f, int r, int top_row, int persist_row, int budget_
 	return a[0] != 0;
 }
 
+/* What row r shows for one column.  A layer fills a cell when it covers
+ * the cell's middle y; in Unicode the top of the per-iteration layer is
+ * drawn in eighths instead (*eighths < 8), so a 12-row chart still shows
+ * changes of 1/96 of its height. */
+static enum cell cell_at(int r, double step, double y, int64_t persistent, int64_t before,
+                         int64_t after, bool unicode, int *eighths)
+{
+	double lo = r * step, hi = (r + 1) * step;
+
+	*eighths = 8;
+	if (unicode && after > persistent && (double)after > lo && (double)after < hi) {
+		int e = (int)(((double)after - lo) * 8 / step + 0.5);
+		if (e >= 8)
+			return y < (double)persistent ? PERSISTENT : PERITER;
+		if (e > 0 && (double)persistent <= lo) {
+			*eighths = e;
+			return PERITER;
+		}
+	}
+	if (y < (double)persistent && y < (double)after)
+		return PERSISTENT;
+	if (y < (double)after)
+		return PERITER;
+	if (y < (double)before)
+		return SAVED;
+	return EMPTY;
+}
+
 void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                     const struct rr_plan *p, const struct rr_style *st, int width, int height)
 {
@@ -82,19 +112,15 @@ void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 		for (int c = 0; c < width; c++) {
 			int64_t before = column_max(t->mem, t->nops, c, width);
 			int64_t after = p ? column_max(p->mem, t->nops, c, width) : before;
-			enum cell k = EMPTY;
-			if (y < (double)s->persistent_level && y < (double)after)
-				k = PERSISTENT;
-			else if (y < (double)after)
-				k = PERITER;
-			else if (y < (double)before)
-				k = SAVED;
+			int eighths = 8;
+			enum cell k = cell_at(r, step, y, s->persistent_level, before, after,
+			                      st->unicode, &eighths);
 			if (r == budget_row && (k == EMPTY || k == SAVED))
 				k = BUDGET;
 			if (st->color && k != last)
 				fputs(k == EMPTY ? "\033[0m" : color[k], f);
 			last = k;
-			fputs(glyph[k], f);
+			fputs(eighths < 8 ? eighth[eighths] : glyph[k], f);
 		}
 		if (st->color && last != EMPTY)
 			fputs("\033[0m", f);

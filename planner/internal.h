@@ -70,7 +70,7 @@ struct pl_cand {
 	uint32_t gap_off, ngaps;      /* gaps it takes (pl_cands.gap_list) */
 	uint32_t forbid_off, nforbid; /* gaps that must stay resident if chosen */
 	uint32_t step_off, nsteps;    /* rebuild steps at `at` */
-	int32_t first_op;             /* first replayed op (orders rebuilds at one position) */
+	int32_t order_key; /* last replayed op: rebuilds at one position run in this order */
 	uint8_t segment;
 };
 
@@ -113,6 +113,12 @@ int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs);
 void pl_sel_free(struct pl_selection *s);
 int pl_sel_compatible(const struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
+void pl_sel_drop(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
+struct pl_segtree;
+void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int sign);
+void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
+                  const int32_t *order, int32_t n, int64_t budget);
+int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j);
 
 /* Upper-bound memory curve of a selection: baseline minus ranges plus transients. */
 void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,

@@ -165,7 +165,8 @@ struct pl_options {
 	enum pl_planner planner;
 	double time_limit_s; /* ILP only; 0 = default (30 s) */
 	int segments;        /* offer chain-segment candidates (default 1) */
-	int max_segment;     /* longest segment in buffers; 0 = default */
+	int max_segment;     /* longest segment in buffers; 0 = default (8) */
+	int strict;          /* replays may not read buffers rebuilt at the same position */
 	int verbose;
 };
 

@@ -3,8 +3,8 @@
 
 SHARED ?= ../shared
 
-PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c json_util.c trace_load.c graph_json.c checkmate_load.c evaluate.c plan_json.c)
-PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h
+PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c json_util.c trace_load.c candidates.c segments.c segtree.c selection.c greedy.c dtr.c graph_json.c checkmate_load.c evaluate.c plan_json.c ilp.c plan_make.c)
+PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h planner/cands_internal.h
 PLANNER_LIBS := -ljansson -lglpk -lm
 
 PLANNER_OBJS     := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)
@@ -28,3 +28,9 @@ $(BUILD)/san/libplanner.a: $(PLANNER_SAN_OBJS)
 	ar rcs $@ $^
 
 ALL_TARGETS += $(BUILD)/libplanner.a
+
+$(BUILD)/remat-plan: planner/remat_plan.c planner/planner.h $(BUILD)/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(BUILD)/libplanner.a $(PLANNER_LIBS)
+
+ALL_TARGETS += $(BUILD)/remat-plan

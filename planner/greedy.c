@@ -1,0 +1,87 @@
+/*
+ * greedy.c — Capuchin's rule: take candidates in order of memory saved
+ * per second of recompute, each only if it lowers a point of the curve
+ * that is still over the budget; then give back the ones that turned out
+ * unnecessary.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+struct score {
+	double v;
+	int32_t j;
+};
+
+static int cmp_score(const void *a, const void *b)
+{
+	const struct score *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return x->j < y->j ? -1 : x->j > y->j;
+}
+
+int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
+{
+	struct pl_segtree t;
+	struct pl_selection s;
+	struct score *sc = malloc(sizeof(*sc) * (cs->ncands ? cs->ncands : 1));
+	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
+	if (!sc || !order || pl_st_init(&t, g->live, g->nops)) {
+		free(sc);
+		free(order);
+		return -1;
+	}
+	if (pl_sel_init(&s, cs)) {
+		pl_st_free(&t);
+		free(sc);
+		free(order);
+		return -1;
+	}
+	for (int32_t j = 0; j < cs->ncands; j++) {
+		/* bytes per ns; free candidates first, the larger the better */
+		double bytes = (double)pl_cand_bytes(cs, j);
+		sc[j] = (struct score){bytes / ((double)cs->c[j].cost + 1e-3), j};
+	}
+	qsort(sc, cs->ncands, sizeof(*sc), cmp_score);
+	for (int32_t i = 0; i < cs->ncands; i++)
+		order[i] = sc[i].j;
+	int32_t ntaken = 0;
+	int32_t *taken = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
+	/* Two passes: a rebuild refused because its own position was still
+	 * over the budget may fit once others have lowered it. */
+	for (int pass = 0; pass < 2 && taken; pass++) {
+		for (int32_t i = 0; i < cs->ncands; i++) {
+			if (t.mx[1] <= budget)
+				break;
+			int32_t j = order[i];
+			const struct pl_cand *x = &cs->c[j];
+			int helps = 0;
+			for (uint32_t r = 0; r < x->nranges && !helps; r++) {
+				const struct pl_range *rg = &cs->ranges[x->range_off + r];
+				helps = rg->bytes > 0 && pl_st_max(&t, rg->lo, rg->hi) > budget;
+			}
+			if (!helps || !pl_sel_compatible(&s, cs, j))
+				continue;
+			pl_sel_apply(&t, cs, j, -1);
+			if (x->at >= 0 && x->transient > 0 &&
+			    pl_st_max(&t, x->at, x->at) > budget) {
+				pl_sel_apply(&t, cs, j, +1);
+				continue;
+			}
+			pl_sel_take(&s, cs, j);
+			taken[ntaken++] = j;
+		}
+	}
+	int ok = t.mx[1] <= budget;
+	if (ok && taken)
+		pl_sel_prune(&s, &t, cs, taken, ntaken, budget);
+	for (int32_t j = 0; j < cs->ncands; j++)
+		chosen[j] = s.chosen[j];
+	free(taken);
+	pl_sel_free(&s);
+	pl_st_free(&t);
+	free(sc);
+	free(order);
+	return ok ? 0 : 1;
+}

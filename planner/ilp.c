@@ -1,0 +1,315 @@
+/*
+ * ilp.c — the compact MILP, solved with GLPK.
+ *
+ * One binary per candidate (buffer version, idle gap, rebuild recipe);
+ * minimise the summed recompute time subject to
+ *   - each gap taken by at most one candidate,
+ *   - a chosen candidate's rebuild reads buffers that stay resident: for
+ *     each forbidden gap f of candidate X, x_X + sum(candidates taking f) <= 1,
+ *   - memory at the positions where a peak can occur: between two
+ *     consecutive range boundaries the set of candidates covering a
+ *     position is fixed, so only the highest baseline point of each such
+ *     interval needs a row, plus each rebuild position with its transients.
+ * Checkmate's MILP has O(n^2) variables; this one has O(candidates).
+ */
+#include "internal.h"
+
+#include <glpk.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ctx {
+	const double *warm; /* 1-based, NULL when none */
+	int warm_given;
+	double bound;
+	int have_bound;
+};
+
+static void callback(glp_tree *tree, void *info)
+{
+	struct ctx *c = info;
+	switch (glp_ios_reason(tree)) {
+	case GLP_IHEUR:
+		if (c->warm && !c->warm_given) {
+			c->warm_given = 1;
+			glp_ios_heur_sol(tree, c->warm);
+		}
+		break;
+	case GLP_ISELECT:
+	case GLP_IBINGO:
+	case GLP_IBRANCH: {
+		int p = glp_ios_best_node(tree);
+		if (p) {
+			c->bound = glp_ios_node_bound(tree, p);
+			c->have_bound = 1;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+struct mat {
+	int *ia, *ja;
+	double *ar;
+	size_t n, cap;
+};
+
+static int put(struct mat *m, int i, int j, double v)
+{
+	if (m->n + 1 >= m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 4096;
+		int *ia = realloc(m->ia, cap * sizeof(int));
+		if (!ia)
+			return -1;
+		m->ia = ia;
+		int *ja = realloc(m->ja, cap * sizeof(int));
+		if (!ja)
+			return -1;
+		m->ja = ja;
+		double *ar = realloc(m->ar, cap * sizeof(double));
+		if (!ar)
+			return -1;
+		m->ar = ar;
+		m->cap = cap;
+	}
+	m->n++; /* GLPK arrays are 1-based */
+	m->ia[m->n] = i;
+	m->ja[m->n] = j;
+	m->ar[m->n] = v;
+	return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Positions that need a memory row; returns how many (or -1). */
+static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                              const int64_t *trans_at, int32_t *rows)
+{
+	int32_t n = g->nops, nb = 0;
+	int32_t *bnd = malloc(sizeof(int32_t) * (2 * (size_t)cs->nranges + cs->ncands + 2));
+	if (!bnd)
+		return -1;
+	bnd[nb++] = 0;
+	for (uint32_t r = 0; r < cs->nranges; r++) {
+		bnd[nb++] = cs->ranges[r].lo;
+		if (cs->ranges[r].hi + 1 < n)
+			bnd[nb++] = cs->ranges[r].hi + 1;
+	}
+	for (int32_t j = 0; j < cs->ncands; j++)
+		if (cs->c[j].at >= 0)
+			bnd[nb++] = cs->c[j].at;
+	qsort(bnd, nb, sizeof(int32_t), cmp_i32);
+	int32_t k = 0, nrows = 0;
+	for (int32_t i = 0; i < nb; i++)
+		if (k == 0 || bnd[k - 1] != bnd[i])
+			bnd[k++] = bnd[i];
+	for (int32_t i = 0; i < k; i++) {
+		int32_t lo = bnd[i], hi = i + 1 < k ? bnd[i + 1] - 1 : n - 1, best = lo;
+		for (int32_t p = lo + 1; p <= hi; p++)
+			if (g->live[p] > g->live[best])
+				best = p;
+		if (trans_at[lo] > 0 && g->live[lo] + trans_at[lo] > budget)
+			rows[nrows++] = lo;
+		if (g->live[best] > budget && !(best == lo && nrows && rows[nrows - 1] == lo))
+			rows[nrows++] = best;
+	}
+	free(bnd);
+	return nrows;
+}
+
+int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
+           const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	r->gap = r->lp_bound = -1;
+	int32_t N = cs->ncands, n = g->nops;
+	int64_t *trans_at = calloc((size_t)n, sizeof(int64_t));
+	int32_t *rows = malloc(sizeof(int32_t) * (4 * (size_t)cs->nranges + 2 * (size_t)N + 4));
+	int32_t *row_of = malloc(sizeof(int32_t) * (size_t)n);
+	double *warm_x = malloc(sizeof(double) * ((size_t)N + 1));
+	double *coef = NULL;
+	int32_t *touched = NULL;
+	struct mat m = {0};
+	glp_prob *lp = NULL;
+	int rc = -1;
+	if (!trans_at || !rows || !row_of || !warm_x)
+		goto out;
+	memset(chosen, 0, N ? N : 1);
+	for (int32_t j = 0; j < N; j++)
+		if (cs->c[j].at >= 0)
+			trans_at[cs->c[j].at] += cs->c[j].transient;
+	int32_t nmem = peak_positions(g, cs, budget, trans_at, rows);
+	if (nmem < 0)
+		goto out;
+	if (nmem == 0 || N == 0) {
+		/* Nothing over the budget: the empty selection is optimal. */
+		r->status = nmem == 0 ? 0 : 1;
+		r->optimal = nmem == 0;
+		r->gap = 0;
+		r->lp_bound = 0;
+		rc = 0;
+		goto out;
+	}
+	coef = calloc((size_t)nmem, sizeof(double));
+	touched = malloc(sizeof(int32_t) * (size_t)nmem);
+	if (!coef || !touched)
+		goto out;
+	/* Bytes in units that keep the coefficients near 1..1e6. */
+	double unit = (double)g->baseline_peak / 1e6;
+	if (unit < 1)
+		unit = 1;
+	lp = glp_create_prob();
+	glp_set_obj_dir(lp, GLP_MIN);
+	glp_add_cols(lp, N);
+	for (int32_t j = 0; j < N; j++) {
+		glp_set_col_kind(lp, j + 1, GLP_BV);
+		glp_set_obj_coef(lp, j + 1, (double)cs->c[j].cost);
+	}
+	int row = 0;
+	for (int32_t p = 0; p < n; p++)
+		row_of[p] = -1;
+	for (int32_t i = 0; i < nmem; i++)
+		row_of[rows[i]] = i;
+	glp_add_rows(lp, nmem);
+	for (int32_t i = 0; i < nmem; i++)
+		glp_set_row_bnds(lp, i + 1, GLP_LO, (double)(g->live[rows[i]] - budget) / unit, 0);
+	row = nmem;
+	/* Memory coefficients: each range against the rows inside it.  Rows
+	 * are sorted, so a binary search finds the first one in the range.
+	 * A segment's ranges overlap; their bytes add up per row. */
+	for (int32_t j = 0; j < N; j++) {
+		const struct pl_cand *x = &cs->c[j];
+		int32_t nt = 0;
+		for (uint32_t k = 0; k < x->nranges; k++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + k];
+			int32_t lo = 0, hi = nmem;
+			while (lo < hi) {
+				int32_t mid = (lo + hi) / 2;
+				if (rows[mid] < rg->lo)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (int32_t i = lo; i < nmem && rows[i] <= rg->hi; i++) {
+				if (coef[i] == 0)
+					touched[nt++] = i;
+				coef[i] += (double)rg->bytes / unit;
+			}
+		}
+		if (x->at >= 0 && x->transient > 0 && row_of[x->at] >= 0) {
+			int32_t i = row_of[x->at];
+			if (coef[i] == 0)
+				touched[nt++] = i;
+			coef[i] -= (double)x->transient / unit;
+		}
+		for (int32_t t = 0; t < nt; t++) {
+			if (coef[touched[t]] != 0 &&
+			    put(&m, touched[t] + 1, j + 1, coef[touched[t]]))
+				goto out;
+			coef[touched[t]] = 0;
+		}
+	}
+	/* Each gap at most once. */
+	for (int32_t q = 0; q < cs->ngaps; q++) {
+		uint32_t a = cs->by_gap_off[q], b = cs->by_gap_off[q + 1];
+		if (b - a < 2)
+			continue;
+		row = glp_add_rows(lp, 1);
+		glp_set_row_bnds(lp, row, GLP_UP, 0, 1);
+		for (uint32_t i = a; i < b; i++)
+			if (put(&m, row, cs->by_gap[i] + 1, 1))
+				goto out;
+	}
+	/* What a chosen rebuild reads stays resident. */
+	for (int32_t j = 0; j < N; j++) {
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t k = 0; k < x->nforbid; k++) {
+			int32_t f = cs->forbid_list[x->forbid_off + k];
+			uint32_t a = cs->by_gap_off[f], b = cs->by_gap_off[f + 1];
+			if (a == b)
+				continue;
+			row = glp_add_rows(lp, 1);
+			glp_set_row_bnds(lp, row, GLP_UP, 0, 1);
+			if (put(&m, row, j + 1, 1))
+				goto out;
+			for (uint32_t i = a; i < b; i++)
+				if (put(&m, row, cs->by_gap[i] + 1, 1))
+					goto out;
+		}
+	}
+	glp_load_matrix(lp, (int)m.n, m.ia, m.ja, m.ar);
+
+	struct ctx c = {0};
+	if (warm) {
+		warm_x[0] = 0;
+		for (int32_t j = 0; j < N; j++)
+			warm_x[j + 1] = warm[j] ? 1.0 : 0.0;
+		c.warm = warm_x;
+	}
+	glp_iocp parm;
+	glp_init_iocp(&parm);
+	parm.msg_lev = verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	parm.fp_heur = GLP_ON;
+	parm.gmi_cuts = GLP_ON;
+	parm.mir_cuts = GLP_ON;
+	parm.cov_cuts = GLP_ON;
+	parm.clq_cuts = GLP_ON;
+	parm.br_tech = GLP_BR_DTH;
+	parm.bt_tech = GLP_BT_BLB;
+	parm.tm_lim = (int)(time_limit * 1000);
+	parm.cb_func = callback;
+	parm.cb_info = &c;
+	if (verbose)
+		fprintf(stderr, "ilp: %d columns, %d rows (%d memory), %zu non-zeros\n", N,
+		        glp_get_num_rows(lp), nmem, m.n);
+	/* GLPK prints some cut statistics whatever msg_lev says. */
+	int term = glp_term_out(verbose ? GLP_ON : GLP_OFF);
+	int ret = glp_intopt(lp, &parm);
+	glp_term_out(term);
+	int st = glp_mip_status(lp);
+	if (ret == GLP_ENOPFS || st == GLP_NOFEAS) {
+		r->status = 1; /* proven infeasible */
+		rc = 0;
+		goto out;
+	}
+	if (st != GLP_OPT && st != GLP_FEAS) {
+		r->status = 2; /* no incumbent in time */
+		rc = 0;
+		goto out;
+	}
+	double obj = glp_mip_obj_val(lp);
+	for (int32_t j = 0; j < N; j++)
+		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
+	r->status = 0;
+	r->optimal = st == GLP_OPT && ret == 0;
+	if (r->optimal) {
+		r->gap = 0;
+		r->lp_bound = obj;
+	} else if (c.have_bound) {
+		r->lp_bound = c.bound;
+		r->gap = fabs(obj - c.bound) / (fabs(obj) + 1e-9);
+	}
+	rc = 0;
+out:
+	if (lp)
+		glp_delete_prob(lp);
+	free(m.ia);
+	free(m.ja);
+	free(m.ar);
+	free(trans_at);
+	free(rows);
+	free(row_of);
+	free(warm_x);
+	free(coef);
+	free(touched);
+	return rc;
+}

@@ -1,0 +1,152 @@
+/*
+ * remat_plan.c — the `remat-plan` command: read a trace or a graph file,
+ * plan for a budget, check the plan with the evaluator, write it.
+ *
+ * Exit status: 0 plan written, 2 bad input or usage, 3 the budget cannot
+ * be reached (the message says the smallest peak found), 1 internal error.
+ */
+#include "planner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B [--planner ilp|greedy|dtr|none]\n"
+	       "                  [--time-limit S] [--no-segments] [-v] [-o PLAN.json]\n"
+	       "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
+	       "     percentage of the baseline peak (50%%)\n");
+}
+
+static const char *human(int64_t b, char *buf, size_t n)
+{
+	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)b;
+	int i = 0;
+	while ((v >= 1024 || v <= -1024) && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	const char *input = NULL, *budget_s = NULL, *out = NULL;
+	struct pl_options o;
+	pl_options_default(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--budget") && v) {
+			budget_s = v;
+			i++;
+		} else if (!strcmp(a, "--planner") && v) {
+			if (pl_planner_parse(v, &o.planner)) {
+				fprintf(
+				    stderr,
+				    "remat-plan: unknown planner '%s' (ilp, greedy, dtr, none)\n",
+				    v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--time-limit") && v) {
+			char *end;
+			errno = 0;
+			o.time_limit_s = strtod(v, &end);
+			if (*end || errno || !(o.time_limit_s > 0) || o.time_limit_s > 86400) {
+				fprintf(stderr,
+				        "remat-plan: --time-limit '%s': expected seconds in (0, "
+				        "86400]\n",
+				        v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "-o") && v) {
+			out = v;
+			i++;
+		} else if (!strcmp(a, "--no-segments")) {
+			o.segments = 0;
+		} else if (!strcmp(a, "-v")) {
+			o.verbose = 1;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "remat-plan: unknown option or missing value: %s\n", a);
+			usage(stderr);
+			return 2;
+		} else if (!input) {
+			input = a;
+		} else {
+			fprintf(stderr, "remat-plan: more than one input: %s and %s\n", input, a);
+			return 2;
+		}
+	}
+	if (!input || !budget_s) {
+		fprintf(stderr, "remat-plan: %s\n",
+		        !input ? "no input given" : "--budget is required");
+		usage(stderr);
+		return 2;
+	}
+	char err[1024], b1[32], b2[32], hs[20];
+	struct pl_graph *g;
+	int rc = pl_graph_load(input, &g, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "remat-plan: %s\n", err);
+		return rc;
+	}
+	int64_t budget;
+	if ((rc = pl_parse_budget(budget_s, g->baseline_peak, &budget, err, sizeof(err)))) {
+		fprintf(stderr, "remat-plan: %s\n", err);
+		pl_graph_free(g);
+		return rc;
+	}
+	printf("graph:           %s (%d ops, %d buffers, hash %s)\n", g->name, g->nops, g->nbufs,
+	       pl_hash_str(g->hash, hs));
+	printf("baseline peak:   %s (%lld bytes)\n", human(g->baseline_peak, b1, sizeof(b1)),
+	       (long long)g->baseline_peak);
+	printf("budget:          %s (%lld bytes)\n", human(budget, b1, sizeof(b1)),
+	       (long long)budget);
+	struct pl_plan *p;
+	struct pl_result res;
+	rc = pl_plan_make(g, budget, &o, &p, &res, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "remat-plan: %s\n", err);
+		if (rc == PL_EBUDGET)
+			fprintf(stderr, "remat-plan: smallest reachable peak: %s (%lld bytes)\n",
+			        human(res.min_peak, b1, sizeof(b1)), (long long)res.min_peak);
+		pl_graph_free(g);
+		return rc;
+	}
+	double iter = (double)(res.iteration_ns > 0 ? res.iteration_ns : 1);
+	printf("planned peak:    %s (%lld bytes)\n", human(res.peak, b1, sizeof(b1)),
+	       (long long)res.peak);
+	printf("bytes saved:     %s (%.1f%% of the peak)\n",
+	       human(res.baseline_peak - res.peak, b2, sizeof(b2)),
+	       100.0 * (double)(res.baseline_peak - res.peak) / (double)res.baseline_peak);
+	printf("buffers evicted: %d (%d replays)\n", res.evicted_buffers, res.replays);
+	printf("recompute time:  %.3f ms (%.2f%% of the iteration)\n", res.recompute_ns / 1e6,
+	       100.0 * (double)res.recompute_ns / iter);
+	printf("planner:         %s (%d candidates)\n", res.planner, res.candidates);
+	printf("solve time:      %.3f s\n", res.solve_s);
+	if (res.gap >= 0)
+		printf("gap:             %.2f%% (LP bound %.3f ms)\n", 100 * res.gap,
+		       res.lp_bound / 1e6);
+	else
+		printf("gap:             n/a\n");
+	if (out) {
+		rc = pl_plan_save_json(p, out, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "remat-plan: %s\n", err);
+		else
+			printf("plan:            %s\n", out);
+	}
+	pl_plan_free(p);
+	pl_graph_free(g);
+	return rc;
+}

@@ -1,0 +1,141 @@
+/*
+ * segments.c — chain-segment candidates: drop a run of buffers whose
+ * rebuilds depend on each other and rebuild them forward in one pass at
+ * the first point any of them is needed, keeping each until its own use
+ * (what sqrt(n) checkpointing does).  Replayed one by one, each buffer of
+ * a chain would need its predecessor resident; together, each op of the
+ * segment runs once.
+ *
+ * A segment grows from a single candidate by adding the buffers its
+ * rebuild needs resident (its forbidden gaps), one ring at a time, so
+ * skip connections (two inputs) grow it by both.
+ */
+#include "cands_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Segments already made, keyed by (position, sorted gap set). */
+struct seen {
+	uint64_t *keys;
+	size_t cap, n;
+};
+
+static int seen_add(struct seen *s, uint64_t key)
+{
+	if (s->n * 2 >= s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		uint64_t *k = calloc(cap, sizeof(uint64_t));
+		if (!k)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->keys[i]) {
+				size_t h = s->keys[i] & (cap - 1);
+				while (k[h])
+					h = (h + 1) & (cap - 1);
+				k[h] = s->keys[i];
+			}
+		free(s->keys);
+		s->keys = k;
+		s->cap = cap;
+	}
+	if (!key)
+		key = 1;
+	size_t h = key & (s->cap - 1);
+	while (s->keys[h]) {
+		if (s->keys[h] == key)
+			return 1;
+		h = (h + 1) & (s->cap - 1);
+	}
+	s->keys[h] = key;
+	s->n++;
+	return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
+                      struct recipe *rc, int strict, int max_segment)
+{
+	struct pl_cands *cs = cb->cs;
+	struct seen seen = {0};
+	int32_t nsingle = cs->ncands;
+	int32_t *tg = malloc(sizeof(int32_t) * RC_MAX_T),
+	        *sorted = malloc(sizeof(int32_t) * RC_MAX_T);
+	int32_t *forbid = malloc(sizeof(int32_t) * RC_MAX_TOUCH);
+	struct pl_range *rg = malloc(sizeof(*rg) * RC_MAX_T);
+	int rcode = -1;
+	if (!tg || !sorted || !forbid || !rg)
+		goto out;
+	if (max_segment > RC_MAX_T)
+		max_segment = RC_MAX_T;
+	for (int32_t j = 0; j < nsingle; j++) {
+		const struct pl_cand *x = &cs->c[j];
+		if (x->at < 0 || x->nforbid == 0 || x->nsteps == 0 ||
+		    cs->gaps[cs->gap_list[x->gap_off]].ver < 0)
+			continue;
+		int32_t c = x->at;
+		int nt = 1, nf = (int)x->nforbid;
+		tg[0] = cs->gap_list[x->gap_off];
+		memcpy(forbid, &cs->forbid_list[x->forbid_off], sizeof(int32_t) * nf);
+		while (nf > 0 && nt + nf <= max_segment) {
+			int ok = 1;
+			for (int i = 0; i < nf && ok; i++) {
+				const struct pl_gap *q = &cs->gaps[forbid[i]];
+				/* Only gaps that cover c can join: the buffer is then
+				 * rebuilt at c and kept until its own next use. */
+				ok = !q->dead && q->ver >= 0 && q->a < c && c < q->c;
+				for (int t = 0; t < nt && ok; t++)
+					ok = tg[t] != forbid[i];
+			}
+			if (!ok)
+				break;
+			memcpy(&tg[nt], forbid, sizeof(int32_t) * nf);
+			nt += nf;
+			memcpy(sorted, tg, sizeof(int32_t) * nt);
+			qsort(sorted, nt, sizeof(int32_t), cmp_i32);
+			uint64_t key = pl_fnv(pl_fnv(PL_FNV_OFFSET, &c, sizeof(c)), sorted,
+			                      sizeof(int32_t) * nt);
+			int dup = seen_add(&seen, key);
+			if (dup < 0)
+				goto out;
+			rc->nt = nt;
+			for (int t = 0; t < nt; t++) {
+				rc->tb[t] = cs->gaps[tg[t]].buf;
+				rc->tv[t] = cs->gaps[tg[t]].ver;
+			}
+			if (pl_recipe_build(rc, g, ix, cs, c, strict))
+				break;
+			nf = rc->nforbid;
+			memcpy(forbid, rc->forbid, sizeof(int32_t) * nf);
+			if (dup)
+				continue;
+			int nr = 0;
+			for (int t = 0; t < nt; t++) {
+				const struct pl_gap *q = &cs->gaps[tg[t]];
+				if (c - 1 >= q->a + 1)
+					rg[nr++] = (struct pl_range){q->a + 1, c - 1,
+					                             g->bufs[q->buf].rounded};
+			}
+			struct pl_cand proto = {.at = c,
+			                        .cost = rc->cost,
+			                        .transient = rc->transient,
+			                        .order_key = rc->last_op,
+			                        .segment = 1};
+			if (pl_cands_add(cb, &proto, rg, nr, tg, nt, rc))
+				goto out;
+		}
+	}
+	rcode = 0;
+out:
+	free(seen.keys);
+	free(tg);
+	free(sorted);
+	free(forbid);
+	free(rg);
+	return rcode;
+}

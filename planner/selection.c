@@ -1,0 +1,186 @@
+/*
+ * selection.c — a set of chosen candidates: compatibility (each gap taken
+ * once, no gap evicted that a chosen rebuild reads), its upper-bound
+ * memory curve, and the executable plan it stands for.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs)
+{
+	size_t ng = cs->ngaps ? (size_t)cs->ngaps : 1;
+	s->chosen = calloc(cs->ncands ? cs->ncands : 1, 1);
+	s->gap_taken = malloc(sizeof(int32_t) * ng);
+	s->pins = calloc(ng, sizeof(int32_t));
+	if (!s->chosen || !s->gap_taken || !s->pins) {
+		pl_sel_free(s);
+		return -1;
+	}
+	for (size_t q = 0; q < ng; q++)
+		s->gap_taken[q] = -1;
+	return 0;
+}
+
+void pl_sel_free(struct pl_selection *s)
+{
+	free(s->chosen);
+	free(s->gap_taken);
+	free(s->pins);
+	memset(s, 0, sizeof(*s));
+}
+
+int pl_sel_compatible(const struct pl_selection *s, const struct pl_cands *cs, int32_t j)
+{
+	const struct pl_cand *x = &cs->c[j];
+	if (s->chosen[j])
+		return 0;
+	for (uint32_t i = 0; i < x->ngaps; i++) {
+		int32_t q = cs->gap_list[x->gap_off + i];
+		if (s->gap_taken[q] >= 0 || s->pins[q])
+			return 0;
+	}
+	for (uint32_t i = 0; i < x->nforbid; i++)
+		if (s->gap_taken[cs->forbid_list[x->forbid_off + i]] >= 0)
+			return 0;
+	return 1;
+}
+
+void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j)
+{
+	const struct pl_cand *x = &cs->c[j];
+	s->chosen[j] = 1;
+	for (uint32_t i = 0; i < x->ngaps; i++)
+		s->gap_taken[cs->gap_list[x->gap_off + i]] = j;
+	for (uint32_t i = 0; i < x->nforbid; i++)
+		s->pins[cs->forbid_list[x->forbid_off + i]]++;
+}
+
+void pl_sel_drop(struct pl_selection *s, const struct pl_cands *cs, int32_t j)
+{
+	const struct pl_cand *x = &cs->c[j];
+	s->chosen[j] = 0;
+	for (uint32_t i = 0; i < x->ngaps; i++)
+		s->gap_taken[cs->gap_list[x->gap_off + i]] = -1;
+	for (uint32_t i = 0; i < x->nforbid; i++)
+		s->pins[cs->forbid_list[x->forbid_off + i]]--;
+}
+
+void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,
+                  int64_t *curve)
+{
+	int64_t *d = calloc((size_t)g->nops + 1, sizeof(int64_t));
+	memcpy(curve, g->live, sizeof(int64_t) * g->nops);
+	if (!d)
+		return;
+	for (int32_t j = 0; j < cs->ncands; j++) {
+		if (!chosen[j])
+			continue;
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t r = 0; r < x->nranges; r++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			d[rg->lo] -= rg->bytes;
+			d[rg->hi + 1] += rg->bytes;
+		}
+		if (x->at >= 0)
+			curve[x->at] += x->transient;
+	}
+	int64_t acc = 0;
+	for (int32_t p = 0; p < g->nops; p++) {
+		acc += d[p];
+		curve[p] += acc;
+	}
+	free(d);
+}
+
+static int cmp_rebuild(const void *a, const void *b, void *arg)
+{
+	const struct pl_cands *cs = arg;
+	const struct pl_cand *x = &cs->c[*(const int32_t *)a];
+	const struct pl_cand *y = &cs->c[*(const int32_t *)b];
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	if (x->order_key != y->order_key)
+		return x->order_key < y->order_key ? -1 : 1;
+	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+}
+
+struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
+                            const uint8_t *chosen)
+{
+	struct pl_plan_builder *b = pl_builder_new(g->nops);
+	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
+	if (!b || !order) {
+		free(order);
+		pl_plan_free(pl_builder_finish(b));
+		return NULL;
+	}
+	int32_t n = 0;
+	for (int32_t j = 0; j < cs->ncands; j++) {
+		if (!chosen[j])
+			continue;
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t i = 0; i < x->ngaps; i++) {
+			const struct pl_gap *q = &cs->gaps[cs->gap_list[x->gap_off + i]];
+			pl_builder_evict(b, q->a, q->buf);
+		}
+		if (x->at >= 0)
+			order[n++] = j;
+	}
+	/* Rebuilds at one position run in the order of the ops they end with,
+	 * so one that reads a buffer another rebuilds comes after it. */
+	qsort_r(order, n, sizeof(int32_t), cmp_rebuild, (void *)cs);
+	for (int32_t i = 0; i < n; i++) {
+		const struct pl_cand *x = &cs->c[order[i]];
+		for (uint32_t k = 0; k < x->nsteps; k++)
+			pl_builder_step(b, x->at, cs->steps[x->step_off + k].kind,
+			                cs->steps[x->step_off + k].arg);
+	}
+	free(order);
+	return pl_builder_finish(b);
+}
+
+/* Applies (sign -1) or withdraws (sign +1) candidate j's effect on the curve. */
+void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int sign)
+{
+	const struct pl_cand *x = &cs->c[j];
+	for (uint32_t r = 0; r < x->nranges; r++) {
+		const struct pl_range *rg = &cs->ranges[x->range_off + r];
+		pl_st_add(t, rg->lo, rg->hi, sign * rg->bytes);
+	}
+	if (x->at >= 0)
+		pl_st_add(t, x->at, x->at, -sign * x->transient);
+}
+
+/* Drops chosen candidates, costliest per byte first, while the curve
+ * stays within the budget without them. */
+void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
+                  const int32_t *order, int32_t n, int64_t budget)
+{
+	for (int32_t i = n - 1; i >= 0; i--) {
+		int32_t j = order[i];
+		if (!s->chosen[j] || cs->c[j].cost == 0)
+			continue;
+		pl_sel_apply(t, cs, j, +1);
+		const struct pl_cand *x = &cs->c[j];
+		int ok = 1;
+		for (uint32_t r = 0; r < x->nranges && ok; r++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			ok = pl_st_max(t, rg->lo, rg->hi) <= budget;
+		}
+		if (ok)
+			pl_sel_drop(s, cs, j);
+		else
+			pl_sel_apply(t, cs, j, -1);
+	}
+}
+
+int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j)
+{
+	const struct pl_cand *x = &cs->c[j];
+	int64_t b = 0;
+	for (uint32_t r = 0; r < x->nranges; r++)
+		b += cs->ranges[x->range_off + r].bytes;
+	return b;
+}

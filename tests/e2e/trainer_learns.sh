@@ -13,12 +13,13 @@ for t in mlp gpt; do
 	echo "$t: loss $first -> $last"
 	awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.75 * a) }' ||
 		fail "$t: loss did not fall enough ($first -> $last)"
-	# Every step but at most one goes down (dropout and fresh batches add noise).
-	ups=$(awk '$1 == "iter" { print $4 }' "$tmp/$t.out" | while read -r h; do printf '%.6f\n' "$h"; done |
-		awk 'NR > 1 && $1 > prev { n++ } { prev = $1 } END { print n + 0 }')
-	[ "$ups" -le 1 ] || fail "$t: loss rose in $ups of 7 steps: $(cat "$tmp/$t.out")"
+	# Fresh batches and dropout add noise, so single steps may rise; the
+	# second half of the run must still be lower than the first.
+	awk '$1 == "iter" { print $4 }' "$tmp/$t.out" | while read -r h; do printf '%.6f\n' "$h"; done |
+		awk '{ v[NR] = $1 } END { for (i = 1; i <= 4; i++) { a += v[i]; b += v[i + 4] } exit !(b < a) }' ||
+		fail "$t: the second half of the losses is not lower: $(cat "$tmp/$t.out")"
 done
-# ln(16) = 2.77 for mlp's 16 classes; ln(64) = 4.16 for gpt's vocabulary.
-awk -v a="$(loss "$tmp/mlp.out" 0)" 'BEGIN { exit !(a > 2.0 && a < 3.6) }' || fail "mlp: odd first loss"
+# ln(10) = 2.30 for mlp's 10 classes; ln(64) = 4.16 for gpt's vocabulary.
+awk -v a="$(loss "$tmp/mlp.out" 0)" 'BEGIN { exit !(a > 1.8 && a < 3.2) }' || fail "mlp: odd first loss"
 awk -v a="$(loss "$tmp/gpt.out" 0)" 'BEGIN { exit !(a > 3.5 && a < 5.0) }' || fail "gpt: odd first loss"
 echo "trainers learn: ok"

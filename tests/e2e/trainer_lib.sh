@@ -2,7 +2,8 @@
 set -eu
 BUILD=${BUILD:-build}
 TR=$BUILD/trainers
-SIMRUN=tools/simrun
+SIMRUN=${SIMRUN:-tools/simrun}
+case "$SIMRUN" in /*) ;; *) SIMRUN=$(pwd)/$SIMRUN ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -345,7 +345,7 @@ int main(int argc, char **argv)
 	                          .hidden = 64,
 	                          .layers = 2,
 	                          .iters = 5,
-	                          .seq = 64,
+	                          .seq = 32,
 	                          .heads = 4,
 	                          .vocab = 64,
 	                          .accum = 1,

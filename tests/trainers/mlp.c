@@ -240,10 +240,10 @@ int main(int argc, char **argv)
 	                          .hidden = 256,
 	                          .layers = 2,
 	                          .iters = 6,
-	                          .in_dim = 128,
-	                          .classes = 16,
+	                          .in_dim = 64,
+	                          .classes = 10,
 	                          .accum = 1,
-	                          .lr = 3e-3f,
+	                          .lr = 1e-2f,
 	                          .dropout = 0.1f,
 	                          .seed = 1,
 	                          .kernels_dir = TRAINER_KERNELS_DIR};

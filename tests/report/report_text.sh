@@ -47,4 +47,37 @@ echo "$top" | grep -q '#' || fail "no column reaches the peak row"
 
 # no colour when stdout is not a terminal
 if grep -q "$(printf '\033')" "$out"; then fail "escape codes in a pipe"; fi
+
+# a CUPTI count that disagrees with the intercepted launches is flagged
+cp -r "$FIX" "$TMP/mismatch"
+sed 's/"cupti": {"kernels": 20, "launches": 20, "mismatch": 0}/"cupti": {"kernels": 23, "launches": 20, "mismatch": 3}/' \
+	"$FIX/trace.json" >"$TMP/mismatch/trace.json"
+"$REPORT" "$TMP/mismatch" >"$TMP/mm" || fail "mismatch trace: exit $?"
+expect_line "$TMP/mm" '^  23 kernels seen by CUPTI, 20 launches intercepted: MISMATCH \(3\)'
+
+# colour only on a terminal, and never with NO_COLOR
+python3 - "$REPORT" "$FIX" <<'PY' || fail "colour on a terminal"
+import os, pty, sys
+
+def run(env):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(sys.argv[1], [sys.argv[1], sys.argv[2]], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out
+
+env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+assert b"\x1b[1mITERATION\x1b[0m" in run(env), "no colour on a terminal"
+env["NO_COLOR"] = "1"
+assert b"\x1b[" not in run(env), "colour despite NO_COLOR"
+PY
 echo "ok"

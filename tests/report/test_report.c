@@ -185,6 +185,49 @@ static void test_export_roundtrip(void **state)
 	pl_graph_free(b);
 }
 
+/* A plan the planner itself makes for mlp3 (greedy, 140 MiB) reads back
+ * into the report consistently: it fits, evicts something, and the
+ * rebuild costs add up to the evaluator's recompute time. */
+static void test_planner_made_plan(void **state)
+{
+	char out[] = "/tmp/rr-plan-XXXXXX", err[512];
+	struct pl_graph *g = NULL;
+	struct pl_plan *pp = NULL;
+	struct pl_options o;
+	struct pl_result res;
+	struct rr_trace t;
+	struct rr_plan p;
+	int fd = mkstemp(out);
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(pl_graph_load_trace(FIX, &g, err, sizeof(err)), PL_OK);
+	pl_options_default(&o);
+	o.planner = PL_PLANNER_GREEDY;
+	assert_int_equal(pl_plan_make(g, 140 * MiB, &o, &pp, &res, err, sizeof(err)), PL_OK);
+	assert_int_equal(pl_plan_save_json(pp, out, err, sizeof(err)), PL_OK);
+	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
+	assert_int_equal(rr_load_plan(out, &t, &p, err, sizeof(err)), 0);
+	unlink(out);
+	assert_true(p.peak_after <= 140 * MiB);
+	assert_int_equal(p.peak_before, 154 * MiB);
+	assert_true(p.nevicts > 0);
+	int64_t cost = 0;
+	for (int i = 0; i < p.nrebuilds; i++)
+		cost += p.rebuilds[i].cost_ns;
+	assert_int_equal(cost, p.recompute_ns);
+	for (int i = 0; i < p.nevicts; i++) {
+		assert_false(t.bufs[p.evicts[i].buf].small);
+		assert_true(p.evicts[i].before_op < 0 ||
+		            p.evicts[i].before_op > p.evicts[i].after_op);
+	}
+	rr_plan_free(&p);
+	rr_trace_free(&t);
+	pl_plan_free(pp);
+	pl_graph_free(g);
+}
+
 /* A hand-built trace: one 4 MiB persistent buffer, one 4 MiB activation
  * used at ops 0, 3, 4 and 9 (gaps of 2 and 4 ops), 10 ops of 1 us each
  * except op 6 (unknown). */
@@ -272,9 +315,13 @@ static void test_chart_ascii(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fmt),         cmocka_unit_test(test_mlp3_figures),
-	    cmocka_unit_test(test_mlp3_plan),   cmocka_unit_test(test_export_roundtrip),
-	    cmocka_unit_test(test_gap_longest), cmocka_unit_test(test_chart_ascii),
+	    cmocka_unit_test(test_fmt),
+	    cmocka_unit_test(test_mlp3_figures),
+	    cmocka_unit_test(test_mlp3_plan),
+	    cmocka_unit_test(test_export_roundtrip),
+	    cmocka_unit_test(test_planner_made_plan),
+	    cmocka_unit_test(test_gap_longest),
+	    cmocka_unit_test(test_chart_ascii),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,12 @@ sed 's/"cupti": {"kernels": 20, "launches": 20, "mismatch": 0}/"cupti": {"kernel
 "$REPORT" "$TMP/mismatch" >"$TMP/mm" || fail "mismatch trace: exit $?"
 expect_line "$TMP/mm" '^  23 kernels seen by CUPTI, 20 launches intercepted: MISMATCH \(3\)'
 
+# without CUPTI the report says so, with the writer's note
+sed 's/"cupti": {"kernels": 20, "launches": 20, "mismatch": 0}/"cupti": {"available": false, "kernels": 0, "launches": 20, "mismatch": 0, "note": "libcupti.so not found"}/' \
+	"$FIX/trace.json" >"$TMP/mismatch/trace.json"
+"$REPORT" "$TMP/mismatch" >"$TMP/nocupti" || fail "no-CUPTI trace: exit $?"
+expect_line "$TMP/nocupti" '^  CUPTI was not available - libcupti\.so not found: no kernel durations, no cross-check$'
+
 # colour only on a terminal, and never with NO_COLOR
 python3 - "$REPORT" "$FIX" <<'PY' || fail "colour on a terminal"
 import os, pty, sys

@@ -287,8 +287,13 @@ static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_plan 
 static void cupti(FILE *f, const struct rr_trace *t)
 {
 	fputs("<h2>CUPTI cross-check</h2>\n", f);
-	if (t->cupti_kernels < 0) {
-		fputs("<p>No CUPTI figures in the trace.</p>\n", f);
+	if (!t->cupti_available || t->cupti_kernels < 0) {
+		fputs("<p class=\"warn\">CUPTI was not available", f);
+		if (t->cupti_note && *t->cupti_note) {
+			fputs(": ", f);
+			rr_html_text(f, t->cupti_note);
+		}
+		fputs(". No kernel durations, no cross-check.</p>\n", f);
 		return;
 	}
 	bool ok = t->cupti_kernels == t->cupti_launches && t->cupti_mismatch == 0;

@@ -200,6 +200,7 @@ void rr_trace_free(struct rr_trace *t)
 	free(t->dir);
 	free(t->cmdline);
 	free(t->device);
+	free(t->cupti_note);
 	memset(t, 0, sizeof(*t));
 }
 

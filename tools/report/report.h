@@ -49,6 +49,8 @@ struct rr_trace {
 	struct rr_buf *bufs;
 	int nbufs;
 	int64_t cupti_kernels, cupti_launches, cupti_mismatch;
+	bool cupti_available; /* false: no durations, no cross-check (cupti_note says why) */
+	char *cupti_note;
 	int64_t *mem; /* bytes in use during each op, without a plan (nops entries) */
 };
 

@@ -157,8 +157,10 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 static void print_cupti(FILE *f, const struct rr_trace *t, const struct rr_style *st)
 {
 	heading(f, st, "CUPTI CROSS-CHECK");
-	if (t->cupti_kernels < 0) {
-		fprintf(f, "  no CUPTI figures in the trace\n");
+	if (!t->cupti_available || t->cupti_kernels < 0) {
+		fprintf(f, "  CUPTI was not available%s%s: no kernel durations, no cross-check\n",
+		        t->cupti_note && *t->cupti_note ? " - " : "",
+		        t->cupti_note ? t->cupti_note : "");
 		return;
 	}
 	fprintf(f, "  %" PRId64 " kernels seen by CUPTI, %" PRId64 " launches intercepted: ",

@@ -88,6 +88,8 @@ int rr_trace_extras(const char *dir, struct rr_trace *t, char *err, size_t errle
 	t->cupti_kernels = get_int(sec, "kernels", -1);
 	t->cupti_launches = get_int(sec, "launches", -1);
 	t->cupti_mismatch = get_int(sec, "mismatch", 0);
+	t->cupti_available = !json_is_false(json_object_get(sec, "available"));
+	t->cupti_note = dup_str(sec, "note", "");
 	json_decref(root);
 	return 0;
 }

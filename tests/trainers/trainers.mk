@@ -60,3 +60,13 @@ E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 ifeq ($(HAVE_NVCC),1)
 E2E_TESTS += tests/e2e/trainer_nvcc.sh
 endif
+
+# Finite-difference checks of the backward kernels, gemm against a loop.
+$(TR_DIR)/test_kernels: tests/trainers/test_kernels.c tests/simcuda/include/simcuda_abi.h \
+		$(KERNEL_DIR)/elementwise.so $(KERNEL_DIR)/reduce.so $(KERNEL_DIR)/gemm.so \
+		$(SIMCUDA_DIR)/libsimcuda_kernel.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -DKERNELS_DIR='"$(KERNEL_DIR)"' $< -o $@ \
+		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
+		-lcmocka -ldl -lm
+UNIT_TESTS += $(TR_DIR)/test_kernels

@@ -1,0 +1,376 @@
+/*
+ * context.c — the device's primary context and each thread's context
+ * stack.  Only the primary context exists (cuCtxCreate is not supported),
+ * which is all cudart and libremat use.
+ */
+#include "driver.h"
+
+#include <stdlib.h>
+
+struct sim_ctx sim_primary = {.id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define CTX_STACK 64
+static __thread struct sim_ctx *stack[CTX_STACK];
+static __thread int depth; /* stack[depth-1] is current */
+
+CUresult ctx_check(CUcontext c, struct sim_ctx **out)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (c != (CUcontext)&sim_primary)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&sim_primary.lock);
+	bool active = sim_primary.active;
+	pthread_mutex_unlock(&sim_primary.lock);
+	if (!active)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	*out = &sim_primary;
+	return CUDA_SUCCESS;
+}
+
+CUresult ctx_current(struct sim_ctx **out)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (depth == 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return ctx_check((CUcontext)stack[depth - 1], out);
+}
+
+CUresult ctx_synchronize(struct sim_ctx *ctx)
+{
+	struct sim_marker **ms = NULL;
+	size_t n = 0, cap = 0;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct sim_stream *s = ctx->streams; s; s = s->next) {
+		if (s->last == NULL)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct sim_marker **nm = realloc(ms, cap * sizeof(*nm));
+			if (nm == NULL) {
+				pthread_mutex_unlock(&ctx->lock);
+				free(ms);
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			}
+			ms = nm;
+		}
+		marker_ref(s->last);
+		ms[n++] = s->last;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	for (size_t i = 0; i < n; i++) {
+		marker_wait(ms[i]);
+		marker_unref(ms[i]);
+	}
+	free(ms);
+	return CUDA_SUCCESS;
+}
+
+/* ---- primary context --------------------------------------------------- */
+
+static CUresult primary_retain(CUcontext *pctx, CUdevice dev)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	struct sim_ctx *c = &sim_primary;
+	pthread_mutex_lock(&c->lock);
+	bool need_legacy = c->legacy == NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (need_legacy) {
+		static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+		pthread_mutex_lock(&create_lock);
+		struct sim_stream *s;
+		CUresult r = CUDA_SUCCESS;
+		if (c->legacy == NULL)
+			r = stream_create(c, 0, 0, true, false, &s);
+		pthread_mutex_unlock(&create_lock);
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	pthread_mutex_lock(&c->lock);
+	c->retain++;
+	c->active = true;
+	pthread_mutex_unlock(&c->lock);
+	*pctx = (CUcontext)c;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	cuDevicePrimaryCtxRetain_params p = {pctx, dev};
+	API_CALL(cuDevicePrimaryCtxRetain, &p, primary_retain(pctx, dev));
+}
+
+static CUresult primary_release(CUdevice dev, bool reset)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	struct sim_ctx *c = &sim_primary;
+	pthread_mutex_lock(&c->lock);
+	bool was_active = c->active;
+	if (!reset && c->retain == 0) {
+		pthread_mutex_unlock(&c->lock);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	pthread_mutex_unlock(&c->lock);
+	/* Work still queued completes before the context goes inactive. */
+	if (was_active)
+		ctx_synchronize(c);
+	pthread_mutex_lock(&c->lock);
+	if (reset)
+		c->retain = 0;
+	else
+		c->retain--;
+	if (c->retain == 0) {
+		c->active = false;
+		c->flags = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	cuDevicePrimaryCtxRelease_v2_params p = {dev};
+	API_CALL(cuDevicePrimaryCtxRelease_v2, &p, primary_release(dev, false));
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	cuDevicePrimaryCtxReset_v2_params p = {dev};
+	API_CALL(cuDevicePrimaryCtxReset_v2, &p, primary_release(dev, true));
+}
+
+static CUresult primary_set_flags(CUdevice dev, unsigned flags)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	unsigned known = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
+	                 CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
+	if ((flags & ~known) || (flags & CU_CTX_SCHED_MASK) == 0x3 ||
+	    (flags & CU_CTX_SCHED_MASK) > CU_CTX_SCHED_BLOCKING_SYNC)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_primary.lock);
+	sim_primary.flags = flags;
+	pthread_mutex_unlock(&sim_primary.lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+	cuDevicePrimaryCtxSetFlags_v2_params p = {dev, flags};
+	API_CALL(cuDevicePrimaryCtxSetFlags_v2, &p, primary_set_flags(dev, flags));
+}
+
+static CUresult primary_state(CUdevice dev, unsigned *flags, int *active)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (flags == NULL || active == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_primary.lock);
+	*flags = sim_primary.flags;
+	*active = sim_primary.active;
+	pthread_mutex_unlock(&sim_primary.lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+	cuDevicePrimaryCtxGetState_params p = {dev, flags, active};
+	API_CALL(cuDevicePrimaryCtxGetState, &p, primary_state(dev, flags, active));
+}
+
+/* ---- the thread's context stack --------------------------------------- */
+
+static CUresult get_current(CUcontext *pctx)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = depth ? (CUcontext)stack[depth - 1] : NULL;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
+{
+	cuCtxGetCurrent_params p = {pctx};
+	API_CALL(cuCtxGetCurrent, &p, get_current(pctx));
+}
+
+static CUresult set_current(CUcontext c)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (c == NULL) {
+		if (depth)
+			depth--;
+		return CUDA_SUCCESS;
+	}
+	if (c != (CUcontext)&sim_primary)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (depth == 0)
+		depth = 1;
+	stack[depth - 1] = &sim_primary;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+	cuCtxSetCurrent_params p = {ctx};
+	API_CALL(cuCtxSetCurrent, &p, set_current(ctx));
+}
+
+static CUresult push_current(CUcontext c)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (c != (CUcontext)&sim_primary)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (depth == CTX_STACK)
+		return CUDA_ERROR_INVALID_VALUE;
+	stack[depth++] = &sim_primary;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	cuCtxPushCurrent_v2_params p = {ctx};
+	API_CALL(cuCtxPushCurrent_v2, &p, push_current(ctx));
+}
+
+static CUresult pop_current(CUcontext *pctx)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (depth == 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (pctx)
+		*pctx = (CUcontext)stack[depth - 1];
+	depth--;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	cuCtxPopCurrent_v2_params p = {pctx};
+	API_CALL(cuCtxPopCurrent_v2, &p, pop_current(pctx));
+}
+
+static CUresult sync_current(void)
+{
+	struct sim_ctx *c;
+	CUresult r = ctx_current(&c);
+	return r != CUDA_SUCCESS ? r : ctx_synchronize(c);
+}
+
+EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	API_CALL(cuCtxSynchronize, NULL, sync_current());
+}
+
+static CUresult sync_ctx(CUcontext h)
+{
+	struct sim_ctx *c;
+	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	return r != CUDA_SUCCESS ? r : ctx_synchronize(c);
+}
+
+EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
+{
+	cuCtxSynchronize_v2_params p = {ctx};
+	API_CALL(cuCtxSynchronize_v2, &p, sync_ctx(ctx));
+}
+
+static CUresult ctx_device(CUdevice *d, CUcontext h)
+{
+	struct sim_ctx *c;
+	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
+{
+	cuCtxGetDevice_params p = {device};
+	API_CALL(cuCtxGetDevice, &p, ctx_device(device, NULL));
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	cuCtxGetDevice_v2_params p = {device, ctx};
+	API_CALL(cuCtxGetDevice_v2, &p, ctx_device(device, ctx));
+}
+
+static CUresult ctx_id(CUcontext h, unsigned long long *id)
+{
+	struct sim_ctx *c;
+	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (id == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*id = c->id;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+	cuCtxGetId_params p = {ctx, ctxId};
+	API_CALL(cuCtxGetId, &p, ctx_id(ctx, ctxId));
+}
+
+static CUresult ctx_flags(unsigned *flags)
+{
+	struct sim_ctx *c;
+	CUresult r = ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (flags == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&c->lock);
+	*flags = c->flags;
+	pthread_mutex_unlock(&c->lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
+{
+	cuCtxGetFlags_params p = {flags};
+	API_CALL(cuCtxGetFlags, &p, ctx_flags(flags));
+}
+
+static CUresult priority_range(int *least, int *greatest)
+{
+	struct sim_ctx *c;
+	CUresult r = ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (least)
+		*least = 0;
+	if (greatest)
+		*greatest = -5;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+	cuCtxGetStreamPriorityRange_params p = {leastPriority, greatestPriority};
+	API_CALL(cuCtxGetStreamPriorityRange, &p, priority_range(leastPriority, greatestPriority));
+}

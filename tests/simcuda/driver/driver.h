@@ -1,0 +1,283 @@
+/*
+ * driver.h — the simulated driver's private face: the state shared by the
+ * files of tests/simcuda/driver (contexts, streams, device memory, the
+ * clock, statistics, CUPTI hooks).  The public face is cuda.h itself.
+ */
+#ifndef SIMCUDA_DRIVER_H
+#define SIMCUDA_DRIVER_H
+
+#include <cuda.h>
+#include <cupti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simcuda_abi.h"
+#include "simcuda_internal.h"
+#include "simcuda_stats.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- env.c: SIMCUDA_* configuration ------------------------------------ */
+
+struct sim_config {
+	uint64_t capacity;       /* SIMCUDA_MEMORY */
+	uint64_t granularity;    /* SIMCUDA_GRANULARITY */
+	int report;              /* SIMCUDA_REPORT */
+	const char *report_file; /* SIMCUDA_REPORT_FILE */
+	uint64_t fail_alloc;     /* SIMCUDA_FAIL_ALLOC: 1-based, 0 = never */
+	uint64_t fail_launch;    /* SIMCUDA_FAIL_LAUNCH */
+	unsigned slow_stream_ms; /* SIMCUDA_SLOW_STREAM */
+};
+extern struct sim_config sim_cfg;
+void sim_config_load(void);
+
+/* ---- api.c: CUPTI callbacks and correlation ids ------------------------ */
+
+extern const struct simcuda_hooks *_Atomic sim_hooks;
+
+struct api_frame {
+	CUpti_CallbackId cbid;
+	const char *name;
+	const void *params;
+	uint32_t correlation;
+};
+void api_enter(struct api_frame *f, CUpti_CallbackId cbid, const char *name, const void *params);
+CUresult api_exit(struct api_frame *f, CUresult result);
+/* The correlation id an op enqueued now carries in its activity record. */
+uint32_t api_op_correlation(void);
+uint32_t api_new_correlation(void);
+void api_set_outer(uint32_t id);
+
+/* Every implemented entry point: one branch when nobody subscribed. */
+#define API_CALL(fn, params, expr)                                                                 \
+	do {                                                                                       \
+		if (__builtin_expect(                                                              \
+		        atomic_load_explicit(&sim_hooks, memory_order_relaxed) == NULL, 1))        \
+			return (expr);                                                             \
+		struct api_frame frame_;                                                           \
+		api_enter(&frame_, CUPTI_DRIVER_TRACE_CBID_##fn, #fn, (params));                   \
+		return api_exit(&frame_, (expr));                                                  \
+	} while (0)
+
+/* ---- init.c / context.c ------------------------------------------------ */
+
+bool sim_initialized(void);
+extern _Atomic int sim_init_done;
+
+struct sim_stream;
+
+struct sim_ctx {
+	uint32_t id;
+	pthread_mutex_t lock; /* stream list, activity state */
+	int retain;           /* primary-context retain count */
+	unsigned flags;
+	bool active;
+	struct sim_stream *streams; /* every stream of the context, legacy included */
+	struct sim_stream *legacy;
+};
+extern struct sim_ctx sim_primary;
+
+/* The calling thread's current context, checked: CUDA_ERROR_NOT_INITIALIZED
+ * before cuInit, CUDA_ERROR_INVALID_CONTEXT when none is current or it was
+ * released. */
+CUresult ctx_current(struct sim_ctx **out);
+CUresult ctx_check(CUcontext c, struct sim_ctx **out);
+CUresult ctx_synchronize(struct sim_ctx *ctx);
+
+/* ---- handles.c: which handles are alive -------------------------------- */
+
+enum handle_kind {
+	H_STREAM = 1,
+	H_EVENT,
+	H_MODULE,
+	H_FUNC,
+	H_LIBRARY,
+	H_KERNEL,
+	H_MEMHANDLE,
+};
+void handle_add(const void *p, enum handle_kind kind);
+void handle_del(const void *p);
+bool handle_is(const void *p, enum handle_kind kind);
+
+/* ---- stream.c: workers, ops, completion markers ------------------------ */
+
+/* Completion of one op; waiters hold references. */
+struct sim_marker {
+	atomic_int refs;
+	bool done;       /* under sim_sync_lock */
+	uint64_t end_ns; /* simulated completion time, valid when done */
+};
+void marker_ref(struct sim_marker *m);
+void marker_unref(struct sim_marker *m);
+/* Blocks until m completed; advances the host's simulated clock to it. */
+void marker_wait(struct sim_marker *m);
+bool marker_done(struct sim_marker *m);
+
+enum op_kind {
+	OP_KERNEL,
+	OP_MEMCPY,
+	OP_MEMSET,
+	OP_HOSTFN,
+	OP_RECORD, /* event record: a point in the stream */
+	OP_WAIT,   /* cuStreamWaitEvent: only its waits matter */
+	OP_ALLOC,  /* cuMemAllocAsync: the range becomes accessible */
+	OP_FREE,   /* cuMemFreeAsync: the range becomes inaccessible */
+	OP_EXIT,   /* stream destroyed: the worker ends after this */
+};
+
+struct sim_func;
+
+struct sim_op {
+	struct sim_op *next;
+	enum op_kind kind;
+	struct sim_marker *marker; /* this op's completion */
+	struct sim_marker *waits[4];
+	unsigned nwaits;
+	struct sim_marker **more_waits; /* legacy stream: one per blocking stream */
+	unsigned nmore;
+	uint64_t host_floor; /* host's simulated time when enqueued */
+	uint32_t correlation;
+	union {
+		struct {
+			struct sim_func *fn;
+			simcuda_dim3 grid, block;
+			unsigned smem;
+			void *params; /* packed copy of the parameters */
+			void **args;  /* args[i] points into params */
+		} kernel;
+		struct {
+			void *dst;
+			const void *src;
+			size_t bytes;
+			int kind;      /* CUpti_ActivityMemcpyKind */
+			void *staging; /* owned copy of a host source */
+		} copy;
+		struct {
+			void *dst;
+			uint32_t value;
+			unsigned elem; /* 1, 2 or 4 bytes */
+			size_t count;
+		} set;
+		struct {
+			CUhostFn fn;
+			void *data;
+		} host;
+		struct {
+			uintptr_t addr;
+		} mem;
+	} u;
+};
+
+struct sim_stream {
+	struct sim_stream *next; /* in ctx->streams */
+	struct sim_ctx *ctx;
+	uint32_t id;
+	unsigned flags; /* CU_STREAM_NON_BLOCKING */
+	int priority;
+	bool legacy, per_thread;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct sim_op *head, *tail;
+	struct sim_marker *last; /* last enqueued op (ctx->lock) */
+	_Atomic uint64_t time;   /* simulated time of the last completed op */
+};
+
+/* Resolves a CUstream argument: 0 is the legacy stream, or the calling
+ * thread's per-thread stream when per_thread (the _ptsz/_ptds entries). */
+CUresult stream_resolve(CUstream h, bool per_thread, struct sim_ctx *ctx, struct sim_stream **out);
+struct sim_op *op_new(enum op_kind kind);
+void op_free(struct sim_op *op);
+/* Adds a wait for m (a reference is taken). */
+void op_wait_on(struct sim_op *op, struct sim_marker *m);
+/* Queues op; returns its completion marker with a reference for the
+ * caller when want_marker, else NULL. */
+struct sim_marker *stream_enqueue(struct sim_stream *s, struct sim_op *op, bool want_marker);
+CUresult stream_create(struct sim_ctx *ctx, unsigned flags, int priority, bool legacy,
+                       bool per_thread, struct sim_stream **out);
+void stream_destroy(struct sim_stream *s);
+/* The last enqueued op of s with a reference, or NULL. */
+struct sim_marker *stream_last(struct sim_stream *s);
+
+/* Runs on the worker: executes one op (exec.c). */
+void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_t *end);
+
+/* ---- clock.c: the deterministic simulated clock ----------------------- */
+
+extern _Atomic uint64_t sim_host_time;
+void clock_host_observe(uint64_t t);
+uint64_t clock_now(void);
+double clock_kernel_ns(const struct sim_func *f, void *const *args, simcuda_dim3 grid,
+                       simcuda_dim3 block);
+uint64_t clock_copy_ns(size_t bytes, int copy_kind);
+uint64_t clock_set_ns(size_t bytes);
+
+/* ---- devmem.c: the device address range and physical capacity -------- */
+
+extern uintptr_t sim_dev_base, sim_dev_end;
+static inline bool dev_addr(uintptr_t a)
+{
+	return a >= sim_dev_base && a < sim_dev_end;
+}
+int devmem_init(void);
+/* Charges bytes of physical memory; CUDA_ERROR_OUT_OF_MEMORY past capacity
+ * or when fault injection picks this allocation. */
+CUresult phys_charge(uint64_t bytes);
+void phys_release(uint64_t bytes);
+uint64_t phys_in_use(void);
+
+enum range_kind { R_ALLOC, R_RESERVE };
+/* Finds room for size bytes aligned to align; 0 when the range is full.
+ * fixed, when nonzero, is tried first (a hint, as in cuMemAddressReserve). */
+uintptr_t va_take(size_t size, size_t align, uintptr_t fixed, enum range_kind kind);
+void va_give(uintptr_t addr);
+/* Makes [addr, addr+size) inaccessible again, dropping its pages. */
+void va_seal(uintptr_t addr, size_t size);
+
+/* ---- memory.c / vmm.c: validity of device ranges ---------------------- */
+
+/* Whether [p, p+n) lies in live device memory: one cuMemAlloc allocation,
+ * or mapped and accessible VMM memory (write: read-write access). */
+bool mem_range_ok(uintptr_t p, size_t n, bool write);
+bool alloc_range_ok(uintptr_t p, size_t n);
+bool vmm_range_ok(uintptr_t p, size_t n, bool write);
+void alloc_finish_free(uintptr_t p); /* OP_FREE on the worker */
+void alloc_make_live(uintptr_t p);   /* OP_ALLOC on the worker */
+
+/* ---- module.c ---------------------------------------------------------- */
+
+struct sim_module;
+
+struct sim_func {
+	int is_kernel; /* CUkernel (library) rather than CUfunction */
+	const struct simcuda_kernel *k;
+	struct sim_module *mod;
+	struct sim_func *as_function; /* CUkernel: its CUfunction */
+	int max_dynamic_smem;
+};
+
+/* ---- fault.c ----------------------------------------------------------- */
+
+void fault_install(void);
+/* What the calling worker is executing, named by a fault message. */
+void fault_set_op(const char *kind, const char *name, uint32_t stream_id);
+void *fault_thread_init(void); /* returns the alternate stack */
+void fault_thread_fini(void *stack);
+
+/* ---- stats.c ----------------------------------------------------------- */
+
+extern struct sim_counters {
+	atomic_uint_fast64_t ops, kernels, memcpy, memset, host_funcs, allocs, frees, launches;
+	atomic_uint_fast64_t peak_physical, sim_time_ns;
+} sim_stats;
+void stats_init(void);
+
+/* ---- launch.c: per-thread default stream entry variant helpers -------- */
+
+CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
+                CUstream hs, bool per_thread, void **params, void **extra, bool cooperative);
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * launch.c — kernel launches.  The configuration and parameters are
+ * checked at the call, as the driver does (an invalid launch never reaches
+ * the stream), the parameter bytes are copied then, and the grid runs on
+ * the stream's worker through simcuda_run_grid.
+ */
+#include "module.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic uint64_t launch_count;
+
+static bool dims_ok(simcuda_dim3 g, simcuda_dim3 b)
+{
+	if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
+		return false;
+	if (b.x > 1024 || b.y > 1024 || b.z > 64 || (uint64_t)b.x * b.y * b.z > 1024)
+		return false;
+	return g.x <= 0x7fffffffu && g.y <= 65535 && g.z <= 65535;
+}
+
+/* The packed parameter buffer, from kernelParams or from `extra`. */
+static CUresult pack(const struct simcuda_kernel *k, void **params, void **extra, void **out)
+{
+	unsigned bytes = k->param_bytes;
+	char *buf = calloc(1, bytes ? bytes : 1);
+	if (buf == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (params && extra) {
+		free(buf);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (extra) {
+		void *ptr = NULL;
+		size_t *size = NULL;
+		for (unsigned i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+			if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				ptr = extra[i + 1];
+			else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+				size = extra[i + 1];
+			else {
+				free(buf);
+				return CUDA_ERROR_INVALID_VALUE;
+			}
+		}
+		if (ptr == NULL || size == NULL || *size != bytes) {
+			free(buf);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		memcpy(buf, ptr, bytes);
+	} else if (k->nparams) {
+		if (params == NULL) {
+			free(buf);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		for (unsigned i = 0; i < k->nparams; i++) {
+			if (params[i] == NULL) {
+				free(buf);
+				return CUDA_ERROR_INVALID_VALUE;
+			}
+			memcpy(buf + k->param_offset[i], params[i], k->param_size[i]);
+		}
+	}
+	*out = buf;
+	return CUDA_SUCCESS;
+}
+
+CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
+                CUstream hs, bool per_thread, void **params, void **extra, bool cooperative)
+{
+	struct sim_ctx *ctx;
+	struct sim_stream *s;
+	CUresult r = ctx_current(&ctx);
+	if (r == CUDA_SUCCESS)
+		r = stream_resolve(hs, per_thread, ctx, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!dims_ok(grid, block) || smem > (unsigned)f->max_dynamic_smem)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (cooperative) {
+		/* Every block must be resident at once: 108 SMs, 2048 threads
+		 * and 32 blocks per SM. */
+		uint64_t threads = (uint64_t)block.x * block.y * block.z;
+		uint64_t per_sm = 2048 / threads < 32 ? 2048 / threads : 32;
+		if ((uint64_t)grid.x * grid.y * grid.z > 108 * per_sm)
+			return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	}
+	void *packed;
+	r = pack(f->k, params, extra, &packed);
+	if (r != CUDA_SUCCESS)
+		return r;
+	uint64_t n = atomic_fetch_add(&launch_count, 1) + 1;
+	if (sim_cfg.fail_launch && n == sim_cfg.fail_launch) {
+		free(packed);
+		return CUDA_ERROR_LAUNCH_FAILED; /* fault injection */
+	}
+	void **args = calloc(f->k->nparams ? f->k->nparams : 1, sizeof(*args));
+	if (args == NULL) {
+		free(packed);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (unsigned i = 0; i < f->k->nparams; i++)
+		args[i] = (char *)packed + f->k->param_offset[i];
+	struct sim_op *op = op_new(OP_KERNEL);
+	op->u.kernel.fn = f;
+	op->u.kernel.grid = grid;
+	op->u.kernel.block = block;
+	op->u.kernel.smem = smem;
+	op->u.kernel.params = packed;
+	op->u.kernel.args = args;
+	stream_enqueue(s, op, false);
+	return CUDA_SUCCESS;
+}
+
+#define DIM(x, y, z) ((simcuda_dim3){(x), (y), (z)})
+
+EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                       unsigned int gridDimZ, unsigned int blockDimX,
+                                       unsigned int blockDimY, unsigned int blockDimZ,
+                                       unsigned int sharedMemBytes, CUstream hStream,
+                                       void **kernelParams, void **extra)
+{
+	cuLaunchKernel_params p = {f,         gridDimX,     gridDimY,  gridDimZ,
+	                           blockDimX, blockDimY,    blockDimZ, sharedMemBytes,
+	                           hStream,   kernelParams, extra};
+	API_CALL(cuLaunchKernel, &p,
+	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
+	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, false,
+	                kernelParams, extra, false));
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                     unsigned int gridDimZ, unsigned int blockDimX,
+                                     unsigned int blockDimY, unsigned int blockDimZ,
+                                     unsigned int sharedMemBytes, CUstream hStream,
+                                     void **kernelParams, void **extra);
+EXPORT CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                            unsigned int gridDimY, unsigned int gridDimZ,
+                                            unsigned int blockDimX, unsigned int blockDimY,
+                                            unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                            CUstream hStream, void **kernelParams, void **extra)
+{
+	cuLaunchKernel_ptsz_params p = {f,         gridDimX,     gridDimY,  gridDimZ,
+	                                blockDimX, blockDimY,    blockDimZ, sharedMemBytes,
+	                                hStream,   kernelParams, extra};
+	API_CALL(cuLaunchKernel_ptsz, &p,
+	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
+	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, true,
+	                kernelParams, extra, false));
+}
+
+EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+                                                  unsigned int gridDimY, unsigned int gridDimZ,
+                                                  unsigned int blockDimX, unsigned int blockDimY,
+                                                  unsigned int blockDimZ,
+                                                  unsigned int sharedMemBytes, CUstream hStream,
+                                                  void **kernelParams)
+{
+	cuLaunchCooperativeKernel_params p = {f,         gridDimX,    gridDimY,  gridDimZ,
+	                                      blockDimX, blockDimY,   blockDimZ, sharedMemBytes,
+	                                      hStream,   kernelParams};
+	API_CALL(cuLaunchCooperativeKernel, &p,
+	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
+	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, false,
+	                kernelParams, NULL, true));
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                                unsigned int gridDimY, unsigned int gridDimZ,
+                                                unsigned int blockDimX, unsigned int blockDimY,
+                                                unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                                CUstream hStream, void **kernelParams);
+EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+{
+	cuLaunchCooperativeKernel_ptsz_params p = {
+	    f,         gridDimX,  gridDimY,       gridDimZ, blockDimX,
+	    blockDimY, blockDimZ, sharedMemBytes, hStream,  kernelParams};
+	API_CALL(cuLaunchCooperativeKernel_ptsz, &p,
+	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
+	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, true,
+	                kernelParams, NULL, true));
+}
+
+/* cuLaunchKernelEx: attributes are checked; only COOPERATIVE changes
+ * anything here (priorities, clusters and the rest have no effect on a
+ * simulated device). */
+static bool known_attribute(CUlaunchAttributeID id)
+{
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+	case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+		return true;
+	}
+	return false;
+}
+
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
+                          bool per_thread)
+{
+	if (c == NULL || (c->numAttrs && c->attrs == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	bool coop = false;
+	for (unsigned i = 0; i < c->numAttrs; i++) {
+		const CUlaunchAttribute *a = &c->attrs[i];
+		if (!known_attribute(a->id))
+			return CUDA_ERROR_INVALID_VALUE;
+		if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+			coop = a->value.cooperative != 0;
+		if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y,
+			         z = a->value.clusterDim.z;
+			if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z)
+				return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return launch(func_lookup(f), DIM(c->gridDimX, c->gridDimY, c->gridDimZ),
+	              DIM(c->blockDimX, c->blockDimY, c->blockDimZ), c->sharedMemBytes, c->hStream,
+	              per_thread, params, extra, coop);
+}
+
+EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                         void **kernelParams, void **extra)
+{
+	cuLaunchKernelEx_params p = {config, f, kernelParams, extra};
+	API_CALL(cuLaunchKernelEx, &p, launch_ex(config, f, kernelParams, extra, false));
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                       void **kernelParams, void **extra);
+EXPORT CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                              void **kernelParams, void **extra)
+{
+	cuLaunchKernelEx_ptsz_params p = {config, f, kernelParams, extra};
+	API_CALL(cuLaunchKernelEx_ptsz, &p, launch_ex(config, f, kernelParams, extra, true));
+}

@@ -1,0 +1,325 @@
+/*
+ * memory.c — cuMemAlloc/cuMemFree and their stream-ordered forms.
+ *
+ * Each allocation gets its own page-aligned range of the device address
+ * space, read-write while live and PROT_NONE (pages dropped) once freed.
+ * Physical use is the size rounded up to 512 bytes, the driver's
+ * allocation unit.  cuMemAllocAsync charges memory at once but the range
+ * only becomes accessible when the stream reaches the allocation, and
+ * cuMemFreeAsync makes it inaccessible when the stream reaches the free:
+ * touching it outside that window faults, as it may on a GPU.
+ */
+#include "driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+enum alloc_state { A_PENDING, A_LIVE, A_FREEING };
+
+struct alloc {
+	uintptr_t base;
+	size_t size, span; /* requested bytes; mapped bytes (whole pages) */
+	uint64_t charged;
+	enum alloc_state state;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc *allocs; /* sorted by base */
+static size_t nallocs, cap;
+
+/* Small allocations start out as junk, as device memory does, so code
+ * that assumes zeroed memory fails here too; large ones are left alone
+ * because touching them would commit host memory for nothing. */
+#define JUNK_LIMIT (1u << 20)
+
+static size_t find_index(uintptr_t p) /* last allocation with base <= p */
+{
+	size_t lo = 0, hi = nallocs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (allocs[mid].base <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo; /* index + 1; 0 = none */
+}
+
+static struct alloc *containing(uintptr_t p)
+{
+	size_t i = find_index(p);
+	if (i == 0)
+		return NULL;
+	struct alloc *a = &allocs[i - 1];
+	return p < a->base + a->size ? a : NULL;
+}
+
+static struct alloc *exact(uintptr_t p)
+{
+	struct alloc *a = containing(p);
+	return a && a->base == p ? a : NULL;
+}
+
+bool alloc_range_ok(uintptr_t p, size_t n)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = containing(p);
+	bool ok = a && a->state != A_FREEING && n <= a->base + a->size - p;
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+bool mem_range_ok(uintptr_t p, size_t n, bool write)
+{
+	if (!dev_addr(p))
+		return false;
+	return alloc_range_ok(p, n) || vmm_range_ok(p, n, write);
+}
+
+static void map_rw(uintptr_t base, size_t span, size_t size)
+{
+	if (mmap((void *)base, span, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+		abort();
+	if (size <= JUNK_LIMIT)
+		memset((void *)base, 0xcd, size);
+}
+
+static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
+{
+	if (dptr == NULL || size == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	uint64_t charged = ((uint64_t)size + 511) & ~(uint64_t)511;
+	CUresult r = phys_charge(charged);
+	if (r != CUDA_SUCCESS)
+		return r;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t span = (size + page - 1) & ~(page - 1);
+	/* Large allocations are aligned like the real allocator's 2 MiB
+	 * pages, small ones to a page. */
+	size_t align = span >= (2u << 20) ? (2u << 20) : page;
+	uintptr_t base = va_take(span, align, 0, R_ALLOC);
+	if (base == 0) {
+		phys_release(charged);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (live)
+		map_rw(base, span, size);
+	pthread_mutex_lock(&lock);
+	if (nallocs == cap) {
+		size_t nc = cap ? cap * 2 : 256;
+		struct alloc *na = realloc(allocs, nc * sizeof(*na));
+		if (na == NULL) {
+			pthread_mutex_unlock(&lock);
+			va_seal(base, span);
+			va_give(base);
+			phys_release(charged);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		allocs = na;
+		cap = nc;
+	}
+	size_t i = find_index(base);
+	memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof(*allocs));
+	allocs[i] = (struct alloc){base, size, span, charged, live ? A_LIVE : A_PENDING};
+	nallocs++;
+	pthread_mutex_unlock(&lock);
+	*dptr = (CUdeviceptr)base;
+	return CUDA_SUCCESS;
+}
+
+void alloc_make_live(uintptr_t p)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = exact(p);
+	if (a && a->state == A_PENDING) {
+		a->state = A_LIVE;
+		map_rw(a->base, a->span, a->size);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Removes the allocation at p; its range faults from now on. */
+static void release(uintptr_t p)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = exact(p);
+	if (a == NULL) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	struct alloc copy = *a;
+	size_t i = (size_t)(a - allocs);
+	memmove(&allocs[i], &allocs[i + 1], (nallocs - i - 1) * sizeof(*allocs));
+	nallocs--;
+	pthread_mutex_unlock(&lock);
+	va_seal(copy.base, copy.span);
+	va_give(copy.base);
+	phys_release(copy.charged);
+}
+
+void alloc_finish_free(uintptr_t p)
+{
+	release(p);
+}
+
+static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	return r != CUDA_SUCCESS ? r : do_alloc(dptr, size, true);
+}
+
+EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	cuMemAlloc_v2_params p = {dptr, bytesize};
+	API_CALL(cuMemAlloc_v2, &p, mem_alloc(dptr, bytesize));
+}
+
+/* Marks p as being freed; false when it is not a live allocation base. */
+static bool begin_free(uintptr_t p)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = exact(p);
+	bool ok = a && a->state != A_FREEING;
+	if (ok)
+		a->state = A_FREEING;
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+static CUresult mem_free(CUdeviceptr p)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (p == 0)
+		return CUDA_SUCCESS;
+	if (!begin_free((uintptr_t)p))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* cuMemFree waits for work that may still use the memory. */
+	ctx_synchronize(ctx);
+	release((uintptr_t)p);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+	cuMemFree_v2_params p = {dptr};
+	API_CALL(cuMemFree_v2, &p, mem_free(dptr));
+}
+
+static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream hs, bool per_thread)
+{
+	struct sim_ctx *ctx;
+	struct sim_stream *s;
+	CUresult r = ctx_current(&ctx);
+	if (r == CUDA_SUCCESS)
+		r = stream_resolve(hs, per_thread, ctx, &s);
+	if (r == CUDA_SUCCESS)
+		r = do_alloc(dptr, size, false);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct sim_op *op = op_new(OP_ALLOC);
+	op->u.mem.addr = (uintptr_t)*dptr;
+	stream_enqueue(s, op, false);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	cuMemAllocAsync_params p = {dptr, bytesize, hStream};
+	API_CALL(cuMemAllocAsync, &p, alloc_async(dptr, bytesize, hStream, false));
+}
+
+CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	cuMemAllocAsync_ptsz_params p = {dptr, bytesize, hStream};
+	API_CALL(cuMemAllocAsync_ptsz, &p, alloc_async(dptr, bytesize, hStream, true));
+}
+
+static CUresult free_async(CUdeviceptr dptr, CUstream hs, bool per_thread)
+{
+	struct sim_ctx *ctx;
+	struct sim_stream *s;
+	CUresult r = ctx_current(&ctx);
+	if (r == CUDA_SUCCESS)
+		r = stream_resolve(hs, per_thread, ctx, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!begin_free((uintptr_t)dptr))
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_op *op = op_new(OP_FREE);
+	op->u.mem.addr = (uintptr_t)dptr;
+	stream_enqueue(s, op, false);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	cuMemFreeAsync_params p = {dptr, hStream};
+	API_CALL(cuMemFreeAsync, &p, free_async(dptr, hStream, false));
+}
+
+CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+	cuMemFreeAsync_ptsz_params p = {dptr, hStream};
+	API_CALL(cuMemFreeAsync_ptsz, &p, free_async(dptr, hStream, true));
+}
+
+static CUresult mem_info(size_t *free_bytes, size_t *total)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (free_bytes == NULL || total == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	uint64_t used = phys_in_use();
+	*total = sim_cfg.capacity;
+	*free_bytes = used < sim_cfg.capacity ? sim_cfg.capacity - used : 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+	cuMemGetInfo_v2_params p = {free, total};
+	API_CALL(cuMemGetInfo_v2, &p, mem_info(free, total));
+}
+
+bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
+
+static CUresult address_range(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	uintptr_t base = 0;
+	size_t size = 0;
+	pthread_mutex_lock(&lock);
+	struct alloc *a = containing((uintptr_t)dptr);
+	if (a && a->state != A_FREEING) {
+		base = a->base;
+		size = a->size;
+	}
+	pthread_mutex_unlock(&lock);
+	if (base == 0 && !vmm_range_of((uintptr_t)dptr, &base, &size))
+		return CUDA_ERROR_NOT_FOUND;
+	if (pbase)
+		*pbase = (CUdeviceptr)base;
+	if (psize)
+		*psize = size;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	cuMemGetAddressRange_v2_params p = {pbase, psize, dptr};
+	API_CALL(cuMemGetAddressRange_v2, &p, address_range(pbase, psize, dptr));
+}

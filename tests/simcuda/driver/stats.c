@@ -1,0 +1,71 @@
+/*
+ * stats.c — counters of executed work and the physical high-water mark,
+ * read by tests (simcudaGetStats) and printed at exit with SIMCUDA_REPORT=1
+ * or written to SIMCUDA_REPORT_FILE, in one key=value line that other
+ * tools parse:
+ *
+ *   simcuda: peak_physical=<bytes> ops=<n> kernels=<n> memcpy=<n> memset=<n> host_funcs=<n>
+ * sim_time_ns=<n>
+ */
+#include "driver.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct sim_counters sim_stats;
+
+EXPORT int simcudaGetStats(struct simcuda_stats *out)
+{
+	if (out == NULL)
+		return -1;
+	*out = (struct simcuda_stats){
+	    .capacity = sim_cfg.capacity,
+	    .physical_in_use = phys_in_use(),
+	    .peak_physical = atomic_load(&sim_stats.peak_physical),
+	    .ops = atomic_load(&sim_stats.ops),
+	    .kernels = atomic_load(&sim_stats.kernels),
+	    .memcpy = atomic_load(&sim_stats.memcpy),
+	    .memset = atomic_load(&sim_stats.memset),
+	    .host_funcs = atomic_load(&sim_stats.host_funcs),
+	    .allocs = atomic_load(&sim_stats.allocs),
+	    .frees = atomic_load(&sim_stats.frees),
+	    .sim_time_ns = clock_now(),
+	};
+	return 0;
+}
+
+static void report_line(FILE *f)
+{
+	struct simcuda_stats s;
+	simcudaGetStats(&s);
+	fprintf(f,
+	        "simcuda: peak_physical=%" PRIu64 " ops=%" PRIu64 " kernels=%" PRIu64
+	        " memcpy=%" PRIu64 " memset=%" PRIu64 " host_funcs=%" PRIu64 " sim_time_ns=%" PRIu64
+	        "\n",
+	        s.peak_physical, s.ops, s.kernels, s.memcpy, s.memset, s.host_funcs, s.sim_time_ns);
+}
+
+static void report_at_exit(void)
+{
+	if (sim_cfg.report)
+		report_line(stderr);
+	if (sim_cfg.report_file) {
+		FILE *f = fopen(sim_cfg.report_file, "w");
+		if (f == NULL) {
+			fprintf(stderr, "simcuda: cannot write SIMCUDA_REPORT_FILE=%s\n",
+			        sim_cfg.report_file);
+			return;
+		}
+		report_line(f);
+		fclose(f);
+	}
+}
+
+/* Configuration is read when the library loads, so a bad SIMCUDA_* value
+ * stops the program before it does anything else. */
+__attribute__((constructor)) static void driver_load(void)
+{
+	sim_config_load();
+	atexit(report_at_exit);
+}

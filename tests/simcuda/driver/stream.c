@@ -1,0 +1,352 @@
+/*
+ * stream.c — streams as worker threads with a FIFO of ops.
+ *
+ * Ordering rules, as CUDA specifies them:
+ *  - ops of one stream run in order, each after the previous completed;
+ *  - an op on the legacy default stream waits for all work already queued
+ *    on the context's blocking streams, and an op on a blocking stream waits
+ *    for all work already queued on the legacy stream (streams created with
+ *    CU_STREAM_NON_BLOCKING take part in neither);
+ *  - cuStreamWaitEvent adds a wait for the event's recorded point.
+ * Each op holds references to the completion markers it waits for; the
+ * worker blocks on them before running the op, and its simulated start
+ * time is the latest of those completion times (clock.c).
+ */
+#include "driver.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sync_cond = PTHREAD_COND_INITIALIZER;
+static _Atomic uint32_t next_stream_id = 1;
+
+static _Noreturn void out_of_memory(void)
+{
+	fprintf(stderr, "simcuda: out of host memory\n");
+	abort();
+}
+
+static struct sim_marker *marker_new(int refs)
+{
+	struct sim_marker *m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		out_of_memory();
+	atomic_init(&m->refs, refs);
+	return m;
+}
+
+void marker_ref(struct sim_marker *m)
+{
+	atomic_fetch_add(&m->refs, 1);
+}
+
+void marker_unref(struct sim_marker *m)
+{
+	if (m && atomic_fetch_sub(&m->refs, 1) == 1)
+		free(m);
+}
+
+bool marker_done(struct sim_marker *m)
+{
+	pthread_mutex_lock(&sync_lock);
+	bool d = m->done;
+	pthread_mutex_unlock(&sync_lock);
+	return d;
+}
+
+static uint64_t marker_block(struct sim_marker *m)
+{
+	pthread_mutex_lock(&sync_lock);
+	while (!m->done)
+		pthread_cond_wait(&sync_cond, &sync_lock);
+	uint64_t t = m->end_ns;
+	pthread_mutex_unlock(&sync_lock);
+	return t;
+}
+
+void marker_wait(struct sim_marker *m)
+{
+	clock_host_observe(marker_block(m));
+}
+
+static void marker_complete(struct sim_marker *m, uint64_t end)
+{
+	pthread_mutex_lock(&sync_lock);
+	m->end_ns = end;
+	m->done = true;
+	pthread_cond_broadcast(&sync_cond);
+	pthread_mutex_unlock(&sync_lock);
+}
+
+struct sim_op *op_new(enum op_kind kind)
+{
+	struct sim_op *op = calloc(1, sizeof(*op));
+	if (op == NULL)
+		out_of_memory();
+	op->kind = kind;
+	return op;
+}
+
+void op_free(struct sim_op *op)
+{
+	for (unsigned i = 0; i < op->nwaits; i++)
+		marker_unref(op->waits[i]);
+	for (unsigned i = 0; i < op->nmore; i++)
+		marker_unref(op->more_waits[i]);
+	free(op->more_waits);
+	marker_unref(op->marker);
+	if (op->kind == OP_KERNEL) {
+		free(op->u.kernel.params);
+		free(op->u.kernel.args);
+	} else if (op->kind == OP_MEMCPY) {
+		free(op->u.copy.staging);
+	}
+	free(op);
+}
+
+static void add_more(struct sim_op *op, struct sim_marker *m)
+{
+	struct sim_marker **n = realloc(op->more_waits, (op->nmore + 1) * sizeof(*n));
+	if (n == NULL)
+		out_of_memory();
+	marker_ref(m);
+	n[op->nmore++] = m;
+	op->more_waits = n;
+}
+
+void op_wait_on(struct sim_op *op, struct sim_marker *m)
+{
+	if (m == NULL)
+		return;
+	if (op->nwaits < sizeof(op->waits) / sizeof(op->waits[0])) {
+		marker_ref(m);
+		op->waits[op->nwaits++] = m;
+	} else {
+		add_more(op, m);
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct sim_stream *s = arg;
+	void *altstack = fault_thread_init();
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		while (s->head == NULL)
+			pthread_cond_wait(&s->cond, &s->lock);
+		struct sim_op *op = s->head;
+		s->head = op->next;
+		if (s->head == NULL)
+			s->tail = NULL;
+		pthread_mutex_unlock(&s->lock);
+
+		uint64_t start = atomic_load(&s->time);
+		if (op->host_floor > start)
+			start = op->host_floor;
+		for (unsigned i = 0; i < op->nwaits + op->nmore; i++) {
+			struct sim_marker *m =
+			    i < op->nwaits ? op->waits[i] : op->more_waits[i - op->nwaits];
+			uint64_t t = marker_block(m);
+			if (t > start)
+				start = t;
+		}
+		bool exiting = op->kind == OP_EXIT;
+		/* Fault injection: a slow user stream makes any missing
+		 * dependency on it visible as wrong data. */
+		if (sim_cfg.slow_stream_ms && !s->legacy && !s->per_thread && !exiting) {
+			struct timespec ts = {sim_cfg.slow_stream_ms / 1000,
+			                      (long)(sim_cfg.slow_stream_ms % 1000) * 1000000L};
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
+		uint64_t end = start;
+		if (!exiting) {
+			op_execute(s, op, start, &end);
+			atomic_fetch_add(&sim_stats.ops, 1);
+		}
+		atomic_store(&s->time, end);
+		uint64_t seen = atomic_load(&sim_stats.sim_time_ns);
+		while (seen < end &&
+		       !atomic_compare_exchange_weak(&sim_stats.sim_time_ns, &seen, end))
+			;
+		if (op->marker)
+			marker_complete(op->marker, end);
+		op_free(op);
+		if (exiting)
+			break;
+	}
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+	fault_thread_fini(altstack);
+	return NULL;
+}
+
+static void push(struct sim_stream *s, struct sim_op *op)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->tail)
+		s->tail->next = op;
+	else
+		s->head = op;
+	s->tail = op;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static bool pending(struct sim_marker *m)
+{
+	return m && !marker_done(m);
+}
+
+struct sim_marker *stream_enqueue(struct sim_stream *s, struct sim_op *op, bool want_marker)
+{
+	struct sim_ctx *ctx = s->ctx;
+	pthread_mutex_lock(&ctx->lock);
+	if (s->legacy) {
+		for (struct sim_stream *t = ctx->streams; t; t = t->next)
+			if (t != s && !(t->flags & CU_STREAM_NON_BLOCKING) && pending(t->last))
+				add_more(op, t->last);
+	} else if (!(s->flags & CU_STREAM_NON_BLOCKING) && ctx->legacy &&
+	           pending(ctx->legacy->last)) {
+		op_wait_on(op, ctx->legacy->last);
+	}
+	op->marker = marker_new(want_marker ? 3 : 2); /* op, s->last, caller */
+	marker_unref(s->last);
+	s->last = op->marker;
+	op->host_floor = atomic_load(&sim_host_time);
+	op->correlation = api_op_correlation();
+	struct sim_marker *m = want_marker ? op->marker : NULL;
+	push(s, op);
+	pthread_mutex_unlock(&ctx->lock);
+	return m;
+}
+
+struct sim_marker *stream_last(struct sim_stream *s)
+{
+	pthread_mutex_lock(&s->ctx->lock);
+	struct sim_marker *m = s->last;
+	if (m)
+		marker_ref(m);
+	pthread_mutex_unlock(&s->ctx->lock);
+	return m;
+}
+
+CUresult stream_create(struct sim_ctx *ctx, unsigned flags, int priority, bool legacy,
+                       bool per_thread, struct sim_stream **out)
+{
+	struct sim_stream *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	s->ctx = ctx;
+	s->flags = flags;
+	s->priority = priority;
+	s->legacy = legacy;
+	s->per_thread = per_thread;
+	s->id = atomic_fetch_add(&next_stream_id, 1);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	/* Workers take no asynchronous signals: those belong to the
+	 * program's own threads.  Faults still arrive (they are synchronous). */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGABRT);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&s->thread, &attr, worker, s);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->cond);
+		free(s);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	s->next = ctx->streams;
+	ctx->streams = s;
+	if (legacy)
+		ctx->legacy = s;
+	pthread_mutex_unlock(&ctx->lock);
+	if (!legacy && !per_thread)
+		handle_add(s, H_STREAM);
+	*out = s;
+	return CUDA_SUCCESS;
+}
+
+void stream_destroy(struct sim_stream *s)
+{
+	struct sim_ctx *ctx = s->ctx;
+	handle_del(s);
+	pthread_mutex_lock(&ctx->lock);
+	for (struct sim_stream **p = &ctx->streams; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	marker_unref(s->last);
+	s->last = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+	/* Queued work still runs (CUDA semantics); the worker frees s. */
+	push(s, op_new(OP_EXIT));
+}
+
+/* ---- the per-thread default stream ------------------------------------- */
+
+static pthread_key_t ptds_key;
+static pthread_once_t ptds_once = PTHREAD_ONCE_INIT;
+static __thread struct sim_stream *ptds;
+
+static void ptds_exit(void *p)
+{
+	stream_destroy(p);
+}
+
+static void ptds_key_create(void)
+{
+	pthread_key_create(&ptds_key, ptds_exit);
+}
+
+static CUresult per_thread_stream(struct sim_ctx *ctx, struct sim_stream **out)
+{
+	if (ptds == NULL) {
+		pthread_once(&ptds_once, ptds_key_create);
+		/* Blocking: it synchronizes with the legacy stream. */
+		CUresult r = stream_create(ctx, 0, 0, false, true, &ptds);
+		if (r != CUDA_SUCCESS)
+			return r;
+		pthread_setspecific(ptds_key, ptds);
+	}
+	*out = ptds;
+	return CUDA_SUCCESS;
+}
+
+CUresult stream_resolve(CUstream h, bool per_thread, struct sim_ctx *ctx, struct sim_stream **out)
+{
+	if (h == NULL)
+		h = per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+	if (h == CU_STREAM_LEGACY) {
+		*out = ctx->legacy;
+		return CUDA_SUCCESS;
+	}
+	if (h == CU_STREAM_PER_THREAD)
+		return per_thread_stream(ctx, out);
+	struct sim_stream *s = (struct sim_stream *)h;
+	if (!handle_is(s, H_STREAM))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (s->ctx != ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*out = s;
+	return CUDA_SUCCESS;
+}

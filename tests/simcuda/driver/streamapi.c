@@ -1,0 +1,400 @@
+/*
+ * streamapi.c — the cuStream* entry points and cuLaunchHostFunc, each in
+ * its legacy and per-thread-default-stream (_ptsz) form.  Stream capture
+ * is not simulated: every stream reports "not capturing".
+ */
+#include "driver.h"
+
+CUresult event_wait_marker(CUevent h, struct sim_marker **out);
+
+/* The current context and the stream h stands for. */
+static CUresult resolve(CUstream h, bool per_thread, struct sim_stream **s)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	return r != CUDA_SUCCESS ? r : stream_resolve(h, per_thread, ctx, s);
+}
+
+static CUresult create(CUstream *ph, unsigned flags, int priority)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (ph == NULL || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Out-of-range priorities are clamped, as the driver does. */
+	if (priority > 0)
+		priority = 0;
+	if (priority < -5)
+		priority = -5;
+	struct sim_stream *s;
+	r = stream_create(ctx, flags, priority, false, false, &s);
+	if (r == CUDA_SUCCESS)
+		*ph = (CUstream)s;
+	return r;
+}
+
+EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	cuStreamCreate_params p = {phStream, Flags};
+	API_CALL(cuStreamCreate, &p, create(phStream, Flags, 0));
+}
+
+EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
+                                                   int priority)
+{
+	cuStreamCreateWithPriority_params p = {phStream, flags, priority};
+	API_CALL(cuStreamCreateWithPriority, &p, create(phStream, flags, priority));
+}
+
+static CUresult destroy(CUstream h)
+{
+	struct sim_stream *s;
+	/* The special streams cannot be destroyed. */
+	if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD)
+		return sim_initialized() ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r = resolve(h, false, &s);
+	if (r == CUDA_SUCCESS)
+		stream_destroy(s);
+	return r;
+}
+
+EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
+{
+	cuStreamDestroy_v2_params p = {hStream};
+	API_CALL(cuStreamDestroy_v2, &p, destroy(hStream));
+}
+
+static CUresult sync(CUstream h, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct sim_marker *m = stream_last(s);
+	if (m) {
+		marker_wait(m);
+		marker_unref(m);
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+	cuStreamSynchronize_params p = {hStream};
+	API_CALL(cuStreamSynchronize, &p, sync(hStream, false));
+}
+
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
+EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	cuStreamSynchronize_ptsz_params p = {hStream};
+	API_CALL(cuStreamSynchronize_ptsz, &p, sync(hStream, true));
+}
+
+static CUresult query(CUstream h, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct sim_marker *m = stream_last(s);
+	bool done = m == NULL || marker_done(m);
+	marker_unref(m);
+	return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream)
+{
+	cuStreamQuery_params p = {hStream};
+	API_CALL(cuStreamQuery, &p, query(hStream, false));
+}
+
+CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream);
+EXPORT CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream)
+{
+	cuStreamQuery_ptsz_params p = {hStream};
+	API_CALL(cuStreamQuery_ptsz, &p, query(hStream, true));
+}
+
+static CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool per_thread)
+{
+	struct sim_stream *s;
+	struct sim_marker *m = NULL;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r == CUDA_SUCCESS)
+		r = event_wait_marker(e, &m);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) {
+		marker_unref(m);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (m == NULL)
+		return CUDA_SUCCESS; /* never recorded: nothing to wait for */
+	struct sim_op *op = op_new(OP_WAIT);
+	op_wait_on(op, m);
+	marker_unref(m);
+	stream_enqueue(s, op, false);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	cuStreamWaitEvent_params p = {hStream, hEvent, Flags};
+	API_CALL(cuStreamWaitEvent, &p, wait_event(hStream, hEvent, Flags, false));
+}
+
+CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags);
+EXPORT CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	cuStreamWaitEvent_ptsz_params p = {hStream, hEvent, Flags};
+	API_CALL(cuStreamWaitEvent_ptsz, &p, wait_event(hStream, hEvent, Flags, true));
+}
+
+static CUresult get_id(CUstream h, unsigned long long *id, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (id == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*id = s->id;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+{
+	cuStreamGetId_params p = {hStream, streamId};
+	API_CALL(cuStreamGetId, &p, get_id(hStream, streamId, false));
+}
+
+CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId);
+EXPORT CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
+{
+	cuStreamGetId_ptsz_params p = {hStream, streamId};
+	API_CALL(cuStreamGetId_ptsz, &p, get_id(hStream, streamId, true));
+}
+
+static CUresult get_ctx(CUstream h, CUcontext *pctx, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = (CUcontext)s->ctx;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+	cuStreamGetCtx_params p = {hStream, pctx};
+	API_CALL(cuStreamGetCtx, &p, get_ctx(hStream, pctx, false));
+}
+
+CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx);
+EXPORT CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
+{
+	cuStreamGetCtx_ptsz_params p = {hStream, pctx};
+	API_CALL(cuStreamGetCtx_ptsz, &p, get_ctx(hStream, pctx, true));
+}
+
+static CUresult get_flags(CUstream h, unsigned *flags, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (flags == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = s->flags;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+	cuStreamGetFlags_params p = {hStream, flags};
+	API_CALL(cuStreamGetFlags, &p, get_flags(hStream, flags, false));
+}
+
+CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags);
+EXPORT CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
+{
+	cuStreamGetFlags_ptsz_params p = {hStream, flags};
+	API_CALL(cuStreamGetFlags_ptsz, &p, get_flags(hStream, flags, true));
+}
+
+static CUresult get_priority(CUstream h, int *prio, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (prio == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*prio = s->priority;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
+{
+	cuStreamGetPriority_params p = {hStream, priority};
+	API_CALL(cuStreamGetPriority, &p, get_priority(hStream, priority, false));
+}
+
+CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int *priority);
+EXPORT CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
+{
+	cuStreamGetPriority_ptsz_params p = {hStream, priority};
+	API_CALL(cuStreamGetPriority_ptsz, &p, get_priority(hStream, priority, true));
+}
+
+/* ---- capture status ---------------------------------------------------- */
+
+static CUresult capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id,
+                             CUgraph *graph, const CUgraphNode **deps,
+                             const CUgraphEdgeData **edges, size_t *ndeps, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (status == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*status = CU_STREAM_CAPTURE_STATUS_NONE;
+	/* The other outputs are only defined while capturing; zero them so
+	 * a caller that reads them anyway sees nothing. */
+	if (id)
+		*id = 0;
+	if (graph)
+		*graph = NULL;
+	if (deps)
+		*deps = NULL;
+	if (edges)
+		*edges = NULL;
+	if (ndeps)
+		*ndeps = 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream hStream,
+                                                  CUstreamCaptureStatus *captureStatus_out,
+                                                  cuuint64_t *id_out, CUgraph *graph_out,
+                                                  const CUgraphNode **dependencies_out,
+                                                  const CUgraphEdgeData **edgeData_out,
+                                                  size_t *numDependencies_out)
+{
+	cuStreamGetCaptureInfo_v3_params p = {
+	    hStream,      captureStatus_out,  id_out, graph_out, dependencies_out,
+	    edgeData_out, numDependencies_out};
+	API_CALL(cuStreamGetCaptureInfo_v3, &p,
+	         capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+	                      edgeData_out, numDependencies_out, false));
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
+                                                CUstreamCaptureStatus *captureStatus_out,
+                                                cuuint64_t *id_out, CUgraph *graph_out,
+                                                const CUgraphNode **dependencies_out,
+                                                const CUgraphEdgeData **edgeData_out,
+                                                size_t *numDependencies_out);
+EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
+                                                       CUstreamCaptureStatus *captureStatus_out,
+                                                       cuuint64_t *id_out, CUgraph *graph_out,
+                                                       const CUgraphNode **dependencies_out,
+                                                       const CUgraphEdgeData **edgeData_out,
+                                                       size_t *numDependencies_out)
+{
+	cuStreamGetCaptureInfo_v3_ptsz_params p = {
+	    hStream,      captureStatus_out,  id_out, graph_out, dependencies_out,
+	    edgeData_out, numDependencies_out};
+	API_CALL(cuStreamGetCaptureInfo_v3_ptsz, &p,
+	         capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+	                      edgeData_out, numDependencies_out, true));
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream hStream,
+                                           CUstreamCaptureStatus *captureStatus_out,
+                                           cuuint64_t *id_out, CUgraph *graph_out,
+                                           const CUgraphNode **dependencies_out,
+                                           size_t *numDependencies_out);
+EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream hStream,
+                                                  CUstreamCaptureStatus *captureStatus_out,
+                                                  cuuint64_t *id_out, CUgraph *graph_out,
+                                                  const CUgraphNode **dependencies_out,
+                                                  size_t *numDependencies_out)
+{
+	cuStreamGetCaptureInfo_v2_params p = {hStream,   captureStatus_out, id_out,
+	                                      graph_out, dependencies_out,  numDependencies_out};
+	API_CALL(cuStreamGetCaptureInfo_v2, &p,
+	         capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+	                      numDependencies_out, false));
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+                                                CUstreamCaptureStatus *captureStatus_out,
+                                                cuuint64_t *id_out, CUgraph *graph_out,
+                                                const CUgraphNode **dependencies_out,
+                                                size_t *numDependencies_out);
+EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+                                                       CUstreamCaptureStatus *captureStatus_out,
+                                                       cuuint64_t *id_out, CUgraph *graph_out,
+                                                       const CUgraphNode **dependencies_out,
+                                                       size_t *numDependencies_out)
+{
+	cuStreamGetCaptureInfo_v2_ptsz_params p = {
+	    hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out};
+	API_CALL(cuStreamGetCaptureInfo_v2_ptsz, &p,
+	         capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+	                      numDependencies_out, true));
+}
+
+EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+	cuStreamIsCapturing_params p = {hStream, captureStatus};
+	API_CALL(cuStreamIsCapturing, &p,
+	         capture_info(hStream, captureStatus, NULL, NULL, NULL, NULL, NULL, false));
+}
+
+CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+EXPORT CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream,
+                                                 CUstreamCaptureStatus *captureStatus)
+{
+	cuStreamIsCapturing_ptsz_params p = {hStream, captureStatus};
+	API_CALL(cuStreamIsCapturing_ptsz, &p,
+	         capture_info(hStream, captureStatus, NULL, NULL, NULL, NULL, NULL, true));
+}
+
+/* ---- host functions ---------------------------------------------------- */
+
+static CUresult host_func(CUstream h, CUhostFn fn, void *data, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (fn == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_op *op = op_new(OP_HOSTFN);
+	op->u.host.fn = fn;
+	op->u.host.data = data;
+	stream_enqueue(s, op, false);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+	cuLaunchHostFunc_params p = {hStream, fn, userData};
+	API_CALL(cuLaunchHostFunc, &p, host_func(hStream, fn, userData, false));
+}
+
+CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData);
+EXPORT CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+{
+	cuLaunchHostFunc_ptsz_params p = {hStream, fn, userData};
+	API_CALL(cuLaunchHostFunc_ptsz, &p, host_func(hStream, fn, userData, true));
+}

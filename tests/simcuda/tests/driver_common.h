@@ -1,0 +1,106 @@
+/*
+ * driver_common.h — helpers shared by the simulated driver's unit tests
+ * (driver_*.c, kernel_*.c): context setup, the hand-written test module,
+ * and running a scenario in a child process (for faults, which kill the
+ * process, and for SIMCUDA_* settings, which are read at load time).
+ */
+#ifndef SIMCUDA_DRIVER_COMMON_H
+#define SIMCUDA_DRIVER_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cuda.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "simcuda_stats.h"
+
+#ifndef TEST_MODULE_DIR
+#error "TEST_MODULE_DIR must name the directory of the built test modules"
+#endif
+#define TEST_MODULE TEST_MODULE_DIR "/testkernels.so"
+
+#define CHECK(call) assert_int_equal((call), CUDA_SUCCESS)
+
+static inline CUcontext setup_context(void)
+{
+	CUcontext ctx;
+	CHECK(cuInit(0));
+	CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	CHECK(cuCtxSetCurrent(ctx));
+	return ctx;
+}
+
+static inline CUmodule load_test_module(void)
+{
+	CUmodule m;
+	CHECK(cuModuleLoad(&m, TEST_MODULE));
+	return m;
+}
+
+static inline CUfunction get_fn(CUmodule m, const char *name)
+{
+	CUfunction f;
+	CHECK(cuModuleGetFunction(&f, m, name));
+	return f;
+}
+
+/* What a child scenario did: exit status and everything on its stderr. */
+struct child_result {
+	int status;
+	char err[8192];
+};
+
+/* Runs this test binary again as `self MODE` with extra environment
+ * entries ("NAME=value", NULL-terminated), collecting stderr. */
+static inline struct child_result run_child(const char *mode, const char *const *env)
+{
+	struct child_result r = {0};
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		for (const char *const *e = env; e && *e; e++)
+			putenv((char *)*e);
+		char *argv[] = {"self", (char *)mode, NULL};
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t got;
+	while ((got = read(fds[0], r.err + n, sizeof(r.err) - 1 - n)) > 0)
+		n += (size_t)got;
+	r.err[n] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &r.status, 0), pid);
+	return r;
+}
+
+static inline void assert_exit_ok(const struct child_result *r)
+{
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+		fail_msg("child failed (status 0x%x), stderr:\n%s", r->status, r->err);
+}
+
+static inline void assert_died_with(const struct child_result *r, const char *text)
+{
+	if (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT)
+		fail_msg("child should have aborted (status 0x%x), stderr:\n%s", r->status, r->err);
+	if (strstr(r->err, text) == NULL)
+		fail_msg("child stderr lacks '%s':\n%s", text, r->err);
+}
+
+#endif

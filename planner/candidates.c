@@ -325,11 +325,12 @@ int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl
 	return 0;
 }
 
-static int add_gap(struct cbuild *cb, int32_t b, int32_t a, int32_t c, int32_t ver, int dead)
+static int add_gap(struct cbuild *cb, const struct pl_graph *g, int32_t b, int32_t a, int32_t c,
+                   int32_t ver, int dead)
 {
 	struct pl_cands *cs = cb->cs;
 	GROW(cs->gaps, (size_t)cs->ngaps, cb->cap_gaps);
-	cs->gaps[cs->ngaps++] = (struct pl_gap){b, a, c, ver, (uint8_t)dead};
+	cs->gaps[cs->ngaps++] = (struct pl_gap){b, a, c, ver, (uint8_t)dead, g->bufs[b].rounded};
 	return 0;
 }
 
@@ -345,12 +346,12 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 		uint32_t u0 = ix->use_off[b], u1 = ix->use_off[b + 1];
 		for (uint32_t u = u0; u + 1 < u1; u++) {
 			int32_t a = ix->uses[u], c = ix->uses[u + 1];
-			if (c - a >= 2 && add_gap(cb, b, a, c, pl_ver_at(g, ix, b, a + 1), 0))
+			if (c - a >= 2 && add_gap(cb, g, b, a, c, pl_ver_at(g, ix, b, a + 1), 0))
 				return -1;
 		}
 		int32_t f = g->bufs[b].free_at;
 		if (u1 > u0 && f >= 0 && f - ix->uses[u1 - 1] >= 2 &&
-		    add_gap(cb, b, ix->uses[u1 - 1], f, 0, 1))
+		    add_gap(cb, g, b, ix->uses[u1 - 1], f, 0, 1))
 			return -1;
 	}
 	ix->gap_off[g->nbufs] = (uint32_t)cb->cs->ngaps;

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct entry {
 	int32_t j, lo, hi;
@@ -23,7 +24,8 @@ static int cmp_h(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
-int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
+static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen,
+               int variant, int64_t *cost_out, int64_t *peak_out)
 {
 	int32_t n = g->nops;
 	struct pl_segtree t;
@@ -70,6 +72,11 @@ int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 				continue;
 			double stale = (double)(tm[p] - tm[x->lo]) + 1.0;
 			x->h = (double)cs->c[x->j].cost / ((double)x->bytes * stale);
+			/* Variant 1 also counts what the eviction blocks: the
+			 * buffers its rebuild needs resident. */
+			if (variant)
+				x->h *= 1.0 +
+				        (double)pl_forbid_bytes(cs, x->j) / ((double)x->bytes + 1);
 			act[k++] = *x;
 		}
 		nact = k;
@@ -96,8 +103,13 @@ int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 			taken[i] = byc[i].j;
 		pl_sel_prune(&s, &t, cs, taken, ntaken, budget);
 	}
-	for (int32_t j = 0; j < cs->ncands; j++)
+	*cost_out = 0;
+	for (int32_t j = 0; j < cs->ncands; j++) {
 		chosen[j] = s.chosen[j];
+		if (chosen[j])
+			*cost_out += cs->c[j].cost;
+	}
+	*peak_out = t.mx[1];
 	rc = ok ? 0 : 1;
 	pl_sel_free(&s);
 	pl_st_free(&t);
@@ -108,4 +120,29 @@ out0:
 	free(act);
 	free(taken);
 	return rc;
+}
+
+int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
+{
+	uint8_t *tmp = malloc(cs->ncands ? cs->ncands : 1);
+	if (!tmp)
+		return -1;
+	int best = -1;
+	int64_t best_cost = 0, best_peak = 0;
+	for (int v = 0; v < 3; v++) {
+		int64_t cost, peak;
+		int r = run(g, cs, budget, tmp, v, &cost, &peak);
+		if (r < 0)
+			continue;
+		int better = best < 0 || (r == 0 && best != 0) ||
+		             (r == best && (r == 0 ? cost < best_cost : peak < best_peak));
+		if (better) {
+			best = r;
+			best_cost = cost;
+			best_peak = peak;
+			memcpy(chosen, tmp, cs->ncands);
+		}
+	}
+	free(tmp);
+	return best;
 }

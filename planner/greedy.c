@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct score {
 	double v;
@@ -21,7 +22,25 @@ static int cmp_score(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
-int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
+/* Score variants: plain bytes per ns; discounted by the bytes a
+ * candidate forbids evicting (a single in a chain blocks its neighbour,
+ * a segment blocks one buffer for several); and favouring long segments. */
+static double score(const struct pl_cands *cs, int32_t j, int variant)
+{
+	const struct pl_cand *x = &cs->c[j];
+	double bytes = (double)pl_cand_bytes(cs, j);
+	double s = bytes / ((double)x->cost + 1e-3);
+	if (variant >= 1) {
+		double fb = (double)pl_forbid_bytes(cs, j);
+		s /= 1.0 + fb / (bytes + 1.0);
+	}
+	if (variant == 2)
+		s *= x->ngaps;
+	return s;
+}
+
+static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen,
+               int variant, int64_t *cost_out, int64_t *peak_out)
 {
 	struct pl_segtree t;
 	struct pl_selection s;
@@ -40,8 +59,7 @@ int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budge
 	}
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		/* bytes per ns; free candidates first, the larger the better */
-		double bytes = (double)pl_cand_bytes(cs, j);
-		sc[j] = (struct score){bytes / ((double)cs->c[j].cost + 1e-3), j};
+		sc[j] = (struct score){score(cs, j, variant), j};
 	}
 	qsort(sc, cs->ncands, sizeof(*sc), cmp_score);
 	for (int32_t i = 0; i < cs->ncands; i++)
@@ -76,12 +94,43 @@ int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budge
 	int ok = t.mx[1] <= budget;
 	if (ok && taken)
 		pl_sel_prune(&s, &t, cs, taken, ntaken, budget);
-	for (int32_t j = 0; j < cs->ncands; j++)
+	*cost_out = 0;
+	for (int32_t j = 0; j < cs->ncands; j++) {
 		chosen[j] = s.chosen[j];
+		if (chosen[j])
+			*cost_out += cs->c[j].cost;
+	}
+	*peak_out = t.mx[1];
 	free(taken);
 	pl_sel_free(&s);
 	pl_st_free(&t);
 	free(sc);
 	free(order);
 	return ok ? 0 : 1;
+}
+
+int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
+{
+	uint8_t *tmp = malloc(cs->ncands ? cs->ncands : 1);
+	if (!tmp)
+		return -1;
+	int best = -1;
+	int64_t best_cost = 0, best_peak = 0;
+	for (int v = 0; v < 3; v++) {
+		int64_t cost, peak;
+		int r = run(g, cs, budget, tmp, v, &cost, &peak);
+		if (r < 0)
+			continue;
+		/* Prefer meeting the budget, then lower cost, then lower peak. */
+		int better = best < 0 || (r == 0 && best != 0) ||
+		             (r == best && (r == 0 ? cost < best_cost : peak < best_peak));
+		if (better) {
+			best = r;
+			best_cost = cost;
+			best_peak = peak;
+			memcpy(chosen, tmp, cs->ncands);
+		}
+	}
+	free(tmp);
+	return best;
 }

@@ -76,9 +76,10 @@ struct pl_cand {
 
 struct pl_gap {
 	int32_t buf;
-	int32_t a, c; /* last use before, next use (or free_at for a dead gap) */
-	int32_t ver;  /* version held over the gap */
-	uint8_t dead; /* no use after it: evicted until freed */
+	int32_t a, c;  /* last use before, next use (or free_at for a dead gap) */
+	int32_t ver;   /* version held over the gap */
+	uint8_t dead;  /* no use after it: evicted until freed */
+	int64_t bytes; /* physical bytes of the buffer */
 };
 
 struct pl_cands {
@@ -119,6 +120,7 @@ void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, in
 void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
                   const int32_t *order, int32_t n, int64_t budget);
 int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j);
+int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j);
 
 /* Upper-bound memory curve of a selection: baseline minus ranges plus transients. */
 void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,10 @@ static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum p
 		return -1;
 	if (realize(g, cs, chosen, budget, o))
 		return -1;
+	if (getenv("REMAT_PLAN_DEBUG"))
+		fprintf(stderr, "%s: met %d valid %d peak %lld recompute %lld (%s)\n",
+			pl_planner_name(which), r == 0, o->ev.valid, (long long)o->ev.peak,
+			(long long)o->ev.recompute_ns, o->ev.error);
 	return 0;
 }
 

@@ -184,3 +184,14 @@ int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j)
 		b += cs->ranges[x->range_off + r].bytes;
 	return b;
 }
+
+int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j)
+{
+	const struct pl_cand *x = &cs->c[j];
+	int64_t b = 0;
+	for (uint32_t i = 0; i < x->nforbid; i++) {
+		const struct pl_gap *q = &cs->gaps[cs->forbid_list[x->forbid_off + i]];
+		b += q->bytes;
+	}
+	return b;
+}

@@ -62,25 +62,27 @@ static void x_ticks(FILE *f, int nops, int bottom)
 	        W - RIGHT, bottom + 30);
 }
 
-/* A round tick step of at least raw bytes: 1, 2 or 5 times a power of ten
- * of the binary unit the value is shown in (so labels read 32 MiB, 50 MiB,
- * 1 GiB rather than 40.4 MiB). */
+/* Memory ticks step by the smallest power of two of at least raw bytes, so
+ * they land on sizes people think in (64 MiB, 256 MiB, 1 GiB). */
 static int64_t nice_step(int64_t raw)
 {
-	int64_t unit = 1;
+	int64_t step = 1;
 
-	if (raw < 1)
-		return 1;
-	while (raw / unit >= 1024 && unit < ((int64_t)1 << 40))
-		unit <<= 10;
-	for (int64_t m = 1;; m *= 10) {
-		if (unit * m >= raw)
-			return unit * m;
-		if (unit * 2 * m >= raw)
-			return unit * 2 * m;
-		if (unit * 5 * m >= raw)
-			return unit * 5 * m;
-	}
+	while (step < raw && step < ((int64_t)1 << 50))
+		step <<= 1;
+	return step;
+}
+
+/* "768 MiB", "1.25 GiB": the largest unit not above v, up to 3 decimals. */
+static char *tick_label(int64_t v, char *buf, size_t len)
+{
+	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+
+	while (u < 4 && v >= ((int64_t)1 << (10 * (u + 1))))
+		u++;
+	snprintf(buf, len, "%.4g %s", (double)v / (double)((int64_t)1 << (10 * u)), unit[u]);
+	return buf;
 }
 
 void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
@@ -104,7 +106,7 @@ void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 		        LEFT, W - RIGHT, ymem(v, top), ymem(v, top));
 		fprintf(f,
 		        "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-		        LEFT - 6, ymem(v, top) + 4, rr_bytes(v, a, sizeof(a)));
+		        LEFT - 6, ymem(v, top) + 4, tick_label(v, a, sizeof(a)));
 	}
 	if (n == 0) {
 		fprintf(f, "</svg>\n");
@@ -152,8 +154,9 @@ static int by_lifetime(const void *a, const void *b)
 {
 	const struct rr_buf *x = &order_trace->bufs[*(const int *)a];
 	const struct rr_buf *y = &order_trace->bufs[*(const int *)b];
+	/* what the iteration allocates first: it is what a plan works on */
 	if (x->persistent != y->persistent)
-		return x->persistent ? -1 : 1;
+		return x->persistent ? 1 : -1;
 	if (x->alloc_at != y->alloc_at)
 		return x->alloc_at - y->alloc_at;
 	return *(const int *)a - *(const int *)b;
@@ -162,7 +165,9 @@ static int by_lifetime(const void *a, const void *b)
 void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
 {
 	int n = t->nops, nb = t->nbufs;
-	int row = nb > 0 && 600 / nb < 14 ? (600 / nb < 3 ? 3 : 600 / nb) : 14;
+	/* rows shrink to fit ~600 px, but a bar stays at least 3 px tall */
+	int row = nb > 0 && 600 / nb < 14 ? (600 / nb < 4 ? 4 : 600 / nb) : 14;
+	int bar = row >= 8 ? row - 2 : row - 1;
 	int height = TOP + nb * row + BOTTOM;
 	int *order = calloc((size_t)nb + 1, sizeof(*order));
 	int *rowof = calloc((size_t)nb + 1, sizeof(*rowof));
@@ -192,7 +197,7 @@ void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p
 		        "<rect class=\"bar %s%s\" data-buf=\"%d\" x=\"%.1f\" y=\"%.1f\" "
 		        "width=\"%.1f\" height=\"%d\"><title>",
 		        b->persistent ? "persistent" : "periter", b->small ? " small" : "", id,
-		        xpos(from, n), y + 1, xpos(to, n) - xpos(from, n), row - 2);
+		        xpos(from, n), y + 1, xpos(to, n) - xpos(from, n), bar);
 		fprintf(f, "#%d %s (%s), ops %d..%d, ", id, rr_bytes(b->size, a, sizeof(a)),
 		        rr_buf_role(b), from, to - 1);
 		rr_html_text(f, rr_site(b, 3, " < ", site, sizeof(site)));
@@ -205,7 +210,7 @@ void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p
 		        "<rect class=\"evicted\" data-buf=\"%d\" x=\"%.1f\" y=\"%.1f\" "
 		        "width=\"%.1f\" height=\"%d\"><title>#%d evicted after op %d, ",
 		        e->buf, xpos(e->after_op + 1, n), TOP + rowof[e->buf] * (double)row + 1,
-		        xpos(to, n) - xpos(e->after_op + 1, n), row - 2, e->buf, e->after_op);
+		        xpos(to, n) - xpos(e->after_op + 1, n), bar, e->buf, e->after_op);
 		if (e->before_op < 0)
 			fprintf(f, "not needed again</title></rect>\n");
 		else

@@ -16,9 +16,11 @@ cp "$FIX"/* "$TMP/a&b<c>/"
 python3 tests/report/check_html.py "$TMP/amp.html" 27
 # an unwritable page is one message, exit 2
 set +e
-"$REPORT" --html "$TMP/no/such/dir/page.html" "$FIX" >/dev/null 2>"$TMP/err"
+"$REPORT" --html "$TMP/no/such/dir/page.html" "$FIX" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "unwritable page: exit $rc"
+[ ! -s "$TMP/out" ] || fail "unwritable page: a report was printed anyway"
 expect_line "$TMP/err" "page\.html: cannot write"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "unwritable page: want one line"
 echo "ok"

@@ -120,6 +120,13 @@ int main(int argc, char **argv)
 	}
 	rr_analyze(&t, &s);
 
+	/* The page first: if it cannot be written, the one message is all. */
+	int rc = 0;
+	if (html_path &&
+	    rr_write_html(html_path, &t, &s, plan_path ? &plan : NULL, err, sizeof(err)) != 0) {
+		rc = fail(err);
+		goto out;
+	}
 	rr_print_summary(stdout, &t, &s, &st);
 	if (plan_path)
 		rr_print_plan(stdout, &t, &plan, &st);
@@ -127,16 +134,12 @@ int main(int argc, char **argv)
 	        plan_path ? "MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN"
 	                  : "MEMORY OVER THE ITERATION");
 	rr_print_chart(stdout, &t, &s, plan_path ? &plan : NULL, &st, width, 12);
-
-	int rc = 0;
-	if (html_path &&
-	    rr_write_html(html_path, &t, &s, plan_path ? &plan : NULL, err, sizeof(err)) != 0)
-		rc = fail(err);
-	if (graph_path && rc == 0)
+	if (graph_path)
 		fprintf(stdout, "\ngraph written to %s\n", graph_path);
-	if (html_path && rc == 0)
+	if (html_path)
 		fprintf(stdout, "%spage written to %s\n", graph_path ? "" : "\n", html_path);
 
+out:
 	rr_stats_free(&s);
 	if (plan_path)
 		rr_plan_free(&plan);

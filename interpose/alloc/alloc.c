@@ -1,0 +1,203 @@
+/*
+ * alloc.c — the allocator's entry points: one lock, one reservation per
+ * device made on its first allocation, the table of live allocations.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "device.h"
+#include "table.h"
+
+#define MAX_DEVICES 64
+
+pthread_mutex_t remat_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct remat_device devs[MAX_DEVICES];
+static struct remat_table live;
+static uint64_t live_bytes;
+static size_t first_gran;
+static CUdeviceptr *follow;
+static size_t nfollow, follow_next;
+
+static int device_init(struct remat_device *d, CUdevice dev)
+{
+	d->ready = -1;
+	d->dev = dev;
+	int vmm = 1;
+	if (remat_drv.cuDeviceGetAttribute(&vmm,
+	                                   CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+	                                   dev) == CUDA_SUCCESS &&
+	    !vmm) {
+		remat_warn("device %d has no virtual memory management; allocations pass through",
+		           (int)dev);
+		return -1;
+	}
+	memset(&d->prop, 0, sizeof(d->prop));
+	d->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	d->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	d->prop.location.id = dev;
+	d->access.location = d->prop.location;
+	d->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	size_t total = 0;
+	if (remat_drv.cuMemGetAllocationGranularity(&d->gran, &d->prop,
+	                                            CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
+	    !d->gran || remat_drv.cuDeviceTotalMem(&total, dev) || !total) {
+		remat_warn("device %d: cannot query granularity or memory size; allocations pass "
+		           "through",
+		           (int)dev);
+		return -1;
+	}
+	uint64_t g = d->gran;
+	uint64_t small = (total / 8 + g - 1) / g * g;
+	if (small < 64 * g)
+		small = 64 * g;
+	/* Each allocation has a range of its own and freed ranges are reused
+	 * first fit, so the address space needs slack over physical memory. */
+	uint64_t large = (4 * (uint64_t)total + g - 1) / g * g;
+	CUdeviceptr base = 0;
+	while (remat_drv.cuMemAddressReserve(&base, small + large, g, 0, 0) != CUDA_SUCCESS) {
+		if (large <= (uint64_t)total) {
+			remat_warn("device %d: cannot reserve %llu bytes of address space; "
+			           "allocations pass through",
+			           (int)dev, (unsigned long long)(small + large));
+			return -1;
+		}
+		large = (large / 2 + g - 1) / g * g;
+	}
+	d->base = base;
+	d->size = small + large;
+	d->small_top = base;
+	d->large_base = base + small;
+	d->npages = large / g;
+	d->page = calloc(d->npages, sizeof(*d->page));
+	d->page_pending = malloc(d->npages * sizeof(*d->page_pending));
+	if (!d->page || !d->page_pending || remat_range_init(&d->small_va, base, small) ||
+	    remat_range_init(&d->large_va, base + small, large)) {
+		remat_warn("out of host memory for the allocator; allocations pass through");
+		return -1;
+	}
+	memset(d->page_pending, 0xff, d->npages * sizeof(*d->page_pending));
+	if (!first_gran)
+		first_gran = d->gran;
+	d->ready = 1;
+	remat_log(REMAT_LOG_INFO,
+	          "device %d: reserved %llu MiB of address space at 0x%llx, granularity %zu",
+	          (int)dev, (unsigned long long)(d->size >> 20), (unsigned long long)base, d->gran);
+	return 0;
+}
+
+CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
+                     struct remat_alloc_info *info)
+{
+	if (!p || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUdevice dev;
+	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = &devs[dev];
+	if (!d->ready)
+		device_init(d, dev);
+	if (d->ready < 0) {
+		pthread_mutex_unlock(&remat_alloc_lock);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	remat_alloc_gen++;
+	remat_pending_reclaim(d);
+	uint64_t want = follow_next < nfollow ? follow[follow_next++] : 0;
+	int small = size < d->gran;
+	uint64_t va = 0;
+	CUresult r = small ? remat_small_alloc(d, &va, size, stream, async, want)
+	                   : remat_large_alloc(d, &va, size, stream, async, want);
+	if (r == CUDA_SUCCESS) {
+		struct remat_entry e = {.addr = va, .size = size, .dev = dev, .small = small};
+		if (remat_table_put(&live, e)) {
+			if (small)
+				remat_small_free(d, va, size, stream, 0);
+			else
+				remat_large_free(d, va, size, stream, 0);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			live_bytes += size;
+			*p = va;
+			if (info) {
+				info->size = size;
+				info->small = small;
+				info->rounded =
+				    small ? 0 : (size + d->gran - 1) / d->gran * d->gran;
+			}
+		}
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_entry e;
+	if (!p || remat_table_del(&live, p, &e)) {
+		pthread_mutex_unlock(&remat_alloc_lock);
+		return 0;
+	}
+	struct remat_device *d = &devs[e.dev];
+	if (e.small)
+		remat_small_free(d, p, e.size, stream, async);
+	else
+		remat_large_free(d, p, e.size, stream, async);
+	live_bytes -= e.size;
+	remat_pending_reclaim(d);
+	pthread_mutex_unlock(&remat_alloc_lock);
+	if (rc)
+		*rc = CUDA_SUCCESS;
+	return 1;
+}
+
+int remat_alloc_owns(CUdeviceptr p, struct remat_alloc_info *info)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_entry *e = remat_table_get(&live, p);
+	if (e && info) {
+		size_t g = devs[e->dev].gran;
+		info->size = e->size;
+		info->small = e->small;
+		info->rounded = e->small ? 0 : (e->size + g - 1) / g * g;
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return e != NULL;
+}
+
+void remat_alloc_follow(const CUdeviceptr *addrs, size_t n)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	CUdeviceptr *f = n ? malloc(n * sizeof(*f)) : NULL;
+	if (f)
+		memcpy(f, addrs, n * sizeof(*f));
+	free(follow);
+	follow = f;
+	nfollow = f ? n : 0;
+	follow_next = 0;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_stats(struct remat_alloc_stats *s)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	s->physical = remat_alloc_physical;
+	s->peak = remat_alloc_peak;
+	s->small_pool = remat_alloc_small_bytes;
+	s->live = live_bytes;
+	s->pooled = 0;
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (devs[i].ready > 0)
+			s->pooled += (uint64_t)devs[i].npool * devs[i].gran;
+	s->granularity = first_gran;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_reset_peak(void)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	remat_alloc_peak = remat_alloc_physical;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}

@@ -1,0 +1,210 @@
+/*
+ * memory.c — allocation entry points, runtime (cudaMalloc, cudaFree,
+ * cudaMallocAsync, cudaFreeAsync) and driver (cuMemAlloc_v2, cuMemFree_v2,
+ * cuMemAllocAsync, cuMemFreeAsync).  When active, they go to the VMM
+ * allocator; pointers that are not ours go to the real free.
+ */
+#include <stddef.h>
+
+#include "procaddr.h"
+#include "alloc/alloc.h"
+#include "../profiler/profiler.h"
+
+/* cudart types, without including cuda_runtime_api.h (whose declarations
+ * would clash with our exported definitions' visibility). */
+typedef int cudart_err;
+enum { CUDART_SUCCESS = 0, CUDART_INVALID_VALUE = 1, CUDART_MEMORY_ALLOCATION = 2 };
+typedef cudart_err (*cudamalloc_fn)(void **, size_t);
+typedef cudart_err (*cudafree_fn)(void *);
+typedef cudart_err (*cudamallocasync_fn)(void **, size_t, CUstream);
+typedef cudart_err (*cudafreeasync_fn)(void *, CUstream);
+
+static CUresult managed_alloc(CUdeviceptr *p, size_t n, CUstream s, int async)
+{
+	struct remat_alloc_info info;
+	CUresult r = remat_alloc(p, n, s, async, &info);
+	if (r == CUDA_SUCCESS && remat_tracking)
+		remat_prof_alloc(*p, info.size, info.rounded, info.small);
+	return r;
+}
+
+/* 1 when p was ours and is freed. */
+static int managed_free(CUdeviceptr p, CUstream s, int async)
+{
+	if (!p || !remat_alloc_owns(p, NULL))
+		return 0;
+	if (remat_tracking)
+		remat_prof_free(p);
+	if (!async)
+		remat_drv.cuCtxSynchronize(); /* as the real synchronous frees do */
+	CUresult rc;
+	return remat_free(p, s, async, &rc);
+}
+
+static int managing(void)
+{
+	return remat_active && remat_lazy_init() == 0;
+}
+
+/* ---- runtime ------------------------------------------------------------ */
+
+#define RUNTIME_REAL(name, type)                                                                   \
+	static type real_##name;                                                                   \
+	if (unlikely(!real_##name))                                                                \
+		real_##name = (type)remat_real_next(#name);                                        \
+	if (unlikely(!real_##name))                                                                \
+		return 35 /* cudaErrorInsufficientDriver */;
+
+static cudart_err to_cudart(CUresult r)
+{
+	switch (r) {
+	case CUDA_SUCCESS:
+		return CUDART_SUCCESS;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return CUDART_MEMORY_ALLOCATION;
+	case CUDA_ERROR_INVALID_VALUE:
+		return CUDART_INVALID_VALUE;
+	default:
+		return 999; /* cudaErrorUnknown */
+	}
+}
+
+REMAT_EXPORT cudart_err cudaFree(void *p);
+REMAT_EXPORT cudart_err cudaMalloc(void **p, size_t n);
+REMAT_EXPORT cudart_err cudaMallocAsync(void **p, size_t n, CUstream s);
+REMAT_EXPORT cudart_err cudaFreeAsync(void *p, CUstream s);
+
+/* The runtime makes its primary context current on first use; our
+ * allocation must not be the first use, so let the runtime do it. */
+static int runtime_context(void)
+{
+	CUcontext c = NULL;
+	if (remat_drv.cuCtxGetCurrent(&c) == CUDA_SUCCESS && c)
+		return 0;
+	cudafree_fn f = (cudafree_fn)remat_real_next("cudaFree");
+	return f ? f(NULL) : -1;
+}
+
+cudart_err cudaMalloc(void **p, size_t n)
+{
+	RUNTIME_REAL(cudaMalloc, cudamalloc_fn);
+	if (likely(!remat_active) || !p || !managing() || runtime_context())
+		return real_cudaMalloc(p, n);
+	if (n == 0) {
+		*p = NULL;
+		return CUDART_SUCCESS;
+	}
+	CUdeviceptr d = 0;
+	CUresult r = managed_alloc(&d, n, NULL, 0);
+	if (r == CUDA_ERROR_NOT_SUPPORTED)
+		return real_cudaMalloc(p, n);
+	if (r == CUDA_SUCCESS)
+		*p = (void *)(uintptr_t)d;
+	return to_cudart(r);
+}
+
+cudart_err cudaFree(void *p)
+{
+	RUNTIME_REAL(cudaFree, cudafree_fn);
+	if (likely(!remat_active) || !p || !managed_free((CUdeviceptr)(uintptr_t)p, NULL, 0))
+		return real_cudaFree(p);
+	return CUDART_SUCCESS;
+}
+
+cudart_err cudaMallocAsync(void **p, size_t n, CUstream s)
+{
+	RUNTIME_REAL(cudaMallocAsync, cudamallocasync_fn);
+	if (likely(!remat_active) || !p || !managing() || runtime_context())
+		return real_cudaMallocAsync(p, n, s);
+	if (n == 0) {
+		*p = NULL;
+		return CUDART_SUCCESS;
+	}
+	CUdeviceptr d = 0;
+	CUresult r = managed_alloc(&d, n, s, 1);
+	if (r == CUDA_ERROR_NOT_SUPPORTED)
+		return real_cudaMallocAsync(p, n, s);
+	if (r == CUDA_SUCCESS)
+		*p = (void *)(uintptr_t)d;
+	return to_cudart(r);
+}
+
+cudart_err cudaFreeAsync(void *p, CUstream s)
+{
+	RUNTIME_REAL(cudaFreeAsync, cudafreeasync_fn);
+	if (likely(!remat_active) || !p || !managed_free((CUdeviceptr)(uintptr_t)p, s, 1))
+		return real_cudaFreeAsync(p, s);
+	return CUDART_SUCCESS;
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+typedef CUresult (*memalloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*memfree_fn)(CUdeviceptr);
+typedef CUresult (*memallocasync_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*memfreeasync_fn)(CUdeviceptr, CUstream);
+
+static CUresult mem_alloc(void *real, CUdeviceptr *p, size_t n)
+{
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (likely(!remat_active) || !p || !n || !managing())
+		return ((memalloc_fn)real)(p, n);
+	CUresult r = managed_alloc(p, n, NULL, 0);
+	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memalloc_fn)real)(p, n) : r;
+}
+
+static CUresult mem_free(void *real, CUdeviceptr p)
+{
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (likely(!remat_active) || !managed_free(p, NULL, 0))
+		return ((memfree_fn)real)(p);
+	return CUDA_SUCCESS;
+}
+
+static CUresult mem_alloc_async(void *real, int pt, CUdeviceptr *p, size_t n, CUstream s)
+{
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (likely(!remat_active) || !p || !n || !managing())
+		return ((memallocasync_fn)real)(p, n, s);
+	CUresult r = managed_alloc(p, n, remat_stream(s, pt), 1);
+	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memallocasync_fn)real)(p, n, s) : r;
+}
+
+static CUresult mem_free_async(void *real, int pt, CUdeviceptr p, CUstream s)
+{
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (likely(!remat_active) || !managed_free(p, remat_stream(s, pt), 1))
+		return ((memfreeasync_fn)real)(p, s);
+	return CUDA_SUCCESS;
+}
+
+#define DOORS(id, base, pt, minver, PARAMS, CALL_EXP, CALL_PA)                                     \
+	extern struct remat_hook remat_hook_##id;                                                  \
+	REMAT_EXPORT CUresult id PARAMS;                                                           \
+	CUresult id PARAMS                                                                         \
+	{                                                                                          \
+		void *real = remat_hook_exp_real(&remat_hook_##id);                                \
+		return CALL_EXP;                                                                   \
+	}                                                                                          \
+	static CUresult pa_##id PARAMS                                                             \
+	{                                                                                          \
+		void *real = remat_hook_pa_real(&remat_hook_##id);                                 \
+		return CALL_PA;                                                                    \
+	}                                                                                          \
+	REMAT_HOOK(id, base, pt, minver, id, pa_##id)
+
+DOORS(cuMemAlloc_v2, "cuMemAlloc", 0, 3020, (CUdeviceptr * p, size_t n), mem_alloc(real, p, n),
+      mem_alloc(real, p, n));
+DOORS(cuMemFree_v2, "cuMemFree", 0, 3020, (CUdeviceptr p), mem_free(real, p), mem_free(real, p));
+DOORS(cuMemAllocAsync, "cuMemAllocAsync", 0, 0, (CUdeviceptr * p, size_t n, CUstream s),
+      mem_alloc_async(real, 0, p, n, s), mem_alloc_async(real, 0, p, n, s));
+DOORS(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 1, 0, (CUdeviceptr * p, size_t n, CUstream s),
+      mem_alloc_async(real, 1, p, n, s), mem_alloc_async(real, 1, p, n, s));
+DOORS(cuMemFreeAsync, "cuMemFreeAsync", 0, 0, (CUdeviceptr p, CUstream s),
+      mem_free_async(real, 0, p, s), mem_free_async(real, 0, p, s));
+DOORS(cuMemFreeAsync_ptsz, "cuMemFreeAsync", 1, 0, (CUdeviceptr p, CUstream s),
+      mem_free_async(real, 1, p, s), mem_free_async(real, 1, p, s));

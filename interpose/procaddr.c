@@ -1,0 +1,150 @@
+/*
+ * procaddr.c — cuGetProcAddress and cuGetProcAddress_v2.  The real one is
+ * asked first, with the caller's version and flags, so the caller gets
+ * exactly the variant it asked for (e.g. the _ptsz one); for the functions
+ * libremat controls, that real pointer is kept and our twin handed out.
+ */
+#include <string.h>
+
+#include "procaddr.h"
+
+#define REMAT_HOOK_IDS(X)                                                                          \
+	X(cuLaunchKernel)                                                                          \
+	X(cuLaunchKernel_ptsz)                                                                     \
+	X(cuLaunchKernelEx)                                                                        \
+	X(cuLaunchKernelEx_ptsz)                                                                   \
+	X(cuLaunchCooperativeKernel)                                                               \
+	X(cuLaunchCooperativeKernel_ptsz)                                                          \
+	X(cuGraphLaunch)                                                                           \
+	X(cuGraphLaunch_ptsz)                                                                      \
+	X(cuMemAlloc_v2)                                                                           \
+	X(cuMemFree_v2)                                                                            \
+	X(cuMemAllocAsync)                                                                         \
+	X(cuMemAllocAsync_ptsz)                                                                    \
+	X(cuMemFreeAsync)                                                                          \
+	X(cuMemFreeAsync_ptsz)                                                                     \
+	X(cuMemcpy)                                                                                \
+	X(cuMemcpy_ptds)                                                                           \
+	X(cuMemcpyAsync)                                                                           \
+	X(cuMemcpyAsync_ptsz)                                                                      \
+	X(cuMemcpyHtoD_v2)                                                                         \
+	X(cuMemcpyHtoD_v2_ptds)                                                                    \
+	X(cuMemcpyDtoH_v2)                                                                         \
+	X(cuMemcpyDtoH_v2_ptds)                                                                    \
+	X(cuMemcpyDtoD_v2)                                                                         \
+	X(cuMemcpyDtoD_v2_ptds)                                                                    \
+	X(cuMemcpyHtoDAsync_v2)                                                                    \
+	X(cuMemcpyHtoDAsync_v2_ptsz)                                                               \
+	X(cuMemcpyDtoHAsync_v2)                                                                    \
+	X(cuMemcpyDtoHAsync_v2_ptsz)                                                               \
+	X(cuMemcpyDtoDAsync_v2)                                                                    \
+	X(cuMemcpyDtoDAsync_v2_ptsz)                                                               \
+	X(cuMemsetD8_v2)                                                                           \
+	X(cuMemsetD8_v2_ptds)                                                                      \
+	X(cuMemsetD16_v2)                                                                          \
+	X(cuMemsetD16_v2_ptds)                                                                     \
+	X(cuMemsetD32_v2)                                                                          \
+	X(cuMemsetD32_v2_ptds)                                                                     \
+	X(cuMemsetD8Async)                                                                         \
+	X(cuMemsetD8Async_ptsz)                                                                    \
+	X(cuMemsetD16Async)                                                                        \
+	X(cuMemsetD16Async_ptsz)                                                                   \
+	X(cuMemsetD32Async)                                                                        \
+	X(cuMemsetD32Async_ptsz)                                                                   \
+	X(cuModuleGetFunction)                                                                     \
+	X(cuLibraryGetKernel)
+
+#define DECLARE(id) extern struct remat_hook remat_hook_##id;
+REMAT_HOOK_IDS(DECLARE)
+#define ADDRESS(id) &remat_hook_##id,
+static struct remat_hook *const hooks[] = {REMAT_HOOK_IDS(ADDRESS)};
+#define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))
+
+#undef cuGetProcAddress
+typedef CUresult (*getproc_v2_fn)(const char *, void **, int, cuuint64_t,
+                                  CUdriverProcAddressQueryResult *);
+typedef CUresult (*getproc_v1_fn)(const char *, void **, int, cuuint64_t);
+REMAT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                       cuuint64_t flags);
+REMAT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                          cuuint64_t flags,
+                                          CUdriverProcAddressQueryResult *symbolStatus);
+
+/* The hook cuGetProcAddress(symbol, version, flags) must be swapped for:
+ * the variant the real driver returns (per-thread or legacy, the newest
+ * _vN not above the caller's version), or NULL when we leave it alone. */
+static struct remat_hook *find(const char *symbol, int version, cuuint64_t flags)
+{
+	int want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+	struct remat_hook *best = NULL, *legacy = NULL;
+	for (size_t i = 0; i < NHOOKS; i++) {
+		struct remat_hook *h = hooks[i];
+		if (strcmp(h->base, symbol) || h->min_version > version)
+			continue;
+		if (h->per_thread == want_pt)
+			best = h;
+		else if (!h->per_thread)
+			legacy = h; /* no per-thread variant: the legacy one is returned */
+	}
+	if (best)
+		return best;
+	for (size_t i = 0; want_pt && legacy && i < NHOOKS; i++)
+		if (hooks[i]->per_thread && !strcmp(hooks[i]->base, symbol))
+			return NULL; /* a per-thread variant exists, just not for this version */
+	return legacy;
+}
+
+static CUresult swap(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+	if (!remat_active || !symbol || !pfn || !*pfn)
+		return CUDA_SUCCESS;
+	if (!strcmp(symbol, "cuGetProcAddress")) {
+		*pfn = version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+		return CUDA_SUCCESS;
+	}
+	struct remat_hook *h = find(symbol, version, flags);
+	if (h) {
+		__atomic_store_n(&h->pa_real, *pfn, __ATOMIC_RELEASE);
+		*pfn = h->pa_fn;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus)
+{
+	static getproc_v2_fn real;
+	if (unlikely(!real))
+		real = (getproc_v2_fn)remat_real_driver_symbol("cuGetProcAddress_v2");
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);
+	if (r == CUDA_SUCCESS)
+		swap(symbol, pfn, cudaVersion, flags);
+	return r;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+	static getproc_v1_fn real;
+	if (unlikely(!real))
+		real = (getproc_v1_fn)remat_real_driver_symbol("cuGetProcAddress");
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r = real(symbol, pfn, cudaVersion, flags);
+	if (r == CUDA_SUCCESS)
+		swap(symbol, pfn, cudaVersion, flags);
+	return r;
+}
+
+void *remat_procaddr_exported(const char *name)
+{
+	if (!strcmp(name, "cuGetProcAddress_v2"))
+		return (void *)cuGetProcAddress_v2;
+	if (!strcmp(name, "cuGetProcAddress"))
+		return (void *)cuGetProcAddress;
+	for (size_t i = 0; i < NHOOKS; i++)
+		if (!strcmp(hooks[i]->name, name))
+			return hooks[i]->exp_fn;
+	return NULL;
+}

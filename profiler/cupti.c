@@ -1,0 +1,257 @@
+/*
+ * cupti.c — durations and correlation ids from CUPTI, reached at run time
+ * (dlopen "libcupti.so.13", then "libcupti.so"); only subscribed around the
+ * profiled iteration.
+ *
+ * A kernel record carries the correlation id of the OUTERMOST API call that
+ * launched it: the runtime call when it came through cudart, else the
+ * driver call.  Our launch wrapper sits inside the driver call, so the API
+ * callbacks leave both ids in thread-locals for it to pick up.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cupti.h>
+
+#include "../interpose/remat.h"
+#include "internal.h"
+
+__thread struct remat_cupti_tls remat_cupti_tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
+	CUptiResult (*register_cb)(CUpti_BuffersCallbackRequestFunc,
+	                           CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*enable)(CUpti_ActivityKind);
+	CUptiResult (*disable)(CUpti_ActivityKind);
+	CUptiResult (*flush)(uint32_t);
+	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+} api;
+
+static CUpti_SubscriberHandle sub;
+static int running;
+static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct remat_activity *recs;
+static size_t nrecs, caprecs;
+static uint32_t *internal_ids;
+static size_t ninternal, capinternal;
+
+/* ---- interned strings (runtime API names as "via") ---------------------- */
+
+static char **interned;
+static size_t ninterned;
+
+const char *remat_intern(const char *s)
+{
+	char buf[128];
+	size_t len = strlen(s);
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	/* cudaLaunchKernel_v7000 -> cudaLaunchKernel */
+	char *v = strrchr(buf, '_');
+	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' &&
+	    strspn(v + 2, "0123456789") == strlen(v + 2))
+		*v = '\0';
+	for (size_t i = 0; i < ninterned; i++)
+		if (!strcmp(interned[i], buf))
+			return interned[i];
+	char **p = realloc(interned, (ninterned + 1) * sizeof(*p));
+	if (!p)
+		return "?";
+	interned = p;
+	char *c = strdup(buf);
+	if (!c)
+		return "?";
+	interned[ninterned++] = c;
+	return c;
+}
+
+/* ---- API callbacks ----------------------------------------------------- */
+
+static int is_op_call(const char *f)
+{
+	return f && (!strncmp(f, "cuLaunch", 8) || !strncmp(f, "cuMemcpy", 8) ||
+	             !strncmp(f, "cuMemset", 8) || !strncmp(f, "cuGraphLaunch", 13));
+}
+
+static void note_internal(uint32_t id)
+{
+	pthread_mutex_lock(&rec_lock);
+	if (ninternal == capinternal) {
+		size_t c = capinternal ? capinternal * 2 : 64;
+		uint32_t *p = realloc(internal_ids, c * sizeof(*p));
+		if (p) {
+			internal_ids = p;
+			capinternal = c;
+		}
+	}
+	if (ninternal < capinternal)
+		internal_ids[ninternal++] = id;
+	pthread_mutex_unlock(&rec_lock);
+}
+
+static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                            const void *data)
+{
+	(void)ud;
+	(void)cbid;
+	const CUpti_CallbackData *d = data;
+	struct remat_cupti_tls *t = &remat_cupti_tls;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (d->callbackSite == CUPTI_API_ENTER && is_op_call(d->functionName)) {
+			t->driver_corr = d->correlationId;
+			if (t->internal)
+				note_internal(d->correlationId);
+		}
+	} else if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		if (d->callbackSite == CUPTI_API_ENTER) {
+			if (t->rt_depth++ == 0) {
+				t->runtime_corr = d->correlationId;
+				t->runtime_name = d->functionName;
+			}
+		} else if (t->rt_depth > 0 && --t->rt_depth == 0) {
+			t->runtime_corr = 0;
+			t->runtime_name = NULL;
+		}
+	}
+}
+
+/* ---- activity buffers -------------------------------------------------- */
+
+#define BUF_SIZE (1 << 20)
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(8, BUF_SIZE);
+	*size = *buffer ? BUF_SIZE : 0;
+	*max_records = 0;
+}
+
+static void keep(uint32_t corr, int kind, uint64_t start, uint64_t end)
+{
+	if (nrecs == caprecs) {
+		size_t c = caprecs ? caprecs * 2 : 1024;
+		struct remat_activity *p = realloc(recs, c * sizeof(*p));
+		if (!p)
+			return;
+		recs = p;
+		caprecs = c;
+	}
+	recs[nrecs++] = (struct remat_activity){corr, kind, (int64_t)(end - start)};
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
+{
+	(void)ctx;
+	(void)stream;
+	(void)size;
+	CUpti_Activity *r = NULL;
+	pthread_mutex_lock(&rec_lock);
+	while (buffer && api.next(buffer, valid, &r) == CUPTI_SUCCESS) {
+		switch (r->kind) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+			const CUpti_ActivityKernel10 *k = (const void *)r;
+			keep(k->correlationId, 0, k->start, k->end);
+			break;
+		}
+		case CUPTI_ACTIVITY_KIND_MEMCPY: {
+			const CUpti_ActivityMemcpy6 *m = (const void *)r;
+			keep(m->correlationId, 1, m->start, m->end);
+			break;
+		}
+		case CUPTI_ACTIVITY_KIND_MEMSET: {
+			const CUpti_ActivityMemset4 *m = (const void *)r;
+			keep(m->correlationId, 2, m->start, m->end);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	pthread_mutex_unlock(&rec_lock);
+	free(buffer);
+}
+
+static void *open_cupti(void)
+{
+	void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+	return h ? h : dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+}
+
+int remat_cupti_start(const char **note)
+{
+	void *h = open_cupti();
+	if (!h) {
+		*note = "CUPTI not found (libcupti.so.13, libcupti.so)";
+		return -1;
+	}
+#define GET(f, name)                                                                               \
+	if (!(*(void **)&api.f = remat_real_dlsym(h, name))) {                                     \
+		*note = "CUPTI lacks " name;                                                       \
+		return -1;                                                                         \
+	}
+	GET(subscribe, "cuptiSubscribe");
+	GET(unsubscribe, "cuptiUnsubscribe");
+	GET(enable_domain, "cuptiEnableDomain");
+	GET(register_cb, "cuptiActivityRegisterCallbacks");
+	GET(enable, "cuptiActivityEnable");
+	GET(disable, "cuptiActivityDisable");
+	GET(flush, "cuptiActivityFlushAll");
+	GET(next, "cuptiActivityGetNextRecord");
+#undef GET
+	if (api.subscribe(&sub, on_api, NULL) != CUPTI_SUCCESS) {
+		*note = "CUPTI already has a subscriber (another profiler?)";
+		return -1;
+	}
+	if (api.enable_domain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS ||
+	    api.enable_domain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+	    api.register_cb(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
+	    api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+		api.unsubscribe(sub);
+		*note = "CUPTI refused the callbacks or kernel activity";
+		return -1;
+	}
+	/* Copies and sets are nice to have; their absence is not fatal. */
+	api.enable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	api.enable(CUPTI_ACTIVITY_KIND_MEMSET);
+	running = 1;
+	*note = "";
+	return 0;
+}
+
+size_t remat_cupti_collect(struct remat_activity **out)
+{
+	*out = NULL;
+	if (!running)
+		return 0;
+	api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	api.disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	api.disable(CUPTI_ACTIVITY_KIND_MEMSET);
+	api.enable_domain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	api.enable_domain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+	api.unsubscribe(sub);
+	running = 0;
+	pthread_mutex_lock(&rec_lock);
+	*out = recs;
+	size_t n = nrecs;
+	recs = NULL;
+	nrecs = caprecs = 0;
+	pthread_mutex_unlock(&rec_lock);
+	return n;
+}
+
+int remat_cupti_is_internal(uint32_t corr)
+{
+	for (size_t i = 0; i < ninternal; i++)
+		if (internal_ids[i] == corr)
+			return 1;
+	return 0;
+}

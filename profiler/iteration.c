@@ -1,0 +1,185 @@
+/*
+ * iteration.c — period and boundary detection (see iteration.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iteration.h"
+
+uint64_t remat_det_pair(uint64_t sig, int64_t level)
+{
+	uint64_t h = sig ^ ((uint64_t)level * 0x9e3779b97f4a7c15ULL);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+void remat_det_init(struct remat_detector *d, size_t max_ops)
+{
+	memset(d, 0, sizeof(*d));
+	d->max = max_ops;
+}
+
+void remat_det_fini(struct remat_detector *d)
+{
+	free(d->sig);
+	free(d->level);
+	free(d->prev);
+	free(d->map);
+	memset(d, 0, sizeof(*d));
+}
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	return (size_t)(key * 0x9e3779b97f4a7c15ULL >> 7) & (cap - 1);
+}
+
+/* Last index with this key, after recording i as the newest. */
+static int64_t map_swap(struct remat_detector *d, uint64_t key, int64_t i)
+{
+	if ((d->mapn + 1) * 2 > d->mapcap) {
+		size_t cap = d->mapcap ? d->mapcap * 2 : 1024;
+		struct remat_det_slot *m = malloc(cap * sizeof(*m));
+		if (!m)
+			return -2;
+		for (size_t k = 0; k < cap; k++)
+			m[k].idx = -1;
+		for (size_t k = 0; k < d->mapcap; k++) {
+			if (d->map[k].idx < 0)
+				continue;
+			size_t j = slot_of(d->map[k].key, cap);
+			while (m[j].idx >= 0)
+				j = (j + 1) & (cap - 1);
+			m[j] = d->map[k];
+		}
+		free(d->map);
+		d->map = m;
+		d->mapcap = cap;
+	}
+	size_t j = slot_of(key, d->mapcap);
+	while (d->map[j].idx >= 0 && d->map[j].key != key)
+		j = (j + 1) & (d->mapcap - 1);
+	int64_t old = d->map[j].idx;
+	if (old < 0)
+		d->mapn++;
+	d->map[j].key = key;
+	d->map[j].idx = i;
+	return old;
+}
+
+size_t remat_det_find_period(const uint64_t *sig, size_t n)
+{
+	for (size_t p = 1; 2 * p <= n; p++) {
+		size_t k = 0;
+		while (k < p && sig[n - 1 - k] == sig[n - 1 - k - p])
+			k++;
+		if (k == p)
+			return p;
+	}
+	return 0;
+}
+
+size_t remat_det_choose_phase(const int64_t *level, size_t n, size_t p)
+{
+	const int64_t *l = level + n - p; /* the last period; l[t] is op n-p+t */
+	int64_t min = l[0];
+	for (size_t t = 1; t < p; t++)
+		if (l[t] < min)
+			min = l[t];
+	size_t best = p, best_len = 0;
+	for (size_t t = 0; t < p; t++) {
+		if (l[t] != min || l[(t + 1) % p] <= min)
+			continue;
+		size_t len = 1; /* length of the plateau ending at t */
+		while (len < p && l[(t + p - len) % p] == min)
+			len++;
+		if (len > best_len) {
+			best_len = len;
+			best = t;
+		}
+	}
+	if (best == p) /* flat: no plateau to end; start at the next op */
+		return n % p;
+	return (n - p + best + 1) % p;
+}
+
+int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level)
+{
+	if (d->n == d->max) {
+		d->full = 1;
+		return -1;
+	}
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 4096;
+		uint64_t *s = realloc(d->sig, cap * sizeof(*s));
+		if (s)
+			d->sig = s;
+		int64_t *l = realloc(d->level, cap * sizeof(*l));
+		if (l)
+			d->level = l;
+		int64_t *pv = realloc(d->prev, cap * sizeof(*pv));
+		if (pv)
+			d->prev = pv;
+		if (!s || !l || !pv) {
+			d->full = 1;
+			return -1;
+		}
+		d->cap = cap;
+	}
+	size_t i = d->n++;
+	uint64_t key = remat_det_pair(sig, level);
+	d->sig[i] = key;
+	d->level[i] = level;
+	int64_t prev = map_swap(d, key, (int64_t)i);
+	if (prev == -2) {
+		d->full = 1;
+		return -1;
+	}
+	d->prev[i] = prev;
+	if (d->period) {
+		if (d->sig[i] == d->sig[i - d->period]) {
+			d->run++;
+			return (int64_t)i;
+		}
+		d->period = 0;
+		d->run = 0;
+	}
+	/* Candidates are the earlier occurrences of this pair, nearest first,
+	 * so the first one that checks out is the smallest period. */
+	for (int64_t j = prev; j >= 0; j = d->prev[j]) {
+		size_t p = i - (size_t)j;
+		if (2 * p > d->n)
+			break;
+		size_t k = 1;
+		while (k < p && d->sig[i - k] == d->sig[i - k - p])
+			k++;
+		if (k == p) {
+			d->period = p;
+			d->run = p;
+			d->phase = remat_det_choose_phase(d->level, d->n, p);
+			break;
+		}
+	}
+	return (int64_t)i;
+}
+
+int remat_det_is_boundary(const struct remat_detector *d, size_t i)
+{
+	return d->period && i % d->period == d->phase;
+}
+
+int remat_det_steady(const struct remat_detector *d)
+{
+	return d->period && d->run >= d->period;
+}
+
+size_t remat_det_iteration_index(const struct remat_detector *d, size_t i)
+{
+	if (!d->period)
+		return 0;
+	size_t first = d->phase; /* first boundary in the stream */
+	if (i < first)
+		return 0;
+	return (i - first) / d->period + (first ? 1 : 0);
+}

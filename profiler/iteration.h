@@ -1,0 +1,51 @@
+/*
+ * iteration.h — finding the training iteration in the stream of ops.
+ *
+ * Each op is reduced to a signature (function, grid, block, sizes) and
+ * paired with the managed bytes allocated when it was issued.  Pairing
+ * matters: a model of N identical layers repeats every layer, but the
+ * memory level climbs from one layer to the next, so only the whole
+ * iteration repeats the pairs.  The period is the smallest P for which the
+ * last 2P pairs are two copies of one sequence; the boundary goes after the
+ * plateau of lowest memory (between optimizer step and next forward).
+ */
+#ifndef REMAT_ITERATION_H
+#define REMAT_ITERATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct remat_detector {
+	uint64_t *sig;  /* signature paired with level, per op */
+	int64_t *level; /* managed bytes when the op was issued */
+	int64_t *prev;  /* previous op with the same paired signature, -1 none */
+	size_t n, cap, max;
+	struct remat_det_slot {
+		uint64_t key;
+		int64_t idx; /* -1 empty */
+	} * map;
+	size_t mapcap, mapn;
+	size_t period; /* 0 = none now */
+	size_t phase;  /* op i starts an iteration iff i % period == phase */
+	size_t run;    /* consecutive ops equal to the op one period earlier */
+	int full;      /* max ops seen without a period: detection gave up */
+};
+
+void remat_det_init(struct remat_detector *d, size_t max_ops);
+void remat_det_fini(struct remat_detector *d);
+/* Appends one op; returns its index, or -1 once max_ops is exceeded. */
+int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level);
+/* Op i starts an iteration under the current period. */
+int remat_det_is_boundary(const struct remat_detector *d, size_t i);
+/* The last two periods matched. */
+int remat_det_steady(const struct remat_detector *d);
+/* Index of the iteration that op i (a boundary) starts, counting a partial
+ * first iteration. */
+size_t remat_det_iteration_index(const struct remat_detector *d, size_t i);
+
+/* Pure helpers, exposed for the tests. */
+size_t remat_det_find_period(const uint64_t *sig, size_t n);
+size_t remat_det_choose_phase(const int64_t *level, size_t n, size_t period);
+uint64_t remat_det_pair(uint64_t sig, int64_t level);
+
+#endif

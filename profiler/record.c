@@ -1,0 +1,250 @@
+/*
+ * record.c — the profiler's state machine, one lock for all of it:
+ *
+ *   DETECT   every op's signature goes to the iteration detector; once two
+ *            consecutive iterations match and the warm-up has passed,
+ *            CUPTI is started at one boundary and the profile at the next
+ *   PROFILE  one iteration is recorded in full (profile.c); the lock is
+ *            held from before each op to after it, so the hashes around it
+ *            see only its writes
+ *   VERIFY   the next iteration must repeat the profiled one op for op;
+ *            then the trace is written by a background thread
+ *   DONE     tracking stops: launches go straight to the driver
+ *
+ * A mismatch in PROFILE or VERIFY drops the profile and goes back to
+ * DETECT (an odd iteration: evaluation, checkpointing).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../interpose/remat.h"
+#include "../interpose/alloc/alloc.h"
+#include "internal.h"
+#include "iteration.h"
+#include "profile.h"
+#include "trace.h"
+#include "profiler.h"
+
+enum { DETECT, PROFILE, VERIFY, DONE };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int phase = DETECT;
+static struct remat_detector det;
+static int det_ready;
+static uint64_t nops;     /* ops seen so far: the index of the next one */
+static int64_t level;     /* requested bytes of live managed allocations */
+static int cupti_started; /* CUPTI was started for the next profile */
+static int cupti_ok;
+static const char *cupti_note = "";
+static uint64_t verify_end;
+
+#define MAX_DETECT_OPS (1u << 21)
+
+static uint64_t op_signature(const struct remat_op *op)
+{
+	uint64_t v[12] = {(uint64_t)op->kind,
+	                  (uint64_t)(uintptr_t)op->func,
+	                  op->grid[0],
+	                  op->grid[1],
+	                  op->grid[2],
+	                  op->block[0],
+	                  op->block[1],
+	                  op->block[2],
+	                  op->shmem,
+	                  (uint64_t)(uintptr_t)op->stream,
+	                  op->kind == REMAT_OP_KERNEL ? 0 : op->bytes,
+	                  (uint64_t)op->copy};
+	return remat_fnv1a(REMAT_FNV_OFFSET, v, sizeof(v));
+}
+
+/* The memory level has to move within the period (activations come and
+ * go), or the period must have held for a while: a run of identical
+ * set-up ops at one level is not a training iteration. */
+static int credible(void)
+{
+	size_t p = det.period;
+	const int64_t *l = det.level + det.n - p;
+	for (size_t t = 1; t < p; t++)
+		if (l[t] != l[0])
+			return 1;
+	return p >= 2 && det.run >= 4 * p;
+}
+
+static void give_up(const char *why)
+{
+	remat_log(REMAT_LOG_ERROR, "%s; tracing stops, training continues unmodified", why);
+	phase = DONE;
+	remat_tracking = 0;
+}
+
+static void abort_profile(const char *why, uint64_t i)
+{
+	remat_log(REMAT_LOG_INFO, "op %llu: %s; profile dropped, looking for the iteration again",
+	          (unsigned long long)i, why);
+	remat_profile_drop();
+	phase = DETECT;
+	cupti_started = 0;
+}
+
+static void maybe_start(uint64_t i)
+{
+	if (!remat_det_steady(&det) || !remat_det_is_boundary(&det, i) || !credible())
+		return;
+	size_t it = remat_det_iteration_index(&det, i);
+	if ((int64_t)it < remat_cfg.warmup)
+		return;
+	if (!cupti_started) {
+		/* Subscribe one iteration early: the runtime callback of the
+		 * profile's first op must already be on when it is entered. */
+		cupti_ok = remat_cupti_start(&cupti_note) == 0;
+		if (!cupti_ok)
+			remat_log(REMAT_LOG_ERROR, "no kernel durations: %s", cupti_note);
+		cupti_started = 1;
+		return;
+	}
+	remat_log(REMAT_LOG_INFO,
+	          "iteration found: %zu ops (boundary at op %llu); profiling iteration %zu",
+	          det.period, (unsigned long long)i, it);
+	if (remat_profile_begin(i, det.period, it, cupti_ok, cupti_note)) {
+		give_up("out of memory for the profile");
+		return;
+	}
+	phase = PROFILE;
+}
+
+void remat_prof_begin(struct remat_op *op)
+{
+	op->slot = -1;
+	if (remat_lazy_init())
+		return;
+	pthread_mutex_lock(&lock);
+	if (phase == DONE) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (!det_ready) {
+		remat_det_init(&det, MAX_DETECT_OPS);
+		det_ready = 1;
+	}
+	uint64_t i = nops++;
+	if (remat_det_push(&det, op_signature(op), level) < 0) {
+		give_up("no training iteration found in the first 2M ops");
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (phase == DETECT)
+		maybe_start(i);
+	if (phase == PROFILE) {
+		uint64_t k = i - remat_profile_start();
+		if (!det.period) {
+			abort_profile("the op differs from one iteration earlier", i);
+		} else if (k == det.period) {
+			remat_profile_end(cupti_ok);
+			phase = VERIFY;
+			verify_end = i + det.period;
+		} else {
+			op->slot = (long)k;
+			remat_profile_op_before(op, k, level);
+			return; /* lock held until remat_prof_end */
+		}
+	}
+	if (phase == VERIFY) {
+		if (!det.period) {
+			abort_profile("the iteration after the profile differs", i);
+		} else if (i + 1 == verify_end) {
+			/* The last op of the verified iteration: the profile holds. */
+			phase = DONE;
+			remat_tracking = 0;
+			remat_profile_publish(remat_cfg.trace_dir);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void remat_prof_end(struct remat_op *op, CUresult rc)
+{
+	if (op->slot < 0)
+		return;
+	remat_profile_op_after(op, (uint64_t)op->slot, rc);
+	pthread_mutex_unlock(&lock);
+}
+
+void remat_prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small)
+{
+	if (remat_lazy_init())
+		return;
+	char **site = NULL;
+	pthread_mutex_lock(&lock);
+	if (phase == DONE) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	size_t nsite = remat_stack_capture(&site);
+	struct remat_pbuf *b = calloc(1, sizeof(*b));
+	if (!b) {
+		give_up("out of host memory");
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	b->addr = p;
+	b->size = size;
+	b->rounded = rounded;
+	b->small = small;
+	b->site = site;
+	b->nsite = nsite;
+	b->trace_id = -1;
+	b->alloc_at = b->free_at = b->alloc_seq = -1;
+	remat_live_add(b);
+	level += (int64_t)size;
+	if (phase == PROFILE)
+		remat_profile_alloc(b, nops);
+	pthread_mutex_unlock(&lock);
+}
+
+void remat_prof_free(CUdeviceptr p)
+{
+	pthread_mutex_lock(&lock);
+	struct remat_pbuf *b = remat_live_remove(p);
+	if (b) {
+		level -= (int64_t)b->size;
+		b->dead = 1;
+		if (phase == PROFILE)
+			remat_profile_free(b, nops);
+		if (!b->in_trace) {
+			for (size_t k = 0; k < b->nsite; k++)
+				free(b->site[k]);
+			free(b->site);
+			free(b);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void remat_prof_function_name(void *func, const char *name, int is_kernel)
+{
+	pthread_mutex_lock(&lock);
+	remat_kinfo_name(func, name, is_kernel);
+	pthread_mutex_unlock(&lock);
+}
+
+void remat_prof_shutdown(void)
+{
+	pthread_mutex_lock(&lock);
+	if (phase == VERIFY) {
+		/* The process ends during the verification iteration: the
+		 * profile itself was complete, write it. */
+		remat_log(REMAT_LOG_INFO, "process ends before the verification iteration "
+		                          "completed; writing the profile anyway");
+		phase = DONE;
+		remat_tracking = 0;
+		remat_profile_publish(remat_cfg.trace_dir);
+	} else if (phase == DETECT || phase == PROFILE) {
+		remat_log(REMAT_LOG_INFO,
+		          "process ends before a steady iteration was profiled "
+		          "(%llu ops seen); no trace written",
+		          (unsigned long long)nops);
+	}
+	pthread_mutex_unlock(&lock);
+	remat_profile_join();
+}

@@ -312,6 +312,46 @@ static void test_chart_ascii(void **state)
 	rr_stats_free(&s);
 }
 
+/* The Unicode chart draws the top of the per-iteration layer in eighths:
+ * op 1 at 7 MiB fills half of the 6-8 MiB row. */
+static void test_chart_unicode(void **state)
+{
+	static struct rr_op ops[4];
+	static struct rr_buf bufs[1] = {{4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0}};
+	int64_t mem[4] = {4 * MiB, 7 * MiB, 8 * MiB, 4 * MiB};
+	struct rr_trace t = {.ops = ops, .nops = 4, .bufs = bufs, .nbufs = 1, .mem = mem};
+	struct rr_stats s;
+	struct rr_style st = {.color = false, .unicode = true};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	(void)state;
+
+	for (int i = 0; i < 4; i++)
+		ops[i] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v", .uses = NULL};
+	rr_analyze(&t, &s);
+	rr_print_chart(f, &t, &s, NULL, &st, 20, 4);
+	fclose(f);
+	const char *want = "             \u2588 per-iteration  \u2592 persistent\n"
+	                   "     8.0 MiB \u2524     \u2584\u2584\u2584\u2584\u2584"
+	                   "\u2588\u2588\u2588\u2588\u2588     \n"
+	                   "             \u2502     \u2588\u2588\u2588\u2588\u2588"
+	                   "\u2588\u2588\u2588\u2588\u2588     \n"
+	                   "     4.0 MiB \u2524\u2592\u2592\u2592\u2592\u2592\u2592\u2592"
+	                   "\u2592\u2592\u2592\u2592\u2592\u2592\u2592\u2592\u2592\u2592"
+	                   "\u2592\u2592\u2592\n"
+	                   "             \u2502\u2592\u2592\u2592\u2592\u2592\u2592\u2592"
+	                   "\u2592\u2592\u2592\u2592\u2592\u2592\u2592\u2592\u2592\u2592"
+	                   "\u2592\u2592\u2592\n"
+	                   "         0 B \u2514\u2500\u2500\u2500\u2500\u2500\u2500\u2500"
+	                   "\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500"
+	                   "\u2500\u2500\u2500\n"
+	                   "             op 0      2         3\n";
+	assert_string_equal(text, want);
+	free(text);
+	rr_stats_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +362,7 @@ int main(void)
 	    cmocka_unit_test(test_planner_made_plan),
 	    cmocka_unit_test(test_gap_longest),
 	    cmocka_unit_test(test_chart_ascii),
+	    cmocka_unit_test(test_chart_unicode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

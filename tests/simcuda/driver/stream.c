@@ -131,6 +131,20 @@ void op_wait_on(struct sim_op *op, struct sim_marker *m)
 	}
 }
 
+static void unlink_stream(struct sim_stream *s)
+{
+	struct sim_ctx *ctx = s->ctx;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct sim_stream **p = &ctx->streams; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	marker_unref(s->last);
+	s->last = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 static void *worker(void *arg)
 {
 	struct sim_stream *s = arg;
@@ -180,6 +194,7 @@ static void *worker(void *arg)
 		if (exiting)
 			break;
 	}
+	unlink_stream(s);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);
@@ -287,18 +302,10 @@ CUresult stream_create(struct sim_ctx *ctx, unsigned flags, int priority, bool l
 
 void stream_destroy(struct sim_stream *s)
 {
-	struct sim_ctx *ctx = s->ctx;
+	/* The handle dies now; queued work still runs (CUDA semantics) and
+	 * still counts for context synchronization and the legacy stream, so
+	 * the stream stays in the context's list until its worker ends. */
 	handle_del(s);
-	pthread_mutex_lock(&ctx->lock);
-	for (struct sim_stream **p = &ctx->streams; *p; p = &(*p)->next)
-		if (*p == s) {
-			*p = s->next;
-			break;
-		}
-	marker_unref(s->last);
-	s->last = NULL;
-	pthread_mutex_unlock(&ctx->lock);
-	/* Queued work still runs (CUDA semantics); the worker frees s. */
 	push(s, op_new(OP_EXIT));
 }
 

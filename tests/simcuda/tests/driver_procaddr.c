@@ -22,7 +22,7 @@ static void *sym(const char *name)
 }
 
 static void *proc(const char *name, int version, cuuint64_t flags,
-		  CUdriverProcAddressQueryResult *st)
+                  CUdriverProcAddressQueryResult *st)
 {
 	void *p = NULL;
 	CUresult r = cuGetProcAddress(name, &p, version, flags, st);
@@ -43,10 +43,10 @@ static void test_variants_by_version(void **state)
 	assert_ptr_equal(proc("cuEventElapsedTime", 12000, 0, &st), sym("cuEventElapsedTime"));
 	assert_ptr_equal(proc("cuEventElapsedTime", 13000, 0, &st), sym("cuEventElapsedTime_v2"));
 	assert_ptr_equal(proc("cuStreamGetCaptureInfo", 11030, 0, &st),
-			 sym("cuStreamGetCaptureInfo_v2"));
+	                 sym("cuStreamGetCaptureInfo_v2"));
 	assert_ptr_equal(proc("cuGetProcAddress", 13000, 0, &st), sym("cuGetProcAddress_v2"));
 	assert_ptr_equal(proc("cuLaunchKernel", 13000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st),
-			 sym("cuLaunchKernel"));
+	                 sym("cuLaunchKernel"));
 }
 
 static void test_per_thread_variants(void **state)
@@ -58,7 +58,7 @@ static void test_per_thread_variants(void **state)
 	assert_ptr_equal(proc("cuMemcpyHtoD", 13000, pt, &st), sym("cuMemcpyHtoD_v2_ptds"));
 	assert_ptr_equal(proc("cuMemcpyAsync", 13000, pt, &st), sym("cuMemcpyAsync_ptsz"));
 	assert_ptr_equal(proc("cuStreamGetCaptureInfo", 13000, pt, &st),
-			 sym("cuStreamGetCaptureInfo_v3_ptsz"));
+	                 sym("cuStreamGetCaptureInfo_v3_ptsz"));
 	/* no per-thread variant: the ordinary one */
 	assert_ptr_equal(proc("cuMemAlloc", 13000, pt, &st), sym("cuMemAlloc_v2"));
 	/* per-thread variants appeared in 7.0 */
@@ -70,14 +70,15 @@ static void test_not_found(void **state)
 	(void)state;
 	void *p = &p;
 	CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
-	assert_int_equal(cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &st),
+	                 CUDA_ERROR_NOT_FOUND);
 	assert_int_equal(st, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 	assert_null(p);
 	assert_int_equal(cuGetProcAddress("cuLaunchKernelEx", &p, 11000, 0, &st),
-			 CUDA_ERROR_NOT_FOUND);
+	                 CUDA_ERROR_NOT_FOUND);
 	assert_int_equal(st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 	assert_int_equal(cuGetProcAddress("cuMemAlloc", &p, 13000, 4, &st),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuGetProcAddress(NULL, &p, 13000, 0, &st), CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -91,7 +92,7 @@ static void test_returned_pointer_works(void **state)
 	assert_int_equal(n, 1);
 	/* an unimplemented name is present and answers "not supported" */
 	CUresult (*array_create)(void *, const void *) =
-		(CUresult(*)(void *, const void *))proc("cuArrayCreate", 13000, 0, NULL);
+	    (CUresult(*)(void *, const void *))proc("cuArrayCreate", 13000, 0, NULL);
 	assert_non_null(array_create);
 	assert_int_equal(array_create(NULL, NULL), CUDA_ERROR_NOT_SUPPORTED);
 }
@@ -133,8 +134,8 @@ struct seen {
 static struct seen seen;
 
 static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
-		   const char *fn, const void *params, const void *retval, uint32_t corr,
-		   const char *symbol)
+                   const char *fn, const void *params, const void *retval, uint32_t corr,
+                   const char *symbol)
 {
 	(void)symbol;
 	assert_int_equal(dom, CUPTI_CB_DOMAIN_DRIVER_API);
@@ -217,12 +218,12 @@ int main(void)
 {
 	setup_context();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_variants_by_version),
-		cmocka_unit_test(test_per_thread_variants),
-		cmocka_unit_test(test_not_found),
-		cmocka_unit_test(test_returned_pointer_works),
-		cmocka_unit_test(test_export_table),
-		cmocka_unit_test(test_hooks),
+	    cmocka_unit_test(test_variants_by_version),
+	    cmocka_unit_test(test_per_thread_variants),
+	    cmocka_unit_test(test_not_found),
+	    cmocka_unit_test(test_returned_pointer_works),
+	    cmocka_unit_test(test_export_table),
+	    cmocka_unit_test(test_hooks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

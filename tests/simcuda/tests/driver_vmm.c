@@ -13,11 +13,11 @@
 #define CAP (1u << 20)
 
 static CUmemAllocationProp prop = {
-	.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-	.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+    .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
 };
 static CUmemAccessDesc rw = {.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
-			     .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+                             .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
 
 static uint64_t in_use(void)
 {
@@ -35,11 +35,11 @@ static void test_granularity(void **state)
 	CUmemAllocationProp bad = prop;
 	bad.location.id = 1;
 	assert_int_equal(cuMemGetAllocationGranularity(&g, &bad, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-			 CUDA_ERROR_INVALID_DEVICE);
+	                 CUDA_ERROR_INVALID_DEVICE);
 	bad = prop;
 	bad.type = CU_MEM_ALLOCATION_TYPE_INVALID;
 	assert_int_equal(cuMemGetAllocationGranularity(&g, &bad, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 }
 
 static void test_map_rules(void **state)
@@ -54,11 +54,12 @@ static void test_map_rules(void **state)
 	CHECK(cuMemCreate(&h, G, &prop, 0));
 	CHECK(cuMemCreate(&h2, 2 * G, &prop, 0));
 	CHECK(cuMemAlloc(&plain, 4096));
-	assert_int_equal(cuMemMap(va + 4096, G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);  /* unaligned */
-	assert_int_equal(cuMemMap(plain, G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);      /* not reserved */
-	assert_int_equal(cuMemMap(va, G, G, h2, 0), CUDA_ERROR_INVALID_VALUE);        /* offset */
-	assert_int_equal(cuMemMap(va, 2 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);     /* > handle */
-	assert_int_equal(cuMemMap(va + 3 * G, 2 * G, 0, h2, 0), CUDA_ERROR_INVALID_VALUE); /* past end */
+	assert_int_equal(cuMemMap(va + 4096, G, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* unaligned */
+	assert_int_equal(cuMemMap(plain, G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);  /* not reserved */
+	assert_int_equal(cuMemMap(va, G, G, h2, 0), CUDA_ERROR_INVALID_VALUE);    /* offset */
+	assert_int_equal(cuMemMap(va, 2 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* > handle */
+	assert_int_equal(cuMemMap(va + 3 * G, 2 * G, 0, h2, 0),
+	                 CUDA_ERROR_INVALID_VALUE); /* past end */
 	CHECK(cuMemMap(va, G, 0, h, 0));
 	assert_int_equal(cuMemMap(va, G, 0, h2, 0), CUDA_ERROR_INVALID_VALUE); /* overlap */
 	CHECK(cuMemMap(va + G, 2 * G, 0, h2, 0));
@@ -307,11 +308,11 @@ int main(int argc, char **argv)
 			const char *mode;
 			int (*fn)(void);
 		} children[] = {
-			{"fault-kernel-unmapped", child_fault_kernel_unmapped},
-			{"fault-after-free-async", child_fault_after_free_async},
-			{"fault-copy-after-unmap", child_fault_copy_after_unmap},
-			{"fault-host", child_fault_host},
-			{"fault-elsewhere", child_fault_elsewhere},
+		    {"fault-kernel-unmapped", child_fault_kernel_unmapped},
+		    {"fault-after-free-async", child_fault_after_free_async},
+		    {"fault-copy-after-unmap", child_fault_copy_after_unmap},
+		    {"fault-host", child_fault_host},
+		    {"fault-elsewhere", child_fault_elsewhere},
 		};
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
 			if (strcmp(argv[1], children[i].mode) == 0)
@@ -320,15 +321,15 @@ int main(int argc, char **argv)
 	}
 	setup_context();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_granularity),
-		cmocka_unit_test(test_map_rules),
-		cmocka_unit_test(test_shared_handle_and_release_while_mapped),
-		cmocka_unit_test(test_capacity_and_peak),
-		cmocka_unit_test(test_fault_kernel_unmapped),
-		cmocka_unit_test(test_fault_after_free_async),
-		cmocka_unit_test(test_fault_copy_after_unmap),
-		cmocka_unit_test(test_fault_host),
-		cmocka_unit_test(test_fault_elsewhere_chains),
+	    cmocka_unit_test(test_granularity),
+	    cmocka_unit_test(test_map_rules),
+	    cmocka_unit_test(test_shared_handle_and_release_while_mapped),
+	    cmocka_unit_test(test_capacity_and_peak),
+	    cmocka_unit_test(test_fault_kernel_unmapped),
+	    cmocka_unit_test(test_fault_after_free_async),
+	    cmocka_unit_test(test_fault_copy_after_unmap),
+	    cmocka_unit_test(test_fault_host),
+	    cmocka_unit_test(test_fault_elsewhere_chains),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

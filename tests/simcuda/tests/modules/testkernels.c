@@ -100,6 +100,14 @@ static void mixed(void *const *args)
 	p[3] = (int)q;
 }
 
+/* __global__ void bad_sync(): calls __syncthreads but is (wrongly)
+ * described with uses_syncthreads = 0; the library must refuse it. */
+static void bad_sync(void *const *args)
+{
+	(void)args;
+	simcuda_syncthreads();
+}
+
 static double fixed_cost(void *const *args, simcuda_dim3 grid, simcuda_dim3 block)
 {
 	(void)args;
@@ -124,6 +132,7 @@ static const struct simcuda_kernel kernels[] = {
     {"block_sum", block_sum, 2, off_pp, size_pp, 16, 1, NULL},
     {"reverse_dyn", reverse_dyn, 1, off_p, size_p, 8, 1, NULL},
     {"mixed", mixed, 5, off_mixed, size_mixed, 40, 0, NULL},
+    {"bad_sync", bad_sync, 0, NULL, NULL, 0, 0, NULL},
 };
 
 __attribute__((visibility("default"))) const struct simcuda_module simcuda_module = {

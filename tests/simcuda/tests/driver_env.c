@@ -1,0 +1,230 @@
+/*
+ * driver_env.c — what the SIMCUDA_* variables do: the exit report (to
+ * stderr and to a file, in the key=value format other tools parse), fault
+ * injection of allocations and launches, the deterministic simulated
+ * clock (same times every run, with or without a slowed stream), and one
+ * clear message for a malformed value.  Each scenario runs in a child.
+ */
+#include "driver_common.h"
+
+#include <inttypes.h>
+
+static int child_workload(void)
+{
+	setup_context();
+	CUmodule m = load_test_module();
+	CUdeviceptr p;
+	CHECK(cuMemAlloc(&p, 1000));
+	unsigned host[250] = {0};
+	CHECK(cuMemcpyHtoD(p, host, sizeof(host)));
+	CHECK(cuMemsetD32(p, 0, 250));
+	unsigned v = 1;
+	void *args[] = {&p, &v};
+	CHECK(cuLaunchKernel(get_fn(m, "append"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	CHECK(cuLaunchKernel(get_fn(m, "append"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	CHECK(cuMemcpyDtoH(host, p, sizeof(host)));
+	CHECK(cuMemFree(p));
+	return host[0] == 2 ? 0 : 3;
+}
+
+static int child_fail_alloc(void)
+{
+	/* SIMCUDA_FAIL_ALLOC=3: the third device allocation of any kind */
+	setup_context();
+	CUdeviceptr a, b, c, d;
+	CUmemGenericAllocationHandle h;
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+	                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE}};
+	size_t g;
+	CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CHECK(cuMemAlloc(&a, 16));
+	CHECK(cuMemAllocAsync(&b, 16, NULL));
+	assert_int_equal(cuMemCreate(&h, g, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(cuMemAlloc(&c, 16));
+	CHECK(cuMemCreate(&h, g, &prop, 0));
+	CHECK(cuMemAlloc(&d, 16));
+	return 0;
+}
+
+static int child_fail_launch(void)
+{
+	/* SIMCUDA_FAIL_LAUNCH=2 */
+	setup_context();
+	CUmodule m = load_test_module();
+	CUdeviceptr p;
+	CHECK(cuMemAlloc(&p, 64));
+	CHECK(cuMemsetD32(p, 0, 16));
+	CUfunction f = get_fn(m, "append");
+	unsigned v = 1;
+	void *args[] = {&p, &v};
+	CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	v = 2;
+	assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL),
+	                 CUDA_ERROR_LAUNCH_FAILED);
+	v = 3;
+	CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	unsigned out[3];
+	CHECK(cuMemcpyDtoH(out, p, sizeof(out)));
+	assert_int_equal(out[0], 2); /* the failed launch never ran */
+	assert_int_equal(out[1], 1);
+	assert_int_equal(out[2], 3);
+	return 0;
+}
+
+/* Prints the simulated times of a two-stream workload (see test_clock). */
+static int child_clock(void)
+{
+	setup_context();
+	CUmodule m = load_test_module();
+	CUstream s1, s2;
+	CUevent e0, e1, e2;
+	CHECK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+	CHECK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	CHECK(cuEventCreate(&e0, 0));
+	CHECK(cuEventCreate(&e1, 0));
+	CHECK(cuEventCreate(&e2, 0));
+	enum { MB = 1 << 20 };
+	static unsigned char host[MB];
+	CUdeviceptr buf;
+	CHECK(cuMemAlloc(&buf, MB));
+	CHECK(cuEventRecord(e0, s1));
+	CHECK(cuMemcpyHtoDAsync(buf, host, MB, s1)); /* 1000 + 1048576 / 10 = 105857 ns */
+	unsigned v = 1;
+	void *aargs[] = {&buf, &v};
+	CHECK(
+	    cuLaunchKernel(get_fn(m, "append"), 1, 1, 1, 1, 1, 1, 0, s1, aargs, NULL)); /* 12345 */
+	CHECK(cuEventRecord(e1, s1));
+	CHECK(cuStreamWaitEvent(s2, e1, 0));
+	int n = 1024;
+	void *fargs[] = {&buf, &v, &n};
+	/* default model: 2000 + 0.5 x 1024 threads = 2512 ns */
+	CHECK(cuLaunchKernel(get_fn(m, "fill_u32"), 4, 1, 1, 256, 1, 1, 0, s2, fargs, NULL));
+	CHECK(cuEventRecord(e2, s2));
+	CHECK(cuCtxSynchronize());
+	float a, b;
+	CHECK(cuEventElapsedTime(&a, e0, e1));
+	CHECK(cuEventElapsedTime(&b, e1, e2));
+	struct simcuda_stats st;
+	simcudaGetStats(&st);
+	fprintf(stderr, "clock: %.6f %.6f %" PRIu64 "\n", a, b, st.sim_time_ns);
+	return 0;
+}
+
+static void test_report_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/simcuda-report-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	char env[128];
+	snprintf(env, sizeof(env), "SIMCUDA_REPORT_FILE=%s", path);
+	const char *envs[] = {env, "SIMCUDA_REPORT=1", NULL};
+	struct child_result r = run_child("workload", envs);
+	assert_exit_ok(&r);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char line[512] = "";
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	unlink(path);
+	/* the same line went to stderr */
+	assert_non_null(strstr(r.err, line));
+	unsigned long long peak, ops, kernels, copies, sets, hostfns, t;
+	assert_int_equal(sscanf(line,
+	                        "simcuda: peak_physical=%llu ops=%llu kernels=%llu memcpy=%llu "
+	                        "memset=%llu host_funcs=%llu sim_time_ns=%llu\n",
+	                        &peak, &ops, &kernels, &copies, &sets, &hostfns, &t),
+	                 7);
+	assert_int_equal(peak, 1024); /* 1000 bytes in 512-byte units */
+	assert_int_equal(kernels, 2);
+	assert_int_equal(copies, 2);
+	assert_int_equal(sets, 1);
+	assert_int_equal(hostfns, 0);
+	assert_int_equal(ops, 5);
+	/* HtoD 1000 + 1000/10, memset 1000 + 1000/40, 2 x 12345, DtoH 1100 */
+	assert_int_equal(t, 1100 + 1025 + 2 * 12345 + 1100);
+}
+
+static void test_fail_alloc(void **state)
+{
+	(void)state;
+	const char *env[] = {"SIMCUDA_FAIL_ALLOC=3", "SIMCUDA_GRANULARITY=64K", NULL};
+	struct child_result r = run_child("fail-alloc", env);
+	assert_exit_ok(&r);
+}
+
+static void test_fail_launch(void **state)
+{
+	(void)state;
+	const char *env[] = {"SIMCUDA_FAIL_LAUNCH=2", NULL};
+	struct child_result r = run_child("fail-launch", env);
+	assert_exit_ok(&r);
+}
+
+static void test_clock(void **state)
+{
+	(void)state;
+	struct child_result r1 = run_child("clock", NULL);
+	assert_exit_ok(&r1);
+	const char *expected = "clock: 0.118202 0.002512 120714\n";
+	assert_string_equal(r1.err, expected);
+	struct child_result r2 = run_child("clock", NULL);
+	assert_string_equal(r2.err, expected);
+	/* real-time delays do not move simulated time */
+	const char *slow[] = {"SIMCUDA_SLOW_STREAM=20", NULL};
+	struct child_result r3 = run_child("clock", slow);
+	assert_string_equal(r3.err, expected);
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *env, *message;
+	} cases[] = {
+	    {"SIMCUDA_MEMORY=12Q", "simcuda: invalid SIMCUDA_MEMORY='12Q'"},
+	    {"SIMCUDA_MEMORY=", NULL}, /* empty: the default */
+	    {"SIMCUDA_MEMORY=-1G", "simcuda: invalid SIMCUDA_MEMORY='-1G'"},
+	    {"SIMCUDA_GRANULARITY=3000", "simcuda: invalid SIMCUDA_GRANULARITY='3000'"},
+	    {"SIMCUDA_FAIL_ALLOC=x", "simcuda: invalid SIMCUDA_FAIL_ALLOC='x'"},
+	    {"SIMCUDA_SLOW_STREAM=1e3", "simcuda: invalid SIMCUDA_SLOW_STREAM='1e3'"},
+	    {"SIMCUDA_REPORT=yes", "simcuda: invalid SIMCUDA_REPORT='yes'"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *env[] = {cases[i].env, NULL};
+		struct child_result r = run_child("workload", env);
+		if (cases[i].message == NULL) {
+			assert_exit_ok(&r);
+			continue;
+		}
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 1);
+		if (strstr(r.err, cases[i].message) == NULL)
+			fail_msg("for %s expected '%s', got:\n%s", cases[i].env, cases[i].message,
+			         r.err);
+		/* one message, one line */
+		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1) {
+		if (strcmp(argv[1], "workload") == 0)
+			return child_workload();
+		if (strcmp(argv[1], "fail-alloc") == 0)
+			return child_fail_alloc();
+		if (strcmp(argv[1], "fail-launch") == 0)
+			return child_fail_launch();
+		if (strcmp(argv[1], "clock") == 0)
+			return child_clock();
+		return 2;
+	}
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_report_file), cmocka_unit_test(test_fail_alloc),
+	    cmocka_unit_test(test_fail_launch), cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_malformed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

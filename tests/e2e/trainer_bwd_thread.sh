@@ -8,7 +8,5 @@ for t in mlp gpt; do
 	check_format "$tmp/$t.thread.out" 3
 	cmp -s "$tmp/$t.main.out" "$tmp/$t.thread.out" ||
 		fail "$t: --bwd-thread changed the output: $(diff "$tmp/$t.main.out" "$tmp/$t.thread.out")"
-	run "$t.pageable" "$TR/$t" --iters 3 --pageable
-	cmp -s "$tmp/$t.main.out" "$tmp/$t.pageable.out" || fail "$t: --pageable changed the output"
 done
 echo "trainer --bwd-thread: ok"

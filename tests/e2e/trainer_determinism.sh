@@ -12,10 +12,10 @@ for t in mlp gpt; do
 done
 root=$(pwd)
 for t in mlp gpt; do
-	(cd "$tmp" && "$SIMRUN" "$root/$TR/$t" --iters 3 --accum 2 --short-last 3 >"$t.c.out" 2>"$t.c.err") ||
+	(cd "$tmp" && "$SIMRUN" "$root/$TR/$t" --iters 2 --accum 2 --short-last 3 >"$t.c.out" 2>"$t.c.err") ||
 		fail "$t --accum 2 --short-last 3 failed: $(cat "$tmp/$t.c.err")"
-	run "$t.d" "$TR/$t" --iters 3 --accum 2 --short-last 3
-	check_format "$tmp/$t.c.out" 3
+	run "$t.d" "$TR/$t" --iters 2 --accum 2 --short-last 3
+	check_format "$tmp/$t.c.out" 2
 	cmp -s "$tmp/$t.c.out" "$tmp/$t.d.out" || fail "$t --accum/--short-last: runs differ"
 	cmp -s "$tmp/$t.a.out" "$tmp/$t.c.out" && fail "$t: --accum 2 --short-last 3 changed nothing"
 done

@@ -392,9 +392,8 @@ int main(int argc, char **argv)
 	int *input = (int *)dev_alloc(in_bytes, "the input batch");
 	loss_dev = dev_alloc(sizeof(float), "the loss");
 	struct stager st;
-	stager_init(&st, S, in_bytes, O.pageable);
-	float *loss_host;
-	RT(cudaMallocHost((void **)&loss_host, sizeof(float)));
+	stager_init(&st, S, in_bytes, O.pinned);
+	float *loss_host = host_alloc(sizeof(float), O.pinned);
 
 	for (int it = 0; it < O.iters; it++) {
 		int B = trainer_batch(&O, it);
@@ -423,6 +422,6 @@ int main(int argc, char **argv)
 	       (unsigned long long)params_checksum(P, nparams, NULL, NULL, 0));
 	stager_destroy(&st);
 	simblas_destroy(blas);
-	RT(cudaFreeHost(loss_host));
+	host_free(loss_host, O.pinned);
 	return 0;
 }

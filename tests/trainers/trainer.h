@@ -26,7 +26,7 @@ struct trainer_opts {
 	int batch, hidden, layers, iters, seq, heads, vocab, in_dim, classes, accum;
 	int short_last; /* 0: off, else the last iteration's batch */
 	int bwd_thread; /* run each backward pass on a second host thread */
-	int pageable;   /* stage inputs from plain instead of pinned host memory */
+	int pinned;     /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
 	float lr, dropout;
 	unsigned long long seed;
 	const char *kernels_dir;
@@ -99,7 +99,11 @@ void matmul_batched(simblas_handle_t h, int ta, int tb, int M, int N, int K, flo
 uint64_t rng_next(uint64_t *state);
 float rng_uniform(uint64_t *state); /* [-1, 1) */
 
-/* Copies inputs host-to-device on a second stream from a pinned (or plain)
+/* Pinned (cudaMallocHost) host memory, or plain malloc. */
+void *host_alloc(size_t bytes, int pinned);
+void host_free(void *p, int pinned);
+
+/* Copies inputs host-to-device on a second stream from a plain (or pinned)
  * staging buffer; the compute stream waits on an event recorded there, and
  * the next copy waits until the compute stream is done with the buffer. */
 struct stager {
@@ -109,7 +113,7 @@ struct stager {
 	size_t cap;
 	int pinned;
 };
-void stager_init(struct stager *st, cudaStream_t compute, size_t cap, int pageable);
+void stager_init(struct stager *st, cudaStream_t compute, size_t cap, int pinned);
 /* Returns the host staging buffer, once the previous copy from it is done. */
 void *stager_host(struct stager *st);
 /* Queues the copy of `bytes` staged bytes to dst and makes compute wait. */

@@ -38,7 +38,7 @@ static const struct flag flags[] = {
     F("--kernels", STR, kernels_dir, "kernel module directory"),
     F("--kernel-format", FORMAT, format, "auto | so | cubin"),
     F("--bwd-thread", BOOL, bwd_thread, "run each backward pass on a second host thread"),
-    F("--pageable", BOOL, pageable, "stage inputs in plain instead of pinned host memory"),
+    F("--pinned", BOOL, pinned, "stage inputs in pinned (cudaMallocHost) host memory"),
 };
 #undef F
 

@@ -21,21 +21,36 @@ float rng_uniform(uint64_t *s)
 	return (float)(rng_next(s) >> 40) * (2.0f / 16777216.0f) - 1.0f;
 }
 
-void stager_init(struct stager *st, cudaStream_t compute, size_t cap, int pageable)
+void *host_alloc(size_t bytes, int pinned)
+{
+	void *p = NULL;
+	if (pinned)
+		RT(cudaMallocHost(&p, bytes));
+	else if ((p = malloc(bytes)) == NULL) {
+		fprintf(stderr, "%s: out of host memory (%zu bytes)\n", trainer_prog, bytes);
+		exit(2);
+	}
+	return p;
+}
+
+void host_free(void *p, int pinned)
+{
+	if (pinned)
+		RT(cudaFreeHost(p));
+	else
+		free(p);
+}
+
+void stager_init(struct stager *st, cudaStream_t compute, size_t cap, int pinned)
 {
 	memset(st, 0, sizeof *st);
 	st->compute = compute;
 	st->cap = cap;
-	st->pinned = !pageable;
+	st->pinned = pinned;
 	RT(cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking));
 	RT(cudaEventCreateWithFlags(&st->copied, cudaEventDisableTiming));
 	RT(cudaEventCreateWithFlags(&st->consumed, cudaEventDisableTiming));
-	if (st->pinned) {
-		RT(cudaMallocHost(&st->host, cap));
-	} else if ((st->host = malloc(cap)) == NULL) {
-		fprintf(stderr, "%s: out of host memory (%zu bytes)\n", trainer_prog, cap);
-		exit(2);
-	}
+	st->host = host_alloc(cap, pinned);
 	/* Nothing consumed yet: the first copy need not wait. */
 	RT(cudaEventRecord(st->consumed, compute));
 }
@@ -63,10 +78,7 @@ void stager_consumed(struct stager *st)
 void stager_destroy(struct stager *st)
 {
 	RT(cudaStreamSynchronize(st->copy));
-	if (st->pinned)
-		RT(cudaFreeHost(st->host));
-	else
-		free(st->host);
+	host_free(st->host, st->pinned);
 	RT(cudaEventDestroy(st->copied));
 	RT(cudaEventDestroy(st->consumed));
 	RT(cudaStreamDestroy(st->copy));

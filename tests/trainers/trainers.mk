@@ -56,7 +56,8 @@ trainers: $(TRAINERS)
 ALL_TARGETS += $(TRAINERS)
 
 E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
-	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh
+	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh \
+	     tests/e2e/trainer_pinned.sh
 ifeq ($(HAVE_NVCC),1)
 E2E_TESTS += tests/e2e/trainer_nvcc.sh
 endif

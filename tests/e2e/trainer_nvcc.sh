@@ -15,4 +15,12 @@ for m in "$BUILD"/kernels/*.so; do
 		echo "$syms" | grep -qx "$k" || fail "$cubin has no global function $k"
 	done
 done
+# The simulated driver refuses a cubin as a real one refuses our .so, and
+# the trainers say so.
+set +e
+"$SIMRUN" "$TR/mlp" --kernel-format cubin >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "^mlp: the driver refused kernel module .*/sm_90/elementwise.cubin" "$tmp/err" ||
+	fail "--kernel-format cubin on the simulator: exit $rc: $(cat "$tmp/err")"
 echo "trainer kernels built by nvcc: ok"

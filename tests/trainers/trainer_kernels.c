@@ -14,6 +14,12 @@ static int refused_image(CUresult r)
 	       r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_SOURCE;
 }
 
+static const char *cu_name(CUresult r)
+{
+	const char *name = NULL;
+	return cuGetErrorName(r, &name) == CUDA_SUCCESS && name ? name : "unknown CUresult";
+}
+
 static CUresult try_load(struct kmodule *m, const char *path)
 {
 	if (m->runtime) {

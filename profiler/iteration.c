@@ -169,9 +169,22 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i)
 	return d->period && i % d->period == d->phase;
 }
 
+/* The memory level has to move within the period (activations come and
+ * go), or the period must have held for a while: a run of identical
+ * set-up ops at one level is not a training iteration. */
+static int credible(const struct remat_detector *d)
+{
+	size_t p = d->period;
+	const int64_t *l = d->level + d->n - p;
+	for (size_t t = 1; t < p; t++)
+		if (l[t] != l[0])
+			return 1;
+	return p >= 2 && d->run >= 4 * p;
+}
+
 int remat_det_steady(const struct remat_detector *d)
 {
-	return d->period && d->run >= d->period;
+	return d->period && d->run >= d->period && credible(d);
 }
 
 size_t remat_det_iteration_index(const struct remat_detector *d, size_t i)

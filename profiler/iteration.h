@@ -37,7 +37,8 @@ void remat_det_fini(struct remat_detector *d);
 int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level);
 /* Op i starts an iteration under the current period. */
 int remat_det_is_boundary(const struct remat_detector *d, size_t i);
-/* The last two periods matched. */
+/* The last two periods matched, and the period is credible: the memory
+ * level moves within it, or it has held for four periods. */
 int remat_det_steady(const struct remat_detector *d);
 /* Index of the iteration that op i (a boundary) starts, counting a partial
  * first iteration. */

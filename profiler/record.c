@@ -38,6 +38,7 @@ static int cupti_started; /* CUPTI was started for the next profile */
 static int cupti_ok;
 static const char *cupti_note = "";
 static uint64_t verify_end;
+static size_t prof_period; /* the period being profiled */
 
 #define MAX_DETECT_OPS (1u << 21)
 
@@ -58,19 +59,6 @@ static uint64_t op_signature(const struct remat_op *op)
 	return remat_fnv1a(REMAT_FNV_OFFSET, v, sizeof(v));
 }
 
-/* The memory level has to move within the period (activations come and
- * go), or the period must have held for a while: a run of identical
- * set-up ops at one level is not a training iteration. */
-static int credible(void)
-{
-	size_t p = det.period;
-	const int64_t *l = det.level + det.n - p;
-	for (size_t t = 1; t < p; t++)
-		if (l[t] != l[0])
-			return 1;
-	return p >= 2 && det.run >= 4 * p;
-}
-
 static void give_up(const char *why)
 {
 	remat_log(REMAT_LOG_ERROR, "%s; tracing stops, training continues unmodified", why);
@@ -89,7 +77,7 @@ static void abort_profile(const char *why, uint64_t i)
 
 static void maybe_start(uint64_t i)
 {
-	if (!remat_det_steady(&det) || !remat_det_is_boundary(&det, i) || !credible())
+	if (!remat_det_steady(&det) || !remat_det_is_boundary(&det, i))
 		return;
 	size_t it = remat_det_iteration_index(&det, i);
 	if ((int64_t)it < remat_cfg.warmup)
@@ -111,6 +99,7 @@ static void maybe_start(uint64_t i)
 		return;
 	}
 	phase = PROFILE;
+	prof_period = det.period;
 }
 
 void remat_prof_begin(struct remat_op *op)
@@ -137,7 +126,7 @@ void remat_prof_begin(struct remat_op *op)
 		maybe_start(i);
 	if (phase == PROFILE) {
 		uint64_t k = i - remat_profile_start();
-		if (!det.period) {
+		if (det.period != prof_period) {
 			abort_profile("the op differs from one iteration earlier", i);
 		} else if (k == det.period) {
 			remat_profile_end(cupti_ok);
@@ -150,7 +139,7 @@ void remat_prof_begin(struct remat_op *op)
 		}
 	}
 	if (phase == VERIFY) {
-		if (!det.period) {
+		if (det.period != prof_period) {
 			abort_profile("the iteration after the profile differs", i);
 		} else if (i + 1 == verify_end) {
 			/* The last op of the verified iteration: the profile holds. */

@@ -1,0 +1,241 @@
+/*
+ * test_iteration.c — iteration detection on synthetic op streams shaped
+ * like training: N identical layers (the period must be the whole
+ * iteration, not one layer), a different first iteration, an odd
+ * iteration in the middle, and the boundary at the memory minimum.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../profiler/iteration.h"
+
+/* Signatures of a toy trainer's ops. */
+enum { COPY = 1, FWD, LOSS, BWD, ADAM, AUTOTUNE, EVAL };
+
+struct stream {
+	uint64_t sig[20000];
+	int64_t level[20000];
+	size_t n;
+	int64_t live;
+	size_t first_fwd[64]; /* index of each iteration's first forward op */
+	size_t iters;
+};
+
+static void op(struct stream *s, uint64_t sig)
+{
+	s->sig[s->n] = sig;
+	s->level[s->n] = s->live;
+	s->n++;
+}
+
+/* One training step over `layers` identical layers: batch copy, forward
+ * (one activation allocated per layer), loss, backward (activations
+ * freed), `adam` optimizer kernels. */
+static void step(struct stream *s, int layers, int adam, int eval)
+{
+	op(s, COPY);
+	s->first_fwd[s->iters++] = s->n;
+	for (int l = 0; l < layers; l++) {
+		s->live += 4096;
+		op(s, FWD);
+	}
+	if (eval) {
+		s->live -= 4096 * (int64_t)layers;
+		return;
+	}
+	op(s, LOSS);
+	for (int l = 0; l < layers; l++) {
+		op(s, BWD);
+		s->live -= 4096;
+	}
+	for (int a = 0; a < adam; a++)
+		op(s, ADAM);
+}
+
+/* Feeds the stream as the profiler does: at a steady boundary at least
+ * `warmup` iterations in, it profiles one period and verifies the next;
+ * a mismatch in those two periods drops the attempt.  Returns the start
+ * of the first attempt that survives, or -1. */
+static int64_t feed(struct remat_detector *d, const struct stream *s, size_t warmup)
+{
+	int64_t start = -1;
+	size_t period = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		assert_true(remat_det_push(d, s->sig[i], s->level[i]) == (int64_t)i);
+		if (start >= 0) {
+			if (d->period != period)
+				start = -1; /* dropped: look again */
+			else if (i + 1 == (size_t)start + 2 * period)
+				return start;
+			else
+				continue;
+		}
+		if (remat_det_steady(d) && remat_det_is_boundary(d, i) &&
+		    remat_det_iteration_index(d, i) >= warmup) {
+			start = (int64_t)i;
+			period = d->period;
+		}
+	}
+	return -1;
+}
+
+static void test_flat_runs_are_not_iterations(void **state)
+{
+	(void)state;
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	/* Set-up: 50 identical memsets at one memory level. */
+	for (int i = 0; i < 50; i++) {
+		remat_det_push(&d, COPY, 100);
+		assert_false(remat_det_steady(&d));
+	}
+	remat_det_fini(&d);
+}
+
+static void test_find_period_pure(void **state)
+{
+	(void)state;
+	uint64_t a[] = {1, 2, 3, 1, 2, 3};
+	assert_int_equal(remat_det_find_period(a, 6), 3);
+	uint64_t b[] = {9, 9, 1, 2, 1, 2};
+	assert_int_equal(remat_det_find_period(b, 6), 2);
+	uint64_t c[] = {1, 2, 3, 4, 5};
+	assert_int_equal(remat_det_find_period(c, 5), 0);
+	uint64_t d[] = {7, 7};
+	assert_int_equal(remat_det_find_period(d, 2), 1);
+}
+
+static void test_choose_phase_pure(void **state)
+{
+	(void)state;
+	/* Levels of the last period (ops 4..9): plateau of 1s at ops 7, 8,
+	 * 9 then 4 — wrapping — and the rise at op 5.  The plateau ends at
+	 * op 4, so iterations start at op 5: phase 5 % 6 = 5. */
+	int64_t l[] = {0, 0, 0, 0, 1, 5, 9, 1, 1, 1};
+	assert_int_equal(remat_det_choose_phase(l, 10, 6), 5);
+	/* Two minima: the longer plateau wins. */
+	int64_t m[] = {2, 3, 2, 2, 2, 7};
+	assert_int_equal(remat_det_choose_phase(m, 6, 6), 5);
+	/* Flat: the next op starts an iteration. */
+	int64_t f[] = {4, 4, 4, 4};
+	assert_int_equal(remat_det_choose_phase(f, 4, 2), 0);
+}
+
+static void test_identical_layers(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 6; it++)
+		step(&s, 8, 3, 0);
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	int64_t start = feed(&d, &s, 2);
+	size_t P = 1 + 8 + 1 + 8 + 3;
+	assert_int_equal(d.period, P);
+	assert_true(start >= 0);
+	/* The boundary: after the low plateau (optimizer + batch copy),
+	 * right before the first forward op. */
+	assert_int_equal((size_t)start, s.first_fwd[2]);
+	remat_det_fini(&d);
+}
+
+static void test_different_first_iteration(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	/* Lazy init: autotuning launches and the optimizer state allocated
+	 * on the first step (the level shifts for good). */
+	for (int k = 0; k < 7; k++)
+		op(&s, AUTOTUNE);
+	step(&s, 4, 2, 0);
+	s.live += 1 << 20;
+	for (int it = 1; it < 7; it++)
+		step(&s, 4, 2, 0);
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	int64_t start = feed(&d, &s, 2);
+	assert_int_equal(d.period, 1 + 4 + 1 + 4 + 2);
+	assert_true(start >= 0);
+	/* Never inside the odd first iteration, and at a forward start. */
+	int found = 0;
+	for (size_t it = 2; it < s.iters; it++)
+		found |= (size_t)start == s.first_fwd[it];
+	assert_true(found);
+	remat_det_fini(&d);
+}
+
+static void test_odd_iteration(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 2; it++)
+		step(&s, 3, 2, 0);
+	step(&s, 3, 2, 1); /* an evaluation pass: forward only */
+	for (int it = 0; it < 5; it++)
+		step(&s, 3, 2, 0);
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	/* Warm-up 3: the detector must regain the period after the odd one. */
+	int64_t start = feed(&d, &s, 3);
+	size_t P = 1 + 3 + 1 + 3 + 2;
+	assert_int_equal(d.period, P);
+	assert_true(start >= 0);
+	assert_true((size_t)start >= s.first_fwd[4]);
+	/* Whatever the boundary, the P ops from it repeat the P before. */
+	for (size_t k = 0; k < P; k++)
+		assert_true(s.sig[start + k - P] == s.sig[start + k]);
+	remat_det_fini(&d);
+}
+
+static void test_mismatch_drops_period(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 4; it++)
+		step(&s, 2, 1, 0);
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	for (size_t i = 0; i < s.n; i++)
+		remat_det_push(&d, s.sig[i], s.level[i]);
+	assert_true(remat_det_steady(&d));
+	remat_det_push(&d, EVAL, 12345);
+	assert_int_equal(d.period, 0);
+	assert_false(remat_det_steady(&d));
+	remat_det_fini(&d);
+}
+
+static void test_history_limit(void **state)
+{
+	(void)state;
+	struct remat_detector d;
+	remat_det_init(&d, 100);
+	for (uint64_t i = 0; i < 100; i++)
+		assert_true(remat_det_push(&d, i, (int64_t)i) >= 0);
+	assert_int_equal(remat_det_push(&d, 1000, 0), -1);
+	assert_int_equal(d.full, 1);
+	remat_det_fini(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_find_period_pure),
+	    cmocka_unit_test(test_choose_phase_pure),
+	    cmocka_unit_test(test_identical_layers),
+	    cmocka_unit_test(test_different_first_iteration),
+	    cmocka_unit_test(test_odd_iteration),
+	    cmocka_unit_test(test_mismatch_drops_period),
+	    cmocka_unit_test(test_history_limit),
+	    cmocka_unit_test(test_flat_runs_are_not_iterations),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

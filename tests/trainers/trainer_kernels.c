@@ -57,8 +57,8 @@ void kmodule_load(struct kmodule *m, const struct trainer_opts *o, const char *n
 		if (r == CUDA_SUCCESS)
 			return;
 		if (o->format == KF_SO || !have_cubin) {
-			fprintf(stderr, "%s: the driver refused kernel module %s (CUresult %d)\n",
-			        trainer_prog, so, (int)r);
+			fprintf(stderr, "%s: the driver refused kernel module %s (%s)\n",
+			        trainer_prog, so, cu_name(r));
 			exit(2);
 		}
 	}
@@ -66,8 +66,8 @@ void kmodule_load(struct kmodule *m, const struct trainer_opts *o, const char *n
 		CUresult r = try_load(m, cubin);
 		if (r == CUDA_SUCCESS)
 			return;
-		fprintf(stderr, "%s: the driver refused kernel module %s (CUresult %d)\n",
-		        trainer_prog, cubin, (int)r);
+		fprintf(stderr, "%s: the driver refused kernel module %s (%s)\n", trainer_prog,
+		        cubin, cu_name(r));
 		exit(2);
 	}
 	fprintf(stderr, "%s: no kernel module %s%s%s (see --kernels)\n", trainer_prog,

@@ -12,6 +12,8 @@ const struct simcuda_export *cupti_exp;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static CUptiResult init_result = CUPTI_ERROR_NOT_INITIALIZED;
 static __typeof__(cuCtxGetCurrent) *ctx_get_current;
+static __typeof__(cuFuncGetName) *func_get_name;
+static __typeof__(cuKernelGetName) *kernel_get_name;
 
 /* Set while CUPTI itself calls the driver, so that call is not reported. */
 static __thread int tl_internal;
@@ -28,6 +30,37 @@ CUcontext cupti_current_context(void)
 		ctx = NULL;
 	tl_internal--;
 	return ctx;
+}
+
+/* The kernel a driver launch names, for symbolName when the driver did
+ * not supply it: f may be a CUfunction or (since CUDA 12) a CUkernel. */
+static const char *launch_symbol(CUpti_CallbackId cbid, const void *params)
+{
+	CUfunction f = NULL;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		/* These params structs all start with the function. */
+		f = ((const cuLaunchKernel_params *)params)->f;
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		f = ((const cuLaunchKernelEx_params *)params)->f;
+		break;
+	default:
+		return NULL;
+	}
+	const char *name = NULL;
+	tl_internal++;
+	if (!f || !func_get_name || func_get_name(&name, f) != CUDA_SUCCESS) {
+		name = NULL;
+		if (f && kernel_get_name && kernel_get_name(&name, (CUkernel)f) != CUDA_SUCCESS)
+			name = NULL;
+	}
+	tl_internal--;
+	return name;
 }
 
 struct cupti_call *cupti_call_enter(uint32_t correlation_id)
@@ -76,6 +109,8 @@ static void api_hook(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_A
 	                                               : cupti_call_find(correlation_id);
 	uint64_t scratch = 0;
 	if (want_cb) {
+		if (!symbol_name && domain == CUPTI_CB_DOMAIN_DRIVER_API && params)
+			symbol_name = launch_symbol(cbid, params);
 		CUcontext ctx = cupti_current_context();
 		CUpti_CallbackData data = {
 		    .callbackSite = site,
@@ -118,6 +153,8 @@ static void init(void)
 	__typeof__(cuGetExportTable) *get_table =
 	    (__typeof__(cuGetExportTable) *)dlsym(h, "cuGetExportTable");
 	ctx_get_current = (__typeof__(cuCtxGetCurrent) *)dlsym(h, "cuCtxGetCurrent");
+	func_get_name = (__typeof__(cuFuncGetName) *)dlsym(h, "cuFuncGetName");
+	kernel_get_name = (__typeof__(cuKernelGetName) *)dlsym(h, "cuKernelGetName");
 	static const CUuuid uuid = SIMCUDA_EXPORT_UUID;
 	const void *table = NULL;
 	if (!get_table || get_table(&table, &uuid) != CUDA_SUCCESS || !table ||

@@ -215,7 +215,7 @@ RT_EXPORT cudaError_t cudaDeviceSynchronize(void)
 	cudaError_t e = rt_enter(&c, RT_CBID(cudaDeviceSynchronize_v3020), "cudaDeviceSynchronize",
 	                         NULL, NULL, RT_CONTEXT);
 	if (e == cudaSuccess)
-		e = rt_check(DRV(cuCtxSynchronize));
+		e = rt_check(DRV(cuCtxSynchronize_v2, NULL));
 	return rt_exit(&c, e);
 }
 

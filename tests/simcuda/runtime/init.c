@@ -23,12 +23,19 @@ static __thread CUcontext tl_bound;
 static void resolve(struct rt_driver *d, cuuint64_t flags)
 {
 	CUdriverProcAddressQueryResult status;
+#define RT_RESOLVE_V(base, f)                                                                      \
+	if (rt.get_proc_address(#base, (void **)&d->f, RT_VERSION, flags, &status) !=              \
+	        CUDA_SUCCESS ||                                                                    \
+	    status != CU_GET_PROC_ADDRESS_SUCCESS)                                                 \
+		d->f = NULL;
+/* #f must stringify here: passed on, cuMemAlloc would expand first. */
 #define RT_RESOLVE(f)                                                                              \
 	if (rt.get_proc_address(#f, (void **)&d->f, RT_VERSION, flags, &status) != CUDA_SUCCESS || \
 	    status != CU_GET_PROC_ADDRESS_SUCCESS)                                                 \
 		d->f = NULL;
-	RT_DRIVER_FUNCS(RT_RESOLVE)
+	RT_DRIVER_FUNCS(RT_RESOLVE, RT_RESOLVE_V)
 #undef RT_RESOLVE
+#undef RT_RESOLVE_V
 }
 
 static void init(void)

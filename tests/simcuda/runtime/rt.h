@@ -25,8 +25,10 @@
 /* Every driver function the runtime uses.  The names are the cuda.h
  * spellings (cuMemAlloc expands to cuMemAlloc_v2), so each slot gets the
  * prototype of the version cuGetProcAddress returns for 13000; the string
- * passed to cuGetProcAddress is the unexpanded base name, as it must be. */
-#define RT_DRIVER_FUNCS(X)                                                                         \
+ * passed to cuGetProcAddress is the unexpanded base name, as it must be.
+ * XV names a function whose 13000 version cuda.h does not #define to:
+ * cuCtxSynchronize is cuCtxSynchronize_v2(CUcontext) for CUDA 13 callers. */
+#define RT_DRIVER_FUNCS(X, XV)                                                                     \
 	X(cuInit)                                                                                  \
 	X(cuDriverGetVersion)                                                                      \
 	X(cuGetExportTable)                                                                        \
@@ -41,7 +43,7 @@
 	X(cuDevicePrimaryCtxReset)                                                                 \
 	X(cuCtxSetCurrent)                                                                         \
 	X(cuCtxGetCurrent)                                                                         \
-	X(cuCtxSynchronize)                                                                        \
+	XV(cuCtxSynchronize, cuCtxSynchronize_v2)                                                  \
 	X(cuMemGetInfo)                                                                            \
 	X(cuMemAlloc)                                                                              \
 	X(cuMemFree)                                                                               \
@@ -81,9 +83,11 @@
 	X(cuLaunchHostFunc)
 
 struct rt_driver {
-#define RT_SLOT(f) __typeof__(f) *f;
-	RT_DRIVER_FUNCS(RT_SLOT)
+#define RT_SLOT(f)         __typeof__(f) *f;
+#define RT_SLOT_V(base, f) __typeof__(f) *f;
+	RT_DRIVER_FUNCS(RT_SLOT, RT_SLOT_V)
 #undef RT_SLOT
+#undef RT_SLOT_V
 };
 
 /* Process-wide state, filled once by rt_init. */

@@ -106,6 +106,25 @@ EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	API_CALL(cuDevicePrimaryCtxRetain, &p, primary_retain(pctx, dev));
 }
 
+/* What destroying the primary context frees: its streams and its
+ * cuMemAlloc memory (VMM allocations belong to the process). */
+static void teardown(struct sim_ctx *c)
+{
+	ctx_synchronize(c);
+	for (;;) {
+		struct sim_stream *victim = NULL;
+		pthread_mutex_lock(&c->lock);
+		for (struct sim_stream *s = c->streams; s && !victim; s = s->next)
+			if (!s->legacy && !s->per_thread && handle_is(s, H_STREAM))
+				victim = s;
+		pthread_mutex_unlock(&c->lock);
+		if (victim == NULL)
+			break;
+		stream_destroy(victim);
+	}
+	alloc_free_all();
+}
+
 static CUresult primary_release(CUdevice dev, bool reset)
 {
 	if (!sim_initialized())
@@ -114,15 +133,14 @@ static CUresult primary_release(CUdevice dev, bool reset)
 		return CUDA_ERROR_INVALID_DEVICE;
 	struct sim_ctx *c = &sim_primary;
 	pthread_mutex_lock(&c->lock);
-	bool was_active = c->active;
 	if (!reset && c->retain == 0) {
 		pthread_mutex_unlock(&c->lock);
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
+	bool last = reset || c->retain == 1, was_active = c->active;
 	pthread_mutex_unlock(&c->lock);
-	/* Work still queued completes before the context goes inactive. */
-	if (was_active)
-		ctx_synchronize(c);
+	if (last && was_active)
+		teardown(c);
 	pthread_mutex_lock(&c->lock);
 	if (reset)
 		c->retain = 0;

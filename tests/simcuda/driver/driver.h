@@ -246,6 +246,7 @@ bool alloc_range_ok(uintptr_t p, size_t n);
 bool vmm_range_ok(uintptr_t p, size_t n, bool write);
 void alloc_finish_free(uintptr_t p); /* OP_FREE on the worker */
 void alloc_make_live(uintptr_t p);   /* OP_ALLOC on the worker */
+void alloc_free_all(void);           /* the context is destroyed */
 
 /* ---- module.c ---------------------------------------------------------- */
 

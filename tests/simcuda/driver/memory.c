@@ -165,6 +165,18 @@ void alloc_finish_free(uintptr_t p)
 	release(p);
 }
 
+void alloc_free_all(void)
+{
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		uintptr_t p = nallocs ? allocs[nallocs - 1].base : 0;
+		pthread_mutex_unlock(&lock);
+		if (p == 0)
+			return;
+		release(p);
+	}
+}
+
 static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
 {
 	struct sim_ctx *ctx;

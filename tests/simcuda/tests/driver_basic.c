@@ -373,6 +373,33 @@ static void test_stubs_not_supported(void **state)
 	assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+/* Last: resetting the primary context destroys its memory and streams. */
+static void test_primary_reset(void **state)
+{
+	(void)state;
+	CUdeviceptr p, q;
+	CUstream s;
+	CHECK(cuMemAlloc(&p, 4096));
+	CHECK(cuStreamCreate(&s, 0));
+	CHECK(cuDevicePrimaryCtxReset(0));
+	unsigned flags;
+	int active = 1;
+	CHECK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+	assert_int_equal(active, 0);
+	assert_int_equal(cuMemAlloc(&q, 16), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+	CUcontext c;
+	CHECK(cuDevicePrimaryCtxRetain(&c, 0));
+	CHECK(cuCtxSetCurrent(c));
+	unsigned v = 0;
+	assert_int_equal(cuMemcpyHtoD(p, &v, 4), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+	struct simcuda_stats st;
+	simcudaGetStats(&st);
+	assert_int_equal(st.physical_in_use, 0);
+	CHECK(cuMemAlloc(&q, 16));
+	CHECK(cuMemFree(q));
+}
+
 int main(void)
 {
 	/* Before any cuInit: the driver must say so. */
@@ -395,6 +422,7 @@ int main(void)
 	    cmocka_unit_test(test_load_from_memory),
 	    cmocka_unit_test(test_error_strings),
 	    cmocka_unit_test(test_stubs_not_supported),
+	    cmocka_unit_test(test_primary_reset),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

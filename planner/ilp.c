@@ -124,8 +124,23 @@ static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *c
 	return nrows;
 }
 
-int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
-           const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose)
+static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *sel)
+{
+	int64_t *curve = malloc(sizeof(int64_t) * g->nops), peak = 0;
+	if (!curve)
+		return g->baseline_peak;
+	pl_sel_curve(g, cs, sel, curve);
+	for (int32_t p = 0; p < g->nops; p++)
+		peak = curve[p] > peak ? curve[p] : peak;
+	free(curve);
+	return peak;
+}
+
+/* minpeak: instead of the budget, a continuous column M bounds every
+ * memory row and the objective is M: the lowest peak the candidates reach. */
+static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
+                 int verbose, int minpeak)
 {
 	memset(r, 0, sizeof(*r));
 	r->status = -1;
@@ -134,7 +149,7 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 	int64_t *trans_at = calloc((size_t)n, sizeof(int64_t));
 	int32_t *rows = malloc(sizeof(int32_t) * (4 * (size_t)cs->nranges + 2 * (size_t)N + 4));
 	int32_t *row_of = malloc(sizeof(int32_t) * (size_t)n);
-	double *warm_x = malloc(sizeof(double) * ((size_t)N + 1));
+	double *warm_x = malloc(sizeof(double) * ((size_t)N + 2));
 	double *coef = NULL;
 	int32_t *touched = NULL;
 	struct mat m = {0};
@@ -146,6 +161,8 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 	for (int32_t j = 0; j < N; j++)
 		if (cs->c[j].at >= 0)
 			trans_at[cs->c[j].at] += cs->c[j].transient;
+	if (minpeak)
+		budget = -1; /* every interval gets a row */
 	int32_t nmem = peak_positions(g, cs, budget, trans_at, rows);
 	if (nmem < 0)
 		goto out;
@@ -168,10 +185,14 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 		unit = 1;
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
-	glp_add_cols(lp, N);
+	glp_add_cols(lp, N + (minpeak ? 1 : 0));
 	for (int32_t j = 0; j < N; j++) {
 		glp_set_col_kind(lp, j + 1, GLP_BV);
-		glp_set_obj_coef(lp, j + 1, (double)cs->c[j].cost);
+		glp_set_obj_coef(lp, j + 1, minpeak ? 0 : (double)cs->c[j].cost);
+	}
+	if (minpeak) {
+		glp_set_col_bnds(lp, N + 1, GLP_LO, 0, 0);
+		glp_set_obj_coef(lp, N + 1, 1);
 	}
 	int row = 0;
 	for (int32_t p = 0; p < n; p++)
@@ -179,8 +200,12 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 	for (int32_t i = 0; i < nmem; i++)
 		row_of[rows[i]] = i;
 	glp_add_rows(lp, nmem);
-	for (int32_t i = 0; i < nmem; i++)
-		glp_set_row_bnds(lp, i + 1, GLP_LO, (double)(g->live[rows[i]] - budget) / unit, 0);
+	for (int32_t i = 0; i < nmem; i++) {
+		int64_t rhs = g->live[rows[i]] - (minpeak ? 0 : budget);
+		glp_set_row_bnds(lp, i + 1, GLP_LO, (double)rhs / unit, 0);
+		if (minpeak && put(&m, i + 1, N + 1, 1))
+			goto out;
+	}
 	row = nmem;
 	/* Memory coefficients: each range against the rows inside it.  Rows
 	 * are sorted, so a binary search finds the first one in the range.
@@ -252,6 +277,8 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 		warm_x[0] = 0;
 		for (int32_t j = 0; j < N; j++)
 			warm_x[j + 1] = warm[j] ? 1.0 : 0.0;
+		if (minpeak)
+			warm_x[N + 1] = (double)model_peak(g, cs, warm) / unit;
 		c.warm = warm_x;
 	}
 	glp_iocp parm;
@@ -261,7 +288,9 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 	parm.fp_heur = GLP_ON;
 	parm.gmi_cuts = GLP_ON;
 	parm.mir_cuts = GLP_ON;
-	parm.cov_cuts = GLP_ON;
+	/* Cover cuts stay off: GLPK 5.0's glp_cov_init aborts ("glp_add_cols:
+	 * ncs = 0") when the presolved problem has no knapsack rows. */
+	parm.cov_cuts = GLP_OFF;
 	parm.clq_cuts = GLP_ON;
 	parm.br_tech = GLP_BR_DTH;
 	parm.bt_tech = GLP_BT_BLB;
@@ -291,6 +320,8 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
 	r->status = 0;
 	r->optimal = st == GLP_OPT && ret == 0;
+	if (minpeak)
+		r->peak = model_peak(g, cs, chosen);
 	if (r->optimal) {
 		r->gap = 0;
 		r->lp_bound = obj;
@@ -312,4 +343,22 @@ out:
 	free(coef);
 	free(touched);
 	return rc;
+}
+
+int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
+           const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose)
+{
+	return solve(g, cs, budget, time_limit, warm, chosen, r, verbose, 0);
+}
+
+int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double time_limit,
+                    const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose)
+{
+	if (cs->ncands == 0) {
+		memset(r, 0, sizeof(*r));
+		r->peak = g->baseline_peak;
+		r->gap = r->lp_bound = -1;
+		return 0;
+	}
+	return solve(g, cs, 0, time_limit, warm, chosen, r, verbose, 1);
 }

@@ -146,8 +146,12 @@ struct pl_ilp_result {
 	int status; /* 0 = incumbent found */
 	double gap, lp_bound;
 	int optimal;
+	int64_t peak; /* min-peak mode: model peak of the solution */
 };
 int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
            const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
+/* The lowest model peak any selection reaches (r->peak). */
+int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double time_limit,
+                    const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
 
 #endif

@@ -89,7 +89,8 @@ struct pl_plan *pl_builder_finish(struct pl_plan_builder *b)
 	struct pl_plan *p = NULL;
 	if (!b || b->oom)
 		goto out;
-	qsort(b->e, b->n, sizeof(*b->e), cmp_entry);
+	if (b->n)
+		qsort(b->e, b->n, sizeof(*b->e), cmp_entry);
 	size_t ns = 0, nev = 0;
 	for (size_t i = 0; i < b->n; i++)
 		b->e[i].kind < 0 ? nev++ : ns++;

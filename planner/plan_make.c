@@ -84,27 +84,34 @@ static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum p
 		return -1;
 	if (getenv("REMAT_PLAN_DEBUG"))
 		fprintf(stderr, "%s: met %d valid %d peak %lld recompute %lld (%s)\n",
-			pl_planner_name(which), r == 0, o->ev.valid, (long long)o->ev.peak,
-			(long long)o->ev.recompute_ns, o->ev.error);
+		        pl_planner_name(which), r == 0, o->ev.valid, (long long)o->ev.peak,
+		        (long long)o->ev.recompute_ns, o->ev.error);
 	return 0;
 }
 
-/* The smallest peak the greedy planner reaches: bisection on the budget. */
-static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs)
+/* The smallest peak a heuristic reaches: bisection on the budget (the
+ * heuristics are not monotone in it, so this is the smallest found).
+ * Keeps the selection that reached it in sel. */
+static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
+                      uint8_t *sel)
 {
 	uint8_t *chosen = malloc(cs->ncands ? cs->ncands : 1);
 	int64_t lo = 0, hi = g->baseline_peak, best = g->baseline_peak;
 	if (!chosen)
 		return best;
+	memset(sel, 0, cs->ncands ? cs->ncands : 1);
 	while (hi - lo > (g->granularity > 1 ? g->granularity / 2 : 1) && hi - lo > hi / 100000) {
 		int64_t mid = lo + (hi - lo) / 2;
 		struct outcome o;
-		int r = pl_greedy(g, cs, mid, chosen);
+		int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, mid, chosen)
+		                                : pl_greedy(g, cs, mid, chosen);
 		int ok = 0;
 		if (r == 0 && !realize(g, cs, chosen, mid, &o)) {
 			ok = o.ok;
-			if (ok && o.ev.peak < best)
+			if (ok && o.ev.peak < best) {
 				best = o.ev.peak;
+				memcpy(sel, chosen, cs->ncands);
+			}
 			outcome_free(&o);
 		}
 		if (ok)
@@ -113,6 +120,37 @@ static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs)
 			lo = mid;
 	}
 	free(chosen);
+	return best;
+}
+
+/* The smallest peak found by the heuristics and, for the ILP, by the
+ * min-peak MILP started from the best of them. */
+static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
+                        const struct pl_options *o)
+{
+	int32_t n = cs->ncands ? cs->ncands : 1;
+	uint8_t *s1 = malloc(n), *s2 = malloc(n), *s3 = malloc(n);
+	int64_t best = g->baseline_peak;
+	if (s1 && s2 && s3) {
+		int64_t p1 = bisect(g, cs, PL_PLANNER_GREEDY, s1);
+		int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, s2);
+		best = p1 < p2 ? p1 : p2;
+		if (o->planner == PL_PLANNER_ILP) {
+			struct pl_ilp_result r;
+			double lim =
+			    o->time_limit_s > 0 && o->time_limit_s < 10 ? o->time_limit_s : 10;
+			struct outcome oc;
+			if (!pl_ilp_min_peak(g, cs, lim, p1 <= p2 ? s1 : s2, s3, &r, o->verbose) &&
+			    r.status == 0 && !realize(g, cs, s3, INT64_MAX, &oc)) {
+				if (oc.ev.valid && oc.ev.peak < best)
+					best = oc.ev.peak;
+				outcome_free(&oc);
+			}
+		}
+	}
+	free(s1);
+	free(s2);
+	free(s3);
 	return best;
 }
 
@@ -250,20 +288,38 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 		rc = pl_errf(err, errlen, PL_EINTERNAL,
 		             "internal error: the plan fails evaluation: %s", best.ev.error);
 	} else if (!best.ok) {
-		struct pl_cands c2 = {0};
-		struct pl_options oo = *o;
-		oo.strict = 1;
-		res->min_peak = g->baseline_peak;
-		if (!pl_cands_build(g, &oo, &c2, NULL, 0)) {
-			res->min_peak = min_peak(g, &c2);
-			pl_cands_free(&c2);
-		}
 		res->peak = best.ev.peak;
-		rc = pl_errf(err, errlen, PL_EBUDGET,
-		             "budget %lld bytes cannot be met: the smallest peak found is %lld "
-		             "bytes (baseline %lld)",
-		             (long long)budget, (long long)res->min_peak,
-		             (long long)g->baseline_peak);
+		res->min_peak = g->baseline_peak;
+		if (o->planner == PL_PLANNER_NONE) {
+			rc =
+			    pl_errf(err, errlen, PL_EBUDGET,
+			            "budget %lld bytes cannot be met by planner none: the smallest "
+			            "peak without evictions is the baseline, %lld bytes",
+			            (long long)budget, (long long)g->baseline_peak);
+		} else {
+			struct pl_cands c2 = {0};
+			struct pl_options oo = *o;
+			oo.strict = 1;
+			if (!pl_cands_build(g, &oo, &c2, NULL, 0)) {
+				res->min_peak = min_peak(g, &c2, o);
+				pl_cands_free(&c2);
+			}
+			if (res->min_peak > budget)
+				rc = pl_errf(
+				    err, errlen, PL_EBUDGET,
+				    "budget %lld bytes cannot be met: the smallest peak found "
+				    "is %lld bytes (baseline %lld)",
+				    (long long)budget, (long long)res->min_peak,
+				    (long long)g->baseline_peak);
+			else
+				rc = pl_errf(
+				    err, errlen, PL_EBUDGET,
+				    "budget %lld bytes cannot be met by planner %s; the "
+				    "smallest peak found is %lld bytes (another planner may "
+				    "reach the budget: try --planner ilp)",
+				    (long long)budget, pl_planner_name(o->planner),
+				    (long long)res->min_peak);
+		}
 	}
 	if (rc) {
 		outcome_free(&best);

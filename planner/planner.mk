@@ -34,3 +34,14 @@ $(BUILD)/remat-plan: planner/remat_plan.c planner/planner.h $(BUILD)/libplanner.
 	$(CC) $(CFLAGS) $< -o $@ $(BUILD)/libplanner.a $(PLANNER_LIBS)
 
 ALL_TARGETS += $(BUILD)/remat-plan
+
+# ---- unit tests (cmocka, ASan+UBSan) ----
+PLANNER_TESTS := $(addprefix $(BUILD)/tests/planner/,test_opt test_eval test_io)
+
+$(BUILD)/tests/planner/%: tests/planner/%.c tests/planner/testutil.c tests/planner/testutil.h \
+		$(BUILD)/san/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -Iplanner $< tests/planner/testutil.c -o $@ \
+		$(BUILD)/san/libplanner.a $(PLANNER_LIBS) -lcmocka
+
+UNIT_TESTS += $(PLANNER_TESTS)

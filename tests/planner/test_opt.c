@@ -1,0 +1,238 @@
+/*
+ * test_opt.c — the planners: on random small graphs the ILP finds the
+ * brute-force optimum of the candidate model; every planner's plan passes
+ * the evaluator (and the reference simulation) at every budget; a budget
+ * below what can be reached gives PL_EBUDGET and says what can be.
+ */
+#include "testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+struct brute {
+	const struct pl_graph *g;
+	const struct pl_cands *cs;
+	struct pl_selection sel;
+	int64_t budget, best_cost, min_peak, cost;
+	int64_t *curve;
+	long leaves;
+};
+
+static void dfs(struct brute *b, int32_t j)
+{
+	if (j == b->cs->ncands) {
+		pl_sel_curve(b->g, b->cs, b->sel.chosen, b->curve);
+		int64_t peak = 0;
+		for (int32_t p = 0; p < b->g->nops; p++)
+			peak = b->curve[p] > peak ? b->curve[p] : peak;
+		if (peak < b->min_peak)
+			b->min_peak = peak;
+		if (peak <= b->budget && (b->best_cost < 0 || b->cost < b->best_cost))
+			b->best_cost = b->cost;
+		b->leaves++;
+		return;
+	}
+	dfs(b, j + 1);
+	if (pl_sel_compatible(&b->sel, b->cs, j)) {
+		pl_sel_take(&b->sel, b->cs, j);
+		b->cost += b->cs->c[j].cost;
+		dfs(b, j + 1);
+		b->cost -= b->cs->c[j].cost;
+		pl_sel_drop(&b->sel, b->cs, j);
+	}
+}
+
+/* Brute force over every compatible selection: the cheapest within the
+ * budget (-1 if none) and the lowest peak of all. */
+static void brute(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                  int64_t *best_cost, int64_t *min_peak)
+{
+	struct brute b = {
+	    .g = g, .cs = cs, .budget = budget, .best_cost = -1, .min_peak = INT64_MAX};
+	b.curve = malloc(sizeof(int64_t) * g->nops);
+	assert_int_equal(pl_sel_init(&b.sel, cs), 0);
+	dfs(&b, 0);
+	pl_sel_free(&b.sel);
+	free(b.curve);
+	*best_cost = b.best_cost;
+	*min_peak = b.min_peak;
+}
+
+static void ilp_matches_brute_force(void **state)
+{
+	(void)state;
+	int tested = 0, budgets = 0;
+	for (uint64_t seed = 1; seed <= 400 && tested < 40; seed++) {
+		uint64_t s = seed;
+		struct rg_opts o = {3 + (int)(tu_rand(&s) % 4), (int)(tu_rand(&s) % 2),
+		                    (int)(tu_rand(&s) % 2), (int)(tu_rand(&s) % 2)};
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		assert_non_null(g);
+		struct pl_options opt;
+		pl_options_default(&opt);
+		opt.segments = (int)(seed % 3 != 0);
+		struct pl_cands cs;
+		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
+		if (cs.ncands == 0 || cs.ncands > 16) {
+			pl_cands_free(&cs);
+			pl_graph_free(g);
+			continue;
+		}
+		tested++;
+		int64_t best, minp;
+		brute(g, &cs, -1, &best, &minp);
+		const double fr[] = {0, 0.3, 0.7};
+		for (int k = 0; k < 3; k++) {
+			int64_t budget =
+			    minp + (int64_t)((double)(g->baseline_peak - minp) * fr[k]);
+			if (budget >= g->baseline_peak)
+				continue;
+			budgets++;
+			brute(g, &cs, budget, &best, &minp);
+			assert_true(best >= 0);
+			uint8_t *ch = calloc(cs.ncands, 1);
+			struct pl_ilp_result r;
+			assert_int_equal(pl_ilp(g, &cs, budget, 10, NULL, ch, &r, 0), 0);
+			assert_int_equal(r.status, 0);
+			int64_t cost = 0;
+			for (int32_t j = 0; j < cs.ncands; j++)
+				cost += ch[j] ? cs.c[j].cost : 0;
+			if (cost != best)
+				fail_msg("seed %llu budget %lld: ilp cost %lld, brute force %lld",
+				         (unsigned long long)seed, (long long)budget,
+				         (long long)cost, (long long)best);
+			free(ch);
+			/* The whole pipeline gets the same figure, measured by the evaluator. */
+			struct pl_plan *p;
+			struct pl_result res;
+			char err[512];
+			opt.planner = PL_PLANNER_ILP;
+			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err)),
+			                 0);
+			if (res.recompute_ns != best)
+				fail_msg("seed %llu: plan recompute %lld, optimum %lld",
+				         (unsigned long long)seed, (long long)res.recompute_ns,
+				         (long long)best);
+			assert_true(res.peak <= budget);
+			pl_plan_free(p);
+		}
+		/* Below the lowest peak of any selection: infeasible. */
+		uint8_t *ch = calloc(cs.ncands, 1);
+		struct pl_ilp_result r;
+		assert_int_equal(pl_ilp(g, &cs, minp - 1, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(r.status, 1);
+		free(ch);
+		pl_cands_free(&cs);
+		pl_graph_free(g);
+	}
+	assert_true(tested >= 20);
+	assert_true(budgets >= 40);
+}
+
+/* Budgets spread between the smallest reachable peak and the baseline,
+ * and one below it; every plan that comes back passes the evaluator and
+ * the reference simulation. */
+static void every_plan_passes_the_evaluator(void **state)
+{
+	(void)state;
+	const enum pl_planner pls[] = {PL_PLANNER_NONE, PL_PLANNER_GREEDY, PL_PLANNER_DTR,
+	                               PL_PLANNER_ILP};
+	const double fr[] = {0.9, 0.6, 0.3, 0.05, -0.01};
+	int planned = 0, unreachable = 0;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct rg_opts o = {2 + (int)(seed % 7), 1, 1, (int)(seed % 2)};
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		assert_non_null(g);
+		struct pl_options opt;
+		pl_options_default(&opt);
+		opt.time_limit_s = 5;
+		struct pl_plan *p = NULL;
+		struct pl_result res;
+		char err[512];
+		int rc = pl_plan_make(g, 1, &opt, &p, &res, err, sizeof(err));
+		assert_int_equal(rc, PL_EBUDGET);
+		int64_t lo = res.min_peak, hi = g->baseline_peak;
+		assert_true(lo > 1 && lo <= hi);
+		for (int k = 0; k < 5; k++) {
+			int64_t budget = lo + (int64_t)(fr[k] * (double)(hi - lo));
+			if (fr[k] < 0)
+				budget = lo - 1;
+			for (int q = 0; q < 4; q++) {
+				opt.planner = pls[q];
+				rc = pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err));
+				if (rc == PL_EBUDGET) {
+					assert_non_null(strstr(err, "cannot be met"));
+					assert_non_null(strstr(err, "smallest peak"));
+					assert_true(res.min_peak > 0);
+					unreachable++;
+					continue;
+				}
+				if (rc)
+					fail_msg("seed %llu planner %s: %s",
+					         (unsigned long long)seed, pl_planner_name(pls[q]),
+					         err);
+				if (fr[k] < 0 && pls[q] == PL_PLANNER_ILP)
+					fail_msg(
+					    "seed %llu: the ILP beat the smallest peak it reported",
+					    (unsigned long long)seed);
+				struct pl_eval e;
+				assert_int_equal(pl_evaluate(g, p, &e), 0);
+				if (!e.valid)
+					fail_msg("seed %llu: %s", (unsigned long long)seed,
+					         e.error);
+				assert_true(e.peak <= budget);
+				assert_int_equal(e.peak, res.peak);
+				struct tu_sim ref;
+				tu_simulate(g, p, &ref);
+				assert_true(ref.valid);
+				assert_int_equal(ref.peak, e.peak);
+				assert_int_equal(ref.recompute, e.recompute_ns);
+				free(ref.curve);
+				pl_eval_free(&e);
+				pl_plan_free(p);
+				planned++;
+			}
+		}
+		pl_graph_free(g);
+	}
+	print_message("%d plans checked, %d budgets unreachable\n", planned, unreachable);
+	assert_true(planned > 300);
+	assert_true(unreachable >= 40);
+}
+
+static void unreachable_budget_says_what_is_reachable(void **state)
+{
+	(void)state;
+	struct rg_opts o = {6, 0, 0, 0};
+	struct pl_graph *g = tu_random_graph(7, &o);
+	struct pl_options opt;
+	pl_options_default(&opt);
+	struct pl_plan *p = NULL;
+	struct pl_result res;
+	char err[512];
+	assert_int_equal(pl_plan_make(g, 1000, &opt, &p, &res, err, sizeof(err)), PL_EBUDGET);
+	assert_null(p);
+	assert_non_null(strstr(err, "budget 1000 bytes cannot be met"));
+	char num[32];
+	snprintf(num, sizeof(num), "%lld", (long long)res.min_peak);
+	assert_non_null(strstr(err, num));
+	/* and that peak is indeed reachable */
+	assert_int_equal(pl_plan_make(g, res.min_peak, &opt, &p, &res, err, sizeof(err)), 0);
+	pl_plan_free(p);
+	pl_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(ilp_matches_brute_force),
+	    cmocka_unit_test(every_plan_passes_the_evaluator),
+	    cmocka_unit_test(unreachable_budget_says_what_is_reachable),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,353 @@
+/*
+ * testutil.c — random graphs and the reference simulator (see testutil.h).
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+uint64_t tu_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int pick(uint64_t *s, int n)
+{
+	return (int)(tu_rand(s) % (uint64_t)n);
+}
+
+/* Graph under construction: ops with read/write lists, buffers. */
+struct gb {
+	struct pl_graph *g;
+	int capops, capbufs, caprefs;
+};
+
+static int32_t new_buf(struct gb *b, int64_t size, int small, int persistent, int32_t at)
+{
+	struct pl_graph *g = b->g;
+	int32_t id = g->nbufs++;
+	g->bufs[id] = (struct pl_buffer){.size = size,
+	                                 .rounded = small ? 0 : pl_round_up(size, g->granularity),
+	                                 .alloc_at = persistent ? -1 : at,
+	                                 .free_at = -1,
+	                                 .small = (uint8_t)small,
+	                                 .persistent = (uint8_t)persistent,
+	                                 .name = ""};
+	return id;
+}
+
+static void ref(struct gb *b, int32_t buf, uint32_t flags)
+{
+	struct pl_graph *g = b->g;
+	struct pl_op *op = &g->ops[g->nops - 1];
+	for (uint32_t k = 0; k < op->nrefs; k++)
+		if (g->refs[op->ref_off + k].buf == buf) {
+			g->refs[op->ref_off + k].flags |= flags;
+			return;
+		}
+	g->refs[g->nrefs++] = (struct pl_ref){buf, 0, flags};
+	op->nrefs++;
+}
+
+static void new_op(struct gb *b, uint64_t *s, int replayable)
+{
+	struct pl_graph *g = b->g;
+	struct pl_op *op = &g->ops[g->nops++];
+	*op = (struct pl_op){.name = "op",
+	                     .duration_ns = 1 + pick(s, 100),
+	                     .ref_off = g->nrefs,
+	                     .replayable = (uint8_t)replayable,
+	                     .why_not = replayable ? "" : "test"};
+}
+
+struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
+{
+	uint64_t s = seed * 2654435761u + 12345;
+	struct gb b = {0};
+	struct pl_graph *g = pl_graph_new();
+	int L = o->layers;
+	int maxops = 2 * L + 4, maxbufs = 6 * L + 8;
+	if (!g || pl_graph_reserve(g, maxops, maxbufs, (uint32_t)maxops * 8)) {
+		pl_graph_free(g);
+		return NULL;
+	}
+	b.g = g;
+	g->granularity = 1024;
+	g->name = strdup("random");
+	g->const_bytes = 4096;
+	int32_t *act = calloc(L + 1, sizeof(int32_t)), *lastuse = NULL;
+	int32_t w = new_buf(&b, 4096, 0, 1, -1);
+	int32_t stats = new_buf(&b, 512, 1, 1, -1);
+	int32_t wgrad = new_buf(&b, 4096, 0, 1, -1);
+	/* input: a copy from the host, never replayable */
+	new_op(&b, &s, 0);
+	act[0] = new_buf(&b, 1024 * (1 + pick(&s, 4)), 0, 0, 0);
+	ref(&b, act[0], PL_REF_WRITE);
+	for (int i = 1; i <= L; i++) {
+		int p = g->nops;
+		new_op(&b, &s, !(o->nonreplay && pick(&s, 8) == 0));
+		ref(&b, act[i - 1], PL_REF_READ);
+		if (i >= 2 && pick(&s, 4) == 0)
+			ref(&b, act[i - 2], PL_REF_READ); /* skip connection */
+		ref(&b, w, PL_REF_READ);
+		act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), pick(&s, 10) == 0, 0, p);
+		ref(&b, act[i], PL_REF_READ | PL_REF_WRITE); /* conservative read of a fresh one */
+		if (o->side_writes && pick(&s, 6) == 0) {
+			int32_t ws = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 0, p);
+			g->bufs[ws].free_at = p + 1; /* a workspace */
+			ref(&b, ws, PL_REF_READ | PL_REF_WRITE);
+		}
+		if (o->side_writes && pick(&s, 8) == 0)
+			ref(&b, stats, PL_REF_READ | PL_REF_WRITE); /* running statistics */
+		if (o->inplace && pick(&s, 5) == 0) {
+			new_op(&b, &s, 1);
+			ref(&b, act[i], PL_REF_READ | PL_REF_WRITE);
+		}
+	}
+	/* backward: gradient chain reading the activations in reverse */
+	new_op(&b, &s, 1);
+	int32_t grad = new_buf(&b, 1024, 0, 0, g->nops - 1);
+	ref(&b, act[L], PL_REF_READ);
+	ref(&b, grad, PL_REF_WRITE);
+	for (int i = L; i >= 1 && g->nops < maxops; i--) {
+		new_op(&b, &s, 1);
+		int32_t ng = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 0, g->nops - 1);
+		ref(&b, grad, PL_REF_READ);
+		ref(&b, act[i], PL_REF_READ);
+		ref(&b, act[i - 1], PL_REF_READ);
+		ref(&b, w, PL_REF_READ);
+		ref(&b, wgrad, PL_REF_READ | PL_REF_WRITE); /* gradient accumulation */
+		ref(&b, ng, PL_REF_WRITE);
+		grad = ng;
+	}
+	/* Frees after the last use (some buffers stay allocated longer). */
+	lastuse = malloc(sizeof(int32_t) * g->nbufs);
+	for (int32_t x = 0; x < g->nbufs; x++)
+		lastuse[x] = -1;
+	for (int32_t i = 0; i < g->nops; i++)
+		for (uint32_t k = 0; k < g->ops[i].nrefs; k++)
+			lastuse[g->refs[g->ops[i].ref_off + k].buf] = i;
+	for (int32_t x = 0; x < g->nbufs; x++) {
+		struct pl_buffer *bf = &g->bufs[x];
+		if (bf->persistent || bf->free_at >= 0)
+			continue;
+		int32_t f = lastuse[x] + 1 + (pick(&s, 4) == 0 ? pick(&s, 3) : 0);
+		bf->free_at = f >= g->nops ? -1 : f;
+	}
+	free(act);
+	free(lastuse);
+	char err[256];
+	if (pl_graph_finish(g, 0, "random", err, sizeof(err))) {
+		fprintf(stderr, "tu_random_graph: %s\n", err);
+		pl_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* ---- reference simulator ---- */
+
+#define LOST (-3)
+
+struct st {
+	const struct pl_graph *g;
+	char *present, *copy;
+	int32_t *content, *copy_content;
+	int valid;
+};
+
+static int alive(const struct pl_buffer *b, int32_t p, int32_t n)
+{
+	int32_t from = b->alloc_at == -1 ? 0 : b->alloc_at;
+	int32_t to = b->free_at == -1 ? n : b->free_at;
+	return from <= p && p < to;
+}
+
+static int64_t mem(const struct st *s)
+{
+	int64_t m = s->g->const_bytes;
+	for (int32_t b = 0; b < s->g->nbufs; b++) {
+		const struct pl_buffer *bf = &s->g->bufs[b];
+		if (s->present[b] && !bf->small)
+			m += bf->rounded;
+		if (s->copy[b])
+			m += bf->rounded > 0 ? bf->rounded
+			                     : pl_round_up(bf->size, s->g->granularity);
+	}
+	return m;
+}
+
+static void exec(struct st *s, int32_t k)
+{
+	const struct pl_graph *g = s->g;
+	const struct pl_op *op = &g->ops[k];
+	for (uint32_t i = 0; i < op->nrefs; i++) {
+		const struct pl_ref *r = &g->refs[op->ref_off + i];
+		if (!s->present[r->buf])
+			s->valid = 0;
+		else if ((r->flags & PL_REF_READ) && s->content[r->buf] != r->ver)
+			s->valid = 0;
+	}
+	for (uint32_t i = 0; i < op->nrefs; i++) {
+		const struct pl_ref *r = &g->refs[op->ref_off + i];
+		if (r->flags & PL_REF_WRITE)
+			s->content[r->buf] = k;
+	}
+}
+
+void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_sim *r)
+{
+	int32_t n = g->nops, nb = g->nbufs;
+	struct st s = {g,
+	               calloc(nb + 1, 1),
+	               calloc(nb + 1, 1),
+	               calloc(nb + 1, sizeof(int32_t)),
+	               calloc(nb + 1, sizeof(int32_t)),
+	               1};
+	r->curve = calloc(n, sizeof(int64_t));
+	r->peak = 0;
+	r->recompute = 0;
+	for (int32_t b = 0; b < nb; b++) {
+		s.present[b] = g->bufs[b].alloc_at == -1;
+		s.content[b] = PL_VER_PRE;
+	}
+	for (int32_t pos = 0; pos < n && s.valid; pos++) {
+		for (int32_t b = 0; b < nb; b++) {
+			if (g->bufs[b].free_at == pos) {
+				if (s.copy[b])
+					s.valid = 0;
+				s.present[b] = 0;
+			}
+		}
+		for (int32_t b = 0; b < nb; b++) {
+			if (g->bufs[b].alloc_at == pos) {
+				if (s.present[b])
+					s.valid = 0;
+				s.present[b] = 1;
+				s.content[b] = PL_VER_FRESH;
+			}
+		}
+		int64_t hi = mem(&s);
+		for (uint32_t i = p->step_off[pos]; i < p->step_off[pos + 1] && s.valid; i++) {
+			int32_t a = p->steps[i].arg;
+			switch (p->steps[i].kind) {
+			case PL_STEP_MAP:
+				if (a < 0 || a >= nb || s.present[a] || g->bufs[a].small)
+					s.valid = 0;
+				else {
+					s.present[a] = 1;
+					s.content[a] = LOST;
+				}
+				break;
+			case PL_STEP_SAVE:
+				if (a < 0 || a >= nb || !s.present[a] || s.copy[a])
+					s.valid = 0;
+				else {
+					s.copy[a] = 1;
+					s.copy_content[a] = s.content[a];
+				}
+				break;
+			case PL_STEP_RESTORE:
+				if (a < 0 || a >= nb || !s.present[a] || !s.copy[a])
+					s.valid = 0;
+				else {
+					s.copy[a] = 0;
+					s.content[a] = s.copy_content[a];
+				}
+				break;
+			case PL_STEP_RELEASE:
+				if (a < 0 || a >= nb || !s.present[a] || s.copy[a] ||
+				    g->bufs[a].small)
+					s.valid = 0;
+				else {
+					s.present[a] = 0;
+					s.content[a] = LOST;
+				}
+				break;
+			case PL_STEP_REPLAY:
+				if (a < 0 || a >= pos || !g->ops[a].replayable) {
+					s.valid = 0;
+				} else {
+					exec(&s, a);
+					r->recompute += g->ops[a].duration_ns;
+				}
+				break;
+			default:
+				s.valid = 0;
+			}
+			int64_t m = mem(&s);
+			hi = m > hi ? m : hi;
+		}
+		if (!s.valid)
+			break;
+		for (int32_t b = 0; b < nb; b++)
+			if (s.copy[b] || (s.present[b] && !alive(&g->bufs[b], pos, n)))
+				s.valid = 0;
+		exec(&s, pos);
+		int64_t m = mem(&s);
+		hi = m > hi ? m : hi;
+		r->curve[pos] = hi;
+		r->peak = hi > r->peak ? hi : r->peak;
+		for (uint32_t i = p->evict_off[pos]; i < p->evict_off[pos + 1]; i++) {
+			int32_t a = p->evict[i];
+			if (a < 0 || a >= nb || !s.present[a] || g->bufs[a].small ||
+			    !alive(&g->bufs[a], pos, n))
+				s.valid = 0;
+			else {
+				s.present[a] = 0;
+				s.content[a] = LOST;
+			}
+		}
+	}
+	/* final state: what outlives the iteration holds its last version */
+	for (int32_t b = 0; b < nb && s.valid; b++) {
+		if (g->bufs[b].free_at != -1)
+			continue;
+		int32_t last = g->bufs[b].alloc_at == -1 ? PL_VER_PRE : PL_VER_FRESH;
+		for (int32_t i = 0; i < n; i++)
+			for (uint32_t k = 0; k < g->ops[i].nrefs; k++)
+				if (g->refs[g->ops[i].ref_off + k].buf == b &&
+				    (g->refs[g->ops[i].ref_off + k].flags & PL_REF_WRITE))
+					last = i;
+		if (!s.present[b] || s.content[b] != last)
+			s.valid = 0;
+	}
+	r->valid = s.valid;
+	free(s.present);
+	free(s.copy);
+	free(s.content);
+	free(s.copy_content);
+}
+
+const char *tu_write(const char *dir, const char *name, const char *text)
+{
+	static char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	return path;
+}
+
+char *tu_tmpdir(void)
+{
+	char tmpl[] = "/tmp/planner-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	return d ? strdup(d) : NULL;
+}
+
+void tu_rmdir(char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	free(dir);
+}

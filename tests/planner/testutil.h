@@ -1,0 +1,35 @@
+/*
+ * testutil.h — helpers shared by the planner's unit tests: random small
+ * training-like graphs and an independent, deliberately naive plan
+ * simulator to check the evaluator against.
+ */
+#ifndef LIBREMAT_TESTS_PLANNER_TESTUTIL_H
+#define LIBREMAT_TESTS_PLANNER_TESTUTIL_H
+
+#include "internal.h"
+
+struct rg_opts {
+	int layers;      /* forward ops; the graph has about 2*layers+1 ops */
+	int side_writes; /* allow ops with extra outputs (workspaces, stats) */
+	int inplace;     /* allow in-place ops */
+	int nonreplay;   /* allow non-replayable ops */
+};
+
+/* Deterministic xorshift so failures reproduce from the seed. */
+uint64_t tu_rand(uint64_t *s);
+struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o);
+
+struct tu_sim {
+	int valid;
+	int64_t peak, recompute;
+	int64_t *curve;
+};
+/* The reference simulation: same rules as the evaluator, naive code. */
+void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_sim *r);
+
+/* Writes text to dir/name; returns the path in a static buffer. */
+const char *tu_write(const char *dir, const char *name, const char *text);
+char *tu_tmpdir(void);
+void tu_rmdir(char *dir);
+
+#endif

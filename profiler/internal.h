@@ -15,6 +15,7 @@ struct remat_kinfo {
 	char *name;
 	int is_kernel; /* 1 CUkernel, 0 CUfunction, -1 unknown */
 	int layout_known;
+	int queried; /* name and layout asked of the driver */
 	size_t nparams;
 	uint32_t (*param)[2];
 	uint32_t param_bytes;

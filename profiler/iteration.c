@@ -191,8 +191,7 @@ size_t remat_det_iteration_index(const struct remat_detector *d, size_t i)
 {
 	if (!d->period)
 		return 0;
-	size_t first = d->phase; /* first boundary in the stream */
-	if (i < first)
-		return 0;
-	return (i - first) / d->period + (first ? 1 : 0);
+	/* Whatever ran before the first boundary (set-up, a partial first
+	 * iteration) counts as iteration 0. */
+	return i < d->phase ? 0 : (i - d->phase) / d->period;
 }

@@ -40,8 +40,8 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i);
 /* The last two periods matched, and the period is credible: the memory
  * level moves within it, or it has held for four periods. */
 int remat_det_steady(const struct remat_detector *d);
-/* Index of the iteration that op i (a boundary) starts, counting a partial
- * first iteration. */
+/* Index of the iteration that op i (a boundary) starts: the boundaries
+ * before it, set-up and a partial first iteration counting as iteration 0. */
 size_t remat_det_iteration_index(const struct remat_detector *d, size_t i);
 
 /* Pure helpers, exposed for the tests. */

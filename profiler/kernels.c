@@ -107,7 +107,7 @@ struct remat_kinfo *remat_kinfo_get(void *func)
 {
 	struct remat_kinfo **p = find(func);
 	struct remat_kinfo *k = p && *p ? *p : NULL;
-	if (k && (k->name || k->layout_known))
+	if (k && k->queried)
 		return k;
 	if (!k && !(k = insert(func)))
 		return NULL;
@@ -121,6 +121,7 @@ struct remat_kinfo *remat_kinfo_get(void *func)
 	if (!k->name)
 		k->name = strdup(name ? name : "?");
 	query_layout(k);
+	k->queried = 1;
 	return k;
 }
 

@@ -427,7 +427,7 @@ static void durations(void)
 	}
 	if (ix)
 		qsort(ix, m, sizeof(*ix), cmp_corr);
-	uint64_t kernels = 0;
+	uint64_t kernels = 0, unmatched[3] = {0, 0, 0};
 	for (size_t r = 0; r < n; r++) {
 		uint32_t c = rec[r].corr;
 		if (c < corr_min || c > corr_max || remat_cupti_is_internal(c))
@@ -436,13 +436,19 @@ static void durations(void)
 			kernels++;
 		struct corr_idx key = {c, 0},
 		                *hit = ix ? bsearch(&key, ix, m, sizeof(*ix), cmp_corr) : NULL;
-		if (!hit)
+		if (!hit) {
+			unmatched[rec[r].kind]++;
 			continue;
+		}
 		struct remat_top *o = &T.ops[hit->op];
 		o->duration_ns = (o->duration_ns < 0 ? 0 : o->duration_ns) + rec[r].duration_ns;
 	}
 	free(ix);
 	free(rec);
+	remat_log(REMAT_LOG_DEBUG,
+	          "CUPTI: %zu records; not matched to an op: %llu kernels, %llu copies, %llu sets",
+	          n, (unsigned long long)unmatched[0], (unsigned long long)unmatched[1],
+	          (unsigned long long)unmatched[2]);
 	uint64_t launches = 0;
 	for (size_t i = 0; i < T.nops; i++)
 		launches += T.ops[i].kind == REMAT_OP_KERNEL;

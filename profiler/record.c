@@ -36,9 +36,11 @@ static uint64_t nops;     /* ops seen so far: the index of the next one */
 static int64_t level;     /* requested bytes of live managed allocations */
 static int cupti_started; /* CUPTI was started for the next profile */
 static int cupti_ok;
+static uint64_t cupti_since; /* op at which CUPTI was started */
 static const char *cupti_note = "";
 static uint64_t verify_end;
 static size_t prof_period; /* the period being profiled */
+static size_t last_period; /* for the debug log */
 
 #define MAX_DETECT_OPS (1u << 21)
 
@@ -77,20 +79,22 @@ static void abort_profile(const char *why, uint64_t i)
 
 static void maybe_start(uint64_t i)
 {
-	if (!remat_det_steady(&det) || !remat_det_is_boundary(&det, i))
-		return;
-	size_t it = remat_det_iteration_index(&det, i);
-	if ((int64_t)it < remat_cfg.warmup)
+	if (!remat_det_steady(&det))
 		return;
 	if (!cupti_started) {
-		/* Subscribe one iteration early: the runtime callback of the
-		 * profile's first op must already be on when it is entered. */
+		/* Subscribe before the profile's first op: its runtime call
+		 * must be entered with the callbacks already on. */
 		cupti_ok = remat_cupti_start(&cupti_note) == 0;
 		if (!cupti_ok)
 			remat_log(REMAT_LOG_ERROR, "no kernel durations: %s", cupti_note);
 		cupti_started = 1;
-		return;
+		cupti_since = i;
 	}
+	if (i == cupti_since || !remat_det_is_boundary(&det, i))
+		return;
+	size_t it = remat_det_iteration_index(&det, i);
+	if ((int64_t)it < remat_cfg.warmup)
+		return;
 	remat_log(REMAT_LOG_INFO,
 	          "iteration found: %zu ops (boundary at op %llu); profiling iteration %zu",
 	          det.period, (unsigned long long)i, it);
@@ -121,6 +125,11 @@ void remat_prof_begin(struct remat_op *op)
 		give_up("no training iteration found in the first 2M ops");
 		pthread_mutex_unlock(&lock);
 		return;
+	}
+	if (det.period != last_period) {
+		remat_log(REMAT_LOG_DEBUG, "op %llu: period %zu (was %zu), boundary phase %zu",
+		          (unsigned long long)i, det.period, last_period, det.phase);
+		last_period = det.period;
 	}
 	if (phase == DETECT)
 		maybe_start(i);

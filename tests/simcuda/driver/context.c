@@ -42,22 +42,24 @@ CUresult ctx_synchronize(struct sim_ctx *ctx)
 	struct sim_marker **ms = NULL;
 	size_t n = 0, cap = 0;
 	pthread_mutex_lock(&ctx->lock);
-	for (struct sim_stream *s = ctx->streams; s; s = s->next) {
-		if (s->last == NULL)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			struct sim_marker **nm = realloc(ms, cap * sizeof(*nm));
-			if (nm == NULL) {
-				pthread_mutex_unlock(&ctx->lock);
-				free(ms);
-				return CUDA_ERROR_OUT_OF_MEMORY;
-			}
-			ms = nm;
-		}
-		marker_ref(s->last);
-		ms[n++] = s->last;
+	for (struct sim_stream *s = ctx->streams; s; s = s->next)
+		cap += !s->dead && s->last;
+	cap += ctx->nretired;
+	ms = malloc((cap ? cap : 1) * sizeof(*ms));
+	if (ms == NULL) {
+		pthread_mutex_unlock(&ctx->lock);
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	for (struct sim_stream *s = ctx->streams; s; s = s->next)
+		if (!s->dead && s->last) {
+			marker_ref(s->last);
+			ms[n++] = s->last;
+		}
+	/* The retired references move to us: once waited for, the host's
+	 * simulated time covers them. */
+	for (size_t i = 0; i < ctx->nretired; i++)
+		ms[n++] = ctx->retired[i];
+	ctx->nretired = 0;
 	pthread_mutex_unlock(&ctx->lock);
 	for (size_t i = 0; i < n; i++) {
 		marker_wait(ms[i]);
@@ -115,7 +117,7 @@ static void teardown(struct sim_ctx *c)
 		struct sim_stream *victim = NULL;
 		pthread_mutex_lock(&c->lock);
 		for (struct sim_stream *s = c->streams; s && !victim; s = s->next)
-			if (!s->legacy && !s->per_thread && handle_is(s, H_STREAM))
+			if (!s->legacy && !s->per_thread && !s->dead)
 				victim = s;
 		pthread_mutex_unlock(&c->lock);
 		if (victim == NULL)

@@ -77,6 +77,13 @@ struct sim_ctx {
 	bool active;
 	struct sim_stream *streams; /* every stream of the context, legacy included */
 	struct sim_stream *legacy;
+	/* Last ops of destroyed streams, until the legacy stream or a context
+	 * synchronization has waited for them: whether the worker already
+	 * finished must not change simulated time, so they are waited for
+	 * explicitly rather than through the (shrinking) stream list. */
+	struct sim_marker **retired;
+	bool *retired_blocking;
+	size_t nretired, capretired;
 };
 extern struct sim_ctx sim_primary;
 
@@ -178,6 +185,7 @@ struct sim_stream {
 	unsigned flags; /* CU_STREAM_NON_BLOCKING */
 	int priority;
 	bool legacy, per_thread;
+	bool dead; /* destroyed: only its worker still uses it (ctx->lock) */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

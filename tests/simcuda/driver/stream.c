@@ -214,21 +214,30 @@ static void push(struct sim_stream *s, struct sim_op *op)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static bool pending(struct sim_marker *m)
-{
-	return m && !marker_done(m);
-}
-
 struct sim_marker *stream_enqueue(struct sim_stream *s, struct sim_op *op, bool want_marker)
 {
 	struct sim_ctx *ctx = s->ctx;
 	pthread_mutex_lock(&ctx->lock);
+	/* Completed ops are waited for too: their simulated end times must
+	 * count however fast the workers happened to be. */
 	if (s->legacy) {
 		for (struct sim_stream *t = ctx->streams; t; t = t->next)
-			if (t != s && !(t->flags & CU_STREAM_NON_BLOCKING) && pending(t->last))
+			if (t != s && !t->dead && !(t->flags & CU_STREAM_NON_BLOCKING) && t->last)
 				add_more(op, t->last);
-	} else if (!(s->flags & CU_STREAM_NON_BLOCKING) && ctx->legacy &&
-	           pending(ctx->legacy->last)) {
+		/* Later legacy ops follow this one, so the retired blocking
+		 * streams need no further waits. */
+		size_t keep = 0;
+		for (size_t i = 0; i < ctx->nretired; i++) {
+			if (ctx->retired_blocking[i]) {
+				add_more(op, ctx->retired[i]);
+				marker_unref(ctx->retired[i]);
+			} else {
+				ctx->retired[keep] = ctx->retired[i];
+				ctx->retired_blocking[keep++] = false;
+			}
+		}
+		ctx->nretired = keep;
+	} else if (!(s->flags & CU_STREAM_NON_BLOCKING) && ctx->legacy && ctx->legacy->last) {
 		op_wait_on(op, ctx->legacy->last);
 	}
 	op->marker = marker_new(want_marker ? 3 : 2); /* op, s->last, caller */
@@ -306,6 +315,25 @@ void stream_destroy(struct sim_stream *s)
 	 * still counts for context synchronization and the legacy stream, so
 	 * the stream stays in the context's list until its worker ends. */
 	handle_del(s);
+	struct sim_ctx *ctx = s->ctx;
+	pthread_mutex_lock(&ctx->lock);
+	s->dead = true;
+	if (s->last) {
+		if (ctx->nretired == ctx->capretired) {
+			size_t nc = ctx->capretired ? ctx->capretired * 2 : 16;
+			struct sim_marker **nr = realloc(ctx->retired, nc * sizeof(*nr));
+			bool *nb = realloc(ctx->retired_blocking, nc * sizeof(*nb));
+			if (nr == NULL || nb == NULL)
+				out_of_memory();
+			ctx->retired = nr;
+			ctx->retired_blocking = nb;
+			ctx->capretired = nc;
+		}
+		marker_ref(s->last);
+		ctx->retired[ctx->nretired] = s->last;
+		ctx->retired_blocking[ctx->nretired++] = !(s->flags & CU_STREAM_NON_BLOCKING);
+	}
+	pthread_mutex_unlock(&ctx->lock);
 	push(s, op_new(OP_EXIT));
 }
 

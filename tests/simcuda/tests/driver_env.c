@@ -110,6 +110,35 @@ static int child_clock(void)
 	return 0;
 }
 
+/* The legacy stream's implicit wait for a blocking stream counts in
+ * simulated time even when that work finished (in real time) long before. */
+static int child_clock_legacy(void)
+{
+	setup_context();
+	CUmodule m = load_test_module();
+	CUstream a;
+	CUevent e0, e1;
+	CHECK(cuStreamCreate(&a, 0));
+	CHECK(cuEventCreate(&e0, 0));
+	CHECK(cuEventCreate(&e1, 0));
+	CUdeviceptr buf;
+	CHECK(cuMemAlloc(&buf, 64));
+	CHECK(cuMemsetD32(buf, 0, 16));
+	CHECK(cuCtxSynchronize());
+	CHECK(cuEventRecord(e0, NULL));
+	unsigned v = 1;
+	void *args[] = {&buf, &v};
+	CHECK(cuLaunchKernel(get_fn(m, "append"), 1, 1, 1, 1, 1, 1, 0, a, args, NULL));
+	usleep(50 * 1000); /* the kernel has long finished */
+	CHECK(cuEventRecord(e1, NULL));
+	CHECK(cuStreamDestroy(a));
+	CHECK(cuEventSynchronize(e1));
+	float ms;
+	CHECK(cuEventElapsedTime(&ms, e0, e1));
+	fprintf(stderr, "legacy: %.6f\n", ms);
+	return 0;
+}
+
 static void test_report_file(void **state)
 {
 	(void)state;
@@ -175,6 +204,8 @@ static void test_clock(void **state)
 	const char *slow[] = {"SIMCUDA_SLOW_STREAM=20", NULL};
 	struct child_result r3 = run_child("clock", slow);
 	assert_string_equal(r3.err, expected);
+	struct child_result r4 = run_child("clock-legacy", NULL);
+	assert_string_equal(r4.err, "legacy: 0.012345\n");
 }
 
 static void test_malformed(void **state)
@@ -219,6 +250,8 @@ int main(int argc, char **argv)
 			return child_fail_launch();
 		if (strcmp(argv[1], "clock") == 0)
 			return child_clock();
+		if (strcmp(argv[1], "clock-legacy") == 0)
+			return child_clock_legacy();
 		return 2;
 	}
 	const struct CMUnitTest tests[] = {

@@ -73,10 +73,13 @@ cudaError_t rt_sticky_error(int dev)
 	return dev >= 0 && dev < RT_MAX_DEVS ? atomic_load(&sticky[dev]) : cudaSuccess;
 }
 
+/* The calling thread's recorded error goes too: it is the device's fault
+ * being forgotten. */
 void rt_clear_sticky(int dev)
 {
 	if (dev >= 0 && dev < RT_MAX_DEVS)
 		atomic_store(&sticky[dev], cudaSuccess);
+	tl_last = cudaSuccess;
 }
 
 /* cudaErrorNotReady only answers a query; it is not an error to remember. */

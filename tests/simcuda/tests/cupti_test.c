@@ -39,6 +39,9 @@ struct event {
 	unsigned grid_x; /* launches: from the params struct */
 	int has_context;
 	uint32_t context_uid;
+	char proc[48]; /* cuGetProcAddress_v2: what was asked for */
+	int proc_version;
+	cuuint64_t proc_flags;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,6 +87,13 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		e->grid_x = grid_x_of(domain, cbid, cb->functionParams);
 		e->has_context = cb->context != NULL;
 		e->context_uid = cb->contextUid;
+		if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+		    cbid == CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2) {
+			const cuGetProcAddress_v2_params *p = cb->functionParams;
+			snprintf(e->proc, sizeof(e->proc), "%s", p->symbol);
+			e->proc_version = p->cudaVersion;
+			e->proc_flags = p->flags;
+		}
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -212,6 +222,33 @@ static int teardown(void **state)
 	cudaFree(buf);
 	cudaLibraryUnload(lib);
 	return cuptiUnsubscribe(sub) == CUPTI_SUCCESS ? 0 : -1;
+}
+
+/* The runtime, initialized in setup while subscribed, found every driver
+ * function the way the real one does: cuGetProcAddress_v2 with version
+ * 13000, once per flavour of default stream. */
+static void test_runtime_uses_get_proc_address(void **state)
+{
+	(void)state;
+	int asked = 0, launch_default = 0, launch_per_thread = 0, alloc = 0;
+	for (int i = 0; i < nevents; i++) {
+		const struct event *e = &events[i];
+		if (e->cbid != CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2 ||
+		    e->domain != CUPTI_CB_DOMAIN_DRIVER_API || e->site != CUPTI_API_ENTER)
+			continue;
+		asked++;
+		assert_int_equal(e->proc_version, 13000);
+		assert_true(e->proc_flags == CU_GET_PROC_ADDRESS_DEFAULT ||
+		            e->proc_flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+		if (strcmp(e->proc, "cuLaunchKernel") == 0)
+			*(e->proc_flags == CU_GET_PROC_ADDRESS_DEFAULT ? &launch_default
+			                                               : &launch_per_thread) += 1;
+		alloc += strcmp(e->proc, "cuMemAlloc") == 0;
+	}
+	assert_true(asked >= 40);
+	assert_int_equal(launch_default, 1);
+	assert_int_equal(launch_per_thread, 1);
+	assert_int_equal(alloc, 2);
 }
 
 static void test_single_subscriber(void **state)
@@ -448,6 +485,7 @@ static void test_disable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_runtime_uses_get_proc_address),
 	    cmocka_unit_test(test_single_subscriber),
 	    cmocka_unit_test(test_launch_paths),
 	    cmocka_unit_test(test_copy_and_set_records),

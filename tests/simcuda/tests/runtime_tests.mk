@@ -19,6 +19,10 @@ $(SIMT_DIR)/runtime_test: tests/simcuda/tests/runtime_test.c $(SIMT_LIBS) $(SIMT
 	@mkdir -p $(@D)
 	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMT_LIBS) -Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
 
+$(SIMT_DIR)/runtime_sticky_test: tests/simcuda/tests/runtime_sticky_test.c $(SIMT_LIBS) $(SIMT_MODULE)
+	@mkdir -p $(@D)
+	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMT_LIBS) -Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
+
 $(SIMT_DIR)/cupti_test: tests/simcuda/tests/cupti_test.c $(SIMT_LIBS) \
 		$(SIMCUDA_DIR)/libcupti.so.13 $(SIMT_MODULE)
 	@mkdir -p $(@D)
@@ -26,5 +30,5 @@ $(SIMT_DIR)/cupti_test: tests/simcuda/tests/cupti_test.c $(SIMT_LIBS) \
 		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
 
 ALL_TARGETS += $(SIMT_MODULE)
-UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/cupti_test
+UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/runtime_sticky_test $(SIMT_DIR)/cupti_test
 E2E_TESTS   += tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh

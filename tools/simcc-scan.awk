@@ -3,6 +3,7 @@
 #                      SYNC is 1 when the kernel reaches __syncthreads, directly
 #                      or through the functions it calls
 #   cost NAME          one line per SIMCUDA_COST(NAME) definition
+#   defaultcost        when the file defines SIMCUDA_DEFAULT_COST
 # It is a token scanner, not a C++ parser: comments, literals and
 # preprocessor lines are blanked, then calls are collected per function
 # body (brace depth 0 -> 1), treating `extern "C" { ... }` as transparent.
@@ -60,6 +61,7 @@ function scan(    i, t, depth, paren, cand, glob, fn, nb, transparent) {
 		t = tok[i]
 		if (depth == 0) {
 			if (t == "__global__") glob = 1
+			else if (t == "SIMCUDA_DEFAULT_COST") defcost = 1
 			else if (t == "SIMCUDA_COST" && tok[i + 1] == "(" && ident(tok[i + 2])) {
 				cost[++ncost] = tok[i + 2]
 			}
@@ -109,4 +111,5 @@ function report(    i, k) {
 		print "kernel", kern[i], reaches(kern[i])
 	}
 	for (i = 1; i <= ncost; i++) print "cost", cost[i]
+	if (defcost) print "defaultcost"
 }

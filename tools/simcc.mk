@@ -19,7 +19,8 @@ $(BUILD)/simcc/sm_90/%.cubin: tests/simcc/%.cu
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
 
 $(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcuda/include/simcuda_abi.h \
-		$(BUILD)/simcc/simcc_kernels.so $(SIMCUDA_DIR)/libsimcuda_kernel.so
+		$(BUILD)/simcc/simcc_kernels.so $(BUILD)/simcc/simcc_plain.so \
+		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -DSIMCC_TEST_MODULE=\"$(BUILD)/simcc/simcc_kernels.so\" $< -o $@ \
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \

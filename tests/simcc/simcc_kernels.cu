@@ -86,3 +86,11 @@ SIMCUDA_COST(math2d)
 	return 100.0 + 2.0 * SIMCUDA_ARG(1) * grid.y * block.y;
 }
 #endif
+
+#ifdef __SIMCUDA__
+// Every kernel above without its own SIMCUDA_COST gets this one.
+SIMCUDA_DEFAULT_COST
+{
+	return 7.0 * grid.x * block.x;
+}
+#endif

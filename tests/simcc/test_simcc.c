@@ -69,7 +69,6 @@ static void mixed_parameter_layout(void **state)
 	}
 	assert_int_equal(k->param_bytes, 64);
 	assert_int_equal(k->uses_syncthreads, 0);
-	assert_null(k->cost_ns);
 
 	const struct simcuda_kernel *z = kernel("no_params");
 	assert_int_equal(z->nparams, 0);
@@ -97,6 +96,36 @@ static void trampoline_passes_each_parameter(void **state)
 	assert_true(out[0] == -7 && out[1] == 123456 && out[2] == 2.5);
 	assert_true(out[3] == 'q' && out[4] == -0.125 && out[5] == 99);
 	assert_true(out[6] == 'z' && out[7] == (double)(-(1LL << 40)));
+}
+
+static void default_cost_and_no_cost(void **state)
+{
+	(void)state;
+	/* simcc_kernels.cu has SIMCUDA_DEFAULT_COST: 7 * grid.x * block.x */
+	const struct simcuda_kernel *k = kernel("params_mixed");
+	assert_non_null(k->cost_ns);
+	assert_true(k->cost_ns(NULL, (simcuda_dim3){3, 1, 1}, (simcuda_dim3){64, 1, 1}) ==
+	            7.0 * 3 * 64);
+	/* simcc_plain.cu has no cost function at all */
+	char path[512];
+	snprintf(path, sizeof path, "%s", module_path);
+	char *slash = strrchr(path, '/');
+	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+	         "simcc_plain.so");
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	const struct simcuda_module *plain = dlsym(h, SIMCUDA_MODULE_SYMBOL);
+	assert_non_null(plain);
+	assert_int_equal(plain->nkernels, 1);
+	assert_string_equal(plain->kernels[0].name, "plain_fill");
+	assert_null(plain->kernels[0].cost_ns);
+	int out[8], value = 42, *op = out;
+	void *args[] = {&op, &value};
+	assert_int_equal(simcuda_run_grid(&plain->kernels[0], args, (simcuda_dim3){2, 1, 1},
+	                                  (simcuda_dim3){4, 1, 1}, 0),
+	                 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(out[i], 42);
 }
 
 static void block_reduction_with_barriers(void **state)
@@ -203,6 +232,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(dynamic_shared_memory),
 	    cmocka_unit_test(atomics_combine_all_threads),
 	    cmocka_unit_test(math_and_cost_function),
+	    cmocka_unit_test(default_cost_and_no_cost),
 	};
 	return cmocka_run_group_tests(tests, load, NULL);
 }

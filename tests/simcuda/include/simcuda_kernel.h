@@ -227,6 +227,20 @@ template <typename F> struct simcuda_cost_args {
 	                               simcuda_dim3 grid, simcuda_dim3 block)
 #define SIMCUDA_ARG(i) (simcuda_cost_a.template get<i>())
 
+/*
+ * A file may also give every kernel without its own SIMCUDA_COST one
+ * model, in terms of the launch dimensions only:
+ *
+ *     SIMCUDA_DEFAULT_COST { return 2000.0 + 0.02 * grid.x * block.x; }
+ */
+#define SIMCUDA_DEFAULT_COST                                                                       \
+	static double simcuda_default_cost_fn(simcuda_dim3 grid, simcuda_dim3 block);              \
+	static double simcuda_default_cost(void *const *, simcuda_dim3 grid, simcuda_dim3 block)   \
+	{                                                                                          \
+		return simcuda_default_cost_fn(grid, block);                                       \
+	}                                                                                          \
+	static double simcuda_default_cost_fn(simcuda_dim3 grid, simcuda_dim3 block)
+
 /* ---- kernel descriptions (used by the code simcc appends) ----------------- */
 /* CUDA ABI: each parameter at the next multiple of its alignment, in
  * declaration order; the buffer ends right after the last one.  One spare

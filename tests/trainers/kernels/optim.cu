@@ -24,3 +24,11 @@ extern "C" __global__ void adam_step(float *param, const float *grad, float *m, 
 	float vhat = vi / (1.0f - powf(beta2, (float)step));
 	param[i] = p - lr * mhat / (sqrtf(vhat) + eps);
 }
+
+#ifdef __SIMCUDA__
+// Memory-bound, four tensors per element.
+SIMCUDA_DEFAULT_COST
+{
+	return 2000.0 + 0.05 * grid.x * grid.y * grid.z * block.x * block.y * block.z;
+}
+#endif

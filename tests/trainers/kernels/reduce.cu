@@ -257,3 +257,58 @@ extern "C" __global__ void embed_bwd(const int *tokens, const float *dx, float *
 		dwpe[j] += acc;
 	}
 }
+
+#ifdef __SIMCUDA__
+// Memory-bound: 2 us per launch plus a few hundredths of a ns per element
+// read, from the arguments (one thread here may loop over a whole row or
+// column, so the thread count says little).
+SIMCUDA_COST(bias_grad)
+{
+	return 2000.0 + 0.02 * SIMCUDA_ARG(2) * SIMCUDA_ARG(3);
+}
+SIMCUDA_COST(batchnorm_fwd)
+{
+	return 2000.0 + 0.06 * SIMCUDA_ARG(8) * SIMCUDA_ARG(9);
+}
+SIMCUDA_COST(batchnorm_bwd)
+{
+	return 2000.0 + 0.06 * SIMCUDA_ARG(8) * SIMCUDA_ARG(9);
+}
+SIMCUDA_COST(layernorm_fwd)
+{
+	return 2000.0 + 0.04 * grid.x * SIMCUDA_ARG(6);
+}
+SIMCUDA_COST(layernorm_bwd)
+{
+	return 2000.0 + 0.05 * SIMCUDA_ARG(6) * SIMCUDA_ARG(7);
+}
+SIMCUDA_COST(layernorm_param_grad)
+{
+	return 2000.0 + 0.04 * SIMCUDA_ARG(6) * SIMCUDA_ARG(7);
+}
+SIMCUDA_COST(log_softmax_nll)
+{
+	return 2000.0 + 0.04 * grid.x * SIMCUDA_ARG(4);
+}
+SIMCUDA_COST(nll_bwd)
+{
+	return 2000.0 + 0.02 * SIMCUDA_ARG(3) * SIMCUDA_ARG(4);
+}
+SIMCUDA_COST(loss_accumulate)
+{
+	return 2000.0 + 0.02 * SIMCUDA_ARG(2);
+}
+SIMCUDA_COST(causal_softmax_fwd)
+{
+	return 2000.0 + 0.04 * SIMCUDA_ARG(2) * SIMCUDA_ARG(3);
+}
+SIMCUDA_COST(causal_softmax_bwd)
+{
+	return 2000.0 + 0.04 * SIMCUDA_ARG(3) * SIMCUDA_ARG(4);
+}
+// A scatter-add of every row into its embedding rows.
+SIMCUDA_COST(embed_bwd)
+{
+	return 2000.0 + 0.04 * SIMCUDA_ARG(4) * SIMCUDA_ARG(7);
+}
+#endif

@@ -9,6 +9,7 @@
  * callbacks leave both ids in thread-locals for it to pick up.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static struct {
 	CUptiResult (*disable)(CUpti_ActivityKind);
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*finalize)(void); /* optional */
 } api;
 
 static CUpti_SubscriberHandle sub;
@@ -206,8 +208,16 @@ int remat_cupti_start(const char **note)
 	GET(flush, "cuptiActivityFlushAll");
 	GET(next, "cuptiActivityGetNextRecord");
 #undef GET
-	if (api.subscribe(&sub, on_api, NULL) != CUPTI_SUCCESS) {
+	*(void **)&api.finalize = remat_real_dlsym(h, "cuptiFinalize");
+	CUptiResult r = api.subscribe(&sub, on_api, NULL);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		*note = "CUPTI already has a subscriber (another profiler?)";
+		return -1;
+	}
+	if (r != CUPTI_SUCCESS) {
+		static char msg[96];
+		snprintf(msg, sizeof(msg), "cuptiSubscribe failed (CUptiResult %d)", (int)r);
+		*note = msg;
 		return -1;
 	}
 	if (api.enable_domain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS ||
@@ -238,6 +248,10 @@ size_t remat_cupti_collect(struct remat_activity **out)
 	api.enable_domain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
 	api.enable_domain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 	api.unsubscribe(sub);
+	/* Detach: CUPTI left attached keeps a cost on every API call for the
+	 * rest of the run. */
+	if (api.finalize)
+		api.finalize();
 	running = 0;
 	pthread_mutex_lock(&rec_lock);
 	*out = recs;

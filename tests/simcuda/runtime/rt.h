@@ -49,6 +49,9 @@
 	X(cuMemFree)                                                                               \
 	X(cuMemAllocAsync)                                                                         \
 	X(cuMemFreeAsync)                                                                          \
+	X(cuMemAllocHost)                                                                          \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemFreeHost)                                                                           \
 	X(cuMemcpy)                                                                                \
 	X(cuMemcpyHtoD)                                                                            \
 	X(cuMemcpyDtoH)                                                                            \

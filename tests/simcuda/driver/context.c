@@ -394,3 +394,106 @@ EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority, int *gre
 	cuCtxGetStreamPriorityRange_params p = {leastPriority, greatestPriority};
 	API_CALL(cuCtxGetStreamPriorityRange, &p, priority_range(leastPriority, greatestPriority));
 }
+
+/* ---- limits and preferences -------------------------------------------- */
+
+static size_t limits[CU_LIMIT_MAX] = {
+    [CU_LIMIT_STACK_SIZE] = 1024,
+    [CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20,
+    [CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20,
+    [CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048,
+    [CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64,
+};
+static pthread_mutex_t limits_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult limit_get(size_t *v, CUlimit l)
+{
+	struct sim_ctx *c;
+	CUresult r = ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (v == NULL || (int)l < 0 || l >= CU_LIMIT_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (l == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH)
+		return CUDA_ERROR_UNSUPPORTED_LIMIT;
+	pthread_mutex_lock(&limits_lock);
+	*v = limits[l];
+	pthread_mutex_unlock(&limits_lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+	cuCtxGetLimit_params p = {pvalue, limit};
+	API_CALL(cuCtxGetLimit, &p, limit_get(pvalue, limit));
+}
+
+static CUresult limit_set(CUlimit l, size_t v)
+{
+	struct sim_ctx *c;
+	CUresult r = ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if ((int)l < 0 || l >= CU_LIMIT_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (l == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH)
+		return CUDA_ERROR_UNSUPPORTED_LIMIT;
+	if (l == CU_LIMIT_MAX_L2_FETCH_GRANULARITY && v > 128)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&limits_lock);
+	limits[l] = v;
+	pthread_mutex_unlock(&limits_lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
+{
+	cuCtxSetLimit_params p = {limit, value};
+	API_CALL(cuCtxSetLimit, &p, limit_set(limit, value));
+}
+
+static CUresult cache_config(CUfunc_cache *get, int set)
+{
+	struct sim_ctx *c;
+	CUresult r = ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (get) {
+		*get = CU_FUNC_CACHE_PREFER_NONE;
+		return CUDA_SUCCESS;
+	}
+	return set >= CU_FUNC_CACHE_PREFER_NONE && set <= CU_FUNC_CACHE_PREFER_EQUAL
+	           ? CUDA_SUCCESS
+	           : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+{
+	cuCtxGetCacheConfig_params p = {pconfig};
+	API_CALL(cuCtxGetCacheConfig, &p,
+	         pconfig ? cache_config(pconfig, 0) : CUDA_ERROR_INVALID_VALUE);
+}
+
+EXPORT CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	cuCtxSetCacheConfig_params p = {config};
+	API_CALL(cuCtxSetCacheConfig, &p, cache_config(NULL, (int)config));
+}
+
+static CUresult api_version(CUcontext h, unsigned *v)
+{
+	struct sim_ctx *c;
+	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (v == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = 3020; /* what every context created since CUDA 3.2 reports */
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+	cuCtxGetApiVersion_params p = {ctx, version};
+	API_CALL(cuCtxGetApiVersion, &p, api_version(ctx, version));
+}

@@ -255,6 +255,9 @@ bool vmm_range_ok(uintptr_t p, size_t n, bool write);
 void alloc_finish_free(uintptr_t p); /* OP_FREE on the worker */
 void alloc_make_live(uintptr_t p);   /* OP_ALLOC on the worker */
 void alloc_free_all(void);           /* the context is destroyed */
+/* The live allocation or VMM mapping holding p. */
+bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size);
+bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 
 /* ---- module.c ---------------------------------------------------------- */
 

@@ -304,7 +304,18 @@ EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
 	API_CALL(cuMemGetInfo_v2, &p, mem_info(free, total));
 }
 
-bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
+bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = containing(p);
+	bool ok = a && a->state != A_FREEING;
+	if (ok) {
+		*base = a->base;
+		*size = a->size;
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
 
 static CUresult address_range(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {

@@ -5,6 +5,8 @@
  */
 #include "driver.h"
 
+#include <stdlib.h>
+
 CUresult event_wait_marker(CUevent h, struct sim_marker **out);
 
 /* The current context and the stream h stands for. */
@@ -397,4 +399,81 @@ EXPORT CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, voi
 {
 	cuLaunchHostFunc_ptsz_params p = {hStream, fn, userData};
 	API_CALL(cuLaunchHostFunc_ptsz, &p, host_func(hStream, fn, userData, true));
+}
+
+/* cuStreamAddCallback: the older form of cuLaunchHostFunc, whose callback
+ * also gets the stream and a status (always success here). */
+struct stream_callback {
+	CUstreamCallback fn;
+	CUstream stream;
+	void *data;
+};
+
+static void run_callback(void *arg)
+{
+	struct stream_callback *cb = arg;
+	cb->fn(cb->stream, CUDA_SUCCESS, cb->data);
+	free(cb);
+}
+
+static CUresult add_callback(CUstream h, CUstreamCallback fn, void *data, unsigned flags,
+                             bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (fn == NULL || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct stream_callback *cb = malloc(sizeof(*cb));
+	if (cb == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*cb = (struct stream_callback){fn, h, data};
+	struct sim_op *op = op_new(OP_HOSTFN);
+	op->u.host.fn = run_callback;
+	op->u.host.data = cb;
+	stream_enqueue(s, op, false);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback,
+                                            void *userData, unsigned int flags)
+{
+	cuStreamAddCallback_params p = {hStream, callback, userData, flags};
+	API_CALL(cuStreamAddCallback, &p, add_callback(hStream, callback, userData, flags, false));
+}
+
+CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
+                                          void *userData, unsigned int flags);
+EXPORT CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
+                                                 void *userData, unsigned int flags)
+{
+	cuStreamAddCallback_ptsz_params p = {hStream, callback, userData, flags};
+	API_CALL(cuStreamAddCallback_ptsz, &p,
+	         add_callback(hStream, callback, userData, flags, true));
+}
+
+static CUresult stream_device(CUstream h, CUdevice *d, bool per_thread)
+{
+	struct sim_stream *s;
+	CUresult r = resolve(h, per_thread, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+	cuStreamGetDevice_params p = {hStream, device};
+	API_CALL(cuStreamGetDevice, &p, stream_device(hStream, device, false));
+}
+
+CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device);
+EXPORT CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+{
+	cuStreamGetDevice_ptsz_params p = {hStream, device};
+	API_CALL(cuStreamGetDevice_ptsz, &p, stream_device(hStream, device, true));
 }

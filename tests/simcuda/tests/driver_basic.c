@@ -373,6 +373,50 @@ static void test_stubs_not_supported(void **state)
 	assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+static void on_callback(CUstream s, CUresult status, void *data)
+{
+	(void)s;
+	*(int *)data = status == CUDA_SUCCESS ? 1 : -1;
+}
+
+static void test_pointer_attributes_and_callbacks(void **state)
+{
+	(void)state;
+	CUdeviceptr p;
+	CHECK(cuMemAlloc(&p, 3000));
+	unsigned type = 0;
+	CHECK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p + 10));
+	assert_int_equal(type, CU_MEMORYTYPE_DEVICE);
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	CHECK(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p + 10));
+	CHECK(cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p + 10));
+	assert_int_equal(start, p);
+	assert_int_equal(size, 3000);
+	int host_var = 0;
+	assert_int_equal(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+	                                       (CUdeviceptr)(uintptr_t)&host_var),
+	                 CUDA_ERROR_INVALID_VALUE);
+	CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+	                               CU_POINTER_ATTRIBUTE_CONTEXT};
+	CUcontext ctx = (CUcontext)&type;
+	void *data[] = {&type, &ctx};
+	CHECK(cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)(uintptr_t)&host_var));
+	assert_int_equal(type, 0);
+	assert_null(ctx);
+	CHECK(cuMemFree(p));
+	int called = 0;
+	CHECK(cuStreamAddCallback(NULL, on_callback, &called, 0));
+	CHECK(cuStreamSynchronize(NULL));
+	assert_int_equal(called, 1);
+	size_t limit = 0;
+	CHECK(cuCtxGetLimit(&limit, CU_LIMIT_STACK_SIZE));
+	assert_int_equal(limit, 1024);
+	int blocks = 0;
+	CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, get_fn(mod, "vec_add"), 256, 0));
+	assert_int_equal(blocks, 8);
+}
+
 /* Last: resetting the primary context destroys its memory and streams. */
 static void test_primary_reset(void **state)
 {
@@ -422,6 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_load_from_memory),
 	    cmocka_unit_test(test_error_strings),
 	    cmocka_unit_test(test_stubs_not_supported),
+	    cmocka_unit_test(test_pointer_attributes_and_callbacks),
 	    cmocka_unit_test(test_primary_reset),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);

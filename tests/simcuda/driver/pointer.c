@@ -1,0 +1,127 @@
+/*
+ * pointer.c — cuPointerGetAttribute(s): what a device address is.  Host
+ * memory is never registered with the simulated device, so host pointers
+ * are "not a CUDA pointer".
+ */
+#include "driver.h"
+
+#include <string.h>
+
+/* Writes one attribute of the device range [base, base+size). */
+static CUresult attr(void *data, CUpointer_attribute a, CUdeviceptr p, uintptr_t base, size_t size)
+{
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = (CUcontext)&sim_primary;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned *)data = CU_MEMORYTYPE_DEVICE;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		*(CUdeviceptr *)data = p;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(unsigned *)data = 1;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = (CUdeviceptr)base;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = size;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = (unsigned long long)base;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE; /* not simulated */
+	}
+}
+
+static bool range_of(CUdeviceptr p, uintptr_t *base, size_t *size)
+{
+	return dev_addr((uintptr_t)p) &&
+	       (alloc_range_of((uintptr_t)p, base, size) || vmm_range_of((uintptr_t)p, base, size));
+}
+
+static CUresult get_one(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (data == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	uintptr_t base;
+	size_t size;
+	if (!range_of(p, &base, &size))
+		return CUDA_ERROR_INVALID_VALUE;
+	return attr(data, a, p, base, size);
+}
+
+EXPORT CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                                              CUdeviceptr ptr)
+{
+	cuPointerGetAttribute_params p = {data, attribute, ptr};
+	API_CALL(cuPointerGetAttribute, &p, get_one(data, attribute, ptr));
+}
+
+/* Unlike the single query, an unknown pointer is not an error here: its
+ * attributes read as zero (memory type 0, no context). */
+static CUresult get_many(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (n == 0 || attrs == NULL || data == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	uintptr_t base = 0;
+	size_t size = 0;
+	bool known = range_of(p, &base, &size);
+	for (unsigned i = 0; i < n; i++) {
+		if (data[i] == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (known) {
+			r = attr(data[i], attrs[i], p, base, size);
+			if (r != CUDA_SUCCESS)
+				return r;
+			continue;
+		}
+		switch (attrs[i]) {
+		case CU_POINTER_ATTRIBUTE_CONTEXT:
+			*(CUcontext *)data[i] = NULL;
+			break;
+		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+			*(int *)data[i] = -2;
+			break;
+		case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+			*(CUdeviceptr *)data[i] = 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+			*(size_t *)data[i] = 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+			*(unsigned long long *)data[i] = 0;
+			break;
+		default:
+			*(unsigned *)data[i] = 0;
+			break;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
+                                               CUpointer_attribute *attributes, void **data,
+                                               CUdeviceptr ptr)
+{
+	cuPointerGetAttributes_params p = {numAttributes, attributes, data, ptr};
+	API_CALL(cuPointerGetAttributes, &p, get_many(numAttributes, attributes, data, ptr));
+}

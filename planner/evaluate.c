@@ -267,8 +267,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 			    !pl_buf_alive(&g->bufs[b], pos, g->nops)) {
 				bad(&s, "evict after op %d: buffer %d is %s", pos, b,
 				    g->bufs[b].small ? "small (packed), never evicted"
-				    : !s.mapped[b]   ? "not mapped"
-				                     : "not allocated");
+				    : !pl_buf_alive(&g->bufs[b], pos, g->nops) ? "not allocated"
+				                                               : "not mapped");
 				goto out;
 			}
 			s.mapped[b] = 0;

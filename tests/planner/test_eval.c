@@ -1,0 +1,359 @@
+/*
+ * test_eval.c — the evaluator: against the naive reference simulation on
+ * random plans (planner-made ones, random candidate sets, and mutated
+ * ones that are mostly invalid), and on hand-made plans whose faults it
+ * must name.
+ */
+#include "testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* A copy of plan p with one random change. */
+static struct pl_plan *mutate(const struct pl_graph *g, const struct pl_plan *p, uint64_t *s)
+{
+	struct pl_plan_builder *b = pl_builder_new(p->nops);
+	uint32_t ns = p->step_off[p->nops], ne = p->evict_off[p->nops];
+	int what = (int)(tu_rand(s) % 5);
+	uint32_t victim_s = ns ? (uint32_t)(tu_rand(s) % ns) : 0;
+	uint32_t victim_e = ne ? (uint32_t)(tu_rand(s) % ne) : 0;
+	for (int32_t pos = 0; pos < p->nops; pos++) {
+		for (uint32_t i = p->step_off[pos]; i < p->step_off[pos + 1]; i++) {
+			if (what == 0 && i == victim_s)
+				continue; /* drop a step */
+			pl_builder_step(b, pos, p->steps[i].kind, p->steps[i].arg);
+		}
+		for (uint32_t i = p->evict_off[pos]; i < p->evict_off[pos + 1]; i++) {
+			if (what == 1 && i == victim_e)
+				continue; /* drop an eviction */
+			int32_t at = pos;
+			if (what == 2 && i == victim_e && pos + 1 < p->nops)
+				at = pos + 1; /* evict later */
+			pl_builder_evict(b, at, p->evict[i]);
+		}
+	}
+	int32_t pos = (int32_t)(tu_rand(s) % (uint64_t)p->nops);
+	int32_t buf = (int32_t)(tu_rand(s) % (uint64_t)g->nbufs);
+	if (what == 3)
+		pl_builder_evict(b, pos, buf); /* a random eviction */
+	if (what == 4 && pos > 0) {
+		/* a random step */
+		int kind = (int)(tu_rand(s) % 5);
+		int32_t arg = kind == PL_STEP_REPLAY ? (int32_t)(tu_rand(s) % (uint64_t)pos) : buf;
+		pl_builder_step(b, pos, kind, arg);
+	}
+	return pl_builder_finish(b);
+}
+
+static void check_same(const struct pl_graph *g, const struct pl_plan *p, int *nvalid,
+                       int *ninvalid)
+{
+	struct pl_eval e;
+	struct tu_sim r;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	tu_simulate(g, p, &r);
+	assert_int_equal(e.valid, r.valid);
+	if (e.valid) {
+		assert_int_equal(e.peak, r.peak);
+		assert_int_equal(e.recompute_ns, r.recompute);
+		for (int32_t i = 0; i < g->nops; i++)
+			assert_int_equal(e.curve[i], r.curve[i]);
+		(*nvalid)++;
+	} else {
+		assert_true(strlen(e.error) > 0);
+		(*ninvalid)++;
+	}
+	free(r.curve);
+	pl_eval_free(&e);
+}
+
+static void evaluator_matches_reference(void **state)
+{
+	(void)state;
+	int nvalid = 0, ninvalid = 0;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		uint64_t s = seed * 7919;
+		struct rg_opts o = {2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0)};
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		assert_non_null(g);
+		struct pl_options opt;
+		pl_options_default(&opt);
+		struct pl_cands cs;
+		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
+		struct pl_selection sel;
+		for (int trial = 0; trial < 20; trial++) {
+			/* a random compatible set of candidates */
+			assert_int_equal(pl_sel_init(&sel, &cs), 0);
+			for (int32_t j = 0; j < cs.ncands; j++)
+				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, &cs, j))
+					pl_sel_take(&sel, &cs, j);
+			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
+			assert_non_null(p);
+			check_same(g, p, &nvalid, &ninvalid);
+			/* The model curve bounds the exact one from above. */
+			struct pl_eval e;
+			int64_t *model = malloc(sizeof(int64_t) * g->nops);
+			pl_sel_curve(g, &cs, sel.chosen, model);
+			assert_int_equal(pl_evaluate(g, p, &e), 0);
+			if (e.valid)
+				for (int32_t i = 0; i < g->nops; i++)
+					assert_true(e.curve[i] <= model[i]);
+			free(model);
+			pl_eval_free(&e);
+			for (int m = 0; m < 5; m++) {
+				struct pl_plan *q = mutate(g, p, &s);
+				check_same(g, q, &nvalid, &ninvalid);
+				pl_plan_free(q);
+			}
+			pl_plan_free(p);
+			pl_sel_free(&sel);
+		}
+		pl_cands_free(&cs);
+		pl_graph_free(g);
+	}
+	print_message("%d valid and %d invalid plans agree\n", nvalid, ninvalid);
+	assert_true(nvalid > 500);
+	assert_true(ninvalid > 500);
+}
+
+/* Hand-made graph: 0 writes A, 1 writes B from A, 2 reads B (gap), 3 and
+ * 4 read B.  Stats S is read and updated by op 1 (running statistics). */
+static struct pl_graph *small_graph(int with_stats)
+{
+	struct pl_graph *g = pl_graph_new();
+	assert_int_equal(pl_graph_reserve(g, 5, 4, 16), 0);
+	g->name = strdup("hand");
+	g->nops = 5;
+	g->nbufs = 4;
+	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
+	g->bufs[1] = (struct pl_buffer){.size = 200, .rounded = 200, .alloc_at = 1, .free_at = -1};
+	g->bufs[2] = (struct pl_buffer){
+	    .size = 10, .rounded = 10, .alloc_at = -1, .free_at = -1, .persistent = 1};
+	g->bufs[3] = (struct pl_buffer){.size = 50, .rounded = 50, .alloc_at = 2, .free_at = 4};
+	struct {
+		int32_t op, buf;
+		uint32_t flags;
+	} refs[] = {
+	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},
+	    {1, 1, PL_REF_WRITE}, {1, 2, with_stats ? PL_REF_READ | PL_REF_WRITE : PL_REF_READ},
+	    {2, 3, PL_REF_WRITE}, {3, 3, PL_REF_READ},
+	    {4, 1, PL_REF_READ},  {4, 0, PL_REF_READ}};
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		struct pl_op *op = &g->ops[refs[i].op];
+		if (op->nrefs == 0)
+			op->ref_off = g->nrefs;
+		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
+		op->nrefs++;
+		op->duration_ns = 10 * (refs[i].op + 1);
+		op->replayable = 1;
+		op->name = "k";
+	}
+	char err[256];
+	assert_int_equal(pl_graph_finish(g, 0, "hand", err, sizeof(err)), 0);
+	return g;
+}
+
+static void expect(const struct pl_graph *g, struct pl_plan_builder *b, const char *msg)
+{
+	struct pl_plan *p = pl_builder_finish(b);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	if (!msg) {
+		if (!e.valid)
+			fail_msg("unexpected: %s", e.error);
+	} else {
+		assert_false(e.valid);
+		if (!strstr(e.error, msg))
+			fail_msg("'%s' does not say '%s'", e.error, msg);
+	}
+	pl_eval_free(&e);
+	pl_plan_free(p);
+}
+
+static void evaluator_names_faults(void **state)
+{
+	(void)state;
+	struct pl_graph *g = small_graph(0);
+	struct pl_plan_builder *b;
+	/* Baseline: ops 0..4 live 100 | 300 | 350 | 350 | 300 (+10 persistent). */
+	struct pl_plan *p = pl_plan_empty(g->nops);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_true(e.valid);
+	assert_int_equal(e.peak, 360);
+	assert_int_equal(e.curve[0], 110);
+	pl_eval_free(&e);
+	pl_plan_free(p);
+
+	/* Evict B after op 1, rebuild before op 4 by replaying op 1. */
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 1);
+	pl_builder_step(b, 4, PL_STEP_MAP, 1);
+	pl_builder_step(b, 4, PL_STEP_REPLAY, 1);
+	p = pl_builder_finish(b);
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_true(e.valid);
+	assert_int_equal(e.curve[2], 160);
+	assert_int_equal(e.curve[4], 310);
+	assert_int_equal(e.peak, 310);
+	assert_int_equal(e.recompute_ns, 20);
+	assert_int_equal(e.evicted_buffers, 1);
+	pl_eval_free(&e);
+	pl_plan_free(p);
+
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 1);
+	expect(g, b, "buffer 1 is not mapped");
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 1);
+	pl_builder_step(b, 4, PL_STEP_MAP, 1);
+	expect(g, b, "reads buffer 1 version 1 but it holds version -3");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 3, PL_STEP_MAP, 3);
+	expect(g, b, "map of buffer 3, which is mapped");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 2, PL_STEP_REPLAY, 3);
+	expect(g, b, "not an earlier op");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 4, PL_STEP_SAVE, 0);
+	expect(g, b, "saved copies left");
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 2);
+	expect(g, b, "buffer 2 is still evicted at the end");
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 2);
+	pl_builder_step(b, 4, PL_STEP_MAP, 2);
+	expect(g, b, "buffer 2 ends the iteration with version -3");
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 4, 0);
+	expect(g, b, "still evicted at the end");
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 4, 3);
+	expect(g, b, "is not allocated");
+	pl_graph_free(g);
+
+	/* Op 1 also updates statistics S: replaying it reads S's old version. */
+	g = small_graph(1);
+	b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 1);
+	pl_builder_step(b, 4, PL_STEP_MAP, 1);
+	pl_builder_step(b, 4, PL_STEP_REPLAY, 1);
+	expect(g, b, "reads buffer 2 version -1 but it holds version 1");
+	/* and the candidates know it: nothing rebuilds B */
+	struct pl_options o;
+	pl_options_default(&o);
+	struct pl_cands cs;
+	assert_int_equal(pl_cands_build(g, &o, &cs, NULL, 0), 0);
+	for (int32_t j = 0; j < cs.ncands; j++)
+		for (uint32_t k = 0; k < cs.c[j].nsteps; k++)
+			assert_false(cs.steps[cs.c[j].step_off + k].kind == PL_STEP_REPLAY &&
+			             cs.steps[cs.c[j].step_off + k].arg == 1);
+	pl_cands_free(&cs);
+	pl_graph_free(g);
+}
+
+/* Rebuilding B replays op 1, which also writes a workspace that is freed
+ * by then (mapped for the replay, released after) and an output M that
+ * op 3 has overwritten since (saved and restored around the replay). */
+static void rebuild_with_side_effects(void **state)
+{
+	(void)state;
+	struct pl_graph *g = pl_graph_new();
+	assert_int_equal(pl_graph_reserve(g, 7, 4, 16), 0);
+	g->name = strdup("side");
+	g->nops = 7;
+	g->nbufs = 4;
+	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
+	g->bufs[1] = (struct pl_buffer){.size = 400, .rounded = 400, .alloc_at = 1, .free_at = 7};
+	g->bufs[2] = (struct pl_buffer){.size = 50, .rounded = 50, .alloc_at = 1, .free_at = 2};
+	g->bufs[3] = (struct pl_buffer){.size = 20, .rounded = 20, .alloc_at = 1, .free_at = -1};
+	struct {
+		int32_t op, buf;
+		uint32_t flags;
+	} refs[] = {{0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},  {1, 1, PL_REF_WRITE},
+	            {1, 2, PL_REF_WRITE}, {1, 3, PL_REF_WRITE}, {2, 1, PL_REF_READ},
+	            {3, 3, PL_REF_WRITE}, {4, 0, PL_REF_READ},  {5, 0, PL_REF_READ},
+	            {6, 1, PL_REF_READ},  {6, 3, PL_REF_READ}};
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		struct pl_op *op = &g->ops[refs[i].op];
+		if (op->nrefs == 0)
+			op->ref_off = g->nrefs;
+		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
+		op->nrefs++;
+		op->duration_ns = 7;
+		op->replayable = 1;
+		op->name = "k";
+	}
+	char err[256];
+	assert_int_equal(pl_graph_finish(g, 0, "side", err, sizeof(err)), 0);
+	struct pl_options o;
+	pl_options_default(&o);
+	struct pl_cands cs;
+	assert_int_equal(pl_cands_build(g, &o, &cs, NULL, 0), 0);
+	int32_t pick = -1;
+	for (int32_t j = 0; j < cs.ncands; j++)
+		if (cs.c[j].at == 6 && !cs.c[j].segment &&
+		    cs.gaps[cs.gap_list[cs.c[j].gap_off]].buf == 1)
+			pick = j;
+	assert_true(pick >= 0);
+	const struct pl_cand *x = &cs.c[pick];
+	assert_int_equal(x->transient, 50 + 20);
+	assert_int_equal(x->cost, 7);
+	const struct pl_step want[] = {{PL_STEP_MAP, 1},     {PL_STEP_MAP, 2},
+	                               {PL_STEP_SAVE, 3},    {PL_STEP_REPLAY, 1},
+	                               {PL_STEP_RELEASE, 2}, {PL_STEP_RESTORE, 3}};
+	assert_int_equal(x->nsteps, 6);
+	for (int k = 0; k < 6; k++) {
+		assert_int_equal(cs.steps[x->step_off + k].kind, want[k].kind);
+		assert_int_equal(cs.steps[x->step_off + k].arg, want[k].arg);
+	}
+	uint8_t *chosen = calloc(cs.ncands, 1);
+	chosen[pick] = 1;
+	struct pl_plan *p = pl_sel_plan(g, &cs, chosen);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	if (!e.valid)
+		fail_msg("%s", e.error);
+	/* live at 6: A 100, B 400, M 20; the rebuild adds WS 50 and M's copy 20 */
+	assert_int_equal(e.curve[6], 100 + 400 + 20 + 50 + 20);
+	assert_int_equal(e.curve[4], 100 + 20);
+	assert_int_equal(e.recompute_ns, 7);
+	struct tu_sim r;
+	tu_simulate(g, p, &r);
+	assert_true(r.valid);
+	assert_int_equal(r.curve[6], e.curve[6]);
+	free(r.curve);
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	/* Without the restore, op 6 would read M's wrong version. */
+	struct pl_plan_builder *b = pl_builder_new(7);
+	pl_builder_evict(b, 2, 1);
+	const struct pl_step *st = &cs.steps[x->step_off];
+	for (int k = 0; k < 6; k++)
+		if (st[k].kind != PL_STEP_RESTORE && st[k].kind != PL_STEP_SAVE)
+			pl_builder_step(b, 6, st[k].kind, st[k].arg);
+	p = pl_builder_finish(b);
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_false(e.valid);
+	assert_non_null(strstr(e.error, "reads buffer 3 version 3 but it holds version 1"));
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	free(chosen);
+	pl_cands_free(&cs);
+	pl_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(evaluator_matches_reference),
+	    cmocka_unit_test(evaluator_names_faults),
+	    cmocka_unit_test(rebuild_with_side_effects),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

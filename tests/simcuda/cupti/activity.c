@@ -330,6 +330,12 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on)
 	return CUPTI_SUCCESS;
 }
 
+void cupti_activity_disable_all(void)
+{
+	for (unsigned k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+		atomic_store(&enabled[k], 0);
+}
+
 CUPTI_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
 	return set_kind(kind, 1);

@@ -22,6 +22,8 @@
  * CUPTI_ERROR_NOT_INITIALIZED (with a message) when the driver is not the
  * simulated one. */
 CUptiResult cupti_init(void);
+/* Uninstalls the hooks (cuptiFinalize); cupti_init installs them again. */
+void cupti_detach(void);
 extern const struct simcuda_export *cupti_exp;
 /* The context current on this thread, asked of the driver without the
  * question showing up as an API callback. */
@@ -39,11 +41,13 @@ struct cupti_call *cupti_call_find(uint32_t correlation_id);
 void cupti_call_exit(struct cupti_call *c);
 
 /* subscribe.c */
+void cupti_drop_subscriber(void);
 int cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 void cupti_deliver_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const CUpti_CallbackData *data);
 
 /* activity.c: the record kinds a hook must produce, and the writers. */
+void cupti_activity_disable_all(void);
 int cupti_activity_enabled(CUpti_ActivityKind kind);
 void cupti_activity_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start_ns,
                         uint64_t end_ns, uint32_t correlation_id, uint32_t return_value);

@@ -4,13 +4,16 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "cupti_int.h"
 
 const struct simcuda_export *cupti_exp;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static CUptiResult init_result = CUPTI_ERROR_NOT_INITIALIZED;
+/* Attached: the hooks are installed.  cuptiFinalize detaches; the next
+ * CUPTI call attaches again, as with the real library. */
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int attached;
 static __typeof__(cuCtxGetCurrent) *ctx_get_current;
 static __typeof__(cuFuncGetName) *func_get_name;
 static __typeof__(cuKernelGetName) *kernel_get_name;
@@ -142,13 +145,14 @@ static const struct simcuda_hooks hooks = {
     .memop = cupti_activity_memop,
 };
 
-static void init(void)
+/* Finds the simulated driver's export table; 0 on success. */
+static int load(void)
 {
 	/* dlopen returns the driver the process already uses, if any. */
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 	if (!h) {
 		fprintf(stderr, "libcupti (simcuda): cannot load libcuda.so.1: %s\n", dlerror());
-		return;
+		return -1;
 	}
 	__typeof__(cuGetExportTable) *get_table =
 	    (__typeof__(cuGetExportTable) *)dlsym(h, "cuGetExportTable");
@@ -161,15 +165,37 @@ static void init(void)
 	    ((const struct simcuda_export *)table)->size < sizeof(struct simcuda_export)) {
 		fprintf(stderr, "libcupti (simcuda): libcuda.so.1 is not the simulated driver "
 		                "(no simcuda export table)\n");
-		return;
+		return -1;
 	}
 	cupti_exp = table;
-	cupti_exp->set_hooks(&hooks);
-	init_result = CUPTI_SUCCESS;
+	return 0;
 }
 
 CUptiResult cupti_init(void)
 {
-	pthread_once(&once, init);
-	return init_result;
+	if (atomic_load_explicit(&attached, memory_order_acquire))
+		return CUPTI_SUCCESS;
+	pthread_mutex_lock(&attach_lock);
+	static int failed; /* and said so, once */
+	if (!attached && !failed) {
+		if (cupti_exp || load() == 0) {
+			cupti_exp->set_hooks(&hooks);
+			atomic_store(&attached, 1);
+		} else {
+			failed = 1;
+		}
+	}
+	int ok = attached;
+	pthread_mutex_unlock(&attach_lock);
+	return ok ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+void cupti_detach(void)
+{
+	pthread_mutex_lock(&attach_lock);
+	if (attached) {
+		cupti_exp->set_hooks(NULL);
+		atomic_store(&attached, 0);
+	}
+	pthread_mutex_unlock(&attach_lock);
 }

@@ -55,6 +55,19 @@ CUPTI_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint3
 	return n ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+/* Detaches CUPTI: what was recorded is delivered, activity kinds and the
+ * subscriber are dropped, and the driver stops calling the hooks (so an
+ * application that profiled for a while pays nothing afterwards).  Any
+ * later CUPTI call attaches again. */
+CUPTI_EXPORT CUptiResult cuptiFinalize(void)
+{
+	cuptiActivityFlushAll(0);
+	cupti_activity_disable_all();
+	cupti_drop_subscriber();
+	cupti_detach();
+	return CUPTI_SUCCESS;
+}
+
 /* NVTX injection entry points: answering 0 tells NVTX that CUPTI does not
  * take its calls, so it stays a no-op. */
 CUPTI_EXPORT int InitializeInjectionNvtx(void)

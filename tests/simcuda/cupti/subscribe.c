@@ -114,6 +114,11 @@ CUPTI_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 	return CUPTI_SUCCESS;
 }
 
+void cupti_drop_subscriber(void)
+{
+	atomic_store(&active, NULL);
+}
+
 CUPTI_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                              CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {

@@ -482,6 +482,38 @@ static void test_disable(void **state)
 	assert_int_equal(cuptiActivityEnable((CUpti_ActivityKind)100000), CUPTI_ERROR_INVALID_KIND);
 }
 
+/* cuptiFinalize detaches everything; CUPTI can be attached again. */
+static void test_finalize_and_reattach(void **state)
+{
+	(void)state;
+	float v = 0;
+	int n = N;
+	void *args[] = {&buf, &v, &n};
+	CUPTI(cuptiFinalize());
+	reset_records();
+	CHECK(
+	    cudaLaunchKernel((const void *)k_fill, (dim3){11, 1, 1}, (dim3){1, 1, 1}, args, 0, 0));
+	CHECK(cudaDeviceSynchronize());
+	CUPTI(cuptiActivityFlushAll(0));
+	assert_int_equal(nevents, 0);
+	assert_int_equal(nkernels, 0);
+	/* The old handle is gone: a new subscription is allowed. */
+	CUPTI(cuptiSubscribe(&sub, on_callback, &events));
+	CUPTI(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+	CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL));
+	CHECK(
+	    cudaLaunchKernel((const void *)k_fill, (dim3){12, 1, 1}, (dim3){1, 1, 1}, args, 0, 0));
+	CHECK(cudaDeviceSynchronize());
+	CUPTI(cuptiActivityFlushAll(0));
+	const struct event *e = find_event(CUPTI_CB_DOMAIN_RUNTIME_API,
+	                                   CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 12);
+	assert_non_null(e);
+	assert_int_equal(nkernels, 1);
+	assert_int_equal(kernels[0].kind, CUPTI_ACTIVITY_KIND_KERNEL);
+	assert_int_equal(kernels[0].correlationId, e->correlation_id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(test_copy_and_set_records),
 	    cmocka_unit_test(test_small_buffers_and_flush_from_thread),
 	    cmocka_unit_test(test_disable),
+	    cmocka_unit_test(test_finalize_and_reattach),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

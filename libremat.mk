@@ -53,5 +53,5 @@ UNIT_TESTS += $(BUILD)/tests/remat/test_config $(BUILD)/tests/remat/test_iterati
 	$(BUILD)/tests/remat/test_alloc $(BUILD)/tests/remat/test_trace
 
 # ---- end-to-end and benchmark ----------------------------------------------
-E2E_TESTS += $(sort $(wildcard tests/e2e/trace_*.sh))
+E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))
 -include bench/preload/preload.mk

@@ -10,8 +10,7 @@ RT_EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
 	cudaGetDeviceCount_v3020_params p = {count};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaGetDeviceCount_v3020), "cudaGetDeviceCount", &p,
-	                         NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaGetDeviceCount_v3020), &p, NULL, RT_NO_CONTEXT);
 	if (!count)
 		return rt_exit(&c, cudaErrorInvalidValue);
 	*count = e == cudaSuccess ? rt.ndevs : 0;
@@ -22,8 +21,7 @@ RT_EXPORT cudaError_t cudaGetDevice(int *device)
 {
 	cudaGetDevice_v3020_params p = {device};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaGetDevice_v3020), "cudaGetDevice", &p, NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaGetDevice_v3020), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && !device)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)
@@ -37,8 +35,7 @@ RT_EXPORT cudaError_t cudaSetDevice(int device)
 {
 	cudaSetDevice_v3020_params p = {device};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaSetDevice_v3020), "cudaSetDevice", &p, NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaSetDevice_v3020), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && (device < 0 || device >= rt.ndevs))
 		e = cudaErrorInvalidDevice;
 	if (e == cudaSuccess) {
@@ -52,8 +49,7 @@ RT_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr att
 {
 	cudaDeviceGetAttribute_v5000_params p = {value, attr, device};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaDeviceGetAttribute_v5000),
-	                         "cudaDeviceGetAttribute", &p, NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaDeviceGetAttribute_v5000), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && !value)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess && (device < 0 || device >= rt.ndevs))
@@ -171,8 +167,8 @@ RT_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int d
 {
 	cudaGetDeviceProperties_v12000_params p = {prop, device};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaGetDeviceProperties_v12000),
-	                         "cudaGetDeviceProperties", &p, NULL, RT_NO_CONTEXT);
+	cudaError_t e =
+	    rt_enter(&c, RT_FN(cudaGetDeviceProperties_v12000), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && !prop)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess && (device < 0 || device >= rt.ndevs))
@@ -186,8 +182,7 @@ RT_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
 {
 	cudaDriverGetVersion_v3020_params p = {driverVersion};
 	struct rt_call c;
-	rt_enter(&c, RT_CBID(cudaDriverGetVersion_v3020), "cudaDriverGetVersion", &p, NULL,
-	         RT_NO_CONTEXT);
+	rt_enter(&c, RT_FN(cudaDriverGetVersion_v3020), &p, NULL, RT_NO_CONTEXT);
 	if (!driverVersion)
 		return rt_exit(&c, cudaErrorInvalidValue);
 	/* Without a driver the answer is 0, not an error. */
@@ -201,8 +196,7 @@ RT_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
 	cudaRuntimeGetVersion_v3020_params p = {runtimeVersion};
 	struct rt_call c;
-	rt_enter(&c, RT_CBID(cudaRuntimeGetVersion_v3020), "cudaRuntimeGetVersion", &p, NULL,
-	         RT_NO_CONTEXT);
+	rt_enter(&c, RT_FN(cudaRuntimeGetVersion_v3020), &p, NULL, RT_NO_CONTEXT);
 	if (!runtimeVersion)
 		return rt_exit(&c, cudaErrorInvalidValue);
 	*runtimeVersion = RT_VERSION;
@@ -212,8 +206,7 @@ RT_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 RT_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaDeviceSynchronize_v3020), "cudaDeviceSynchronize",
-	                         NULL, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaDeviceSynchronize_v3020), NULL, NULL, RT_CONTEXT);
 	if (e == cudaSuccess)
 		e = rt_check(DRV(cuCtxSynchronize_v2, NULL));
 	return rt_exit(&c, e);
@@ -224,8 +217,7 @@ RT_EXPORT cudaError_t cudaDeviceSynchronize(void)
 RT_EXPORT cudaError_t cudaDeviceReset(void)
 {
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaDeviceReset_v3020), "cudaDeviceReset", NULL, NULL,
-	                         RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaDeviceReset_v3020), NULL, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess) {
 		int dev = rt_current_device();
 		rt_forget_context(dev);

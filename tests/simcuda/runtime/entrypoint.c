@@ -51,18 +51,16 @@ RT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(
     const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
     enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	return by_version(0, RT_CBID(cudaGetDriverEntryPointByVersion_v12050),
-	                  "cudaGetDriverEntryPointByVersion", symbol, funcPtr, cudaVersion, flags,
-	                  driverStatus);
+	return by_version(0, RT_FN(cudaGetDriverEntryPointByVersion_v12050), symbol, funcPtr,
+	                  cudaVersion, flags, driverStatus);
 }
 
 RT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
     const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
     enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	return by_version(1, RT_CBID(cudaGetDriverEntryPointByVersion_ptsz_v12050),
-	                  "cudaGetDriverEntryPointByVersion_ptsz", symbol, funcPtr, cudaVersion,
-	                  flags, driverStatus);
+	return by_version(1, RT_FN(cudaGetDriverEntryPointByVersion_ptsz_v12050), symbol, funcPtr,
+	                  cudaVersion, flags, driverStatus);
 }
 
 /* Without a version the runtime asks for the one it was built for. */
@@ -82,14 +80,14 @@ RT_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr
                                               unsigned long long flags,
                                               enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	return unversioned(0, RT_CBID(cudaGetDriverEntryPoint_v11030), "cudaGetDriverEntryPoint",
-	                   symbol, funcPtr, flags, driverStatus);
+	return unversioned(0, RT_FN(cudaGetDriverEntryPoint_v11030), symbol, funcPtr, flags,
+	                   driverStatus);
 }
 
 RT_EXPORT cudaError_t
 cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
                              enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	return unversioned(1, RT_CBID(cudaGetDriverEntryPoint_ptsz_v11030),
-	                   "cudaGetDriverEntryPoint_ptsz", symbol, funcPtr, flags, driverStatus);
+	return unversioned(1, RT_FN(cudaGetDriverEntryPoint_ptsz_v11030), symbol, funcPtr, flags,
+	                   driverStatus);
 }

@@ -107,12 +107,12 @@ static cudaError_t report(CUpti_CallbackId cbid, const char *name, int clear)
 
 RT_EXPORT cudaError_t cudaGetLastError(void)
 {
-	return report(RT_CBID(cudaGetLastError_v3020), "cudaGetLastError", 1);
+	return report(RT_FN(cudaGetLastError_v3020), 1);
 }
 
 RT_EXPORT cudaError_t cudaPeekAtLastError(void)
 {
-	return report(RT_CBID(cudaPeekAtLastError_v3020), "cudaPeekAtLastError", 0);
+	return report(RT_FN(cudaPeekAtLastError_v3020), 0);
 }
 
 static const struct rt_error_text *lookup(cudaError_t e)
@@ -127,7 +127,7 @@ RT_EXPORT const char *cudaGetErrorName(cudaError_t error)
 {
 	cudaGetErrorName_v6050_params p = {error};
 	struct rt_call c;
-	rt_enter(&c, RT_CBID(cudaGetErrorName_v6050), "cudaGetErrorName", &p, NULL, RT_NO_CONTEXT);
+	rt_enter(&c, RT_FN(cudaGetErrorName_v6050), &p, NULL, RT_NO_CONTEXT);
 	const struct rt_error_text *t = lookup(error);
 	c.keep_last_error = 1;
 	rt_exit(&c, cudaSuccess);
@@ -138,8 +138,7 @@ RT_EXPORT const char *cudaGetErrorString(cudaError_t error)
 {
 	cudaGetErrorString_v3020_params p = {error};
 	struct rt_call c;
-	rt_enter(&c, RT_CBID(cudaGetErrorString_v3020), "cudaGetErrorString", &p, NULL,
-	         RT_NO_CONTEXT);
+	rt_enter(&c, RT_FN(cudaGetErrorString_v3020), &p, NULL, RT_NO_CONTEXT);
 	const struct rt_error_text *t = lookup(error);
 	c.keep_last_error = 1;
 	rt_exit(&c, cudaSuccess);

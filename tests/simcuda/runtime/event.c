@@ -23,15 +23,13 @@ static cudaError_t create(CUpti_CallbackId cbid, const char *name, const void *p
 RT_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
 {
 	cudaEventCreate_v3020_params p = {event};
-	return create(RT_CBID(cudaEventCreate_v3020), "cudaEventCreate", &p, event,
-	              cudaEventDefault);
+	return create(RT_FN(cudaEventCreate_v3020), &p, event, cudaEventDefault);
 }
 
 RT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
 	cudaEventCreateWithFlags_v3020_params p = {event, flags};
-	return create(RT_CBID(cudaEventCreateWithFlags_v3020), "cudaEventCreateWithFlags", &p,
-	              event, flags);
+	return create(RT_FN(cudaEventCreateWithFlags_v3020), &p, event, flags);
 }
 
 static cudaError_t record(int pt, CUpti_CallbackId cbid, const char *name, const void *params,
@@ -50,39 +48,34 @@ static cudaError_t record(int pt, CUpti_CallbackId cbid, const char *name, const
 RT_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
 	cudaEventRecord_v3020_params p = {event, stream};
-	return record(0, RT_CBID(cudaEventRecord_v3020), "cudaEventRecord", &p, event, stream, 0,
-	              0);
+	return record(0, RT_FN(cudaEventRecord_v3020), &p, event, stream, 0, 0);
 }
 
 RT_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
 {
 	cudaEventRecord_ptsz_v7000_params p = {event, stream};
-	return record(1, RT_CBID(cudaEventRecord_ptsz_v7000), "cudaEventRecord_ptsz", &p, event,
-	              stream, 0, 0);
+	return record(1, RT_FN(cudaEventRecord_ptsz_v7000), &p, event, stream, 0, 0);
 }
 
 RT_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
                                                unsigned int flags)
 {
 	cudaEventRecordWithFlags_v11010_params p = {event, stream, flags};
-	return record(0, RT_CBID(cudaEventRecordWithFlags_v11010), "cudaEventRecordWithFlags", &p,
-	              event, stream, flags, 1);
+	return record(0, RT_FN(cudaEventRecordWithFlags_v11010), &p, event, stream, flags, 1);
 }
 
 RT_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
                                                     unsigned int flags)
 {
 	cudaEventRecordWithFlags_ptsz_v11010_params p = {event, stream, flags};
-	return record(1, RT_CBID(cudaEventRecordWithFlags_ptsz_v11010),
-	              "cudaEventRecordWithFlags_ptsz", &p, event, stream, flags, 1);
+	return record(1, RT_FN(cudaEventRecordWithFlags_ptsz_v11010), &p, event, stream, flags, 1);
 }
 
 RT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	cudaEventSynchronize_v3020_params p = {event};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaEventSynchronize_v3020), "cudaEventSynchronize",
-	                         &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaEventSynchronize_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess)
 		e = rt_check(DRV(cuEventSynchronize, (CUevent)event));
 	return rt_exit(&c, e);
@@ -92,8 +85,7 @@ RT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
 {
 	cudaEventQuery_v3020_params p = {event};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaEventQuery_v3020), "cudaEventQuery", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaEventQuery_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess)
 		e = rt_check(DRV(cuEventQuery, (CUevent)event));
 	return rt_exit(&c, e);
@@ -103,8 +95,7 @@ RT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
 	cudaEventDestroy_v3020_params p = {event};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaEventDestroy_v3020), "cudaEventDestroy", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaEventDestroy_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess)
 		e = rt_check(DRV(cuEventDestroy, (CUevent)event));
 	return rt_exit(&c, e);
@@ -114,8 +105,7 @@ RT_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEve
 {
 	cudaEventElapsedTime_v12080_params p = {ms, start, end};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaEventElapsedTime_v12080), "cudaEventElapsedTime",
-	                         &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaEventElapsedTime_v12080), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && !ms)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)

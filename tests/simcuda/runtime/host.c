@@ -9,8 +9,7 @@ RT_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
 	cudaMallocHost_v3020_params p = {ptr, size};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaMallocHost_v3020), "cudaMallocHost", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaMallocHost_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && !ptr)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)
@@ -22,8 +21,7 @@ RT_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flag
 {
 	cudaHostAlloc_v3020_params p = {pHost, size, flags};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaHostAlloc_v3020), "cudaHostAlloc", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaHostAlloc_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && !pHost)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)
@@ -35,8 +33,7 @@ RT_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
 	cudaFreeHost_v3020_params p = {ptr};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaFreeHost_v3020), "cudaFreeHost", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaFreeHost_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && ptr)
 		e = rt_check(DRV(cuMemFreeHost, ptr));
 	return rt_exit(&c, e);

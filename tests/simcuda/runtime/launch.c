@@ -274,7 +274,7 @@ RT_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 bloc
 {
 	cudaLaunchKernel_v7000_params p = {func, gridDim, blockDim, args, sharedMem, stream};
 	struct launch l = {func, gridDim, blockDim, args, sharedMem, stream, NULL};
-	return launch(0, RT_CBID(cudaLaunchKernel_v7000), "cudaLaunchKernel", &p, &l);
+	return launch(0, RT_FN(cudaLaunchKernel_v7000), &p, &l);
 }
 
 RT_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
@@ -282,7 +282,7 @@ RT_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3
 {
 	cudaLaunchKernel_ptsz_v7000_params p = {func, gridDim, blockDim, args, sharedMem, stream};
 	struct launch l = {func, gridDim, blockDim, args, sharedMem, stream, NULL};
-	return launch(1, RT_CBID(cudaLaunchKernel_ptsz_v7000), "cudaLaunchKernel_ptsz", &p, &l);
+	return launch(1, RT_FN(cudaLaunchKernel_ptsz_v7000), &p, &l);
 }
 
 /* No params struct is published for the CUDA 13 __cudaLaunchKernel
@@ -293,7 +293,7 @@ RT_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3
 {
 	cudaLaunchKernel_v7000_params p = {kernel, gridDim, blockDim, args, sharedMem, stream};
 	struct launch l = {kernel, gridDim, blockDim, args, sharedMem, stream, NULL};
-	return launch(0, RT_CBID(__cudaLaunchKernel_v13000), "__cudaLaunchKernel", &p, &l);
+	return launch(0, RT_FN(__cudaLaunchKernel_v13000), &p, &l);
 }
 
 RT_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
@@ -301,8 +301,7 @@ RT_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
 {
 	cudaLaunchKernel_ptsz_v7000_params p = {kernel, gridDim, blockDim, args, sharedMem, stream};
 	struct launch l = {kernel, gridDim, blockDim, args, sharedMem, stream, NULL};
-	return launch(1, RT_CBID(__cudaLaunchKernel_ptsz_v13000), "__cudaLaunchKernel_ptsz", &p,
-	              &l);
+	return launch(1, RT_FN(__cudaLaunchKernel_ptsz_v13000), &p, &l);
 }
 
 static cudaError_t launch_ex(int pt, CUpti_CallbackId cbid, const char *name,
@@ -323,15 +322,13 @@ static cudaError_t launch_ex(int pt, CUpti_CallbackId cbid, const char *name,
 RT_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
                                           void **args)
 {
-	return launch_ex(0, RT_CBID(cudaLaunchKernelExC_v11060), "cudaLaunchKernelExC", config,
-	                 func, args);
+	return launch_ex(0, RT_FN(cudaLaunchKernelExC_v11060), config, func, args);
 }
 
 RT_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
                                                void **args)
 {
-	return launch_ex(1, RT_CBID(cudaLaunchKernelExC_ptsz_v11060), "cudaLaunchKernelExC_ptsz",
-	                 config, func, args);
+	return launch_ex(1, RT_FN(cudaLaunchKernelExC_ptsz_v11060), config, func, args);
 }
 
 static cudaError_t host_func(int pt, CUpti_CallbackId cbid, const char *name, cudaStream_t stream,
@@ -349,12 +346,10 @@ static cudaError_t host_func(int pt, CUpti_CallbackId cbid, const char *name, cu
 
 RT_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	return host_func(0, RT_CBID(cudaLaunchHostFunc_v10000), "cudaLaunchHostFunc", stream, fn,
-	                 userData);
+	return host_func(0, RT_FN(cudaLaunchHostFunc_v10000), stream, fn, userData);
 }
 
 RT_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	return host_func(1, RT_CBID(cudaLaunchHostFunc_ptsz_v10000), "cudaLaunchHostFunc_ptsz",
-	                 stream, fn, userData);
+	return host_func(1, RT_FN(cudaLaunchHostFunc_ptsz_v10000), stream, fn, userData);
 }

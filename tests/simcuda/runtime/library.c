@@ -20,8 +20,8 @@ RT_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char
 	    library,       fileName,       jitOptions,          jitOptionsValues,
 	    numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaLibraryLoadFromFile_v12060),
-	                         "cudaLibraryLoadFromFile", &p, NULL, RT_NO_CONTEXT);
+	cudaError_t e =
+	    rt_enter(&c, RT_FN(cudaLibraryLoadFromFile_v12060), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && (!library || !fileName))
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)
@@ -43,8 +43,7 @@ RT_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *co
 	    library,       code,           jitOptions,          jitOptionsValues,
 	    numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaLibraryLoadData_v12060), "cudaLibraryLoadData", &p,
-	                         NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaLibraryLoadData_v12060), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && (!library || !code))
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)
@@ -59,8 +58,7 @@ RT_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
 {
 	cudaLibraryUnload_v12060_params p = {library};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaLibraryUnload_v12060), "cudaLibraryUnload", &p,
-	                         NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaLibraryUnload_v12060), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess)
 		e = rt_check(DRV(cuLibraryUnload, (CUlibrary)library));
 	if (e == cudaSuccess)
@@ -73,8 +71,7 @@ RT_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t 
 {
 	cudaLibraryGetKernel_v12060_params p = {pKernel, library, name};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaLibraryGetKernel_v12060), "cudaLibraryGetKernel",
-	                         &p, NULL, RT_NO_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaLibraryGetKernel_v12060), &p, NULL, RT_NO_CONTEXT);
 	if (e == cudaSuccess && (!pKernel || !name))
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)

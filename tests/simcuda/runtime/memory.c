@@ -26,7 +26,7 @@ RT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
 	cudaMalloc_v3020_params p = {devPtr, size};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaMalloc_v3020), "cudaMalloc", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaMalloc_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && !devPtr)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess) {
@@ -43,7 +43,7 @@ RT_EXPORT cudaError_t cudaFree(void *devPtr)
 {
 	cudaFree_v3020_params p = {devPtr};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaFree_v3020), "cudaFree", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaFree_v3020), &p, NULL, RT_CONTEXT);
 	/* cudaFree(NULL) is the classic way to force context creation. */
 	if (e == cudaSuccess && devPtr)
 		e = rt_check(DRV(cuMemFree, DP(devPtr)));
@@ -69,14 +69,12 @@ static cudaError_t malloc_async(int pt, CUpti_CallbackId cbid, const char *name,
 
 RT_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
-	return malloc_async(0, RT_CBID(cudaMallocAsync_v11020), "cudaMallocAsync", devPtr, size,
-	                    hStream);
+	return malloc_async(0, RT_FN(cudaMallocAsync_v11020), devPtr, size, hStream);
 }
 
 RT_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
-	return malloc_async(1, RT_CBID(cudaMallocAsync_ptsz_v11020), "cudaMallocAsync_ptsz", devPtr,
-	                    size, hStream);
+	return malloc_async(1, RT_FN(cudaMallocAsync_ptsz_v11020), devPtr, size, hStream);
 }
 
 static cudaError_t free_async(int pt, CUpti_CallbackId cbid, const char *name, void *devPtr,
@@ -92,13 +90,12 @@ static cudaError_t free_async(int pt, CUpti_CallbackId cbid, const char *name, v
 
 RT_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
-	return free_async(0, RT_CBID(cudaFreeAsync_v11020), "cudaFreeAsync", devPtr, hStream);
+	return free_async(0, RT_FN(cudaFreeAsync_v11020), devPtr, hStream);
 }
 
 RT_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
-	return free_async(1, RT_CBID(cudaFreeAsync_ptsz_v11020), "cudaFreeAsync_ptsz", devPtr,
-	                  hStream);
+	return free_async(1, RT_FN(cudaFreeAsync_ptsz_v11020), devPtr, hStream);
 }
 
 /* Each explicit kind goes to the matching driver copy, which checks that
@@ -156,14 +153,13 @@ static cudaError_t memcpy_sync(int pt, CUpti_CallbackId cbid, const char *name, 
 
 RT_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-	return memcpy_sync(0, RT_CBID(cudaMemcpy_v3020), "cudaMemcpy", dst, src, count, kind);
+	return memcpy_sync(0, RT_FN(cudaMemcpy_v3020), dst, src, count, kind);
 }
 
 RT_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                                       enum cudaMemcpyKind kind)
 {
-	return memcpy_sync(1, RT_CBID(cudaMemcpy_ptds_v7000), "cudaMemcpy_ptds", dst, src, count,
-	                   kind);
+	return memcpy_sync(1, RT_FN(cudaMemcpy_ptds_v7000), dst, src, count, kind);
 }
 
 static cudaError_t memcpy_async(int pt, CUpti_CallbackId cbid, const char *name, void *dst,
@@ -183,15 +179,13 @@ static cudaError_t memcpy_async(int pt, CUpti_CallbackId cbid, const char *name,
 RT_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                       enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-	return memcpy_async(0, RT_CBID(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", dst, src, count,
-	                    kind, stream);
+	return memcpy_async(0, RT_FN(cudaMemcpyAsync_v3020), dst, src, count, kind, stream);
 }
 
 RT_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                            enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-	return memcpy_async(1, RT_CBID(cudaMemcpyAsync_ptsz_v7000), "cudaMemcpyAsync_ptsz", dst,
-	                    src, count, kind, stream);
+	return memcpy_async(1, RT_FN(cudaMemcpyAsync_ptsz_v7000), dst, src, count, kind, stream);
 }
 
 static cudaError_t memset_sync(int pt, CUpti_CallbackId cbid, const char *name, void *devPtr,
@@ -207,13 +201,12 @@ static cudaError_t memset_sync(int pt, CUpti_CallbackId cbid, const char *name, 
 
 RT_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
-	return memset_sync(0, RT_CBID(cudaMemset_v3020), "cudaMemset", devPtr, value, count);
+	return memset_sync(0, RT_FN(cudaMemset_v3020), devPtr, value, count);
 }
 
 RT_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
-	return memset_sync(1, RT_CBID(cudaMemset_ptds_v7000), "cudaMemset_ptds", devPtr, value,
-	                   count);
+	return memset_sync(1, RT_FN(cudaMemset_ptds_v7000), devPtr, value, count);
 }
 
 static cudaError_t memset_async(int pt, CUpti_CallbackId cbid, const char *name, void *devPtr,
@@ -230,23 +223,20 @@ static cudaError_t memset_async(int pt, CUpti_CallbackId cbid, const char *name,
 
 RT_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-	return memset_async(0, RT_CBID(cudaMemsetAsync_v3020), "cudaMemsetAsync", devPtr, value,
-	                    count, stream);
+	return memset_async(0, RT_FN(cudaMemsetAsync_v3020), devPtr, value, count, stream);
 }
 
 RT_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
                                            cudaStream_t stream)
 {
-	return memset_async(1, RT_CBID(cudaMemsetAsync_ptsz_v7000), "cudaMemsetAsync_ptsz", devPtr,
-	                    value, count, stream);
+	return memset_async(1, RT_FN(cudaMemsetAsync_ptsz_v7000), devPtr, value, count, stream);
 }
 
 RT_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 {
 	cudaMemGetInfo_v3020_params p = {free, total};
 	struct rt_call c;
-	cudaError_t e =
-	    rt_enter(&c, RT_CBID(cudaMemGetInfo_v3020), "cudaMemGetInfo", &p, NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaMemGetInfo_v3020), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && (!free || !total))
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)

@@ -126,6 +126,10 @@ struct rt_call {
 enum rt_need { RT_NO_CONTEXT = 0, RT_CONTEXT = 1 };
 
 #define RT_CBID(fn) CUPTI_RUNTIME_TRACE_CBID_##fn
+/* A callback id and the function name CUPTI reports with it: the id's
+ * spelling, version suffix included ("cudaLaunchKernel_v7000"), as the real
+ * CUPTI names runtime functions. */
+#define RT_FN(fn) CUPTI_RUNTIME_TRACE_CBID_##fn, #fn
 
 /* Starts a runtime call: initializes the runtime on first use, fires the
  * enter callback, makes the primary context of the thread's device current

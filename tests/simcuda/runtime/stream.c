@@ -30,30 +30,27 @@ static cudaError_t create(CUpti_CallbackId cbid, const char *name, const void *p
 RT_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream)
 {
 	cudaStreamCreate_v3020_params p = {pStream};
-	return create(RT_CBID(cudaStreamCreate_v3020), "cudaStreamCreate", &p, pStream, 0, 0, 0);
+	return create(RT_FN(cudaStreamCreate_v3020), &p, pStream, 0, 0, 0);
 }
 
 RT_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
 	cudaStreamCreateWithFlags_v5000_params p = {pStream, flags};
-	return create(RT_CBID(cudaStreamCreateWithFlags_v5000), "cudaStreamCreateWithFlags", &p,
-	              pStream, flags, 0, 0);
+	return create(RT_FN(cudaStreamCreateWithFlags_v5000), &p, pStream, flags, 0, 0);
 }
 
 RT_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags,
                                                    int priority)
 {
 	cudaStreamCreateWithPriority_v5050_params p = {pStream, flags, priority};
-	return create(RT_CBID(cudaStreamCreateWithPriority_v5050), "cudaStreamCreateWithPriority",
-	              &p, pStream, flags, priority, 1);
+	return create(RT_FN(cudaStreamCreateWithPriority_v5050), &p, pStream, flags, priority, 1);
 }
 
 RT_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
 	cudaStreamDestroy_v5050_params p = {stream};
 	struct rt_call c;
-	cudaError_t e = rt_enter(&c, RT_CBID(cudaStreamDestroy_v5050), "cudaStreamDestroy", &p,
-	                         NULL, RT_CONTEXT);
+	cudaError_t e = rt_enter(&c, RT_FN(cudaStreamDestroy_v5050), &p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess)
 		e = rt_check(DRV(cuStreamDestroy, (CUstream)stream));
 	return rt_exit(&c, e);
@@ -71,14 +68,12 @@ static cudaError_t synchronize(int pt, CUpti_CallbackId cbid, const char *name, 
 
 RT_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-	return synchronize(0, RT_CBID(cudaStreamSynchronize_v3020), "cudaStreamSynchronize",
-	                   stream);
+	return synchronize(0, RT_FN(cudaStreamSynchronize_v3020), stream);
 }
 
 RT_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 {
-	return synchronize(1, RT_CBID(cudaStreamSynchronize_ptsz_v7000),
-	                   "cudaStreamSynchronize_ptsz", stream);
+	return synchronize(1, RT_FN(cudaStreamSynchronize_ptsz_v7000), stream);
 }
 
 static cudaError_t query(int pt, CUpti_CallbackId cbid, const char *name, cudaStream_t stream)
@@ -93,12 +88,12 @@ static cudaError_t query(int pt, CUpti_CallbackId cbid, const char *name, cudaSt
 
 RT_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
 {
-	return query(0, RT_CBID(cudaStreamQuery_v3020), "cudaStreamQuery", stream);
+	return query(0, RT_FN(cudaStreamQuery_v3020), stream);
 }
 
 RT_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
 {
-	return query(1, RT_CBID(cudaStreamQuery_ptsz_v7000), "cudaStreamQuery_ptsz", stream);
+	return query(1, RT_FN(cudaStreamQuery_ptsz_v7000), stream);
 }
 
 static cudaError_t wait_event(int pt, CUpti_CallbackId cbid, const char *name, cudaStream_t stream,
@@ -116,15 +111,13 @@ static cudaError_t wait_event(int pt, CUpti_CallbackId cbid, const char *name, c
 RT_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                           unsigned int flags)
 {
-	return wait_event(0, RT_CBID(cudaStreamWaitEvent_v3020), "cudaStreamWaitEvent", stream,
-	                  event, flags);
+	return wait_event(0, RT_FN(cudaStreamWaitEvent_v3020), stream, event, flags);
 }
 
 RT_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
                                                unsigned int flags)
 {
-	return wait_event(1, RT_CBID(cudaStreamWaitEvent_ptsz_v7000), "cudaStreamWaitEvent_ptsz",
-	                  stream, event, flags);
+	return wait_event(1, RT_FN(cudaStreamWaitEvent_ptsz_v7000), stream, event, flags);
 }
 
 /* The simulated device has no graphs, so no stream is ever capturing. */
@@ -161,8 +154,7 @@ RT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
 	cudaStreamGetCaptureInfo_v12030_params p = {
 	    stream,       captureStatus_out,  id_out, graph_out, dependencies_out,
 	    edgeData_out, numDependencies_out};
-	return capture_info(RT_CBID(cudaStreamGetCaptureInfo_v12030), "cudaStreamGetCaptureInfo",
-	                    &p);
+	return capture_info(RT_FN(cudaStreamGetCaptureInfo_v12030), &p);
 }
 
 RT_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
@@ -173,8 +165,7 @@ RT_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
 	cudaStreamGetCaptureInfo_v12030_params p = {
 	    stream,       captureStatus_out,  id_out, graph_out, dependencies_out,
 	    edgeData_out, numDependencies_out};
-	return capture_info(RT_CBID(cudaStreamGetCaptureInfo_ptsz_v12030),
-	                    "cudaStreamGetCaptureInfo_ptsz", &p);
+	return capture_info(RT_FN(cudaStreamGetCaptureInfo_ptsz_v12030), &p);
 }
 
 static cudaError_t is_capturing(CUpti_CallbackId cbid, const char *name, cudaStream_t stream,
@@ -193,13 +184,11 @@ static cudaError_t is_capturing(CUpti_CallbackId cbid, const char *name, cudaStr
 RT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
                                             enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-	return is_capturing(RT_CBID(cudaStreamIsCapturing_v10000), "cudaStreamIsCapturing", stream,
-	                    pCaptureStatus);
+	return is_capturing(RT_FN(cudaStreamIsCapturing_v10000), stream, pCaptureStatus);
 }
 
 RT_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
                                                  enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-	return is_capturing(RT_CBID(cudaStreamIsCapturing_ptsz_v10000),
-	                    "cudaStreamIsCapturing_ptsz", stream, pCaptureStatus);
+	return is_capturing(RT_FN(cudaStreamIsCapturing_ptsz_v10000), stream, pCaptureStatus);
 }

@@ -34,6 +34,7 @@ struct event {
 	CUpti_CallbackDomain domain;
 	CUpti_CallbackId cbid;
 	CUpti_ApiCallbackSite site;
+	const char *function; /* a global constant, so kept as is */
 	uint32_t correlation_id;
 	char symbol[32];
 	unsigned grid_x; /* launches: from the params struct */
@@ -81,6 +82,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		e->domain = domain;
 		e->cbid = cbid;
 		e->site = cb->callbackSite;
+		e->function = cb->functionName;
 		e->correlation_id = cb->correlationId;
 		if (cb->symbolName)
 			snprintf(e->symbol, sizeof(e->symbol), "%s", cb->symbolName);
@@ -357,6 +359,9 @@ static void test_launch_paths(void **state)
 	    find_event(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1);
 	assert_non_null(nested);
 	assert_int_not_equal(nested->correlation_id, rt->correlation_id);
+	/* Function names as the real CUPTI spells them. */
+	assert_string_equal(rt->function, "cudaLaunchKernel_v7000");
+	assert_string_equal(nested->function, "cuLaunchKernel");
 	/* Enter and exit pair up with the same id, exit after the nested call. */
 	int enter_rt = -1, exit_rt = -1, nested_at = -1;
 	for (int i = 0; i < nevents; i++) {

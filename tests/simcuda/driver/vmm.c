@@ -3,7 +3,10 @@
  *
  * A physical allocation (cuMemCreate) is a memfd of its size, so one
  * handle can be mapped at several addresses and its contents survive an
- * unmap.  cuMemAddressReserve takes a range of the device address space;
+ * unmap.  The descriptor is closed at once (a job with thousands of chunks
+ * would run out of descriptors): a PROT_NONE "holder" mapping outside the
+ * device range keeps the pages, and mremap(holder, 0, ...) makes each new
+ * mapping of the same pages.  cuMemAddressReserve takes a range of the device address space;
  * cuMemMap maps the memfd there MAP_SHARED|MAP_FIXED but inaccessible;
  * cuMemSetAccess makes it readable/writable; cuMemUnmap puts a PROT_NONE
  * mapping back, so any later touch faults.  Arguments are checked as the
@@ -19,7 +22,7 @@
 #include <unistd.h>
 
 struct phys {
-	int fd;
+	void *holder; /* shared mapping of the memfd, never accessible */
 	size_t size;
 	CUmemAllocationProp prop;
 	int refs; /* handle references: cuMemCreate, cuMemRetainAllocationHandle */
@@ -93,7 +96,7 @@ EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity_out,
 
 static void phys_destroy(struct phys *h)
 {
-	close(h->fd);
+	munmap(h->holder, h->size);
 	phys_release(h->size);
 	free(h);
 }
@@ -113,14 +116,19 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 		return r;
 	struct phys *h = calloc(1, sizeof(*h));
 	int fd = memfd_create("simcuda-physical", MFD_CLOEXEC);
-	if (h == NULL || fd < 0 || ftruncate(fd, (off_t)size) != 0) {
-		if (fd >= 0)
-			close(fd);
+	void *holder = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0)
+		holder = mmap(NULL, size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (h == NULL || holder == MAP_FAILED) {
+		if (holder != MAP_FAILED)
+			munmap(holder, size);
 		free(h);
 		phys_release(size);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	h->fd = fd;
+	h->holder = holder;
 	h->size = size;
 	h->prop = *prop;
 	h->refs = 1;
@@ -342,8 +350,9 @@ static CUresult mem_map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGeneri
 			r->cap = nc;
 		}
 	}
-	if (rc == CUDA_SUCCESS && mmap((void *)(uintptr_t)ptr, size, PROT_NONE,
-	                               MAP_SHARED | MAP_FIXED, h->fd, 0) == MAP_FAILED)
+	/* A second mapping of the holder's pages, inaccessible like it. */
+	if (rc == CUDA_SUCCESS && mremap(h->holder, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED,
+	                                 (void *)(uintptr_t)ptr) == MAP_FAILED)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	if (rc == CUDA_SUCCESS) {
 		memmove(&r->maps[i + 1], &r->maps[i], (r->nmaps - i) * sizeof(*r->maps));
@@ -368,19 +377,22 @@ static CUresult mem_unmap(CUdeviceptr ptr, size_t size)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (size == 0 || !aligned(ptr) || !aligned(size))
 		return CUDA_ERROR_INVALID_VALUE;
-	struct phys *dead[64];
-	size_t ndead = 0;
 	pthread_mutex_lock(&lock);
 	struct reservation *r = reservation_of((uintptr_t)ptr, size);
 	size_t first, last;
-	if (r == NULL || !whole_mappings(r, (uintptr_t)ptr, size, &first, &last) ||
-	    last - first > sizeof(dead) / sizeof(dead[0])) {
+	if (r == NULL || !whole_mappings(r, (uintptr_t)ptr, size, &first, &last)) {
 		pthread_mutex_unlock(&lock);
 		return CUDA_ERROR_INVALID_VALUE;
+	}
+	struct phys **dead = malloc((last - first) * sizeof(*dead));
+	if (dead == NULL) {
+		pthread_mutex_unlock(&lock);
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	/* No implicit synchronization, as on a GPU: work still queued that
 	 * touches this range faults. */
 	va_seal((uintptr_t)ptr, size);
+	size_t ndead = 0;
 	for (size_t i = first; i < last; i++) {
 		struct phys *h = r->maps[i].h;
 		if (--h->maps == 0 && h->refs == 0)
@@ -391,6 +403,7 @@ static CUresult mem_unmap(CUdeviceptr ptr, size_t size)
 	pthread_mutex_unlock(&lock);
 	for (size_t i = 0; i < ndead; i++)
 		phys_destroy(dead[i]);
+	free(dead);
 	return CUDA_SUCCESS;
 }
 

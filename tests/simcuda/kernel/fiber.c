@@ -20,7 +20,7 @@
 #define FIBER_STACK (256u << 10)
 #define MAX_FIBERS  1024u
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(SIMCUDA_FIBER_UCONTEXT)
 
 struct fiber {
 	void *sp;

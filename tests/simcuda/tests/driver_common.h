@@ -55,14 +55,14 @@ static inline CUfunction get_fn(CUmodule m, const char *name)
 	return f;
 }
 
-/* What a child scenario did: exit status and everything on its stderr. */
+/* What a child scenario did: exit status and its stdout and stderr. */
 struct child_result {
 	int status;
 	char err[8192];
 };
 
 /* Runs this test binary again as `self MODE` with extra environment
- * entries ("NAME=value", NULL-terminated), collecting stderr. */
+ * entries ("NAME=value", NULL-terminated), collecting its output. */
 static inline struct child_result run_child(const char *mode, const char *const *env)
 {
 	struct child_result r = {0};
@@ -72,6 +72,7 @@ static inline struct child_result run_child(const char *mode, const char *const 
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(fds[0]);
+		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		for (const char *const *e = env; e && *e; e++)
 			putenv((char *)*e);

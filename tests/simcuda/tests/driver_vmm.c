@@ -9,6 +9,8 @@
  */
 #include "driver_common.h"
 
+#include <sys/resource.h>
+
 #define G   (64u << 10)
 #define CAP (1u << 20)
 
@@ -248,6 +250,30 @@ static int child_fault_host(void)
 	return *(volatile int *)(uintptr_t)va;
 }
 
+/* Thousands of chunks must not need thousands of file descriptors. */
+static int child_many_handles(void)
+{
+	struct rlimit rl = {64, 64};
+	setrlimit(RLIMIT_NOFILE, &rl);
+	setup_context();
+	enum { N = 300 };
+	CUdeviceptr va;
+	static CUmemGenericAllocationHandle h[N];
+	CHECK(cuMemAddressReserve(&va, (size_t)N * G, 0, 0, 0));
+	for (unsigned i = 0; i < N; i++) {
+		CHECK(cuMemCreate(&h[i], G, &prop, 0));
+		CHECK(cuMemMap(va + (size_t)i * G, G, 0, h[i], 0));
+		CHECK(cuMemRelease(h[i]));
+	}
+	CHECK(cuMemSetAccess(va, (size_t)N * G, &rw, 1));
+	CHECK(cuMemsetD8(va, 7, (size_t)N * G));
+	unsigned char last = 0;
+	CHECK(cuMemcpyDtoH(&last, va + (size_t)N * G - 1, 1));
+	CHECK(cuMemUnmap(va, (size_t)N * G));
+	CHECK(cuMemAddressFree(va, (size_t)N * G));
+	return last == 7 ? 0 : 3;
+}
+
 static int child_fault_elsewhere(void)
 {
 	setup_context();
@@ -285,6 +311,14 @@ static void test_fault_host(void **state)
 	assert_died_with(&r, "simcuda: fault: host code touched unmapped device address 0x");
 }
 
+static void test_many_handles(void **state)
+{
+	(void)state;
+	const char *env[] = {"SIMCUDA_MEMORY=64M", NULL};
+	struct child_result r = run_child("many-handles", env);
+	assert_exit_ok(&r);
+}
+
 static void test_fault_elsewhere_chains(void **state)
 {
 	(void)state;
@@ -313,6 +347,7 @@ int main(int argc, char **argv)
 		    {"fault-copy-after-unmap", child_fault_copy_after_unmap},
 		    {"fault-host", child_fault_host},
 		    {"fault-elsewhere", child_fault_elsewhere},
+		    {"many-handles", child_many_handles},
 		};
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
 			if (strcmp(argv[1], children[i].mode) == 0)
@@ -330,6 +365,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_fault_copy_after_unmap),
 	    cmocka_unit_test(test_fault_host),
 	    cmocka_unit_test(test_fault_elsewhere_chains),
+	    cmocka_unit_test(test_many_handles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,6 @@
  * the same layout as the plain ones, which the asserts below check.
  */
 #include <assert.h>
-#include <string.h>
 #include "rt.h"
 
 static_assert(sizeof(cudaMemcpy_ptds_v7000_params) == sizeof(cudaMemcpy_v3020_params), "");
@@ -104,17 +103,13 @@ RT_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 static cudaError_t copy(int pt, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
 	switch (kind) {
-	case cudaMemcpyHostToHost:
-		/* Pageable host-to-host is a CPU copy in the real runtime too. */
-		if (count)
-			memmove(dst, src, count);
-		return cudaSuccess;
 	case cudaMemcpyHostToDevice:
 		return rt_check(RT_DRV(pt, cuMemcpyHtoD, DP(dst), src, count));
 	case cudaMemcpyDeviceToHost:
 		return rt_check(RT_DRV(pt, cuMemcpyDtoH, dst, DP(src), count));
 	case cudaMemcpyDeviceToDevice:
 		return rt_check(RT_DRV(pt, cuMemcpyDtoD, DP(dst), DP(src), count));
+	case cudaMemcpyHostToHost: /* ordered after the stream's work, like any copy */
 	case cudaMemcpyDefault:
 		return rt_check(RT_DRV(pt, cuMemcpy, DP(dst), DP(src), count));
 	}

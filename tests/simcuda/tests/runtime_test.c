@@ -90,6 +90,9 @@ static void test_copy_kinds(void **state)
 
 	CHECK(cudaMemcpy(hh, src, N, cudaMemcpyHostToHost));
 	assert_memory_equal(hh, src, N);
+	memset(hh, 0, N);
+	CHECK(cudaMemcpy(hh, src, N, cudaMemcpyDefault));
+	assert_memory_equal(hh, src, N);
 
 	/* cudaMemcpyDefault: the direction comes from the addresses. */
 	CHECK(cudaMemset(a, 0, N));

@@ -408,15 +408,21 @@ static void test_copy_and_set_records(void **state)
 	assert_non_null(h2d);
 	assert_non_null(d2h);
 	assert_non_null(set);
-	assert_int_equal(copies[0].copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
-	assert_int_equal(copies[0].bytes, sizeof(host));
-	assert_int_equal(copies[0].correlationId, h2d->correlation_id);
-	assert_int_equal(copies[0].srcKind, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
-	assert_int_equal(copies[0].dstKind, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
-	assert_int_equal(copies[1].copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH);
-	assert_int_equal(copies[1].bytes, 256);
-	assert_int_equal(copies[1].correlationId, d2h->correlation_id);
-	assert_true(copies[0].end <= copies[1].start);
+	/* Buffers may be delivered in any order: find the records by kind. */
+	const CUpti_ActivityMemcpy6 *up = &copies[0], *down = &copies[1];
+	if (up->copyKind != CUPTI_ACTIVITY_MEMCPY_KIND_HTOD) {
+		up = &copies[1];
+		down = &copies[0];
+	}
+	assert_int_equal(up->copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+	assert_int_equal(up->bytes, sizeof(host));
+	assert_int_equal(up->correlationId, h2d->correlation_id);
+	assert_int_equal(up->srcKind, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
+	assert_int_equal(up->dstKind, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+	assert_int_equal(down->copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH);
+	assert_int_equal(down->bytes, 256);
+	assert_int_equal(down->correlationId, d2h->correlation_id);
+	assert_true(up->end <= down->start);
 	assert_int_equal(sets[0].bytes, 100);
 	assert_int_equal(sets[0].value, 0x3c);
 	assert_int_equal(sets[0].correlationId, set->correlation_id);
@@ -487,6 +493,56 @@ static void test_disable(void **state)
 	assert_int_equal(cuptiActivityEnable((CUpti_ActivityKind)100000), CUPTI_ERROR_INVALID_KIND);
 }
 
+/* Several threads launch at once, each on its own stream: every kernel
+ * record still carries the id of the runtime call that launched it. */
+enum { THREADS = 4, PER_THREAD = 25, GRID_BASE = 100 };
+
+static void *launcher(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+	cudaStream_t s;
+	if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+		return (void *)1;
+	float v = (float)t;
+	int n = N;
+	void *args[] = {&buf, &v, &n};
+	uintptr_t failures = 0;
+	for (unsigned i = 0; i < PER_THREAD; i++) {
+		dim3 grid = {GRID_BASE + t * PER_THREAD + i, 1, 1};
+		failures += cudaLaunchKernel((const void *)k_fill, grid, (dim3){1, 1, 1}, args, 0,
+		                             s) != cudaSuccess;
+	}
+	failures += cudaStreamSynchronize(s) != cudaSuccess;
+	failures += cudaStreamDestroy(s) != cudaSuccess;
+	return (void *)failures;
+}
+
+static void test_concurrent_launches(void **state)
+{
+	(void)state;
+	reset_records();
+	pthread_t th[THREADS];
+	for (uintptr_t t = 0; t < THREADS; t++)
+		assert_int_equal(pthread_create(&th[t], NULL, launcher, (void *)t), 0);
+	for (int t = 0; t < THREADS; t++) {
+		void *failures;
+		pthread_join(th[t], &failures);
+		assert_null(failures);
+	}
+	CUPTI(cuptiActivityFlushAll(0));
+	assert_int_equal(nkernels, THREADS * PER_THREAD);
+	assert_int_equal(correlation_data_mismatches, 0);
+	for (unsigned g = GRID_BASE; g < GRID_BASE + THREADS * PER_THREAD; g++) {
+		const struct event *e =
+		    find_event(CUPTI_CB_DOMAIN_RUNTIME_API,
+		               CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, g);
+		const CUpti_ActivityKernel10 *k = kernel_with_grid(g);
+		assert_non_null(e);
+		assert_non_null(k);
+		assert_int_equal(k->correlationId, e->correlation_id);
+	}
+}
+
 /* cuptiFinalize detaches everything; CUPTI can be attached again. */
 static void test_finalize_and_reattach(void **state)
 {
@@ -527,6 +583,7 @@ int main(void)
 	    cmocka_unit_test(test_launch_paths),
 	    cmocka_unit_test(test_copy_and_set_records),
 	    cmocka_unit_test(test_small_buffers_and_flush_from_thread),
+	    cmocka_unit_test(test_concurrent_launches),
 	    cmocka_unit_test(test_disable),
 	    cmocka_unit_test(test_finalize_and_reattach),
 	};

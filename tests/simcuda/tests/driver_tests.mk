@@ -29,4 +29,7 @@ $(BUILD)/tests/driver_%: $(DRVT_DIR)/driver_%.c $(DRVT_DEPS)
 $(BUILD)/tests/kernel_%: $(DRVT_DIR)/kernel_%.c $(DRVT_DEPS)
 	$(DRVT_LINK)
 
+# Named as targets so make never deletes them as intermediate files.
+.SECONDARY: $(DRVT_MODULES)
+ALL_TARGETS += $(DRVT_MODULES)
 UNIT_TESTS += $(DRVT_TESTS)

@@ -144,7 +144,7 @@ static void keep(uint32_t corr, int kind, uint64_t start, uint64_t end)
 		recs = p;
 		caprecs = c;
 	}
-	recs[nrecs++] = (struct remat_activity){corr, kind, (int64_t)(end - start)};
+	recs[nrecs++] = (struct remat_activity){corr, kind, start, (int64_t)(end - start)};
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,

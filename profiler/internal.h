@@ -51,6 +51,9 @@ size_t remat_stack_capture(char ***frames);
  * the caller). */
 void remat_ws_init(void);
 uint64_t remat_ws_hash(uint64_t addr, uint64_t size);
+/* Hashing kernels launched so far (device path): CUPTI reports them under
+ * the app's runtime call when hashing runs inside it. */
+extern uint64_t remat_ws_launches;
 
 /* cupti.c — correlation ids and durations. */
 struct remat_cupti_tls {
@@ -64,6 +67,7 @@ extern __thread struct remat_cupti_tls remat_cupti_tls __attribute__((tls_model(
 struct remat_activity {
 	uint32_t corr;
 	int kind; /* 0 kernel, 1 memcpy, 2 memset */
+	uint64_t start;
 	int64_t duration_ns;
 };
 /* 0 when CUPTI is subscribed and recording; -1 with a reason in note. */

@@ -309,10 +309,12 @@ void remat_profile_op_before(struct remat_op *op, uint64_t k, int64_t level)
 			}
 		}
 		remat_drv.cuCtxSynchronize();
+		uint64_t l0 = remat_ws_launches;
 		for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
 			struct remat_pbuf *b = pb[o->reads[r]];
 			before[r] = remat_ws_hash(b->addr, b->size);
 		}
+		o->hash_before = (uint32_t)(remat_ws_launches - l0);
 		break;
 	}
 	case REMAT_OP_MEMCPY:
@@ -374,11 +376,13 @@ void remat_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 	if (op->kind != REMAT_OP_KERNEL || !o->nreads)
 		return;
 	remat_drv.cuCtxSynchronize();
+	uint64_t l0 = remat_ws_launches;
 	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
 		struct remat_pbuf *b = pb[o->reads[r]];
 		if (remat_ws_hash(b->addr, b->size) != before[r])
 			push_id(&o->writes, &o->nwrites, o->reads[r]);
 	}
+	o->hash_after = (uint32_t)(remat_ws_launches - l0);
 }
 
 void remat_profile_alloc(struct remat_pbuf *b, uint64_t next_op)
@@ -413,12 +417,36 @@ static int cmp_corr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A CUPTI record matched to the op it belongs to. */
+struct match {
+	uint32_t op;
+	uint64_t start;
+	int64_t dur;
+};
+
+static int cmp_match(const void *a, const void *b)
+{
+	const struct match *x = a, *y = b;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int kind_of_op(int kind)
+{
+	return kind == REMAT_OP_KERNEL   ? 0
+	       : kind == REMAT_OP_MEMCPY ? 1
+	       : kind == REMAT_OP_MEMSET ? 2
+	                                 : -1;
+}
+
 static void durations(void)
 {
 	struct remat_activity *rec;
 	size_t n = remat_cupti_collect(&rec);
 	struct corr_idx *ix = malloc(2 * T.nops * sizeof(*ix) + 1);
-	size_t m = 0;
+	struct match *mt = malloc(n * sizeof(*mt) + 1);
+	size_t m = 0, nm = 0;
 	for (size_t i = 0; ix && i < T.nops; i++) {
 		if (T.ops[i].corr_driver)
 			ix[m++] = (struct corr_idx){T.ops[i].corr_driver, (uint32_t)i};
@@ -427,7 +455,7 @@ static void durations(void)
 	}
 	if (ix)
 		qsort(ix, m, sizeof(*ix), cmp_corr);
-	uint64_t kernels = 0, unmatched[3] = {0, 0, 0};
+	uint64_t kernels = 0, internal = 0, unmatched[3] = {0, 0, 0};
 	for (size_t r = 0; r < n; r++) {
 		uint32_t c = rec[r].corr;
 		if (c < corr_min || c > corr_max || remat_cupti_is_internal(c))
@@ -436,15 +464,40 @@ static void durations(void)
 			kernels++;
 		struct corr_idx key = {c, 0},
 		                *hit = ix ? bsearch(&key, ix, m, sizeof(*ix), cmp_corr) : NULL;
-		if (!hit) {
+		/* Our own hashing copies and kernels run inside the app's runtime
+		 * call and carry its id: only records of the op's own kind count. */
+		if (!hit || kind_of_op(T.ops[hit->op].kind) != rec[r].kind) {
 			unmatched[rec[r].kind]++;
 			continue;
 		}
-		struct remat_top *o = &T.ops[hit->op];
-		o->duration_ns = (o->duration_ns < 0 ? 0 : o->duration_ns) + rec[r].duration_ns;
+		if (mt)
+			mt[nm++] = (struct match){hit->op, rec[r].start, rec[r].duration_ns};
 	}
+	if (mt)
+		qsort(mt, nm, sizeof(*mt), cmp_match);
+	for (size_t j = 0; j < nm;) {
+		size_t k = j;
+		while (k < nm && mt[k].op == mt[j].op)
+			k++;
+		struct remat_top *o = &T.ops[mt[j].op];
+		if (o->kind == REMAT_OP_KERNEL) {
+			/* In start order: hashing kernels before it, the op's own,
+			 * hashing kernels after it. */
+			size_t own = j + o->hash_before;
+			internal += o->hash_before + o->hash_after;
+			if (own < k)
+				o->duration_ns = mt[own].dur;
+		} else {
+			o->duration_ns = 0;
+			for (size_t q = j; q < k; q++)
+				o->duration_ns += mt[q].dur;
+		}
+		j = k;
+	}
+	free(mt);
 	free(ix);
 	free(rec);
+	kernels -= internal < kernels ? internal : kernels;
 	remat_log(REMAT_LOG_DEBUG,
 	          "CUPTI: %zu records; not matched to an op: %llu kernels, %llu copies, %llu sets",
 	          n, (unsigned long long)unmatched[0], (unsigned long long)unmatched[1],

@@ -49,6 +49,8 @@ struct remat_top {
 	const char *why_not; /* static string, "" when replayable */
 	/* correlation ids of the API calls that issued it, for CUPTI */
 	uint32_t corr_driver, corr_runtime;
+	/* our hashing kernels launched before and after it (device path) */
+	uint32_t hash_before, hash_after;
 };
 
 struct remat_trace {

@@ -21,6 +21,7 @@ __asm__(".section .rodata\n"
 extern const char remat_hash_ptx[] __attribute__((visibility("hidden")));
 
 static int mode; /* 0 untried, 1 device kernel, 2 host copy */
+uint64_t remat_ws_launches;
 static CUfunction fn;
 static CUdeviceptr scratch;
 static unsigned char *stage;
@@ -96,6 +97,7 @@ static uint64_t device_hash(uint64_t addr, uint64_t size)
 		return host_hash(addr, size);
 	}
 	remat_cupti_tls.internal = 0;
+	remat_ws_launches++;
 	return h;
 }
 

@@ -156,13 +156,19 @@ RT_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun
 	pthread_mutex_unlock(&stubs_lock);
 }
 
+/* The generated stub asks once for its kernel handle and ignores the
+ * answer; a registered stub gets itself back, so the launch can say why
+ * it cannot run. */
 RT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
 	if (!kernel)
 		return cudaErrorInvalidValue;
+	if (is_registered_stub(func)) {
+		*kernel = (cudaKernel_t)func;
+		return cudaErrorNoKernelImageForDevice;
+	}
 	*kernel = NULL;
-	return is_registered_stub(func) ? cudaErrorNoKernelImageForDevice
-	                                : cudaErrorInvalidDeviceFunction;
+	return cudaErrorInvalidDeviceFunction;
 }
 
 /* <<<grid, block, smem, stream>>> pushes a configuration that the

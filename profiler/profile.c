@@ -543,6 +543,8 @@ static void process_info(void)
 
 void remat_profile_end(int cupti_ok)
 {
+	/* The last ops may still be running: their records come at completion. */
+	remat_drv.cuCtxSynchronize();
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
 	T.peak_bytes = st.peak;

@@ -23,6 +23,7 @@ cu = t["cupti"]
 assert cu["available"] and cu["mismatch"] == 0, cu
 assert cu["kernels"] == sum(o["kind"] == "kernel" for o in ops) == cu["launches"], cu
 assert all(o["duration_ns"] > 0 for o in ops if o["kind"] == "kernel"), "kernel without duration"
+assert all(o["duration_ns"] >= 0 for o in ops), "op without duration"
 assert t["iteration"]["duration_ns"] > 0
 relu = by("relu_inplace")
 assert relu

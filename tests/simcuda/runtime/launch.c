@@ -244,24 +244,29 @@ static cudaError_t do_launch(int pt, const struct launch *l)
 		return cudaErrorInvalidDeviceFunction;
 	if (r != CUDA_SUCCESS)
 		return rt_check(r);
-	if (!l->config)
-		return rt_check(RT_DRV(pt, cuLaunchKernel, f, l->grid.x, l->grid.y, l->grid.z,
-		                       l->block.x, l->block.y, l->block.z, (unsigned)l->smem,
-		                       (CUstream)l->stream, l->args, NULL));
-	const cudaLaunchConfig_t *c = l->config;
-	CUlaunchConfig dc = {
-	    .gridDimX = c->gridDim.x,
-	    .gridDimY = c->gridDim.y,
-	    .gridDimZ = c->gridDim.z,
-	    .blockDimX = c->blockDim.x,
-	    .blockDimY = c->blockDim.y,
-	    .blockDimZ = c->blockDim.z,
-	    .sharedMemBytes = (unsigned)c->dynamicSmemBytes,
-	    .hStream = (CUstream)c->stream,
-	    .attrs = (CUlaunchAttribute *)c->attrs,
-	    .numAttrs = c->numAttrs,
-	};
-	return rt_check(RT_DRV(pt, cuLaunchKernelEx, &dc, f, l->args, NULL));
+	if (!l->config) {
+		r = RT_DRV(pt, cuLaunchKernel, f, l->grid.x, l->grid.y, l->grid.z, l->block.x,
+		           l->block.y, l->block.z, (unsigned)l->smem, (CUstream)l->stream, l->args,
+		           NULL);
+	} else {
+		const cudaLaunchConfig_t *c = l->config;
+		CUlaunchConfig dc = {
+		    .gridDimX = c->gridDim.x,
+		    .gridDimY = c->gridDim.y,
+		    .gridDimZ = c->gridDim.z,
+		    .blockDimX = c->blockDim.x,
+		    .blockDimY = c->blockDim.y,
+		    .blockDimZ = c->blockDim.z,
+		    .sharedMemBytes = (unsigned)c->dynamicSmemBytes,
+		    .hStream = (CUstream)c->stream,
+		    .attrs = (CUlaunchAttribute *)c->attrs,
+		    .numAttrs = c->numAttrs,
+		};
+		r = RT_DRV(pt, cuLaunchKernelEx, &dc, f, l->args, NULL);
+	}
+	/* The runtime's name for a grid, block or shared-memory size the
+	 * device cannot launch ("invalid configuration argument"). */
+	return r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidConfiguration : rt_check(r);
 }
 
 static cudaError_t launch(int pt, CUpti_CallbackId cbid, const char *name, const void *params,

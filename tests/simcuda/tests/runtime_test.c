@@ -307,6 +307,15 @@ static void test_launch_paths(void **state)
 	CHECK(cudaStreamSynchronize_ptsz(cudaStreamPerThread));
 	assert_int_equal(host[N - 1], N - 1);
 
+	/* Configurations no device can launch. */
+	assert_int_equal(
+	    cudaLaunchKernel((const void *)k_iota, (dim3){1, 1, 1}, (dim3){2048, 1, 1}, args, 0, 0),
+	    cudaErrorInvalidConfiguration);
+	assert_int_equal(
+	    cudaLaunchKernel((const void *)k_iota, (dim3){0, 1, 1}, (dim3){32, 1, 1}, args, 0, 0),
+	    cudaErrorInvalidConfiguration);
+	assert_int_equal(cudaGetLastError(), cudaErrorInvalidConfiguration);
+
 	/* A pointer that is no kernel. */
 	assert_int_equal(
 	    cudaLaunchKernel((const void *)&n, (dim3){1, 1, 1}, (dim3){1, 1, 1}, args, 0, 0),

@@ -105,11 +105,20 @@ static void api_hook(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_A
 	                                  : CUPTI_ACTIVITY_KIND_DRIVER;
 	int want_cb = cupti_callback_enabled(domain, cbid);
 	int want_record = cupti_activity_enabled(api_kind);
-	if (!want_cb && !want_record)
-		return;
-
-	struct cupti_call *c = site == CUPTI_API_ENTER ? cupti_call_enter(correlation_id)
-	                                               : cupti_call_find(correlation_id);
+	struct cupti_call *c;
+	if (site == CUPTI_API_ENTER) {
+		if (!want_cb && !want_record)
+			return;
+		c = cupti_call_enter(correlation_id);
+	} else {
+		/* An exit always ends its call's record, even when the callback
+		 * was switched off in between. */
+		c = cupti_call_find(correlation_id);
+		if (!want_cb && !want_record) {
+			cupti_call_exit(c);
+			return;
+		}
+	}
 	uint64_t scratch = 0;
 	if (want_cb) {
 		if (!symbol_name && domain == CUPTI_CB_DOMAIN_DRIVER_API && params)

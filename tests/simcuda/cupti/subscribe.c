@@ -19,7 +19,8 @@ struct CUpti_Subscriber_st {
 
 /* Like the real CUPTI, one subscriber per process. */
 static struct CUpti_Subscriber_st the_subscriber;
-static _Atomic(struct CUpti_Subscriber_st *) active;
+static _Atomic(struct CUpti_Subscriber_st *) active; /* what hooks deliver to */
+static atomic_int claimed;                           /* the slot is taken */
 
 /* Number of callback ids of each domain; 0 for domains without ids. */
 static unsigned domain_size(CUpti_CallbackDomain d)
@@ -65,15 +66,15 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackF
 	CUptiResult r = cupti_init();
 	if (r != CUPTI_SUCCESS)
 		return r;
-	struct CUpti_Subscriber_st *expected = NULL;
-	if (!atomic_compare_exchange_strong(&active, &expected, &the_subscriber)) {
+	/* Claim the one slot first, fill it, then publish it: hooks on other
+	 * threads never see a half-made subscriber. */
+	int unclaimed = 0;
+	if (!atomic_compare_exchange_strong(&claimed, &unclaimed, 1)) {
 		if (params && params->oldSubscriberName && params->oldSubscriberSize)
 			snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s",
 			         the_subscriber.name[0] ? the_subscriber.name : "CUPTI");
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	}
-	/* The slot is ours now; other threads only see it enabled-nothing until
-	 * the enables arrive. */
 	for (unsigned d = 0; d < CUPTI_CB_DOMAIN_SIZE; d++)
 		for (unsigned i = 0; i < MAX_CBID; i++)
 			atomic_store_explicit(&the_subscriber.enabled[d][i], 0,
@@ -84,6 +85,7 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackF
 	if (params && params->subscriberName)
 		snprintf(the_subscriber.name, sizeof(the_subscriber.name), "%s",
 		         params->subscriberName);
+	atomic_store_explicit(&active, &the_subscriber, memory_order_release);
 	*subscriber = &the_subscriber;
 	return CUPTI_SUCCESS;
 }
@@ -110,13 +112,14 @@ CUPTI_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	if (!valid(subscriber))
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	atomic_store(&active, NULL);
+	cupti_drop_subscriber();
 	return CUPTI_SUCCESS;
 }
 
 void cupti_drop_subscriber(void)
 {
 	atomic_store(&active, NULL);
+	atomic_store(&claimed, 0);
 }
 
 CUPTI_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,

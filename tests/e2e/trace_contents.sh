@@ -68,4 +68,25 @@ import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["graph_hash"] == b["graph_hash"], (a["graph_hash"], b["graph_hash"])
 PY
+# Without the simulated CUPTI (a library directory holding only the driver,
+# the runtime and the kernel support): no durations, and the trace says why.
+mkdir "$tmp/nocupti"
+for f in libcuda.so.1 libcudart.so.13 libsimcuda_kernel.so; do
+	ln -s "$(pwd)/$BUILD/simcuda/$f" "$tmp/nocupti/$f"
+done
+LD_PRELOAD=$LIB REMAT_TRACE_DIR=$tmp/nc REMAT_LOG=1 REMAT_LOG_FILE=$tmp/nc.log \
+	SIMCUDA_DIR=$tmp/nocupti "$SIMRUN" $TR/mlp --iters 6 >"$tmp/nc.out" 2>"$tmp/nc.err" ||
+	fail "mlp without CUPTI exited $?: $(tail -n 3 "$tmp/nc.err")"
+check_trace "$tmp/nc"
+python3 - "$tmp/nc/trace.json" <<'PY' || fail "trace without CUPTI"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["cupti"]["available"] is False and t["cupti"]["note"], t["cupti"]
+assert all(o["duration_ns"] == -1 for o in t["ops"])
+assert t["iteration"]["duration_ns"] == -1
+PY
+# REMAT_LOG_FILE gets the log, stderr nothing.
+grep -q "^libremat: trace written to" "$tmp/nc.log" || fail "log file: $(cat "$tmp/nc.log")"
+grep -q "^libremat: no kernel durations: " "$tmp/nc.log" || fail "no CUPTI message: $(cat "$tmp/nc.log")"
+[ ! -s "$tmp/nc.err" ] || fail "stderr with REMAT_LOG_FILE: $(cat "$tmp/nc.err")"
 echo "PASS: launch paths, CUPTI cross-check, write sets, buffers, graph hash"

@@ -100,6 +100,11 @@ void fiber_yield(struct fiber *pool, unsigned i)
 	simk_switch(&pool[i].sp, sched_sp);
 }
 
+void fiber_switch(struct fiber *pool, unsigned i, unsigned j)
+{
+	simk_switch(&pool[i].sp, pool[j].sp);
+}
+
 #else /* portable fallback */
 
 #include <ucontext.h>
@@ -138,6 +143,11 @@ void fiber_enter(struct fiber *pool, unsigned i)
 void fiber_yield(struct fiber *pool, unsigned i)
 {
 	swapcontext(&pool[i].uc, &sched_uc);
+}
+
+void fiber_switch(struct fiber *pool, unsigned i, unsigned j)
+{
+	swapcontext(&pool[i].uc, &pool[j].uc);
 }
 
 #endif

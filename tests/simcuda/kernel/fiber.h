@@ -22,4 +22,7 @@ void fiber_enter(struct fiber *pool, unsigned i);
 /* Switches from the running fiber i back to the scheduler. */
 void fiber_yield(struct fiber *pool, unsigned i);
 
+/* Switches from the running fiber i straight to fiber j. */
+void fiber_switch(struct fiber *pool, unsigned i, unsigned j);
+
 #endif

@@ -37,6 +37,21 @@ EXPORT void *simcuda_dynamic_smem(void)
 	return dyn_smem;
 }
 
+/* Fiber `from` reached a barrier or its end: run the next live fiber of
+ * this round directly (half the switches of going through the scheduler),
+ * or go back to the scheduler when the round is over. */
+static void pass_on(struct grid_run *r, unsigned from)
+{
+	for (unsigned j = from + 1; j < r->block_threads; j++)
+		if (!r->done[j]) {
+			r->current = j;
+			simcuda_threadIdx = r->tid[j];
+			fiber_switch(r->pool, from, j);
+			return;
+		}
+	fiber_yield(r->pool, from);
+}
+
 EXPORT void simcuda_syncthreads(void)
 {
 	struct grid_run *r = run;
@@ -54,7 +69,7 @@ EXPORT void simcuda_syncthreads(void)
 		        r->k->name);
 		abort();
 	}
-	fiber_yield(r->pool, r->current);
+	pass_on(r, r->current);
 }
 
 static void fiber_main(void *arg)
@@ -63,7 +78,7 @@ static void fiber_main(void *arg)
 	unsigned me = r->current;
 	r->k->thread_fn(r->args);
 	r->done[me] = 1;
-	fiber_yield(r->pool, me);
+	pass_on(r, me); /* never resumed */
 }
 
 static int config_ok(simcuda_dim3 grid, simcuda_dim3 block)
@@ -101,18 +116,17 @@ static void run_block_fibers(struct grid_run *r, simcuda_dim3 block)
 				r->done[i] = 0;
 				fiber_init(r->pool, i, fiber_main, r);
 			}
-	/* Each round runs every live fiber up to its next barrier (or its
-	 * end), so no thread passes a barrier before all have reached it. */
-	for (unsigned left = n; left > 0;) {
-		left = 0;
-		for (i = 0; i < n; i++) {
-			if (r->done[i])
-				continue;
-			r->current = i;
-			simcuda_threadIdx = r->tid[i];
-			fiber_enter(r->pool, i);
-			left += !r->done[i];
-		}
+	/* Each round runs every live fiber, in order, up to its next barrier
+	 * (or its end), so no thread passes a barrier before all have reached
+	 * it; the fibers hand over to each other (pass_on). */
+	for (;;) {
+		for (i = 0; i < n && r->done[i]; i++)
+			;
+		if (i == n)
+			break;
+		r->current = i;
+		simcuda_threadIdx = r->tid[i];
+		fiber_enter(r->pool, i);
 	}
 }
 

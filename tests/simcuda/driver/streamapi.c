@@ -477,3 +477,28 @@ EXPORT CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *devic
 	cuStreamGetDevice_ptsz_params p = {hStream, device};
 	API_CALL(cuStreamGetDevice_ptsz, &p, stream_device(hStream, device, true));
 }
+
+/* The CUDA 10.1 form of the capture query. */
+#undef cuStreamGetCaptureInfo
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out);
+EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream,
+                                               CUstreamCaptureStatus *captureStatus_out,
+                                               cuuint64_t *id_out)
+{
+	cuStreamGetCaptureInfo_params p = {hStream, captureStatus_out, id_out};
+	API_CALL(cuStreamGetCaptureInfo, &p,
+	         capture_info(hStream, captureStatus_out, id_out, NULL, NULL, NULL, NULL, false));
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream hStream,
+                                             CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out);
+EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream hStream,
+                                                    CUstreamCaptureStatus *captureStatus_out,
+                                                    cuuint64_t *id_out)
+{
+	cuStreamGetCaptureInfo_ptsz_params p = {hStream, captureStatus_out, id_out};
+	API_CALL(cuStreamGetCaptureInfo_ptsz, &p,
+	         capture_info(hStream, captureStatus_out, id_out, NULL, NULL, NULL, NULL, true));
+}

@@ -71,8 +71,48 @@ EXPORT CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute at
 	API_CALL(cuPointerGetAttribute, &p, get_one(data, attribute, ptr));
 }
 
-/* Unlike the single query, an unknown pointer is not an error here: its
- * attributes read as zero (memory type 0, no context). */
+/* The value an attribute reads as when it does not apply. */
+static CUresult zero(void *data, CUpointer_attribute a)
+{
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = -2;
+		break;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		*(void **)data = NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+		*(CUdeviceptr *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		*(size_t *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+		*(unsigned long long *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+		*(void **)data = NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+		return CUDA_ERROR_INVALID_VALUE;
+	default:
+		if ((int)a <= 0 || a > CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(unsigned *)data = 0;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* Unlike the single query, an unknown pointer is not an error here, and
+ * attributes that do not apply (a device pointer's host address) read as
+ * zero. */
 static CUresult get_many(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
 {
 	struct sim_ctx *ctx;
@@ -87,32 +127,10 @@ static CUresult get_many(unsigned n, CUpointer_attribute *attrs, void **data, CU
 	for (unsigned i = 0; i < n; i++) {
 		if (data[i] == NULL)
 			return CUDA_ERROR_INVALID_VALUE;
-		if (known) {
-			r = attr(data[i], attrs[i], p, base, size);
+		if (!known || attr(data[i], attrs[i], p, base, size) != CUDA_SUCCESS) {
+			r = zero(data[i], attrs[i]);
 			if (r != CUDA_SUCCESS)
 				return r;
-			continue;
-		}
-		switch (attrs[i]) {
-		case CU_POINTER_ATTRIBUTE_CONTEXT:
-			*(CUcontext *)data[i] = NULL;
-			break;
-		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-			*(int *)data[i] = -2;
-			break;
-		case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-			*(CUdeviceptr *)data[i] = 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-			*(size_t *)data[i] = 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-			*(unsigned long long *)data[i] = 0;
-			break;
-		default:
-			*(unsigned *)data[i] = 0;
-			break;
 		}
 	}
 	return CUDA_SUCCESS;

@@ -52,6 +52,7 @@
 	X(cuMemAllocHost)                                                                          \
 	X(cuMemHostAlloc)                                                                          \
 	X(cuMemFreeHost)                                                                           \
+	X(cuPointerGetAttributes)                                                                  \
 	X(cuMemcpy)                                                                                \
 	X(cuMemcpyHtoD)                                                                            \
 	X(cuMemcpyDtoH)                                                                            \

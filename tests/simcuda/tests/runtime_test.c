@@ -118,6 +118,15 @@ static void test_copy_kinds(void **state)
 	assert_int_not_equal(cudaMemcpy(dst, src, N, cudaMemcpyDeviceToHost), cudaSuccess);
 	(void)cudaGetLastError();
 
+	struct cudaPointerAttributes pa;
+	CHECK(cudaPointerGetAttributes(&pa, (char *)a + 100));
+	assert_int_equal(pa.type, cudaMemoryTypeDevice);
+	assert_int_equal(pa.device, 0);
+	assert_ptr_equal(pa.devicePointer, (char *)a + 100);
+	CHECK(cudaPointerGetAttributes(&pa, src));
+	assert_int_equal(pa.type, cudaMemoryTypeUnregistered);
+	assert_null(pa.devicePointer);
+
 	CHECK(cudaFree(a));
 	CHECK(cudaFree(b));
 	CHECK(cudaFree(NULL));

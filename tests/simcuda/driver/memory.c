@@ -16,13 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum alloc_state { A_PENDING, A_LIVE, A_FREEING };
-
 struct alloc {
 	uintptr_t base;
 	size_t size, span; /* requested bytes; mapped bytes (whole pages) */
 	uint64_t charged;
-	enum alloc_state state;
+	bool mapped;  /* accessible: cuMemAlloc, or its stream reached it */
+	bool freeing; /* a free was requested: no further use is valid */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,7 +65,7 @@ bool alloc_range_ok(uintptr_t p, size_t n)
 {
 	pthread_mutex_lock(&lock);
 	struct alloc *a = containing(p);
-	bool ok = a && a->state != A_FREEING && n <= a->base + a->size - p;
+	bool ok = a && !a->freeing && n <= a->base + a->size - p;
 	pthread_mutex_unlock(&lock);
 	return ok;
 }
@@ -123,7 +122,7 @@ static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
 	}
 	size_t i = find_index(base);
 	memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof(*allocs));
-	allocs[i] = (struct alloc){base, size, span, charged, live ? A_LIVE : A_PENDING};
+	allocs[i] = (struct alloc){base, size, span, charged, live, false};
 	nallocs++;
 	pthread_mutex_unlock(&lock);
 	*dptr = (CUdeviceptr)base;
@@ -134,8 +133,10 @@ void alloc_make_live(uintptr_t p)
 {
 	pthread_mutex_lock(&lock);
 	struct alloc *a = exact(p);
-	if (a && a->state == A_PENDING) {
-		a->state = A_LIVE;
+	/* Even when the host already asked to free it: the free comes later
+	 * in stream order. */
+	if (a && !a->mapped) {
+		a->mapped = true;
 		map_rw(a->base, a->span, a->size);
 	}
 	pthread_mutex_unlock(&lock);
@@ -195,9 +196,9 @@ static bool begin_free(uintptr_t p)
 {
 	pthread_mutex_lock(&lock);
 	struct alloc *a = exact(p);
-	bool ok = a && a->state != A_FREEING;
+	bool ok = a && !a->freeing;
 	if (ok)
-		a->state = A_FREEING;
+		a->freeing = true;
 	pthread_mutex_unlock(&lock);
 	return ok;
 }
@@ -308,7 +309,7 @@ bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size)
 {
 	pthread_mutex_lock(&lock);
 	struct alloc *a = containing(p);
-	bool ok = a && a->state != A_FREEING;
+	bool ok = a && !a->freeing;
 	if (ok) {
 		*base = a->base;
 		*size = a->size;
@@ -327,7 +328,7 @@ static CUresult address_range(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dpt
 	size_t size = 0;
 	pthread_mutex_lock(&lock);
 	struct alloc *a = containing((uintptr_t)dptr);
-	if (a && a->state != A_FREEING) {
+	if (a && !a->freeing) {
 		base = a->base;
 		size = a->size;
 	}

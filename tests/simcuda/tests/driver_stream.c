@@ -276,6 +276,17 @@ static void test_stream_ordered_alloc(void **state)
 	assert_int_equal(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE); /* double free */
 	CHECK(cuStreamSynchronize(s));
 	assert_int_equal(cuMemcpyDtoH(&v, p, 4), CUDA_ERROR_INVALID_VALUE);
+	/* Freed by the host before the (slowed) stream even reached the
+	 * allocation: the memory is usable in between, in stream order. */
+	CUdeviceptr out;
+	CHECK(cuMemAlloc(&out, 4));
+	CHECK(cuMemAllocAsync(&p, 256, s));
+	CHECK(cuMemsetD32Async(p, 11, 64, s));
+	CHECK(cuMemcpyDtoDAsync(out, p + 16, 4, s));
+	CHECK(cuMemFreeAsync(p, s));
+	CHECK(cuStreamSynchronize(s));
+	assert_int_equal(read_u32(out), 11);
+	CHECK(cuMemFree(out));
 	CHECK(cuStreamDestroy(s));
 }
 

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct sim_counters sim_stats;
 
@@ -46,8 +47,14 @@ static void report_line(FILE *f)
 	        s.peak_physical, s.ops, s.kernels, s.memcpy, s.memset, s.host_funcs, s.sim_time_ns);
 }
 
+static pid_t loader_pid;
+
 static void report_at_exit(void)
 {
+	/* A forked child (a test harness, a data-loader worker) inherits the
+	 * handler but is not the program whose device use is reported. */
+	if (getpid() != loader_pid)
+		return;
 	if (sim_cfg.report)
 		report_line(stderr);
 	if (sim_cfg.report_file) {
@@ -67,5 +74,6 @@ static void report_at_exit(void)
 __attribute__((constructor)) static void driver_load(void)
 {
 	sim_config_load();
+	loader_pid = getpid();
 	atexit(report_at_exit);
 }

@@ -336,7 +336,7 @@ static void test_load_from_memory(void **state)
 	CUfunction fn = get_fn(m, "fill_u32");
 	unsigned count;
 	CHECK(cuModuleGetFunctionCount(&count, m));
-	assert_int_equal(count, 8);
+	assert_int_equal(count, 9);
 	CUdeviceptr p;
 	CHECK(cuMemAlloc(&p, 16));
 	unsigned v = 5;

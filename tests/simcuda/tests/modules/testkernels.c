@@ -100,6 +100,19 @@ static void mixed(void *const *args)
 	p[3] = (int)q;
 }
 
+/* __global__ void index3d(unsigned *out): every thread of a 3-D grid of
+ * 3-D blocks writes its own coordinates at its global linear index. */
+static void index3d(void *const *args)
+{
+	unsigned *out = *(unsigned *const *)args[0];
+	simcuda_dim3 t = simcuda_threadIdx, b = simcuda_blockIdx, bd = simcuda_blockDim,
+	             gd = simcuda_gridDim;
+	unsigned block = (b.z * gd.y + b.y) * gd.x + b.x;
+	unsigned thread = (t.z * bd.y + t.y) * bd.x + t.x;
+	unsigned i = block * bd.x * bd.y * bd.z + thread;
+	out[i] = t.x | t.y << 4 | t.z << 8 | b.x << 12 | b.y << 16 | b.z << 20;
+}
+
 /* __global__ void bad_sync(): calls __syncthreads but is (wrongly)
  * described with uses_syncthreads = 0; the library must refuse it. */
 static void bad_sync(void *const *args)
@@ -133,6 +146,7 @@ static const struct simcuda_kernel kernels[] = {
     {"reverse_dyn", reverse_dyn, 1, off_p, size_p, 8, 1, NULL},
     {"mixed", mixed, 5, off_mixed, size_mixed, 40, 0, NULL},
     {"bad_sync", bad_sync, 0, NULL, NULL, 0, 0, NULL},
+    {"index3d", index3d, 1, off_p, size_p, 8, 0, NULL},
 };
 
 __attribute__((visibility("default"))) const struct simcuda_module simcuda_module = {

@@ -69,6 +69,12 @@
 	X(cuStreamSynchronize)                                                                     \
 	X(cuStreamQuery)                                                                           \
 	X(cuStreamWaitEvent)                                                                       \
+	X(cuStreamGetPriority)                                                                     \
+	X(cuStreamGetFlags)                                                                        \
+	X(cuStreamGetId)                                                                           \
+	X(cuStreamGetDevice)                                                                       \
+	X(cuStreamAddCallback)                                                                     \
+	X(cuCtxGetStreamPriorityRange)                                                             \
 	X(cuEventCreate)                                                                           \
 	X(cuEventRecord)                                                                           \
 	X(cuEventRecordWithFlags)                                                                  \

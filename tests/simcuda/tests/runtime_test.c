@@ -357,6 +357,65 @@ static void test_launch_paths(void **state)
 	CHECK(cudaFree(p));
 }
 
+struct seen {
+	cudaStream_t stream;
+	cudaError_t status;
+	int calls;
+};
+
+static void CUDART_CB on_stream_done(cudaStream_t stream, cudaError_t status, void *arg)
+{
+	struct seen *seen = arg;
+	seen->stream = stream;
+	seen->status = status;
+	seen->calls++;
+}
+
+static void test_stream_queries_and_callbacks(void **state)
+{
+	(void)state;
+	int least = 0, greatest = 0;
+	CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+	assert_true(greatest <= least);
+	cudaStream_t hi, lo;
+	CHECK(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, greatest));
+	CHECK(cudaStreamCreate(&lo));
+	int prio = 1234;
+	CHECK(cudaStreamGetPriority(hi, &prio));
+	assert_int_equal(prio, greatest);
+	unsigned flags = 99;
+	CHECK(cudaStreamGetFlags(hi, &flags));
+	assert_int_equal(flags, cudaStreamNonBlocking);
+	CHECK(cudaStreamGetFlags(lo, &flags));
+	assert_int_equal(flags, cudaStreamDefault);
+	unsigned long long id_hi = 0, id_lo = 0;
+	CHECK(cudaStreamGetId(hi, &id_hi));
+	CHECK(cudaStreamGetId(lo, &id_lo));
+	assert_int_not_equal(id_hi, id_lo);
+	int dev = -1;
+	CHECK(cudaStreamGetDevice(hi, &dev));
+	assert_int_equal(dev, 0);
+
+	struct seen seen = {NULL, cudaErrorUnknown, 0};
+	int *p;
+	CHECK(cudaMalloc((void **)&p, 1024 * sizeof(int)));
+	int n = 1024;
+	void *args[] = {&p, &n};
+	CHECK(cudaLaunchKernel((const void *)k_iota, (dim3){4, 1, 1}, (dim3){256, 1, 1}, args, 0,
+	                       hi));
+	CHECK(cudaStreamAddCallback(hi, on_stream_done, &seen, 0));
+	CHECK(cudaStreamSynchronize(hi));
+	assert_int_equal(seen.calls, 1);
+	assert_ptr_equal(seen.stream, hi);
+	assert_int_equal(seen.status, cudaSuccess);
+	assert_int_equal(cudaStreamAddCallback(hi, on_stream_done, &seen, 1),
+	                 cudaErrorInvalidValue);
+	assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+	CHECK(cudaFree(p));
+	CHECK(cudaStreamDestroy(hi));
+	CHECK(cudaStreamDestroy(lo));
+}
+
 /* The runtime hands out what the driver's cuGetProcAddress_v2 answers,
  * version and flags included. */
 static void test_driver_entry_points(void **state)
@@ -427,6 +486,7 @@ int main(void)
 	    cmocka_unit_test(test_error_stickiness),
 	    cmocka_unit_test(test_stream_event_ordering),
 	    cmocka_unit_test(test_launch_paths),
+	    cmocka_unit_test(test_stream_queries_and_callbacks),
 	    cmocka_unit_test(test_driver_entry_points),
 	    cmocka_unit_test(test_stream_ordered_alloc),
 	};

@@ -25,6 +25,7 @@ void remat_det_fini(struct remat_detector *d)
 {
 	free(d->sig);
 	free(d->level);
+	free(d->gap);
 	free(d->prev);
 	free(d->map);
 	memset(d, 0, sizeof(*d));
@@ -80,19 +81,19 @@ size_t remat_det_find_period(const uint64_t *sig, size_t n)
 	return 0;
 }
 
-size_t remat_det_choose_phase(const int64_t *level, size_t n, size_t p)
+size_t remat_det_choose_phase(const int64_t *gap, size_t n, size_t p)
 {
-	const int64_t *l = level + n - p; /* the last period; l[t] is op n-p+t */
-	int64_t min = l[0];
+	const int64_t *g = gap + n - p; /* the last period; g[t] is op n-p+t */
+	int64_t min = g[0];
 	for (size_t t = 1; t < p; t++)
-		if (l[t] < min)
-			min = l[t];
+		if (g[t] < min)
+			min = g[t];
 	size_t best = p, best_len = 0;
 	for (size_t t = 0; t < p; t++) {
-		if (l[t] != min || l[(t + 1) % p] <= min)
+		if (g[t] != min || g[(t + 1) % p] <= min)
 			continue;
 		size_t len = 1; /* length of the plateau ending at t */
-		while (len < p && l[(t + p - len) % p] == min)
+		while (len < p && g[(t + p - len) % p] == min)
 			len++;
 		if (len > best_len) {
 			best_len = len;
@@ -101,10 +102,10 @@ size_t remat_det_choose_phase(const int64_t *level, size_t n, size_t p)
 	}
 	if (best == p) /* flat: no plateau to end; start at the next op */
 		return n % p;
-	return (n - p + best + 1) % p;
+	return (n - p + best) % p;
 }
 
-int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level)
+int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap)
 {
 	if (d->n == d->max) {
 		d->full = 1;
@@ -121,7 +122,10 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level)
 		int64_t *pv = realloc(d->prev, cap * sizeof(*pv));
 		if (pv)
 			d->prev = pv;
-		if (!s || !l || !pv) {
+		int64_t *g = realloc(d->gap, cap * sizeof(*g));
+		if (g)
+			d->gap = g;
+		if (!s || !l || !pv || !g) {
 			d->full = 1;
 			return -1;
 		}
@@ -131,6 +135,7 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level)
 	uint64_t key = remat_det_pair(sig, level);
 	d->sig[i] = key;
 	d->level[i] = level;
+	d->gap[i] = gap < level ? gap : level;
 	int64_t prev = map_swap(d, key, (int64_t)i);
 	if (prev == -2) {
 		d->full = 1;
@@ -157,7 +162,7 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level)
 		if (k == p) {
 			d->period = p;
 			d->run = p;
-			d->phase = remat_det_choose_phase(d->level, d->n, p);
+			d->phase = remat_det_choose_phase(d->gap, d->n, p);
 			break;
 		}
 	}
@@ -175,9 +180,9 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i)
 static int credible(const struct remat_detector *d)
 {
 	size_t p = d->period;
-	const int64_t *l = d->level + d->n - p;
-	for (size_t t = 1; t < p; t++)
-		if (l[t] != l[0])
+	const int64_t *l = d->level + d->n - p, *g = d->gap + d->n - p;
+	for (size_t t = 0; t < p; t++)
+		if (l[t] != l[0] || g[t] != l[0])
 			return 1;
 	return p >= 2 && d->run >= 4 * p;
 }

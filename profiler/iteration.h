@@ -18,6 +18,7 @@
 struct remat_detector {
 	uint64_t *sig;  /* signature paired with level, per op */
 	int64_t *level; /* managed bytes when the op was issued */
+	int64_t *gap;   /* lowest managed bytes between the previous op and this one */
 	int64_t *prev;  /* previous op with the same paired signature, -1 none */
 	size_t n, cap, max;
 	struct remat_det_slot {
@@ -34,7 +35,7 @@ struct remat_detector {
 void remat_det_init(struct remat_detector *d, size_t max_ops);
 void remat_det_fini(struct remat_detector *d);
 /* Appends one op; returns its index, or -1 once max_ops is exceeded. */
-int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level);
+int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap);
 /* Op i starts an iteration under the current period. */
 int remat_det_is_boundary(const struct remat_detector *d, size_t i);
 /* The last two periods matched, and the period is credible: the memory

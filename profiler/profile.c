@@ -102,6 +102,16 @@ uint64_t remat_profile_start(void)
 	return start;
 }
 
+void remat_profile_adopt(struct remat_pbuf *b)
+{
+	if (b->trace_id < 0 || b->alloc_at >= 0)
+		return;
+	b->alloc_at = 0;
+	b->alloc_seq = next_seq++;
+	uint64_t size = b->size;
+	MIX(size);
+}
+
 static int32_t stream_id(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)

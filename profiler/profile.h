@@ -11,6 +11,9 @@
 int remat_profile_begin(uint64_t start_op, size_t period, size_t iteration, int cupti_ok,
                         const char *cupti_note);
 uint64_t remat_profile_start(void);
+/* A buffer allocated just before the first op, after the low point: it
+ * belongs to the iteration (alloc_at 0). */
+void remat_profile_adopt(struct remat_pbuf *b);
 void remat_profile_op_before(struct remat_op *op, uint64_t k, int64_t level);
 void remat_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc);
 void remat_profile_alloc(struct remat_pbuf *b, uint64_t next_op);

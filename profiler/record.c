@@ -41,6 +41,18 @@ static const char *cupti_note = "";
 static uint64_t verify_end;
 static size_t prof_period; /* the period being profiled */
 static size_t last_period; /* for the debug log */
+/* The gap since the last op: its lowest level, when that was last reached
+ * (counted in alloc/free events), and what was allocated in it.
+ * Allocations after the low point belong to the iteration that starts at
+ * the next op. */
+static int64_t gap_min;
+static uint64_t events, gap_min_event;
+#define GAP_MAX 256
+static struct {
+	struct remat_pbuf *b;
+	uint64_t event;
+} gap_alloc[GAP_MAX];
+static int ngap;
 
 #define MAX_DETECT_OPS (1u << 21)
 
@@ -102,6 +114,9 @@ static void maybe_start(uint64_t i)
 		give_up("out of memory for the profile");
 		return;
 	}
+	for (int g = 0; g < ngap; g++)
+		if (gap_alloc[g].event > gap_min_event)
+			remat_profile_adopt(gap_alloc[g].b);
 	phase = PROFILE;
 	prof_period = det.period;
 }
@@ -121,7 +136,7 @@ void remat_prof_begin(struct remat_op *op)
 		det_ready = 1;
 	}
 	uint64_t i = nops++;
-	if (remat_det_push(&det, op_signature(op), level) < 0) {
+	if (remat_det_push(&det, op_signature(op), level, gap_min) < 0) {
 		give_up("no training iteration found in the first 2M ops");
 		pthread_mutex_unlock(&lock);
 		return;
@@ -133,6 +148,10 @@ void remat_prof_begin(struct remat_op *op)
 	}
 	if (phase == DETECT)
 		maybe_start(i);
+	/* A new gap begins after this op. */
+	gap_min = level;
+	gap_min_event = events;
+	ngap = 0;
 	if (phase == PROFILE) {
 		uint64_t k = i - remat_profile_start();
 		if (det.period != prof_period) {
@@ -195,6 +214,12 @@ void remat_prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small)
 	b->alloc_at = b->free_at = b->alloc_seq = -1;
 	remat_live_add(b);
 	level += (int64_t)size;
+	events++;
+	if (ngap < GAP_MAX) {
+		gap_alloc[ngap].b = b;
+		gap_alloc[ngap].event = events;
+		ngap++;
+	}
 	if (phase == PROFILE)
 		remat_profile_alloc(b, nops);
 	pthread_mutex_unlock(&lock);
@@ -206,6 +231,14 @@ void remat_prof_free(CUdeviceptr p)
 	struct remat_pbuf *b = remat_live_remove(p);
 	if (b) {
 		level -= (int64_t)b->size;
+		events++;
+		if (level <= gap_min) {
+			gap_min = level;
+			gap_min_event = events;
+		}
+		for (int g = 0; g < ngap; g++)
+			if (gap_alloc[g].b == b)
+				gap_alloc[g] = gap_alloc[--ngap];
 		b->dead = 1;
 		if (phase == PROFILE)
 			remat_profile_free(b, nops);

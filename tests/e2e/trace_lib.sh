@@ -7,7 +7,7 @@ LIB=$(pwd)/$BUILD/libremat.so
 SIMRUN=$(pwd)/tools/simrun
 export SIMCUDA_GRANULARITY=64K
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 [ -e "$LIB" ] || {
 	echo "FAIL: $LIB is not built"
 	exit 1

@@ -20,8 +20,9 @@ enum { COPY = 1, FWD, LOSS, BWD, ADAM, AUTOTUNE, EVAL };
 struct stream {
 	uint64_t sig[20000];
 	int64_t level[20000];
+	int64_t gap[20000];
 	size_t n;
-	int64_t live;
+	int64_t live, gapmin;
 	size_t first_fwd[64]; /* index of each iteration's first forward op */
 	size_t iters;
 };
@@ -30,7 +31,16 @@ static void op(struct stream *s, uint64_t sig)
 {
 	s->sig[s->n] = sig;
 	s->level[s->n] = s->live;
+	s->gap[s->n] = s->gapmin < s->live ? s->gapmin : s->live;
+	s->gapmin = s->live;
 	s->n++;
+}
+
+static void release(struct stream *s, int64_t bytes)
+{
+	s->live -= bytes;
+	if (s->live < s->gapmin)
+		s->gapmin = s->live;
 }
 
 /* One training step over `layers` identical layers: batch copy, forward
@@ -45,13 +55,13 @@ static void step(struct stream *s, int layers, int adam, int eval)
 		op(s, FWD);
 	}
 	if (eval) {
-		s->live -= 4096 * (int64_t)layers;
+		release(s, 4096 * (int64_t)layers);
 		return;
 	}
 	op(s, LOSS);
 	for (int l = 0; l < layers; l++) {
 		op(s, BWD);
-		s->live -= 4096;
+		release(s, 4096);
 	}
 	for (int a = 0; a < adam; a++)
 		op(s, ADAM);
@@ -66,7 +76,7 @@ static int64_t feed(struct remat_detector *d, const struct stream *s, size_t war
 	int64_t start = -1;
 	size_t period = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		assert_true(remat_det_push(d, s->sig[i], s->level[i]) == (int64_t)i);
+		assert_true(remat_det_push(d, s->sig[i], s->level[i], s->gap[i]) == (int64_t)i);
 		if (start >= 0) {
 			if (d->period != period)
 				start = -1; /* dropped: look again */
@@ -91,7 +101,7 @@ static void test_flat_runs_are_not_iterations(void **state)
 	remat_det_init(&d, 1 << 20);
 	/* Set-up: 50 identical memsets at one memory level. */
 	for (int i = 0; i < 50; i++) {
-		remat_det_push(&d, COPY, 100);
+		remat_det_push(&d, COPY, 100, 100);
 		assert_false(remat_det_steady(&d));
 	}
 	remat_det_fini(&d);
@@ -113,14 +123,15 @@ static void test_find_period_pure(void **state)
 static void test_choose_phase_pure(void **state)
 {
 	(void)state;
-	/* Levels of the last period (ops 4..9): plateau of 1s at ops 7, 8,
-	 * 9 then 4 — wrapping — and the rise at op 5.  The plateau ends at
-	 * op 4, so iterations start at op 5: phase 5 % 6 = 5. */
+	/* Gap levels of the last period (ops 4..9): a plateau of 1s at ops
+	 * 7, 8, 9 then 4 — wrapping — and the rise at op 5.  The plateau
+	 * ends at op 4, whose gap holds the lowest point: iterations start
+	 * there, phase 4 % 6 = 4. */
 	int64_t l[] = {0, 0, 0, 0, 1, 5, 9, 1, 1, 1};
-	assert_int_equal(remat_det_choose_phase(l, 10, 6), 5);
+	assert_int_equal(remat_det_choose_phase(l, 10, 6), 4);
 	/* Two minima: the longer plateau wins. */
 	int64_t m[] = {2, 3, 2, 2, 2, 7};
-	assert_int_equal(remat_det_choose_phase(m, 6, 6), 5);
+	assert_int_equal(remat_det_choose_phase(m, 6, 6), 4);
 	/* Flat: the next op starts an iteration. */
 	int64_t f[] = {4, 4, 4, 4};
 	assert_int_equal(remat_det_choose_phase(f, 4, 2), 0);
@@ -195,6 +206,33 @@ static void test_odd_iteration(void **state)
 	remat_det_fini(&d);
 }
 
+/* Each step frees the previous step's buffers and allocates its own
+ * between the same two ops: every op runs at the same level, only the gap
+ * shows the low point.  The iteration starts at the op after that gap. */
+static void test_low_point_between_ops(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 8; it++) {
+		if (it)
+			release(&s, 3 << 20);
+		s.live += 3 << 20;
+		s.first_fwd[s.iters++] = s.n;
+		op(&s, COPY);
+		op(&s, FWD);
+		op(&s, FWD + 100);
+		op(&s, LOSS);
+	}
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	int64_t start = feed(&d, &s, 2);
+	assert_int_equal(d.period, 4);
+	assert_true(start >= 0);
+	assert_int_equal((size_t)start % 4, 0); /* at COPY, right after the gap */
+	remat_det_fini(&d);
+}
+
 static void test_mismatch_drops_period(void **state)
 {
 	(void)state;
@@ -205,9 +243,9 @@ static void test_mismatch_drops_period(void **state)
 	struct remat_detector d;
 	remat_det_init(&d, 1 << 20);
 	for (size_t i = 0; i < s.n; i++)
-		remat_det_push(&d, s.sig[i], s.level[i]);
+		remat_det_push(&d, s.sig[i], s.level[i], s.gap[i]);
 	assert_true(remat_det_steady(&d));
-	remat_det_push(&d, EVAL, 12345);
+	remat_det_push(&d, EVAL, 12345, 12345);
 	assert_int_equal(d.period, 0);
 	assert_false(remat_det_steady(&d));
 	remat_det_fini(&d);
@@ -219,8 +257,8 @@ static void test_history_limit(void **state)
 	struct remat_detector d;
 	remat_det_init(&d, 100);
 	for (uint64_t i = 0; i < 100; i++)
-		assert_true(remat_det_push(&d, i, (int64_t)i) >= 0);
-	assert_int_equal(remat_det_push(&d, 1000, 0), -1);
+		assert_true(remat_det_push(&d, i, (int64_t)i, (int64_t)i) >= 0);
+	assert_int_equal(remat_det_push(&d, 1000, 0, 0), -1);
 	assert_int_equal(d.full, 1);
 	remat_det_fini(&d);
 }
@@ -236,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(test_mismatch_drops_period),
 	    cmocka_unit_test(test_history_limit),
 	    cmocka_unit_test(test_flat_runs_are_not_iterations),
+	    cmocka_unit_test(test_low_point_between_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
  */
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rt.h"
@@ -110,8 +111,12 @@ struct stub {
 static struct stub *stubs;
 static pthread_mutex_t stubs_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static _Atomic int any_stubs; /* launches skip the lookup in simcc-only programs */
+
 static int is_registered_stub(const void *f)
 {
+	if (!atomic_load_explicit(&any_stubs, memory_order_relaxed))
+		return 0;
 	int found = 0;
 	pthread_mutex_lock(&stubs_lock);
 	for (struct stub *s = stubs; s && !found; s = s->next)
@@ -153,6 +158,7 @@ RT_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun
 	pthread_mutex_lock(&stubs_lock);
 	s->next = stubs;
 	stubs = s;
+	atomic_store(&any_stubs, 1);
 	pthread_mutex_unlock(&stubs_lock);
 }
 

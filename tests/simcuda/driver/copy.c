@@ -1,13 +1,14 @@
 /*
  * copy.c — cuMemcpy* and cuMemset* as stream ops.
  *
- * The simulator has no page-locked host memory, so every host buffer is
- * pageable and CUDA's rules for pageable memory apply, synchronous and
- * asynchronous calls alike:
- *  - host to device: the source is copied to a staging buffer before the
- *    call returns (the caller may reuse it), the device write happens in
- *    stream order;
- *  - device to host: the call returns once the copy has completed;
+ * CUDA's host synchronization rules, by kind of host buffer:
+ *  - from pageable host memory: the source is copied to a staging buffer
+ *    before the call returns (the caller may reuse it at once), the device
+ *    write happens in stream order;
+ *  - into pageable host memory: the call returns once the copy completed;
+ *  - pinned host memory (pinned.c): the asynchronous forms are fully
+ *    asynchronous (no staging: the buffer is read when the copy runs), the
+ *    synchronous ones return when the copy completed;
  *  - device to device and memsets: asynchronous to the host.
  * The synchronous forms use the legacy default stream (the per-thread one
  * for the _ptds entry points).  Device ranges must be live when the call is
@@ -23,7 +24,7 @@
 enum dir { ANY, HTOD, DTOH, DTOD };
 
 static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool per_thread,
-                        enum dir want)
+                        enum dir want, bool sync)
 {
 	struct sim_ctx *ctx;
 	struct sim_stream *s;
@@ -53,7 +54,8 @@ static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool 
 	op->u.copy.src = src;
 	op->u.copy.bytes = n;
 	op->u.copy.kind = kind;
-	if (!sdev) {
+	bool src_pinned = !sdev && pinned_range(src, n), dst_pinned = !ddev && pinned_range(dst, n);
+	if (!sdev && !src_pinned) {
 		op->u.copy.staging = malloc(n);
 		if (op->u.copy.staging == NULL) {
 			op_free(op);
@@ -61,7 +63,7 @@ static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool 
 		}
 		memcpy(op->u.copy.staging, src, n);
 	}
-	bool wait = !ddev; /* the host's buffer is written: return when done */
+	bool wait = (!ddev && !dst_pinned) || (sync && (!ddev || src_pinned));
 	struct sim_marker *m = stream_enqueue(s, op, wait);
 	if (m) {
 		marker_wait(m);
@@ -77,21 +79,21 @@ static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool 
 EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
 	cuMemcpy_params p = {dst, src, ByteCount};
-	API_CALL(cuMemcpy, &p, do_copy(D(dst), D(src), ByteCount, NULL, false, ANY));
+	API_CALL(cuMemcpy, &p, do_copy(D(dst), D(src), ByteCount, NULL, false, ANY, true));
 }
 
 CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
 EXPORT CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
 	cuMemcpy_ptds_params p = {dst, src, ByteCount};
-	API_CALL(cuMemcpy_ptds, &p, do_copy(D(dst), D(src), ByteCount, NULL, true, ANY));
+	API_CALL(cuMemcpy_ptds, &p, do_copy(D(dst), D(src), ByteCount, NULL, true, ANY, true));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
                                       CUstream hStream)
 {
 	cuMemcpyAsync_params p = {dst, src, ByteCount, hStream};
-	API_CALL(cuMemcpyAsync, &p, do_copy(D(dst), D(src), ByteCount, hStream, false, ANY));
+	API_CALL(cuMemcpyAsync, &p, do_copy(D(dst), D(src), ByteCount, hStream, false, ANY, false));
 }
 
 CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
@@ -100,14 +102,16 @@ EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, siz
                                            CUstream hStream)
 {
 	cuMemcpyAsync_ptsz_params p = {dst, src, ByteCount, hStream};
-	API_CALL(cuMemcpyAsync_ptsz, &p, do_copy(D(dst), D(src), ByteCount, hStream, true, ANY));
+	API_CALL(cuMemcpyAsync_ptsz, &p,
+	         do_copy(D(dst), D(src), ByteCount, hStream, true, ANY, false));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
                                         size_t ByteCount)
 {
 	cuMemcpyHtoD_v2_params p = {dstDevice, srcHost, ByteCount};
-	API_CALL(cuMemcpyHtoD_v2, &p, do_copy(D(dstDevice), srcHost, ByteCount, NULL, false, HTOD));
+	API_CALL(cuMemcpyHtoD_v2, &p,
+	         do_copy(D(dstDevice), srcHost, ByteCount, NULL, false, HTOD, true));
 }
 
 CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
@@ -116,13 +120,14 @@ EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *
 {
 	cuMemcpyHtoD_v2_ptds_params p = {dstDevice, srcHost, ByteCount};
 	API_CALL(cuMemcpyHtoD_v2_ptds, &p,
-	         do_copy(D(dstDevice), srcHost, ByteCount, NULL, true, HTOD));
+	         do_copy(D(dstDevice), srcHost, ByteCount, NULL, true, HTOD, true));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	cuMemcpyDtoH_v2_params p = {dstHost, srcDevice, ByteCount};
-	API_CALL(cuMemcpyDtoH_v2, &p, do_copy(dstHost, D(srcDevice), ByteCount, NULL, false, DTOH));
+	API_CALL(cuMemcpyDtoH_v2, &p,
+	         do_copy(dstHost, D(srcDevice), ByteCount, NULL, false, DTOH, true));
 }
 
 CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
@@ -130,7 +135,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevic
 {
 	cuMemcpyDtoH_v2_ptds_params p = {dstHost, srcDevice, ByteCount};
 	API_CALL(cuMemcpyDtoH_v2_ptds, &p,
-	         do_copy(dstHost, D(srcDevice), ByteCount, NULL, true, DTOH));
+	         do_copy(dstHost, D(srcDevice), ByteCount, NULL, true, DTOH, true));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
@@ -138,7 +143,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDe
 {
 	cuMemcpyDtoD_v2_params p = {dstDevice, srcDevice, ByteCount};
 	API_CALL(cuMemcpyDtoD_v2, &p,
-	         do_copy(D(dstDevice), D(srcDevice), ByteCount, NULL, false, DTOD));
+	         do_copy(D(dstDevice), D(srcDevice), ByteCount, NULL, false, DTOD, true));
 }
 
 CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
@@ -148,7 +153,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr 
 {
 	cuMemcpyDtoD_v2_ptds_params p = {dstDevice, srcDevice, ByteCount};
 	API_CALL(cuMemcpyDtoD_v2_ptds, &p,
-	         do_copy(D(dstDevice), D(srcDevice), ByteCount, NULL, true, DTOD));
+	         do_copy(D(dstDevice), D(srcDevice), ByteCount, NULL, true, DTOD, true));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
@@ -156,7 +161,7 @@ EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *
 {
 	cuMemcpyHtoDAsync_v2_params p = {dstDevice, srcHost, ByteCount, hStream};
 	API_CALL(cuMemcpyHtoDAsync_v2, &p,
-	         do_copy(D(dstDevice), srcHost, ByteCount, hStream, false, HTOD));
+	         do_copy(D(dstDevice), srcHost, ByteCount, hStream, false, HTOD, false));
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
@@ -166,7 +171,7 @@ EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const v
 {
 	cuMemcpyHtoDAsync_v2_ptsz_params p = {dstDevice, srcHost, ByteCount, hStream};
 	API_CALL(cuMemcpyHtoDAsync_v2_ptsz, &p,
-	         do_copy(D(dstDevice), srcHost, ByteCount, hStream, true, HTOD));
+	         do_copy(D(dstDevice), srcHost, ByteCount, hStream, true, HTOD, false));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
@@ -174,7 +179,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevic
 {
 	cuMemcpyDtoHAsync_v2_params p = {dstHost, srcDevice, ByteCount, hStream};
 	API_CALL(cuMemcpyDtoHAsync_v2, &p,
-	         do_copy(dstHost, D(srcDevice), ByteCount, hStream, false, DTOH));
+	         do_copy(dstHost, D(srcDevice), ByteCount, hStream, false, DTOH, false));
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
@@ -184,7 +189,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr src
 {
 	cuMemcpyDtoHAsync_v2_ptsz_params p = {dstHost, srcDevice, ByteCount, hStream};
 	API_CALL(cuMemcpyDtoHAsync_v2_ptsz, &p,
-	         do_copy(dstHost, D(srcDevice), ByteCount, hStream, true, DTOH));
+	         do_copy(dstHost, D(srcDevice), ByteCount, hStream, true, DTOH, false));
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
@@ -192,7 +197,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr 
 {
 	cuMemcpyDtoDAsync_v2_params p = {dstDevice, srcDevice, ByteCount, hStream};
 	API_CALL(cuMemcpyDtoDAsync_v2, &p,
-	         do_copy(D(dstDevice), D(srcDevice), ByteCount, hStream, false, DTOD));
+	         do_copy(D(dstDevice), D(srcDevice), ByteCount, hStream, false, DTOD, false));
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
@@ -202,7 +207,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdevic
 {
 	cuMemcpyDtoDAsync_v2_ptsz_params p = {dstDevice, srcDevice, ByteCount, hStream};
 	API_CALL(cuMemcpyDtoDAsync_v2_ptsz, &p,
-	         do_copy(D(dstDevice), D(srcDevice), ByteCount, hStream, true, DTOD));
+	         do_copy(D(dstDevice), D(srcDevice), ByteCount, hStream, true, DTOD, false));
 }
 
 /* ---- memset ------------------------------------------------------------ */

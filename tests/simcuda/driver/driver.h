@@ -259,6 +259,11 @@ void alloc_free_all(void);           /* the context is destroyed */
 bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 
+/* ---- pinned.c: page-locked host memory --------------------------------- */
+
+bool pinned_range(const void *p, size_t bytes);
+bool pinned_range_of(uintptr_t p, uintptr_t *base, size_t *size);
+
 /* ---- module.c ---------------------------------------------------------- */
 
 struct sim_module;

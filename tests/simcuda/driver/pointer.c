@@ -7,15 +7,22 @@
 
 #include <string.h>
 
-/* Writes one attribute of the device range [base, base+size). */
-static CUresult attr(void *data, CUpointer_attribute a, CUdeviceptr p, uintptr_t base, size_t size)
+/* Writes one attribute of the device (or pinned host, when host) range
+ * [base, base+size). */
+static CUresult attr(void *data, CUpointer_attribute a, CUdeviceptr p, uintptr_t base, size_t size,
+                     bool host)
 {
 	switch (a) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = (CUcontext)&sim_primary;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(unsigned *)data = CU_MEMORYTYPE_DEVICE;
+		*(unsigned *)data = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (!host)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(void **)data = (void *)(uintptr_t)p;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
 		*(CUdeviceptr *)data = p;
@@ -43,10 +50,13 @@ static CUresult attr(void *data, CUpointer_attribute a, CUdeviceptr p, uintptr_t
 	}
 }
 
-static bool range_of(CUdeviceptr p, uintptr_t *base, size_t *size)
+/* What p is: device memory (1), pinned host memory (2), or unknown (0). */
+static int range_of(CUdeviceptr p, uintptr_t *base, size_t *size)
 {
-	return dev_addr((uintptr_t)p) &&
-	       (alloc_range_of((uintptr_t)p, base, size) || vmm_range_of((uintptr_t)p, base, size));
+	if (dev_addr((uintptr_t)p))
+		return alloc_range_of((uintptr_t)p, base, size) ||
+		       vmm_range_of((uintptr_t)p, base, size);
+	return pinned_range_of((uintptr_t)p, base, size) ? 2 : 0;
 }
 
 static CUresult get_one(void *data, CUpointer_attribute a, CUdeviceptr p)
@@ -59,9 +69,10 @@ static CUresult get_one(void *data, CUpointer_attribute a, CUdeviceptr p)
 		return CUDA_ERROR_INVALID_VALUE;
 	uintptr_t base;
 	size_t size;
-	if (!range_of(p, &base, &size))
+	int kind = range_of(p, &base, &size);
+	if (kind == 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	return attr(data, a, p, base, size);
+	return attr(data, a, p, base, size, kind == 2);
 }
 
 EXPORT CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
@@ -123,11 +134,11 @@ static CUresult get_many(unsigned n, CUpointer_attribute *attrs, void **data, CU
 		return CUDA_ERROR_INVALID_VALUE;
 	uintptr_t base = 0;
 	size_t size = 0;
-	bool known = range_of(p, &base, &size);
+	int kind = range_of(p, &base, &size);
 	for (unsigned i = 0; i < n; i++) {
 		if (data[i] == NULL)
 			return CUDA_ERROR_INVALID_VALUE;
-		if (!known || attr(data[i], attrs[i], p, base, size) != CUDA_SUCCESS) {
+		if (!kind || attr(data[i], attrs[i], p, base, size, kind == 2) != CUDA_SUCCESS) {
 			r = zero(data[i], attrs[i]);
 			if (r != CUDA_SUCCESS)
 				return r;

@@ -290,6 +290,61 @@ static void test_stream_ordered_alloc(void **state)
 	CHECK(cuStreamDestroy(s));
 }
 
+/* An asynchronous copy from pinned memory reads the buffer when it runs;
+ * one from pageable memory reads it at the call (staging). */
+static unsigned copy_then_change(bool pinned)
+{
+	CUstream s;
+	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	unsigned *host, pageable;
+	if (pinned)
+		CHECK(cuMemHostAlloc((void **)&host, 4, CU_MEMHOSTALLOC_PORTABLE));
+	else
+		host = &pageable;
+	CUdeviceptr p;
+	CHECK(cuMemAlloc(&p, 4));
+	*host = 1;
+	CHECK(cuMemcpyHtoDAsync(p, host, 4, s)); /* runs 100 ms later */
+	*host = 2;
+	CHECK(cuStreamSynchronize(s));
+	unsigned v = read_u32(p);
+	if (pinned) {
+		unsigned type = 0;
+		CHECK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					    (CUdeviceptr)(uintptr_t)host));
+		assert_int_equal(type, CU_MEMORYTYPE_HOST);
+		CHECK(cuMemFreeHost(host));
+		assert_int_equal(cuMemFreeHost(host), CUDA_ERROR_INVALID_VALUE);
+	}
+	CHECK(cuMemFree(p));
+	CHECK(cuStreamDestroy(s));
+	return v;
+}
+
+static void test_pinned_copies_are_asynchronous(void **state)
+{
+	(void)state;
+	assert_int_equal(copy_then_change(false), 1);
+	assert_int_equal(copy_then_change(true), 2);
+	/* a device-to-host copy into pinned memory returns before it ran */
+	CUstream s;
+	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	unsigned *host;
+	CHECK(cuMemAllocHost((void **)&host, 4));
+	CUdeviceptr p;
+	CHECK(cuMemAlloc(&p, 4));
+	CHECK(cuMemsetD32(p, 7, 1));
+	CHECK(cuCtxSynchronize());
+	*host = 0;
+	CHECK(cuMemcpyDtoHAsync(host, p, 4, s));
+	assert_int_equal(*(volatile unsigned *)host, 0);
+	CHECK(cuStreamSynchronize(s));
+	assert_int_equal(*host, 7);
+	CHECK(cuMemFreeHost(host));
+	CHECK(cuMemFree(p));
+	CHECK(cuStreamDestroy(s));
+}
+
 static void *other_thread_stream(void *arg)
 {
 	CUcontext c;
@@ -340,6 +395,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_destroyed_stream_finishes_work),
 	    cmocka_unit_test(test_stream_ordered_alloc),
 	    cmocka_unit_test(test_per_thread_stream),
+	    cmocka_unit_test(test_pinned_copies_are_asynchronous),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

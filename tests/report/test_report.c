@@ -95,7 +95,8 @@ static void test_mlp3_figures(void **state)
 	assert_int_equal(s.gaps[2].buf, 17);
 	assert_int_equal(s.gaps[2].ops, 16);
 	assert_int_equal(s.gaps[2].ns, 840000);
-	assert_string_equal(rr_site(&t.bufs[19], 2, " < ", site, sizeof(site)),
+	assert_int_equal(s.site_skip, 0); /* x (data.c) and h1 (mlp.c) share no frame */
+	assert_string_equal(rr_site(&t.bufs[19], s.site_skip, 2, " < ", site, sizeof(site)),
 	                    "mlp.c:88 (linear_forward) < mlp.c:142 (train_step)");
 	/* trace extras: raw durations and streams survive the graph's defaults */
 	assert_int_equal(t.ops[23].duration_ns, -1);
@@ -352,6 +353,38 @@ static void test_chart_unicode(void **state)
 	rr_stats_free(&s);
 }
 
+/* The allocator wrapper every activation goes through is not worth a
+ * column: the tables start at the first frame that tells buffers apart. */
+static void test_site_skip(void **state)
+{
+	static char *wa[] = {"alloc_wrapper+0x22 (app)", "layer1+0x10 (app)", "main+0x5 (app)"};
+	static char *wb[] = {"alloc_wrapper+0x22 (app)", "layer2+0x10 (app)", "main+0x5 (app)"};
+	static char *w[] = {"alloc_wrapper+0x22 (app)"};
+	static struct rr_op ops[1];
+	struct rr_buf bufs[3] = {{4 * MiB, 4 * MiB, false, false, 0, -1, wa, 3},
+	                         {4 * MiB, 4 * MiB, false, false, 0, -1, wb, 3},
+	                         {4 * MiB, 4 * MiB, false, false, 0, -1, w, 1}};
+	int64_t mem[1] = {12 * MiB};
+	struct rr_trace t = {.ops = ops, .nops = 1, .bufs = bufs, .nbufs = 2, .mem = mem};
+	struct rr_stats s;
+	char site[128];
+	(void)state;
+
+	ops[0] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v"};
+	rr_analyze(&t, &s);
+	assert_int_equal(s.site_skip, 1);
+	assert_string_equal(rr_site(&bufs[1], s.site_skip, 2, " < ", site, sizeof(site)),
+	                    "layer2+0x10 (app) < main+0x5 (app)");
+	rr_stats_free(&s);
+	/* a buffer whose only frame is the wrapper keeps it: nothing is skipped */
+	t.nbufs = 3;
+	rr_analyze(&t, &s);
+	assert_int_equal(s.site_skip, 0);
+	assert_string_equal(rr_site(&bufs[2], 5, 2, " < ", site, sizeof(site)),
+	                    "alloc_wrapper+0x22 (app)");
+	rr_stats_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +396,7 @@ int main(void)
 	    cmocka_unit_test(test_gap_longest),
 	    cmocka_unit_test(test_chart_ascii),
 	    cmocka_unit_test(test_chart_unicode),
+	    cmocka_unit_test(test_site_skip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

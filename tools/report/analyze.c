@@ -129,6 +129,30 @@ static int by_size_then_gap(const void *a, const void *b)
 	return x->buf - y->buf;
 }
 
+/* How many leading frames all large per-iteration buffers share (at least
+ * two buffers, and each keeps one frame of its own). */
+static int common_site_frames(const struct rr_trace *t)
+{
+	const struct rr_buf *first = NULL;
+	int common = 0, n = 0;
+
+	for (int i = 0; i < t->nbufs; i++) {
+		const struct rr_buf *b = &t->bufs[i];
+		if (b->persistent || b->small)
+			continue;
+		if (!first) {
+			first = b;
+			common = b->nsite - 1;
+		}
+		int k = 0;
+		while (k < common && k < b->nsite - 1 && strcmp(b->site[k], first->site[k]) == 0)
+			k++;
+		common = k;
+		n++;
+	}
+	return n >= 2 && common > 0 ? common : 0;
+}
+
 void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -165,8 +189,8 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			s->peak = t->mem[i];
 			s->peak_op = i;
 		}
-
 	longest_gaps(t, s);
+	s->site_skip = common_site_frames(t);
 	sort_trace = t;
 	qsort(s->gaps, (size_t)s->ngaps, sizeof(*s->gaps), by_size_then_gap);
 }

@@ -37,18 +37,20 @@ char *rr_ns(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-/* The first `frames` frames of the allocation stack joined by sep. */
-char *rr_site(const struct rr_buf *b, int frames, const char *sep, char *buf, size_t len)
+/* `frames` frames of the allocation stack from frame `skip` on (never
+ * skipping the last one), joined by sep. */
+char *rr_site(const struct rr_buf *b, int skip, int frames, const char *sep, char *buf, size_t len)
 {
 	size_t at = 0;
-
 	buf[0] = 0;
 	if (b->nsite == 0) {
 		snprintf(buf, len, "(no call stack)");
 		return buf;
 	}
-	for (int i = 0; i < b->nsite && i < frames && at < len; i++) {
-		int n = snprintf(buf + at, len - at, "%s%s", i ? sep : "", b->site[i]);
+	if (skip > b->nsite - 1)
+		skip = b->nsite - 1;
+	for (int i = skip; i < b->nsite && i < skip + frames && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i > skip ? sep : "", b->site[i]);
 		if (n < 0)
 			break;
 		at += (size_t)n;

@@ -211,13 +211,15 @@ static void gaps_table(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		        "<td class=\"n\">%s</td><td>%d\u2013%d</td><td class=\"mono\">",
 		        g->buf, rr_bytes(t->bufs[g->buf].rounded, a, sizeof(a)), g->ops,
 		        rr_ns(g->ns, b, sizeof(b)), g->after_op + 1, g->before_op - 1);
-		rr_html_text(f, rr_site(&t->bufs[g->buf], 3, " \u2190 ", site, sizeof(site)));
+		rr_html_text(
+		    f, rr_site(&t->bufs[g->buf], s->site_skip, 3, " \u2190 ", site, sizeof(site)));
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
 }
 
-static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
+static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                        const struct rr_plan *p)
 {
 	char a[32], b[32], line[256];
 
@@ -247,7 +249,7 @@ static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_plan 
 		    f);
 	for (int i = 0; i < p->nevicts; i++) {
 		const struct rr_evict *e = &p->evicts[i];
-		char until[16] = "never";
+		char until[16] = "not needed";
 		if (e->before_op >= 0)
 			snprintf(until, sizeof(until), "%d", e->before_op);
 		fprintf(f,
@@ -255,7 +257,7 @@ static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_plan 
 		        "<td class=\"n\">%s</td><td class=\"mono\">",
 		        e->buf, rr_bytes(t->bufs[e->buf].rounded, a, sizeof(a)), e->after_op,
 		        until);
-		rr_html_text(f, rr_site(&t->bufs[e->buf], 1, "", line, sizeof(line)));
+		rr_html_text(f, rr_site(&t->bufs[e->buf], s->site_skip, 1, "", line, sizeof(line)));
 		fputs("</td></tr>\n", f);
 	}
 	if (p->nevicts)
@@ -343,7 +345,7 @@ int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_st
 	rr_svg_memory(f, t, s, p);
 	memory_split(f, t, s);
 	if (p)
-		plan_tables(f, t, p);
+		plan_tables(f, t, s, p);
 	fputs("<h2>Buffer lifetimes</h2>\n<p class=\"note\">One bar per buffer, from the op after "
 	      "its allocation to the op before its free; persistent buffers span the whole "
 	      "iteration. Hover a bar for its size and allocation site.</p>\n",

@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 	}
 	rr_print_summary(stdout, &t, &s, &st);
 	if (plan_path)
-		rr_print_plan(stdout, &t, &plan, &st);
+		rr_print_plan(stdout, &t, &s, &plan, &st);
 	fprintf(stdout, "\n%s\n",
 	        plan_path ? "MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN"
 	                  : "MEMORY OVER THE ITERATION");

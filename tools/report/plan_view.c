@@ -32,21 +32,21 @@ static void print_summary(FILE *f, const struct rr_trace *t, const struct rr_pla
 	        p->nrebuilds == 1 ? "" : "s");
 }
 
-static void print_evicts(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
+static void print_evicts(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                         const struct rr_plan *p)
 {
 	char a[32], site[160];
-
-	fprintf(f, "  %-6s %10s  %-8s %-8s %s\n", "buffer", "size", "after op", "until op",
+	fprintf(f, "  %-6s %10s  %-8s %-14s %s\n", "buffer", "size", "after op", "rebuilt before",
 	        "allocated at");
 	for (int i = 0; i < p->nevicts && i < MAX_ROWS; i++) {
 		const struct rr_evict *e = &p->evicts[i];
 		const struct rr_buf *b = &t->bufs[e->buf];
-		char until[16] = "end";
+		char until[16] = "-";
 		if (e->before_op >= 0)
 			snprintf(until, sizeof(until), "%d", e->before_op);
-		fprintf(f, "  #%-5d %10s  %-8d %-8s %s\n", e->buf,
+		fprintf(f, "  #%-5d %10s  %-8d %-14s %s\n", e->buf,
 		        rr_bytes(b->rounded, a, sizeof(a)), e->after_op, until,
-		        rr_site(b, 1, "", site, sizeof(site)));
+		        rr_site(b, s->site_skip, 1, "", site, sizeof(site)));
 	}
 	if (p->nevicts > MAX_ROWS)
 		fprintf(f, "  (%d more)\n", p->nevicts - MAX_ROWS);
@@ -77,8 +77,8 @@ static void print_rebuilds(FILE *f, const struct rr_trace *t, const struct rr_pl
 		fprintf(f, "  (%d more)\n", p->nrebuilds - MAX_ROWS);
 }
 
-void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_plan *p,
-                   const struct rr_style *st)
+void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                   const struct rr_plan *p, const struct rr_style *st)
 {
 	heading(f, st, "PLAN");
 	print_summary(f, t, p);
@@ -86,7 +86,7 @@ void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_plan *p,
 	if (p->nevicts == 0)
 		fprintf(f, "  none: the iteration already fits the budget\n");
 	else
-		print_evicts(f, t, p);
+		print_evicts(f, t, s, p);
 	heading(f, st, "PLAN: REBUILDS");
 	if (p->nrebuilds == 0)
 		fprintf(f, "  none\n");

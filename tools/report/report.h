@@ -112,6 +112,9 @@ struct rr_stats {
 	int64_t persistent_level; /* persistent large + small pool */
 	struct rr_gap *gaps;      /* large per-iteration buffers with an idle gap, largest first */
 	int ngaps;
+	/* Leading call-stack frames every per-iteration buffer shares (the
+	 * framework's allocator wrapper): the tables show the frames after. */
+	int site_skip;
 };
 
 /* load.c: 0 on success; otherwise one message in err naming the file. */
@@ -133,7 +136,7 @@ const char *rr_buf_role(const struct rr_buf *b);
 /* fmt.c: human units into a caller buffer, returned for chaining */
 char *rr_bytes(int64_t bytes, char *buf, size_t len);
 char *rr_ns(int64_t ns, char *buf, size_t len);
-char *rr_site(const struct rr_buf *b, int frames, const char *sep, char *buf, size_t len);
+char *rr_site(const struct rr_buf *b, int skip, int frames, const char *sep, char *buf, size_t len);
 
 /* summary.c, plan_view.c, chart_term.c: the terminal report */
 struct rr_style {
@@ -142,8 +145,8 @@ struct rr_style {
 };
 void rr_print_summary(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                       const struct rr_style *st);
-void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_plan *p,
-                   const struct rr_style *st);
+void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                   const struct rr_plan *p, const struct rr_style *st);
 void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                     const struct rr_plan *p, const struct rr_style *st, int width, int height);
 

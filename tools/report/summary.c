@@ -57,8 +57,11 @@ static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *
 {
 	static const char *dir[] = {"HtoD", "DtoH", "DtoD", "HtoH"};
 	char left[5][64], copies[48] = "";
-	int at = 0;
+	int at = 0, via_w = 22;
 
+	for (int i = 0; i < s->nvias; i++)
+		if ((int)strlen(s->vias[i].via) > via_w)
+			via_w = (int)strlen(s->vias[i].via);
 	heading(f, st, "OPS BY KIND                               BY ENTRY POINT");
 	for (int d = 0; d < 4; d++)
 		if (s->copies[d])
@@ -73,7 +76,7 @@ static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *
 	for (int i = 0; i < 5 || i < s->nvias; i++) {
 		fprintf(f, "  %-40s", i < 5 ? left[i] : "");
 		if (i < s->nvias)
-			fprintf(f, "%-22s %5d", s->vias[i].via, s->vias[i].count);
+			fprintf(f, "%-*s %5d", via_w, s->vias[i].via, s->vias[i].count);
 		fprintf(f, "\n");
 	}
 }
@@ -148,7 +151,7 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		snprintf(span, sizeof(span), "%d..%d", g->after_op + 1, g->before_op - 1);
 		fprintf(f, "  #%-5d %10s %8d %11s  ops %-9s  %s\n", g->buf,
 		        rr_bytes(bf->rounded, a, sizeof(a)), g->ops, rr_ns(g->ns, b, sizeof(b)),
-		        span, rr_site(bf, 2, " < ", site, sizeof(site)));
+		        span, rr_site(bf, s->site_skip, 2, " < ", site, sizeof(site)));
 	}
 	if (s->ngaps > top)
 		fprintf(f, "  (%d more)\n", s->ngaps - top);

@@ -200,7 +200,7 @@ void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p
 		        xpos(from, n), y + 1, xpos(to, n) - xpos(from, n), bar);
 		fprintf(f, "#%d %s (%s), ops %d..%d, ", id, rr_bytes(b->size, a, sizeof(a)),
 		        rr_buf_role(b), from, to - 1);
-		rr_html_text(f, rr_site(b, 3, " < ", site, sizeof(site)));
+		rr_html_text(f, rr_site(b, 0, 8, " < ", site, sizeof(site)));
 		fprintf(f, "</title></rect>\n");
 	}
 	for (int i = 0; p && i < p->nevicts; i++) {

@@ -21,6 +21,9 @@ uintptr_t sim_dev_base, sim_dev_end;
  * which keeps a use-after-free pointing at inaccessible memory. */
 #define VA_SPAN  (1ull << 40)
 #define VA_ALIGN (1ull << 30)
+/* A hint, so device addresses are the same on every run (traces and logs
+ * compare across runs); the kernel picks another spot if it is taken. */
+#define VA_HINT (1ull << 45)
 
 struct range {
 	uintptr_t base;
@@ -39,13 +42,11 @@ static uint64_t phys_used, alloc_count;
 int devmem_init(void)
 {
 	for (uint64_t span = VA_SPAN; span >= (64ull << 30); span >>= 1) {
-		void *p = mmap(NULL, span + VA_ALIGN, PROT_NONE,
+		void *p = mmap((void *)(uintptr_t)VA_HINT, span + VA_ALIGN, PROT_NONE,
 		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			continue;
 		uintptr_t base = ((uintptr_t)p + VA_ALIGN - 1) & ~(uintptr_t)(VA_ALIGN - 1);
-		/* Device addresses never start at the very beginning: a bad
-		 * offset from 0 must not land in the range. */
 		sim_dev_base = base;
 		sim_dev_end = base + span;
 		cursor = sim_dev_base;

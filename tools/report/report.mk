@@ -17,7 +17,7 @@ ALL_TARGETS += $(BUILD)/remat-report
 
 E2E_TESTS += tests/report/report_text.sh tests/report/report_errors.sh \
 	tests/report/report_html.sh tests/report/report_plan.sh \
-	tests/report/report_export.sh
+	tests/report/report_export.sh tests/report/report_real_trace.sh
 
 # Unit tests: the report's sources without main.c, built with $(SAN)
 # against the sanitized planner library.

@@ -204,8 +204,10 @@ void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p
 		fprintf(f, "</title></rect>\n");
 	}
 	for (int i = 0; p && i < p->nevicts; i++) {
-		const struct rr_evict *e = &p->evicts[i];
-		int to = e->before_op < 0 ? n : e->before_op;
+		const struct rr_evict *e = &p->evicts[i]; /* not rebuilt: the gap lasts until the
+		                                             program frees the buffer */
+		int free_at = t->bufs[e->buf].free_at;
+		int to = e->before_op >= 0 ? e->before_op : free_at >= 0 ? free_at : n;
 		fprintf(f,
 		        "<rect class=\"evicted\" data-buf=\"%d\" x=\"%.1f\" y=\"%.1f\" "
 		        "width=\"%.1f\" height=\"%d\"><title>#%d evicted after op %d, ",

@@ -36,7 +36,6 @@ static uint64_t nops;     /* ops seen so far: the index of the next one */
 static int64_t level;     /* requested bytes of live managed allocations */
 static int cupti_started; /* CUPTI was started for the next profile */
 static int cupti_ok;
-static uint64_t cupti_since; /* op at which CUPTI was started */
 static const char *cupti_note = "";
 static uint64_t verify_end;
 static size_t prof_period; /* the period being profiled */
@@ -70,7 +69,14 @@ static uint64_t op_signature(const struct remat_op *op)
 	                  (uint64_t)(uintptr_t)op->stream,
 	                  op->kind == REMAT_OP_KERNEL ? 0 : op->bytes,
 	                  (uint64_t)op->copy};
-	return remat_fnv1a(REMAT_FNV_OFFSET, v, sizeof(v));
+	/* Word-wise mixing: this runs for every op while detecting, and a
+	 * byte-wise FNV over 96 bytes is a chain of 96 dependent multiplies. */
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		h = (h ^ v[k]) * 0xbf58476d1ce4e5b9ULL;
+		h ^= h >> 29;
+	}
+	return h;
 }
 
 static void give_up(const char *why)
@@ -91,20 +97,21 @@ static void abort_profile(const char *why, uint64_t i)
 
 static void maybe_start(uint64_t i)
 {
-	if (!remat_det_steady(&det))
+	if (!remat_det_steady(&det) || !remat_det_is_boundary(&det, i))
 		return;
+	size_t it = remat_det_iteration_index(&det, i);
 	if (!cupti_started) {
-		/* Subscribe before the profile's first op: its runtime call
-		 * must be entered with the callbacks already on. */
+		/* Subscribe one iteration before the profile: the runtime call of
+		 * its first op must be entered with the callbacks on, and no
+		 * earlier, since CUPTI costs something on every API call. */
+		if ((int64_t)it + 1 < remat_cfg.warmup)
+			return;
 		cupti_ok = remat_cupti_start(&cupti_note) == 0;
 		if (!cupti_ok)
 			remat_log(REMAT_LOG_ERROR, "no kernel durations: %s", cupti_note);
 		cupti_started = 1;
-		cupti_since = i;
-	}
-	if (i == cupti_since || !remat_det_is_boundary(&det, i))
 		return;
-	size_t it = remat_det_iteration_index(&det, i);
+	}
 	if ((int64_t)it < remat_cfg.warmup)
 		return;
 	remat_log(REMAT_LOG_INFO,

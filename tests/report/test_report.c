@@ -383,6 +383,11 @@ static void test_site_skip(void **state)
 	assert_string_equal(rr_site(&bufs[2], 5, 2, " < ", site, sizeof(site)),
 	                    "alloc_wrapper+0x22 (app)");
 	rr_stats_free(&s);
+	/* libc's start-up frames under main are left out */
+	static char *boot[] = {"main+0x163a (gpt)", "__libc_init_first+0x8a (libc.so.6)",
+	                       "__libc_start_main+0x85 (libc.so.6)", "_start+0x21 (gpt)"};
+	struct rr_buf b = {4 * MiB, 4 * MiB, false, false, 0, -1, boot, 4};
+	assert_string_equal(rr_site(&b, 0, 3, " < ", site, sizeof(site)), "main+0x163a (gpt)");
 }
 
 int main(void)

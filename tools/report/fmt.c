@@ -37,8 +37,16 @@ char *rr_ns(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* Process start-up frames (libc calling main) are below every stack and
+ * say nothing about the buffer. */
+static bool startup_frame(const char *f)
+{
+	return strncmp(f, "__libc_start", 12) == 0 || strncmp(f, "__libc_init_first", 17) == 0 ||
+	       strncmp(f, "_start+", 7) == 0 || strncmp(f, "_start ", 7) == 0;
+}
+
 /* `frames` frames of the allocation stack from frame `skip` on (never
- * skipping the last one), joined by sep. */
+ * skipping the last one), without start-up frames, joined by sep. */
 char *rr_site(const struct rr_buf *b, int skip, int frames, const char *sep, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -49,8 +57,11 @@ char *rr_site(const struct rr_buf *b, int skip, int frames, const char *sep, cha
 	}
 	if (skip > b->nsite - 1)
 		skip = b->nsite - 1;
-	for (int i = skip; i < b->nsite && i < skip + frames && at < len; i++) {
-		int n = snprintf(buf + at, len - at, "%s%s", i > skip ? sep : "", b->site[i]);
+	for (int i = skip, shown = 0; i < b->nsite && shown < frames && at < len; i++) {
+		if (shown > 0 && startup_frame(b->site[i]))
+			continue;
+		int n = snprintf(buf + at, len - at, "%s%s", shown ? sep : "", b->site[i]);
+		shown++;
 		if (n < 0)
 			break;
 		at += (size_t)n;

@@ -65,7 +65,6 @@ void api_set_outer(uint32_t id);
 /* ---- init.c / context.c ------------------------------------------------ */
 
 bool sim_initialized(void);
-extern _Atomic int sim_init_done;
 
 struct sim_stream;
 
@@ -88,8 +87,8 @@ struct sim_ctx {
 extern struct sim_ctx sim_primary;
 
 /* The calling thread's current context, checked: CUDA_ERROR_NOT_INITIALIZED
- * before cuInit, CUDA_ERROR_INVALID_CONTEXT when none is current or it was
- * released. */
+ * before cuInit, CUDA_ERROR_INVALID_CONTEXT when none is current,
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED when it was released or reset. */
 CUresult ctx_current(struct sim_ctx **out);
 CUresult ctx_check(CUcontext c, struct sim_ctx **out);
 CUresult ctx_synchronize(struct sim_ctx *ctx);
@@ -114,7 +113,7 @@ bool handle_is(const void *p, enum handle_kind kind);
 /* Completion of one op; waiters hold references. */
 struct sim_marker {
 	atomic_int refs;
-	bool done;       /* under sim_sync_lock */
+	bool done;       /* under stream.c's sync_lock */
 	uint64_t end_ns; /* simulated completion time, valid when done */
 };
 void marker_ref(struct sim_marker *m);
@@ -287,14 +286,8 @@ void fault_thread_fini(void *stack);
 /* ---- stats.c ----------------------------------------------------------- */
 
 extern struct sim_counters {
-	atomic_uint_fast64_t ops, kernels, memcpy, memset, host_funcs, allocs, frees, launches;
+	atomic_uint_fast64_t ops, kernels, memcpy, memset, host_funcs, allocs, frees;
 	atomic_uint_fast64_t peak_physical, sim_time_ns;
 } sim_stats;
-void stats_init(void);
-
-/* ---- launch.c: per-thread default stream entry variant helpers -------- */
-
-CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
-                CUstream hs, bool per_thread, void **params, void **extra, bool cooperative);
 
 #endif

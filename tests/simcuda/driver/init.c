@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-_Atomic int sim_init_done;
+static _Atomic int sim_init_done;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUresult init_result = CUDA_SUCCESS;
 

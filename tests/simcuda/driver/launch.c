@@ -66,8 +66,8 @@ static CUresult pack(const struct simcuda_kernel *k, void **params, void **extra
 	return CUDA_SUCCESS;
 }
 
-CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
-                CUstream hs, bool per_thread, void **params, void **extra, bool cooperative)
+static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
+                       CUstream hs, bool per_thread, void **params, void **extra, bool cooperative)
 {
 	struct sim_ctx *ctx;
 	struct sim_stream *s;

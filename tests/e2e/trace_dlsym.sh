@@ -25,6 +25,7 @@ int main(void)
 	if (pid == 0) {
 		g = h ? dlsym(h, "cuGetProcAddress_v2") : NULL;
 		printf("%s\n", g && dladdr(g, &d) ? d.dli_fname : "none");
+		fflush(stdout);
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);

@@ -193,3 +193,27 @@ int remat_alloc_conf_merge(const char *old, char *out, size_t outlen)
 	}
 	return 0;
 }
+
+/* A REMAT_* name we do not know is most likely a typo of one we do (say
+ * REMAT_TRACEDIR): worth one line, since the user thinks it is in effect. */
+int remat_config_unknown(char *const *env, char *msg, size_t msglen)
+{
+	static const char *known[] = {"REMAT_MODE", "REMAT_BUDGET",   "REMAT_TRACE_DIR",
+	                              "REMAT_LOG",  "REMAT_LOG_FILE", "REMAT_WARMUP"};
+	for (; env && *env; env++) {
+		if (strncmp(*env, "REMAT_", 6))
+			continue;
+		size_t len = strcspn(*env, "=");
+		int found = 0;
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			found |= strlen(known[k]) == len && !strncmp(*env, known[k], len);
+		if (!found) {
+			snprintf(msg, msglen,
+			         "unknown variable %.*s ignored (known: REMAT_MODE, REMAT_BUDGET, "
+			         "REMAT_TRACE_DIR, REMAT_LOG, REMAT_LOG_FILE, REMAT_WARMUP)",
+			         (int)(len > 64 ? 64 : len), *env);
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remat.h"
 #include "../profiler/profiler.h"
@@ -38,6 +39,8 @@ __attribute__((constructor)) static void remat_constructor(void)
 		pending_flag = 1;
 		return;
 	}
+	if (remat_config_unknown(environ, pending_message, sizeof(pending_message)))
+		pending_flag = 1;
 	if (!remat_cfg.any_set || remat_cfg.mode == REMAT_MODE_OFF)
 		return;
 	char conf[4096];

@@ -42,6 +42,10 @@ typedef const char *(*remat_getenv_fn)(const char *name);
  * accepted; cfg then holds the defaults with mode OFF. */
 int remat_config_parse(remat_getenv_fn get, struct remat_config *cfg, char *err, size_t errlen);
 
+/* 1 with a message when env (an environ-like array) holds a REMAT_* name
+ * that is not one of ours, else 0. */
+int remat_config_unknown(char *const *env, char *msg, size_t msglen);
+
 /* Parses a size with optional binary K/M/G/T suffix.  0 on success. */
 int remat_parse_bytes(const char *s, uint64_t *out);
 

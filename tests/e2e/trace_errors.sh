@@ -15,6 +15,11 @@ for bad in REMAT_MODE=fast REMAT_BUDGET=12X REMAT_BUDGET=150% REMAT_LOG=7 REMAT_
 	grep -q "^libremat: .*$var" "$tmp/bad$n.err" || fail "$bad: message does not name $var"
 	grep -q "accepted\|needs" "$tmp/bad$n.err" || fail "$bad: message does not say what is accepted"
 done
+# A misspelt name: said once, the run goes on untouched.
+run typo LD_PRELOAD=$LIB REMAT_TRACEDIR=$tmp/x -- $TR/mlp --iters 6
+same ref typo
+[ "$(grep -c '^libremat: unknown variable REMAT_TRACEDIR ignored' "$tmp/typo.err")" = 1 ] ||
+	fail "misspelt variable: $(cat "$tmp/typo.err")"
 # A trace directory that cannot be created (a path under a regular file).
 : >"$tmp/file"
 run nodir LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/file/trace -- $TR/mlp --iters 6

@@ -195,12 +195,28 @@ static void test_alloc_conf(void **state)
 	assert_int_equal(remat_alloc_conf_merge("a:1", out, 10), -1);
 }
 
+static void test_unknown_names(void **state)
+{
+	(void)state;
+	char msg[256];
+	char *good[] = {"PATH=/bin", "REMAT_MODE=trace", "REMAT_LOG_FILE=x", "REMATX=1", NULL};
+	assert_int_equal(remat_config_unknown(good, msg, sizeof(msg)), 0);
+	char *typo[] = {"REMAT_MODE=trace", "REMAT_TRACEDIR=/tmp/t", NULL};
+	assert_int_equal(remat_config_unknown(typo, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "REMAT_TRACEDIR ignored"));
+	assert_null(strstr(msg, "/tmp/t"));
+	char *prefix[] = {"REMAT_LOGX=1", NULL};
+	assert_int_equal(remat_config_unknown(prefix, msg, sizeof(msg)), 1);
+	assert_int_equal(remat_config_unknown(NULL, msg, sizeof(msg)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nothing_set),    cmocka_unit_test(test_mode_defaults),
 	    cmocka_unit_test(test_mode_values),    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_log_warmup_dir), cmocka_unit_test(test_alloc_conf),
+	    cmocka_unit_test(test_unknown_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,9 @@ rows=$(grep -Ec '^ +([0-9.]+ [KMG]?i?B)? [|+]' "$TMP/chart")
 top=$(grep -E '^ +154\.0 MiB' "$TMP/chart")
 echo "$top" | grep -q '#' || fail "no column reaches the peak row"
 
+# without a plan, the next step is spelled out
+expect_line "$out" "^To plan for a budget: remat-plan $FIX --budget 80% -o plan\.json\$"
+
 # no colour when stdout is not a terminal
 if grep -q "$(printf '\033')" "$out"; then fail "escape codes in a pipe"; fi
 

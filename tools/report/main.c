@@ -134,6 +134,11 @@ int main(int argc, char **argv)
 	        plan_path ? "MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN"
 	                  : "MEMORY OVER THE ITERATION");
 	rr_print_chart(stdout, &t, &s, plan_path ? &plan : NULL, &st, width, 12);
+	if (!plan_path)
+		fprintf(stdout,
+		        "\nTo plan for a budget: remat-plan %s --budget 80%% -o plan.json\n"
+		        "then: remat-report --plan plan.json %s\n",
+		        dir, dir);
 	if (graph_path)
 		fprintf(stdout, "\ngraph written to %s\n", graph_path);
 	if (html_path)

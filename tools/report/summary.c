@@ -136,7 +136,7 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                        const struct rr_style *st, int top)
 {
-	char a[32], b[32], site[256], span[32];
+	char a[32], b[32], site[256], span[32], cut[72];
 
 	heading(f, st, "LARGEST ACTIVATIONS AND THEIR IDLE GAP");
 	if (s->ngaps == 0) {
@@ -151,7 +151,9 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		snprintf(span, sizeof(span), "%d..%d", g->after_op + 1, g->before_op - 1);
 		fprintf(f, "  #%-5d %10s %8d %11s  ops %-9s  %s\n", g->buf,
 		        rr_bytes(bf->rounded, a, sizeof(a)), g->ops, rr_ns(g->ns, b, sizeof(b)),
-		        span, rr_site(bf, s->site_skip, 2, " < ", site, sizeof(site)));
+		        span,
+		        clip(rr_site(bf, s->site_skip, 2, " < ", site, sizeof(site)), cut,
+		             sizeof(cut)));
 	}
 	if (s->ngaps > top)
 		fprintf(f, "  (%d more)\n", s->ngaps - top);

@@ -48,4 +48,28 @@ $(SIMCUDA_DIR)/libcuda.so.1: $(SIMD_OBJS) $(SIMD_OUT)/stubs.o $(SIMD_OUT)/libcud
 	ln -sf libcuda.so.1 $(SIMCUDA_DIR)/libcuda.so
 
 ALL_TARGETS += $(SIMCUDA_DIR)/libcuda.so.1
+
+# The same library built with $(SAN), for the driver's own unit tests, so
+# ASan and UBSan also check the driver's code.  It finds the (uninstrumented)
+# kernel library in $(SIMCUDA_DIR).
+SIMD_SAN_OUT  := $(BUILD)/san/simcuda/driver
+SIMD_SAN_OBJS := $(patsubst $(SIMD_OUT)/%.o,$(SIMD_SAN_OUT)/%.o,$(SIMD_OBJS) $(SIMD_OUT)/stubs.o)
+SIMD_SAN_LIB  := $(BUILD)/san/simcuda/libcuda.so.1
+
+$(SIMD_SAN_OUT)/%.o: $(SIMD_DIR)/%.c $(SIMD_HDRS) $(SIMD_OUT)/errors.inc
+	@mkdir -p $(@D)
+	$(CC) $(SIMD_CFLAGS) $(SAN) -c $< -o $@
+
+$(SIMD_SAN_OUT)/procaddr_table.o: $(SIMD_OUT)/procaddr_table.c $(SIMD_DIR)/procaddr.h
+	@mkdir -p $(@D)
+	$(CC) $(SIMD_CFLAGS) $(SAN) -c $< -o $@
+
+$(SIMD_SAN_OUT)/stubs.o: $(SIMD_OUT)/stubs.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(SIMD_SAN_LIB): $(SIMD_SAN_OBJS) $(SIMD_OUT)/libcuda.map $(SIMCUDA_DIR)/libsimcuda_kernel.so
+	$(CC) $(SAN) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=$(SIMD_OUT)/libcuda.map \
+		-Wl,-Bsymbolic-functions -o $@ $(SIMD_SAN_OBJS) \
+		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) -ldl -lpthread -lm
 -include tests/simcuda/tests/driver_tests.mk

@@ -14,13 +14,13 @@ $(DRVT_OUT)/modules/%.so: $(DRVT_DIR)/modules/%.c tests/simcuda/include/simcuda_
 
 DRVT_TESTS := $(patsubst $(DRVT_DIR)/%.c,$(BUILD)/tests/%,$(wildcard $(DRVT_DIR)/driver_*.c $(DRVT_DIR)/kernel_*.c))
 
-DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(SIMCUDA_DIR)/libcuda.so.1 $(DRVT_MODULES) \
+DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(SIMD_SAN_LIB) $(DRVT_MODULES) \
 	tests/simcuda/include/simcuda_stats.h
 define DRVT_LINK
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) $(SIMCUDA_INC) -DTEST_MODULE_DIR='"$(abspath $(DRVT_OUT)/modules)"' \
-		-o $@ $< -L$(SIMCUDA_DIR) -l:libcuda.so.1 -lsimcuda_kernel -lcmocka -ldl -lpthread \
-		-Wl,-rpath,$(abspath $(SIMCUDA_DIR))
+		-o $@ $< -L$(dir $(SIMD_SAN_LIB)) -l:libcuda.so.1 -L$(SIMCUDA_DIR) -lsimcuda_kernel \
+		-lcmocka -ldl -lpthread -Wl,-rpath,$(abspath $(dir $(SIMD_SAN_LIB))):$(abspath $(SIMCUDA_DIR))
 endef
 
 $(BUILD)/tests/driver_%: $(DRVT_DIR)/driver_%.c $(DRVT_DEPS)

@@ -43,8 +43,8 @@ typedef CUresult (*htod_async_fn)(CUdeviceptr, const void *, size_t, CUstream);
 typedef CUresult (*dtoh_fn)(void *, CUdeviceptr, size_t);
 typedef CUresult (*dtoh_async_fn)(void *, CUdeviceptr, size_t, CUstream);
 
-static CUresult copy(void *real, const char *via, int pt, CUdeviceptr d, CUdeviceptr s, size_t n,
-                     int async, CUstream st, int kind)
+REMAT_INLINE CUresult copy(void *real, const char *via, int pt, CUdeviceptr d, CUdeviceptr s,
+                           size_t n, int async, CUstream st, int kind)
 {
 	CUstream rs = async ? st : NULL;
 	OP_BODY(real, async ? ((cpy_async_fn)real)(d, s, n, st) : ((cpy_fn)real)(d, s, n),
@@ -52,8 +52,8 @@ static CUresult copy(void *real, const char *via, int pt, CUdeviceptr d, CUdevic
 	        .src = s, .bytes = n, .copy = kind);
 }
 
-static CUresult htod(void *real, const char *via, int pt, CUdeviceptr d, const void *s, size_t n,
-                     int async, CUstream st)
+REMAT_INLINE CUresult htod(void *real, const char *via, int pt, CUdeviceptr d, const void *s,
+                           size_t n, int async, CUstream st)
 {
 	CUstream rs = async ? st : NULL;
 	OP_BODY(real, async ? ((htod_async_fn)real)(d, s, n, st) : ((htod_fn)real)(d, s, n),
@@ -61,8 +61,8 @@ static CUresult htod(void *real, const char *via, int pt, CUdeviceptr d, const v
 	        .src = (uint64_t)(uintptr_t)s, .bytes = n, .copy = REMAT_COPY_HTOD);
 }
 
-static CUresult dtoh(void *real, const char *via, int pt, void *d, CUdeviceptr s, size_t n,
-                     int async, CUstream st)
+REMAT_INLINE CUresult dtoh(void *real, const char *via, int pt, void *d, CUdeviceptr s, size_t n,
+                           int async, CUstream st)
 {
 	CUstream rs = async ? st : NULL;
 	OP_BODY(real, async ? ((dtoh_async_fn)real)(d, s, n, st) : ((dtoh_fn)real)(d, s, n),
@@ -119,8 +119,8 @@ typedef CUresult (*set8a_fn)(CUdeviceptr, unsigned char, size_t, CUstream);
 typedef CUresult (*set16a_fn)(CUdeviceptr, unsigned short, size_t, CUstream);
 typedef CUresult (*set32a_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
 
-static CUresult memset_op(void *real, const char *via, int pt, CUdeviceptr d, unsigned v, size_t n,
-                          unsigned elem, int async, CUstream st)
+REMAT_INLINE CUresult memset_op(void *real, const char *via, int pt, CUdeviceptr d, unsigned v,
+                                size_t n, unsigned elem, int async, CUstream st)
 {
 	CUstream rs = async ? st : NULL;
 #define SET_CALL                                                                                   \

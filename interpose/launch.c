@@ -14,21 +14,43 @@ typedef CUresult (*coop_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, 
                             unsigned, CUstream, void **);
 typedef CUresult (*graph_fn)(CUgraphExec, CUstream);
 
-static CUresult launch(void *real, const char *via, int pt, CUfunction f, unsigned gx, unsigned gy,
-                       unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                       CUstream s, void **params, void **extra)
+/* The real function behind one of a hook's two doors (0: the exported
+ * symbol, 1: the twin from cuGetProcAddress), NULL until resolved. */
+REMAT_INLINE void *door_real(struct remat_hook *h, int door)
 {
+	return __atomic_load_n(door ? &h->pa_real : &h->exp_real, __ATOMIC_RELAXED);
+}
+
+static void *door_resolve(struct remat_hook *h, int door)
+{
+	return door ? remat_hook_pa_real(h) : remat_hook_exp_real(h);
+}
+
+static const char *door_via(struct remat_hook *h, int door)
+{
+	return door ? h->pa_via : h->name;
+}
+
+/* First call (symbol not resolved yet) or tracking: out of line, so the
+ * pass-through path stays a load, two tests and a tail jump. */
+static __attribute__((noinline)) CUresult launch_slow(struct remat_hook *h, int door, CUfunction f,
+                                                      unsigned gx, unsigned gy, unsigned gz,
+                                                      unsigned bx, unsigned by, unsigned bz,
+                                                      unsigned shmem, CUstream s, void **params,
+                                                      void **extra)
+{
+	void *real = door_resolve(h, door);
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_tracking))
+	if (!remat_tracking)
 		return ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 	struct remat_op op = {.kind = REMAT_OP_KERNEL,
-	                      .via = via,
+	                      .via = door_via(h, door),
 	                      .func = f,
 	                      .grid = {gx, gy, gz},
 	                      .block = {bx, by, bz},
 	                      .shmem = shmem,
-	                      .stream = remat_stream(s, pt),
+	                      .stream = remat_stream(s, h->per_thread),
 	                      .params = params,
 	                      .extra = extra};
 	remat_prof_begin(&op);
@@ -37,8 +59,18 @@ static CUresult launch(void *real, const char *via, int pt, CUfunction f, unsign
 	return r;
 }
 
-static CUresult launch_ex(void *real, const char *via, int pt, const CUlaunchConfig *c,
-                          CUfunction f, void **params, void **extra)
+REMAT_INLINE CUresult launch(struct remat_hook *h, int door, CUfunction f, unsigned gx, unsigned gy,
+                             unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                             CUstream s, void **params, void **extra)
+{
+	void *real = door_real(h, door);
+	if (likely(real != NULL && !remat_tracking))
+		return ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	return launch_slow(h, door, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+}
+
+REMAT_INLINE CUresult launch_ex(void *real, const char *via, int pt, const CUlaunchConfig *c,
+                                CUfunction f, void **params, void **extra)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -59,9 +91,9 @@ static CUresult launch_ex(void *real, const char *via, int pt, const CUlaunchCon
 	return r;
 }
 
-static CUresult coop(void *real, const char *via, int pt, CUfunction f, unsigned gx, unsigned gy,
-                     unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s,
-                     void **params)
+REMAT_INLINE CUresult coop(void *real, const char *via, int pt, CUfunction f, unsigned gx,
+                           unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                           unsigned shmem, CUstream s, void **params)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -83,7 +115,7 @@ static CUresult coop(void *real, const char *via, int pt, CUfunction f, unsigned
 
 /* A graph launch is recorded (so the op count stays right) but can never
  * be replayed: its kernels are not ours to see. */
-static CUresult graph(void *real, const char *via, int pt, CUgraphExec g, CUstream s)
+REMAT_INLINE CUresult graph(void *real, const char *via, int pt, CUgraphExec g, CUstream s)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -106,12 +138,11 @@ static CUresult graph(void *real, const char *via, int pt, CUgraphExec g, CUstre
 	REMAT_EXPORT CUresult id(LAUNCH_PARAMS);                                                   \
 	CUresult id(LAUNCH_PARAMS)                                                                 \
 	{                                                                                          \
-		return launch(remat_hook_exp_real(&remat_hook_##id), #id, pt, LAUNCH_ARGS);        \
+		return launch(&remat_hook_##id, 0, LAUNCH_ARGS);                                   \
 	}                                                                                          \
 	static CUresult pa_##id(LAUNCH_PARAMS)                                                     \
 	{                                                                                          \
-		return launch(remat_hook_pa_real(&remat_hook_##id), remat_hook_##id.pa_via, pt,    \
-		              LAUNCH_ARGS);                                                        \
+		return launch(&remat_hook_##id, 1, LAUNCH_ARGS);                                   \
 	}                                                                                          \
 	REMAT_HOOK(id, "cuLaunchKernel", pt, 0, id, pa_##id)
 

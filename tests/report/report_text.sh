@@ -13,6 +13,10 @@ expect_line "$out" '^  copies +3  \(HtoD 2, DtoH 1\) +cuLaunchKernel +8$'
 expect_line "$out" '^  memsets +2 +cudaMemcpyAsync +3$'
 expect_line "$out" '^  host funcs +1 +cudaMemsetAsync +2$'
 expect_line "$out" '^  total +26 +cudaLaunchHostFunc +1$'
+# x (8 192 000 B) + labels (16 000 B) come in, the 4-byte loss goes out
+expect_line "$out" '^  copied +HtoD 7\.8 MiB, DtoH 4 B$'
+expect_line "$out" '^  streams +2$'
+expect_line "$out" '^  never replayed +3: copy from host \(2\), host callback \(1\)$'
 # top kernel: sgemm_nn, 3 launches, 386 us = 24.4 % of 1.579 ms, ranked first
 sed -n '/^TOP KERNELS/{n;n;p}' "$out" | grep -Eq '^  sgemm_nn +3 +386\.0 us +24\.4%$' ||
 	fail "sgemm_nn is not the first row of the kernel table"

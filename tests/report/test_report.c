@@ -56,6 +56,14 @@ static void test_mlp3_figures(void **state)
 	assert_int_equal(s.copies[0], 2); /* HtoD */
 	assert_int_equal(s.copies[1], 1); /* DtoH */
 	assert_int_equal(s.unknown_duration_ops, 1);
+	assert_int_equal(s.copy_bytes[0], 8192000 + 16000);
+	assert_int_equal(s.copy_bytes[1], 4);
+	assert_int_equal(s.streams, 2);
+	assert_int_equal(s.not_replayable, 3);
+	assert_int_equal(s.nreasons, 2);
+	assert_string_equal(s.reasons[0].why, "copy from host");
+	assert_int_equal(s.reasons[0].count, 2);
+	assert_string_equal(s.reasons[1].why, "host callback");
 	assert_int_equal(s.nvias, 5);
 	assert_string_equal(s.vias[0].via, "cudaLaunchKernel");
 	assert_int_equal(s.vias[0].count, 12);

@@ -4,12 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *rr_kind_name(enum rr_kind k)
-{
-	static const char *names[] = {"kernel", "memcpy", "memset", "host_func"};
-	return k < RR_NKINDS ? names[k] : "?";
-}
-
 const char *rr_buf_role(const struct rr_buf *b)
 {
 	if (b->persistent)
@@ -52,6 +46,32 @@ static void count_kernels(const struct rr_trace *t, struct rr_stats *s)
 			s->kernels[k].total_ns += o->duration_ns;
 	}
 	qsort(s->kernels, (size_t)s->nkernels, sizeof(*s->kernels), by_total_desc);
+}
+
+/* Ops never replayed, by reason: buffers they write cannot be rebuilt. */
+static void count_reasons(const struct rr_trace *t, struct rr_stats *s)
+{
+	s->reasons = calloc((size_t)t->nops + 1, sizeof(*s->reasons));
+	for (int i = 0; i < t->nops; i++) {
+		const struct rr_op *o = &t->ops[i];
+		const char *why = o->why_not && *o->why_not ? o->why_not : "no reason given";
+		int k;
+		if (o->replayable)
+			continue;
+		s->not_replayable++;
+		for (k = 0; k < s->nreasons; k++)
+			if (strcmp(s->reasons[k].why, why) == 0)
+				break;
+		if (k == s->nreasons)
+			s->reasons[s->nreasons++].why = why;
+		s->reasons[k].count++;
+	}
+	for (int i = 1; i < s->nreasons; i++)
+		for (int j = i; j > 0 && s->reasons[j].count > s->reasons[j - 1].count; j--) {
+			struct rr_reason tmp = s->reasons[j];
+			s->reasons[j] = s->reasons[j - 1];
+			s->reasons[j - 1] = tmp;
+		}
 }
 
 static void count_vias(const struct rr_trace *t, struct rr_stats *s)
@@ -159,13 +179,21 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 	for (int i = 0; i < t->nops; i++) {
 		const struct rr_op *o = &t->ops[i];
 		s->kinds[o->kind]++;
-		if (o->kind == RR_MEMCPY && copy_index(o->copy) >= 0)
+		if (o->kind == RR_MEMCPY && copy_index(o->copy) >= 0) {
 			s->copies[copy_index(o->copy)]++;
+			s->copy_bytes[copy_index(o->copy)] += o->bytes;
+		}
+		bool seen = false; /* streams are small ids: a quadratic scan is fine */
+		for (int j = 0; j < i && !seen; j++)
+			seen = t->ops[j].stream == o->stream;
+		if (!seen)
+			s->streams++;
 		if (o->duration_ns < 0)
 			s->unknown_duration_ops++;
 	}
 	count_kernels(t, s);
 	count_vias(t, s);
+	count_reasons(t, s);
 
 	for (int i = 0; i < t->nbufs; i++) {
 		const struct rr_buf *b = &t->bufs[i];
@@ -199,6 +227,7 @@ void rr_stats_free(struct rr_stats *s)
 {
 	free(s->kernels);
 	free(s->vias);
+	free(s->reasons);
 	free(s->gaps);
 	memset(s, 0, sizeof(*s));
 }

@@ -171,6 +171,24 @@ static void ops_tables(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		fprintf(f, "</td><td class=\"n\">%d</td></tr>\n", s->vias[i].count);
 	}
 	fputs("</table>\n<div style=\"clear:both\"></div>\n", f);
+	fprintf(f, "<p class=\"note\">%d stream%s.", s->streams, s->streams == 1 ? "" : "s");
+	for (int d = 0, any = 0; d < 4; d++) {
+		if (!s->copies[d])
+			continue;
+		fprintf(f, "%s%s %s", any++ ? ", " : " Copied: ", dir[d],
+		        rr_bytes(s->copy_bytes[d], a, sizeof(a)));
+	}
+	if (s->not_replayable) {
+		fprintf(f, ". Never replayed: %d op%s (", s->not_replayable,
+		        s->not_replayable == 1 ? "" : "s");
+		for (int i = 0; i < s->nreasons; i++) {
+			fprintf(f, "%s", i ? ", " : "");
+			rr_html_text(f, s->reasons[i].why);
+			fprintf(f, " %d", s->reasons[i].count);
+		}
+		fputs("): buffers they write cannot be rebuilt", f);
+	}
+	fputs(".</p>\n", f);
 
 	fputs("<h2>Top kernels by total time</h2>\n<table>\n<tr><th>kernel</th><th class=\"n\">"
 	      "count</th><th class=\"n\">total</th><th class=\"n\">% of iteration</th></tr>\n",

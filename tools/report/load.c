@@ -57,6 +57,7 @@ static void from_graph(const struct pl_graph *g, struct rr_trace *t)
 		o->kind = kind_of(po->kind);
 		o->name = strdup(po->name ? po->name : "?");
 		o->replayable = po->replayable;
+		o->why_not = strdup(po->why_not ? po->why_not : "");
 		o->duration_ns = po->duration_ns;
 		copy_uses(g, po, o);
 		t->mem[i] = g->live[i];
@@ -187,6 +188,7 @@ void rr_trace_free(struct rr_trace *t)
 	for (int i = 0; i < t->nops; i++) {
 		free(t->ops[i].name);
 		free(t->ops[i].via);
+		free(t->ops[i].why_not);
 		free(t->ops[i].uses);
 	}
 	for (int i = 0; i < t->nbufs; i++) {

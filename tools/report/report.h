@@ -16,14 +16,15 @@ enum rr_kind { RR_KERNEL, RR_MEMCPY, RR_MEMSET, RR_HOST_FUNC, RR_NKINDS };
 
 struct rr_op {
 	enum rr_kind kind;
-	char *name;   /* kernel name; "memcpy", "memset", "host_func" otherwise */
+	char *name;   /* kernel name; memcpyHtoD, memset, ... otherwise */
 	char *via;    /* entry point that issued it */
 	char copy[8]; /* memcpy: HtoD | DtoH | DtoD | HtoH */
 	int stream;
 	int64_t duration_ns; /* -1: unknown */
 	int64_t bytes;       /* memcpy/memset */
 	bool replayable;
-	int *uses; /* buffer ids read or written, ascending, no duplicates */
+	char *why_not; /* why it is not replayable, "" when it is */
+	int *uses;     /* buffer ids read or written, ascending, no duplicates */
 	int nuses;
 };
 
@@ -43,7 +44,7 @@ struct rr_trace {
 	int64_t granularity, device_memory;
 	int period, iterations_seen;
 	int64_t duration_ns;
-	int64_t persistent_bytes, peak_bytes, small_pool_bytes;
+	int64_t peak_bytes, small_pool_bytes;
 	struct rr_op *ops;
 	int nops;
 	struct rr_buf *bufs;
@@ -96,7 +97,15 @@ struct rr_gap {
 
 struct rr_stats {
 	int kinds[RR_NKINDS];
-	int copies[4]; /* HtoD, DtoH, DtoD, HtoH */
+	int copies[4];         /* HtoD, DtoH, DtoD, HtoH */
+	int64_t copy_bytes[4]; /* bytes moved in each direction */
+	int streams;           /* distinct stream ids */
+	int not_replayable;    /* ops never replayed ... */
+	struct rr_reason {     /* ... grouped by reason, most frequent first */
+		const char *why;
+		int count;
+	} * reasons;
+	int nreasons;
 	struct {
 		const char *via;
 		int count;
@@ -104,7 +113,7 @@ struct rr_stats {
 	int nvias;
 	struct rr_kernel_stat *kernels; /* by total time, descending */
 	int nkernels;
-	int64_t unknown_duration_ops;
+	int unknown_duration_ops;
 	int64_t persistent_large, persistent_small_req, periter_small_req;
 	int npersistent_large, npersistent_small, nperiter_small, nperiter_large;
 	int64_t peak;             /* max of trace->mem */
@@ -123,14 +132,13 @@ int rr_load_plan(const char *path, const struct rr_trace *t, struct rr_plan *p, 
                  size_t errlen);
 int rr_export_graph(const char *dir, const char *out, char *err, size_t errlen);
 void rr_trace_free(struct rr_trace *t);
+void rr_plan_free(struct rr_plan *p);
 /* trace_extras.c: fields the graph model does not keep (via, stream, site, ...) */
 int rr_trace_extras(const char *dir, struct rr_trace *t, char *err, size_t errlen);
-void rr_plan_free(struct rr_plan *p);
 
 /* analyze.c */
 void rr_analyze(const struct rr_trace *t, struct rr_stats *s);
 void rr_stats_free(struct rr_stats *s);
-const char *rr_kind_name(enum rr_kind k);
 const char *rr_buf_role(const struct rr_buf *b);
 
 /* fmt.c: human units into a caller buffer, returned for chaining */

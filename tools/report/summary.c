@@ -47,9 +47,26 @@ static void print_iteration(FILE *f, const struct rr_trace *t, const struct rr_s
 	        t->period, t->iterations_seen);
 	fprintf(f, "  duration   %s (sum of op durations", rr_ns(t->duration_ns, a, sizeof(a)));
 	if (s->unknown_duration_ops)
-		fprintf(f, "; %" PRId64 " op%s without a duration", s->unknown_duration_ops,
+		fprintf(f, "; %d op%s without a duration", s->unknown_duration_ops,
 		        s->unknown_duration_ops == 1 ? "" : "s");
 	fprintf(f, ")\n");
+}
+
+static void print_copied(FILE *f, const struct rr_stats *s)
+{
+	static const char *dir[] = {"HtoD", "DtoH", "DtoD", "HtoH"};
+	char a[32];
+	bool any = false;
+
+	for (int d = 0; d < 4; d++) {
+		if (!s->copies[d])
+			continue;
+		fprintf(f, "%s%s %s", any ? ", " : "  copied      ", dir[d],
+		        rr_bytes(s->copy_bytes[d], a, sizeof(a)));
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
 }
 
 static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
@@ -78,6 +95,15 @@ static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *
 		if (i < s->nvias)
 			fprintf(f, "%-*s %5d", via_w, s->vias[i].via, s->vias[i].count);
 		fprintf(f, "\n");
+	}
+	print_copied(f, s);
+	fprintf(f, "  streams     %5d\n", s->streams);
+	if (s->not_replayable) {
+		fprintf(f, "  never replayed %2d:", s->not_replayable);
+		for (int i = 0; i < s->nreasons && i < 4; i++)
+			fprintf(f, "%s %s (%d)", i ? "," : "", s->reasons[i].why,
+			        s->reasons[i].count);
+		fprintf(f, "%s\n", s->nreasons > 4 ? ", ..." : "");
 	}
 }
 

@@ -82,7 +82,6 @@ int rr_trace_extras(const char *dir, struct rr_trace *t, char *err, size_t errle
 	t->iterations_seen = (int)get_int(sec, "iterations_seen", 0);
 	t->duration_ns = get_int(sec, "duration_ns", -1);
 	sec = json_object_get(root, "memory");
-	t->persistent_bytes = get_int(sec, "persistent_bytes", -1);
 	t->peak_bytes = get_int(sec, "peak_bytes", -1);
 	sec = json_object_get(root, "cupti");
 	t->cupti_kernels = get_int(sec, "kernels", -1);

@@ -8,7 +8,7 @@ python3 tests/report/check_html.py "$TMP/page.html" 27
 # the tables carry the same figures as the terminal report
 expect_line "$TMP/page.html" '<td class="mono">sgemm_nn</td><td class="n">3</td><td class="n">386\.0 us</td><td class="n">24\.4%</td>'
 expect_line "$TMP/page.html" 'Baseline peak <b>154\.0 MiB</b>, first reached at op 12'
-expect_line "$TMP/page.html" '<td>#19</td><td class="n">16\.0 MiB</td><td class="n">10</td><td class="n">67\.0 us</td>'
+expect_line "$TMP/page.html" '<td>#19</td><td class="n">16\.0 MiB</td><td class="n">10</td><td class="n">67\.0 us</td><td>5.+14</td><td class="mono">3 bias_relu_fwd</td>'
 # a file name needing escapes stays well-formed
 mkdir -p "$TMP/a&b<c>"
 cp "$FIX"/* "$TMP/a&b<c>/"

@@ -97,13 +97,15 @@ static void test_mlp3_figures(void **state)
 	assert_int_equal(s.gaps[0].before_op, 15);
 	assert_int_equal(s.gaps[0].ops, 10);
 	assert_int_equal(s.gaps[0].ns, 67000);
+	assert_int_equal(s.gaps[0].producer, 3); /* bias_relu_fwd in place */
 	assert_int_equal(s.gaps[1].buf, 20);
 	assert_int_equal(s.gaps[1].ops, 3);
 	assert_int_equal(s.gaps[1].ns, 9000);
 	assert_int_equal(s.gaps[2].buf, 17);
 	assert_int_equal(s.gaps[2].ops, 16);
 	assert_int_equal(s.gaps[2].ns, 840000);
-	assert_int_equal(s.site_skip, 0); /* x (data.c) and h1 (mlp.c) share no frame */
+	assert_int_equal(s.gaps[2].producer, 0); /* the HtoD copy of the batch */
+	assert_int_equal(s.site_skip, 0);        /* x (data.c) and h1 (mlp.c) share no frame */
 	assert_string_equal(rr_site(&t.bufs[19], s.site_skip, 2, " < ", site, sizeof(site)),
 	                    "mlp.c:88 (linear_forward) < mlp.c:142 (train_step)");
 	/* trace extras: raw durations and streams survive the graph's defaults */

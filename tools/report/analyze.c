@@ -96,6 +96,17 @@ static void count_vias(const struct rr_trace *t, struct rr_stats *s)
 		}
 }
 
+/* The op whose output a gap holds: the last write at or before `at`.  A
+ * plan rebuilds the buffer by replaying it (and what it depends on). */
+static int producer(const struct rr_trace *t, int b, int at)
+{
+	for (int i = at; i >= 0; i--)
+		for (int k = 0; k < t->ops[i].nwrites; k++)
+			if (t->ops[i].writes[k] == b)
+				return i;
+	return -1;
+}
+
 /* For every evictable buffer, the longest stretch of ops during which it
  * sits unused between two uses: the window in which a plan could drop it.
  * One pass over the ops, remembering each buffer's last use; elapsed[i] is
@@ -121,15 +132,17 @@ static void longest_gaps(const struct rr_trace *t, struct rr_stats *s)
 			last[b] = i;
 			if (l < 0 || i - l - 1 == 0)
 				continue;
-			struct rr_gap g = {b, l, i, i - l - 1, elapsed[i] - elapsed[l + 1]};
+			struct rr_gap g = {b, l, i, i - l - 1, elapsed[i] - elapsed[l + 1], -1};
 			if (g.ops > best[b].ops || (g.ops == best[b].ops && g.ns > best[b].ns))
 				best[b] = g;
 		}
 	}
 	s->gaps = calloc((size_t)t->nbufs + 1, sizeof(*s->gaps));
 	for (int b = 0; b < t->nbufs; b++)
-		if (!t->bufs[b].persistent && !t->bufs[b].small && best[b].ops > 0)
+		if (!t->bufs[b].persistent && !t->bufs[b].small && best[b].ops > 0) {
+			best[b].producer = producer(t, b, best[b].after_op);
 			s->gaps[s->ngaps++] = best[b];
+		}
 	free(last);
 	free(best);
 	free(elapsed);

@@ -220,7 +220,8 @@ static void gaps_table(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		return;
 	}
 	fputs("<table>\n<tr><th>buffer</th><th class=\"n\">size</th><th class=\"n\">idle ops</th>"
-	      "<th class=\"n\">idle time</th><th>unused over ops</th><th>allocated at</th></tr>\n",
+	      "<th class=\"n\">idle time</th><th>unused over ops</th><th>written by</th>"
+	      "<th>allocated at</th></tr>\n",
 	      f);
 	for (int i = 0; i < s->ngaps && i < 15; i++) {
 		const struct rr_gap *g = &s->gaps[i];
@@ -229,6 +230,13 @@ static void gaps_table(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		        "<td class=\"n\">%s</td><td>%d\u2013%d</td><td class=\"mono\">",
 		        g->buf, rr_bytes(t->bufs[g->buf].rounded, a, sizeof(a)), g->ops,
 		        rr_ns(g->ns, b, sizeof(b)), g->after_op + 1, g->before_op - 1);
+		if (g->producer >= 0) {
+			fprintf(f, "%d ", g->producer);
+			rr_html_text(f, t->ops[g->producer].name);
+			if (!t->ops[g->producer].replayable)
+				fputs(" (never replayed)", f);
+		}
+		fputs("</td><td class=\"mono\">", f);
 		rr_html_text(
 		    f, rr_site(&t->bufs[g->buf], s->site_skip, 3, " \u2190 ", site, sizeof(site)));
 		fputs("</td></tr>\n", f);

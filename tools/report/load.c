@@ -39,6 +39,10 @@ static void copy_uses(const struct pl_graph *g, const struct pl_op *po, struct r
 		if (n == 0 || o->uses[n - 1] != o->uses[k])
 			o->uses[n++] = o->uses[k];
 	o->nuses = n;
+	o->writes = calloc(po->nrefs + 1, sizeof(*o->writes));
+	for (uint32_t k = 0; k < po->nrefs; k++)
+		if (g->refs[po->ref_off + k].flags & PL_REF_WRITE)
+			o->writes[o->nwrites++] = g->refs[po->ref_off + k].buf;
 }
 
 static void from_graph(const struct pl_graph *g, struct rr_trace *t)
@@ -190,6 +194,7 @@ void rr_trace_free(struct rr_trace *t)
 		free(t->ops[i].via);
 		free(t->ops[i].why_not);
 		free(t->ops[i].uses);
+		free(t->ops[i].writes);
 	}
 	for (int i = 0; i < t->nbufs; i++) {
 		for (int k = 0; k < t->bufs[i].nsite; k++)

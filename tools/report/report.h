@@ -26,6 +26,8 @@ struct rr_op {
 	char *why_not; /* why it is not replayable, "" when it is */
 	int *uses;     /* buffer ids read or written, ascending, no duplicates */
 	int nuses;
+	int *writes; /* buffer ids it changes */
+	int nwrites;
 };
 
 struct rr_buf {
@@ -93,6 +95,7 @@ struct rr_gap {
 	int after_op, before_op; /* last use before the gap, first use after it */
 	int ops;                 /* ops strictly between them */
 	int64_t ns;              /* their known durations */
+	int producer;            /* last op before the gap that wrote the buffer, -1: none */
 };
 
 struct rr_stats {

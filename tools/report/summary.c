@@ -169,16 +169,23 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		fprintf(f, "  no per-iteration buffer sits unused between two uses\n");
 		return;
 	}
-	fprintf(f, "  %-6s %10s %8s %11s  %-13s  %s\n", "buffer", "size", "idle ops", "idle time",
-	        "unused during", "allocated at");
+	fprintf(f, "  %-6s %10s %8s %11s  %-13s  %s\n  %-6s %s\n", "buffer", "size", "idle ops",
+	        "idle time", "unused during", "written by", "", "allocated at");
 	for (int i = 0; i < s->ngaps && i < top; i++) {
 		const struct rr_gap *g = &s->gaps[i];
 		const struct rr_buf *bf = &t->bufs[g->buf];
 		snprintf(span, sizeof(span), "%d..%d", g->after_op + 1, g->before_op - 1);
-		fprintf(f, "  #%-5d %10s %8d %11s  ops %-9s  %s\n", g->buf,
+		fprintf(f, "  #%-5d %10s %8d %11s  ops %-9s  ", g->buf,
 		        rr_bytes(bf->rounded, a, sizeof(a)), g->ops, rr_ns(g->ns, b, sizeof(b)),
-		        span,
-		        clip(rr_site(bf, s->site_skip, 2, " < ", site, sizeof(site)), cut,
+		        span);
+		if (g->producer < 0)
+			fprintf(f, "-\n");
+		else
+			fprintf(f, "op %d %s%s\n", g->producer,
+			        clip(t->ops[g->producer].name, cut, 32),
+			        t->ops[g->producer].replayable ? "" : " (never replayed)");
+		fprintf(f, "  %-6s %s\n", "",
+		        clip(rr_site(bf, s->site_skip, 3, " < ", site, sizeof(site)), cut,
 		             sizeof(cut)));
 	}
 	if (s->ngaps > top)

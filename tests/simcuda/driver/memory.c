@@ -158,7 +158,8 @@ static void release(uintptr_t p)
 	pthread_mutex_unlock(&lock);
 	va_seal(copy.base, copy.span);
 	va_give(copy.base);
-	phys_release(copy.charged);
+	if (copy.charged)
+		phys_release(copy.charged);
 }
 
 void alloc_finish_free(uintptr_t p)
@@ -191,14 +192,22 @@ EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	API_CALL(cuMemAlloc_v2, &p, mem_alloc(dptr, bytesize));
 }
 
-/* Marks p as being freed; false when it is not a live allocation base. */
+/* Marks p as being freed; false when it is not a live allocation base.
+ * Its capacity is given back at once, in the host's call order, even
+ * though a stream-ordered free makes the range inaccessible only when its
+ * stream gets there: a memory pool reuses memory freed earlier in stream
+ * order right away, and the physical peak must not depend on how far the
+ * workers happen to be behind. */
 static bool begin_free(uintptr_t p)
 {
 	pthread_mutex_lock(&lock);
 	struct alloc *a = exact(p);
 	bool ok = a && !a->freeing;
-	if (ok)
+	if (ok) {
 		a->freeing = true;
+		phys_release(a->charged);
+		a->charged = 0;
+	}
 	pthread_mutex_unlock(&lock);
 	return ok;
 }

@@ -139,6 +139,25 @@ static int child_clock_legacy(void)
 	return 0;
 }
 
+/* Stream-ordered frees give capacity back in call order: the peak does
+ * not depend on how far behind the (slowed) stream is. */
+static int child_async_peak(void)
+{
+	setup_context();
+	CUstream s;
+	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < 3; i++) {
+		CUdeviceptr p;
+		CHECK(cuMemAllocAsync(&p, 1 << 20, s));
+		CHECK(cuMemsetD8Async(p, 1, 1 << 20, s));
+		CHECK(cuMemFreeAsync(p, s));
+	}
+	CHECK(cuStreamSynchronize(s));
+	struct simcuda_stats st;
+	simcudaGetStats(&st);
+	return st.peak_physical == (1 << 20) && st.physical_in_use == 0 ? 0 : 3;
+}
+
 static void test_report_file(void **state)
 {
 	(void)state;
@@ -208,6 +227,14 @@ static void test_clock(void **state)
 	assert_string_equal(r4.err, "legacy: 0.012345\n");
 }
 
+static void test_async_free_peak(void **state)
+{
+	(void)state;
+	const char *env[] = {"SIMCUDA_SLOW_STREAM=30", NULL};
+	struct child_result r = run_child("async-peak", env);
+	assert_exit_ok(&r);
+}
+
 static void test_malformed(void **state)
 {
 	(void)state;
@@ -252,12 +279,14 @@ int main(int argc, char **argv)
 			return child_clock();
 		if (strcmp(argv[1], "clock-legacy") == 0)
 			return child_clock_legacy();
+		if (strcmp(argv[1], "async-peak") == 0)
+			return child_async_peak();
 		return 2;
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_report_file), cmocka_unit_test(test_fail_alloc),
-	    cmocka_unit_test(test_fail_launch), cmocka_unit_test(test_clock),
-	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_report_file),     cmocka_unit_test(test_fail_alloc),
+	    cmocka_unit_test(test_fail_launch),     cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_async_free_peak), cmocka_unit_test(test_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

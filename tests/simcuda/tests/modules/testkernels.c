@@ -82,7 +82,8 @@ static void reverse_dyn(void *const *args)
 	unsigned base = simcuda_blockIdx.x * n;
 	smem[t] = p[base + t];
 	simcuda_syncthreads();
-	p[base + t] = smem[n - 1 - t];
+	/* threadIdx read again after the barrier: each fiber must see its own */
+	p[base + simcuda_threadIdx.x] = smem[n - 1 - simcuda_threadIdx.x];
 }
 
 /* __global__ void mixed(char c, double d, int *p, short s, long long q):

@@ -15,6 +15,16 @@ bool sim_initialized(void)
 	return atomic_load_explicit(&sim_init_done, memory_order_acquire) != 0;
 }
 
+/* A child forked after cuInit has no stream workers and shares nothing
+ * with the device: like a real driver, it cannot use CUDA. */
+static void forked_child(void)
+{
+	if (sim_initialized()) {
+		atomic_store(&sim_init_done, 0);
+		init_result = CUDA_ERROR_NOT_INITIALIZED;
+	}
+}
+
 static CUresult do_init(unsigned flags)
 {
 	if (flags != 0)
@@ -25,8 +35,15 @@ static CUresult do_init(unsigned flags)
 			init_result = CUDA_ERROR_NO_DEVICE;
 		} else {
 			fault_install();
+			pthread_atfork(NULL, NULL, forked_child);
 			atomic_store_explicit(&sim_init_done, 1, memory_order_release);
 		}
+	} else if (init_result == CUDA_ERROR_NOT_INITIALIZED) {
+		static bool told;
+		if (!told)
+			fprintf(stderr, "simcuda: CUDA used in a process forked after cuInit; "
+			                "initialize CUDA in the child only\n");
+		told = true;
 	}
 	pthread_mutex_unlock(&init_lock);
 	return init_result;

@@ -417,6 +417,37 @@ static void test_pointer_attributes_and_callbacks(void **state)
 	assert_int_equal(blocks, 8);
 }
 
+/* A child forked after cuInit cannot use the device (no workers there). */
+static void test_fork_after_init(void **state)
+{
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		CUdeviceptr p;
+		int ok = cuMemAlloc(&p, 16) == CUDA_ERROR_NOT_INITIALIZED &&
+		         cuInit(0) == CUDA_ERROR_NOT_INITIALIZED;
+		_exit(ok ? 0 : 1);
+	}
+	close(fds[1]);
+	char buf[256] = "";
+	ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(buf, "simcuda: CUDA used in a process forked after cuInit"));
+	/* the parent is unaffected */
+	CUdeviceptr p;
+	CHECK(cuMemAlloc(&p, 16));
+	CHECK(cuMemFree(p));
+}
+
 /* Last: resetting the primary context destroys its memory and streams. */
 static void test_primary_reset(void **state)
 {
@@ -467,6 +498,7 @@ int main(void)
 	    cmocka_unit_test(test_error_strings),
 	    cmocka_unit_test(test_stubs_not_supported),
 	    cmocka_unit_test(test_pointer_attributes_and_callbacks),
+	    cmocka_unit_test(test_fork_after_init),
 	    cmocka_unit_test(test_primary_reset),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);

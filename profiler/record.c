@@ -278,7 +278,7 @@ void remat_prof_shutdown(void)
 		remat_tracking = 0;
 		remat_profile_publish(remat_cfg.trace_dir);
 	} else if (phase == DETECT || phase == PROFILE) {
-		remat_log(REMAT_LOG_INFO,
+		remat_log(REMAT_LOG_ERROR,
 		          "process ends before a steady iteration was profiled "
 		          "(%llu ops seen); no trace written",
 		          (unsigned long long)nops);

@@ -27,6 +27,13 @@ same ref nodir
 grep -q "^libremat: cannot create trace directory .*file" "$tmp/nodir.err" ||
 	fail "unwritable directory: $(cat "$tmp/nodir.err")"
 [ "$(grep -c '^libremat: ' "$tmp/nodir.err")" = 1 ] || fail "more than one line: $(cat "$tmp/nodir.err")"
+# Too short a run to see two equal iterations: said once, no trace.
+run short0 -- $TR/mlp --iters 2
+run short LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/short -- $TR/mlp --iters 2
+same short0 short
+grep -q "^libremat: process ends before a steady iteration was profiled" "$tmp/short.err" ||
+	fail "short run: $(cat "$tmp/short.err")"
+[ ! -e "$tmp/short/trace.json" ] || fail "short run wrote a trace"
 # Run mode is not there yet: said once, then it traces.
 run runmode LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_TRACE_DIR=$tmp/rm -- $TR/mlp --iters 6
 same ref runmode

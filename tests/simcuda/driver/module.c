@@ -54,6 +54,22 @@ static CUresult classify(const unsigned char *p, size_t n, size_t *elf_size)
 	return CUDA_SUCCESS;
 }
 
+/* The bytes an in-memory image spans: the section header table usually
+ * ends it, but a stripped file may end with a segment instead. */
+static size_t image_size(const unsigned char *p, size_t header_bound)
+{
+	Elf64_Ehdr eh;
+	memcpy(&eh, p, sizeof(eh));
+	size_t size = header_bound;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, p + eh.e_phoff + (size_t)i * eh.e_phentsize, sizeof(ph));
+		if (ph.p_offset + ph.p_filesz > size)
+			size = ph.p_offset + ph.p_filesz;
+	}
+	return size;
+}
+
 static CUresult open_so(const char *path, const char *shown, struct sim_module **out, bool library)
 {
 	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -137,6 +153,7 @@ CUresult module_load_image(const void *image, struct sim_module **out, bool libr
 	CUresult r = classify(p, sizeof(Elf64_Ehdr), &size);
 	if (r != CUDA_SUCCESS)
 		return r;
+	size = image_size(p, size);
 	int fd = memfd_create("simcuda-module", MFD_CLOEXEC);
 	if (fd < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -6,13 +6,13 @@
  *            CUPTI is started at one boundary and the profile at the next
  *   PROFILE  one iteration is recorded in full (profile.c); the lock is
  *            held from before each op to after it, so the hashes around it
- *            see only its writes
- *   VERIFY   the next iteration must repeat the profiled one op for op;
- *            then the trace is written by a background thread
+ *            see only its writes.  Each op must repeat the op one period
+ *            earlier, so the profiled iteration is the third in a row to
+ *            match; then the trace is written by a background thread
  *   DONE     tracking stops: launches go straight to the driver
  *
- * A mismatch in PROFILE or VERIFY drops the profile and goes back to
- * DETECT (an odd iteration: evaluation, checkpointing).
+ * A mismatch in PROFILE drops the profile and goes back to DETECT (an odd
+ * iteration: evaluation, checkpointing, the last one of the run).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@
 #include "trace.h"
 #include "profiler.h"
 
-enum { DETECT, PROFILE, VERIFY, DONE };
+enum { DETECT, PROFILE, DONE };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int phase = DETECT;
@@ -37,7 +37,6 @@ static int64_t level;     /* requested bytes of live managed allocations */
 static int cupti_started; /* CUPTI was started for the next profile */
 static int cupti_ok;
 static const char *cupti_note = "";
-static uint64_t verify_end;
 static size_t prof_period; /* the period being profiled */
 static size_t last_period; /* for the debug log */
 /* The gap since the last op: its lowest level, when that was last reached
@@ -97,14 +96,16 @@ static void abort_profile(const char *why, uint64_t i)
 
 static void maybe_start(uint64_t i)
 {
-	if (!remat_det_steady(&det) || !remat_det_is_boundary(&det, i))
+	if (!remat_det_steady(&det))
 		return;
+	int boundary = remat_det_is_boundary(&det, i);
 	size_t it = remat_det_iteration_index(&det, i);
 	if (!cupti_started) {
-		/* Subscribe one iteration before the profile: the runtime call of
-		 * its first op must be entered with the callbacks on, and no
-		 * earlier, since CUPTI costs something on every API call. */
-		if ((int64_t)it + 1 < remat_cfg.warmup)
+		/* Subscribe before the boundary the profile will start at (the
+		 * runtime call of its first op must be entered with the callbacks
+		 * on), and no earlier: CUPTI costs something on every API call. */
+		size_t next = i < det.phase ? 0 : it + 1; /* index of the next boundary */
+		if ((int64_t)next < remat_cfg.warmup)
 			return;
 		cupti_ok = remat_cupti_start(&cupti_note) == 0;
 		if (!cupti_ok)
@@ -112,7 +113,7 @@ static void maybe_start(uint64_t i)
 		cupti_started = 1;
 		return;
 	}
-	if ((int64_t)it < remat_cfg.warmup)
+	if (!boundary || (int64_t)it < remat_cfg.warmup)
 		return;
 	remat_log(REMAT_LOG_INFO,
 	          "iteration found: %zu ops (boundary at op %llu); profiling iteration %zu",
@@ -164,23 +165,15 @@ void remat_prof_begin(struct remat_op *op)
 		if (det.period != prof_period) {
 			abort_profile("the op differs from one iteration earlier", i);
 		} else if (k == det.period) {
+			/* The next iteration has begun: the profile is complete. */
 			remat_profile_end(cupti_ok);
-			phase = VERIFY;
-			verify_end = i + det.period;
+			phase = DONE;
+			remat_tracking = 0;
+			remat_profile_publish(remat_cfg.trace_dir);
 		} else {
 			op->slot = (long)k;
 			remat_profile_op_before(op, k, level);
 			return; /* lock held until remat_prof_end */
-		}
-	}
-	if (phase == VERIFY) {
-		if (det.period != prof_period) {
-			abort_profile("the iteration after the profile differs", i);
-		} else if (i + 1 == verify_end) {
-			/* The last op of the verified iteration: the profile holds. */
-			phase = DONE;
-			remat_tracking = 0;
-			remat_profile_publish(remat_cfg.trace_dir);
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -269,15 +262,7 @@ void remat_prof_function_name(void *func, const char *name, int is_kernel)
 void remat_prof_shutdown(void)
 {
 	pthread_mutex_lock(&lock);
-	if (phase == VERIFY) {
-		/* The process ends during the verification iteration: the
-		 * profile itself was complete, write it. */
-		remat_log(REMAT_LOG_INFO, "process ends before the verification iteration "
-		                          "completed; writing the profile anyway");
-		phase = DONE;
-		remat_tracking = 0;
-		remat_profile_publish(remat_cfg.trace_dir);
-	} else if (phase == DETECT || phase == PROFILE) {
+	if ((phase == DETECT || phase == PROFILE) && nops) {
 		remat_log(REMAT_LOG_ERROR,
 		          "process ends before a steady iteration was profiled "
 		          "(%llu ops seen); no trace written",

@@ -2,8 +2,8 @@
 # A plain driver-API program: per-thread entry points from cuGetProcAddress
 # (the _ptsz variants must come back as our twins and still work), a
 # CUkernel from cuLibraryGetKernel launched through cuLaunchKernel, a launch
-# with its parameters in an `extra` buffer, generic and sized copies,
-# 32-bit memsets.  Same output with and without libremat; the trace shows
+# with its parameters in an `extra` buffer, a cooperative launch, generic
+# and sized copies, 32-bit memsets.  Same output with and without libremat; the trace shows
 # each path and the right write sets.
 . tests/e2e/trace_lib.sh
 cat >"$tmp/k.cu" <<'CU'
@@ -59,6 +59,9 @@ int main(int argc, char **argv)
 		float f = 1.5f + it;
 		void *args[] = {&a, &n, &f};
 		CK(((launch_fn)lk)(scale, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, args, NULL));
+		float one = 1.0f;
+		void *args1[] = {&b, &n, &one};
+		CK(cuLaunchCooperativeKernel(scale, 4, 1, 1, 64, 1, 1, 0, s, args1));
 		struct { CUdeviceptr src, dst; int n; } pk = {a, b, n};
 		size_t sz = 20; /* ends after n, as the CUDA ABI packs it */
 		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &pk, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
@@ -86,8 +89,10 @@ python3 - "$tmp/tr/trace.json" <<'PY' || fail "driver-API trace"
 import json, sys
 t = json.load(open(sys.argv[1]))
 ops = t["ops"]
-assert t["iteration"]["period"] == 5, t["iteration"]
-by = {o["name"]: o for o in ops}
+assert t["iteration"]["period"] == 6, t["iteration"]
+coop = [o for o in ops if o["via"] == "cuLaunchCooperativeKernel"]
+assert len(coop) == 1 and coop[0]["name"] == "scale" and coop[0]["grid"] == [4, 1, 1], coop
+by = {o["name"]: o for o in ops if o["via"] != "cuLaunchCooperativeKernel"}
 sc, ck, st, cp = by["scale"], by["copyk"], by["memset"], by["memcpyDtoD"]
 assert sc["via"] == "cuGetProcAddress:cuLaunchKernel_ptsz", sc["via"]
 assert st["via"] == "cuGetProcAddress:cuMemsetD32Async_ptsz", st["via"]

@@ -293,6 +293,8 @@ static CUresult sync_current(void)
 {
 	struct sim_ctx *c;
 	CUresult r = ctx_current(&c);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(c, NULL);
 	return r != CUDA_SUCCESS ? r : ctx_synchronize(c);
 }
 
@@ -305,6 +307,8 @@ static CUresult sync_ctx(CUcontext h)
 {
 	struct sim_ctx *c;
 	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(c, NULL);
 	return r != CUDA_SUCCESS ? r : ctx_synchronize(c);
 }
 

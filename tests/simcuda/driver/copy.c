@@ -63,6 +63,8 @@ static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool 
 		}
 		memcpy(op->u.copy.staging, src, n);
 	}
+	if (capture_take(s, op, &r))
+		return r;
 	bool wait = (!ddev && !dst_pinned) || (sync && (!ddev || src_pinned));
 	struct sim_marker *m = stream_enqueue(s, op, wait);
 	if (m) {
@@ -233,6 +235,8 @@ static CUresult do_set(CUdeviceptr dst, uint32_t value, unsigned elem, size_t co
 	op->u.set.value = value;
 	op->u.set.elem = elem;
 	op->u.set.count = count;
+	if (capture_take(s, op, &r))
+		return r;
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;
 }

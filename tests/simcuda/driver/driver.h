@@ -103,6 +103,8 @@ enum handle_kind {
 	H_LIBRARY,
 	H_KERNEL,
 	H_MEMHANDLE,
+	H_GRAPH,
+	H_GRAPHEXEC,
 };
 void handle_add(const void *p, enum handle_kind kind);
 void handle_del(const void *p);
@@ -189,8 +191,9 @@ struct sim_stream {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct sim_op *head, *tail;
-	struct sim_marker *last; /* last enqueued op (ctx->lock) */
-	_Atomic uint64_t time;   /* simulated time of the last completed op */
+	struct sim_marker *last;     /* last enqueued op (ctx->lock) */
+	_Atomic uint64_t time;       /* simulated time of the last completed op */
+	struct sim_capture *capture; /* capture this stream takes part in (ctx->lock) */
 };
 
 /* Resolves a CUstream argument: 0 is the legacy stream, or the calling
@@ -211,6 +214,46 @@ struct sim_marker *stream_last(struct sim_stream *s);
 
 /* Runs on the worker: executes one op (exec.c). */
 void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_t *end);
+
+/* ---- capture.c / graph.c: stream capture and graphs ------------------- */
+
+/* The ops of a graph, in the order they were captured: every dependency
+ * (stream order, event waits) points from an earlier op to a later one,
+ * so running them in this order on one stream respects all of them. */
+struct sim_graph {
+	struct sim_op **nodes;
+	size_t n, cap;
+};
+
+struct sim_capture {
+	uint64_t id;
+	struct sim_graph *graph;
+	CUstreamCaptureMode mode;
+	bool invalid;              /* a prohibited call happened: end fails */
+	struct sim_stream *origin; /* where it began and must end */
+	pthread_t thread;          /* who began it (THREAD_LOCAL mode) */
+};
+
+/* Called with every op before it is queued: true when the op was taken
+ * (into a capture's graph, or refused because a capture forbids it, then
+ * freed) with the call's result in *r; false to queue it normally. */
+bool capture_take(struct sim_stream *s, struct sim_op *op, CUresult *r);
+/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (invalidating the capture) when a
+ * capture on s, or any capture that forbids unsafe calls when s is NULL, is
+ * in progress; else CUDA_SUCCESS. */
+CUresult capture_forbids(struct sim_ctx *ctx, struct sim_stream *s);
+/* The id of the capture s takes part in, 0 when none. */
+uint64_t capture_id_of(struct sim_stream *s);
+/* Makes s join the capture with this id (a wait on an event recorded in
+ * it): CUDA_ERROR_STREAM_CAPTURE_ISOLATION when that capture is over or s
+ * is in another one. */
+CUresult capture_join(struct sim_stream *s, uint64_t id);
+/* Detaches s from its capture, invalidating it (s is being destroyed). */
+void capture_leave(struct sim_stream *s);
+struct sim_graph *graph_new(void);
+void graph_free(struct sim_graph *g);
+/* A fresh copy of a captured op, ready to queue. */
+struct sim_op *op_clone(const struct sim_op *op);
 
 /* ---- clock.c: the deterministic simulated clock ----------------------- */
 

@@ -11,6 +11,7 @@ struct sim_event {
 	unsigned flags;
 	struct sim_ctx *ctx;
 	struct sim_marker *m; /* latest record; NULL: never recorded */
+	uint64_t capture_id;  /* recorded in this capture (m is then NULL) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -77,10 +78,20 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, bool per_th
 		return r;
 	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
-	struct sim_marker *m = stream_enqueue(s, op_new(OP_RECORD), true);
+	/* In a capture the event marks a point of the graph: a stream that
+	 * waits for it joins the capture. */
+	uint64_t capture = capture_id_of(s);
+	struct sim_marker *m = NULL;
+	if (capture == 0) {
+		struct sim_op *op = op_new(OP_RECORD);
+		if (capture_take(s, op, &r))
+			return r;
+		m = stream_enqueue(s, op, true);
+	}
 	pthread_mutex_lock(&lock);
 	struct sim_marker *old = e->m;
 	e->m = m;
+	e->capture_id = capture;
 	pthread_mutex_unlock(&lock);
 	marker_unref(old);
 	return CUDA_SUCCESS;
@@ -207,12 +218,17 @@ EXPORT CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
 	API_CALL(cuEventElapsedTime, &p, elapsed(pMilliseconds, hStart, hEnd));
 }
 
-/* For cuStreamWaitEvent (streamapi.c). */
-CUresult event_wait_marker(CUevent h, struct sim_marker **out)
+/* For cuStreamWaitEvent (streamapi.c): the recorded point, or the capture
+ * it was recorded in. */
+CUresult event_wait_marker(CUevent h, struct sim_marker **out, uint64_t *capture_id)
 {
 	struct sim_event *e;
 	CUresult r = event_of(h, &e);
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
 		*out = event_marker(e);
+		pthread_mutex_lock(&lock);
+		*capture_id = e->capture_id;
+		pthread_mutex_unlock(&lock);
+	}
 	return r;
 }

@@ -111,6 +111,8 @@ static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block
 	op->u.kernel.smem = smem;
 	op->u.kernel.params = packed;
 	op->u.kernel.args = args;
+	if (capture_take(s, op, &r))
+		return r;
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;
 }

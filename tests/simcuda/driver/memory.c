@@ -183,6 +183,8 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
 {
 	struct sim_ctx *ctx;
 	CUresult r = ctx_current(&ctx);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(ctx, NULL); /* "unsafe" during a global capture */
 	return r != CUDA_SUCCESS ? r : do_alloc(dptr, size, true);
 }
 
@@ -220,6 +222,9 @@ static CUresult mem_free(CUdeviceptr p)
 		return r;
 	if (p == 0)
 		return CUDA_SUCCESS;
+	r = capture_forbids(ctx, NULL);
+	if (r != CUDA_SUCCESS)
+		return r;
 	if (!begin_free((uintptr_t)p))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* cuMemFree waits for work that may still use the memory. */
@@ -241,11 +246,17 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream hs, bool pe
 	CUresult r = ctx_current(&ctx);
 	if (r == CUDA_SUCCESS)
 		r = stream_resolve(hs, per_thread, ctx, &s);
-	if (r == CUDA_SUCCESS)
-		r = do_alloc(dptr, size, false);
 	if (r != CUDA_SUCCESS)
 		return r;
+	/* Graph memory nodes are not simulated: refused in a capture. */
 	struct sim_op *op = op_new(OP_ALLOC);
+	if (capture_take(s, op, &r))
+		return r;
+	r = do_alloc(dptr, size, false);
+	if (r != CUDA_SUCCESS) {
+		op_free(op);
+		return r;
+	}
 	op->u.mem.addr = (uintptr_t)*dptr;
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;
@@ -273,9 +284,13 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hs, bool per_thread)
 		r = stream_resolve(hs, per_thread, ctx, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (!begin_free((uintptr_t)dptr))
-		return CUDA_ERROR_INVALID_VALUE;
 	struct sim_op *op = op_new(OP_FREE);
+	if (capture_take(s, op, &r))
+		return r;
+	if (!begin_free((uintptr_t)dptr)) {
+		op_free(op);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	op->u.mem.addr = (uintptr_t)dptr;
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-CUresult event_wait_marker(CUevent h, struct sim_marker **out);
+CUresult event_wait_marker(CUevent h, struct sim_marker **out, uint64_t *capture_id);
 
 /* The current context and the stream h stands for. */
 static CUresult resolve(CUstream h, bool per_thread, struct sim_stream **s)
@@ -57,8 +57,10 @@ static CUresult destroy(CUstream h)
 	if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD)
 		return sim_initialized() ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_NOT_INITIALIZED;
 	CUresult r = resolve(h, false, &s);
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
+		capture_leave(s);
 		stream_destroy(s);
+	}
 	return r;
 }
 
@@ -72,6 +74,8 @@ static CUresult sync(CUstream h, bool per_thread)
 {
 	struct sim_stream *s;
 	CUresult r = resolve(h, per_thread, &s);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(s->ctx, s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct sim_marker *m = stream_last(s);
@@ -99,6 +103,8 @@ static CUresult query(CUstream h, bool per_thread)
 {
 	struct sim_stream *s;
 	CUresult r = resolve(h, per_thread, &s);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(s->ctx, s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct sim_marker *m = stream_last(s);
@@ -124,20 +130,30 @@ static CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool per_threa
 {
 	struct sim_stream *s;
 	struct sim_marker *m = NULL;
+	uint64_t capture = 0;
 	CUresult r = resolve(h, per_thread, &s);
 	if (r == CUDA_SUCCESS)
-		r = event_wait_marker(e, &m);
+		r = event_wait_marker(e, &m, &capture);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) {
 		marker_unref(m);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
+	if (capture)
+		return capture_join(s, capture);
 	if (m == NULL)
 		return CUDA_SUCCESS; /* never recorded: nothing to wait for */
+	if (capture_id_of(s)) {
+		/* A dependency on work outside the capture. */
+		marker_unref(m);
+		return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+	}
 	struct sim_op *op = op_new(OP_WAIT);
 	op_wait_on(op, m);
 	marker_unref(m);
+	if (capture_take(s, op, &r))
+		return r;
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;
 }
@@ -267,11 +283,20 @@ static CUresult capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64
 		return r;
 	if (status == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	*status = CU_STREAM_CAPTURE_STATUS_NONE;
-	/* The other outputs are only defined while capturing; zero them so
-	 * a caller that reads them anyway sees nothing. */
+	uint64_t cid = 0;
+	bool invalid = false;
+	pthread_mutex_lock(&s->ctx->lock);
+	if (s->capture) {
+		cid = s->capture->id;
+		invalid = s->capture->invalid;
+	}
+	pthread_mutex_unlock(&s->ctx->lock);
+	*status = cid == 0  ? CU_STREAM_CAPTURE_STATUS_NONE
+	          : invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+	                    : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	/* Graph, dependencies and edges of a capture are not exposed. */
 	if (id)
-		*id = 0;
+		*id = cid;
 	if (graph)
 		*graph = NULL;
 	if (deps)
@@ -384,6 +409,8 @@ static CUresult host_func(CUstream h, CUhostFn fn, void *data, bool per_thread)
 	struct sim_op *op = op_new(OP_HOSTFN);
 	op->u.host.fn = fn;
 	op->u.host.data = data;
+	if (capture_take(s, op, &r))
+		return r;
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;
 }
@@ -425,6 +452,10 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *data, unsign
 		return r;
 	if (fn == NULL || flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* Not allowed in a capture (cuLaunchHostFunc is). */
+	r = capture_forbids(s->ctx, s);
+	if (r != CUDA_SUCCESS)
+		return r;
 	struct stream_callback *cb = malloc(sizeof(*cb));
 	if (cb == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -432,6 +463,10 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *data, unsign
 	struct sim_op *op = op_new(OP_HOSTFN);
 	op->u.host.fn = run_callback;
 	op->u.host.data = cb;
+	if (capture_take(s, op, &r)) {
+		free(cb);
+		return r;
+	}
 	stream_enqueue(s, op, false);
 	return CUDA_SUCCESS;
 }

@@ -59,15 +59,26 @@ for o in ops:
         assert o["replayable"], o
 print("ok")
 PY
-# The trace of gpt as well, and the same graph hash on a rerun.
+# Profiling a later iteration (more warm-up) gives the same graph hash and
+# the same address for the n-th allocation of the iteration: what lets run
+# mode replay recorded parameters.
 run gpt1 LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/gpt1 -- $TR/gpt --iters 6
-run gpt2 LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/gpt2 -- $TR/gpt --iters 7
+run gpt2 LD_PRELOAD=$LIB REMAT_WARMUP=4 REMAT_TRACE_DIR=$tmp/gpt2 -- $TR/gpt --iters 7
+run mlp2 LD_PRELOAD=$LIB REMAT_WARMUP=5 REMAT_TRACE_DIR=$tmp/mlp2 -- $TR/mlp --iters 8
 check_trace "$tmp/gpt1"
-python3 - "$tmp/gpt1/trace.json" "$tmp/gpt2/trace.json" <<'PY' || fail "gpt graph hash"
+for pair in "gpt1 gpt2" "mlp mlp2"; do
+	set -- $pair
+	python3 - "$tmp/$1/trace.json" "$tmp/$2/trace.json" <<'PY' || fail "$1 vs $2: not the same iteration"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["iteration"]["profiled"] < b["iteration"]["profiled"], "same iteration profiled"
 assert a["graph_hash"] == b["graph_hash"], (a["graph_hash"], b["graph_hash"])
+def inside(t):
+    bufs = sorted((x for x in t["buffers"] if x["alloc_seq"] >= 0), key=lambda x: x["alloc_seq"])
+    return [(x["addr"], x["size"]) for x in bufs]
+assert inside(a) and inside(a) == inside(b), "addresses of the iteration's allocations differ"
 PY
+done
 # Without the simulated CUPTI (a library directory holding only the driver,
 # the runtime and the kernel support): no durations, and the trace says why.
 mkdir "$tmp/nocupti"
@@ -89,4 +100,4 @@ PY
 grep -q "^libremat: trace written to" "$tmp/nc.log" || fail "log file: $(cat "$tmp/nc.log")"
 grep -q "^libremat: no kernel durations: " "$tmp/nc.log" || fail "no CUPTI message: $(cat "$tmp/nc.log")"
 [ ! -s "$tmp/nc.err" ] || fail "stderr with REMAT_LOG_FILE: $(cat "$tmp/nc.err")"
-echo "PASS: launch paths, CUPTI cross-check, write sets, buffers, graph hash"
+echo "PASS: launch paths, CUPTI cross-check, write sets, buffers, graph hash, stable addresses"

@@ -29,7 +29,19 @@ $(BUILD)/tests/driver_%: $(DRVT_DIR)/driver_%.c $(DRVT_DEPS)
 $(BUILD)/tests/kernel_%: $(DRVT_DIR)/kernel_%.c $(DRVT_DEPS)
 	$(DRVT_LINK)
 
+# A few of the tests again against the library everyone else uses (the
+# sanitized build above checks the driver's own code; this one checks the
+# shipped binary).
+DRVT_PLAIN := $(BUILD)/tests/driver_basic_plain $(BUILD)/tests/driver_vmm_plain \
+	$(BUILD)/tests/driver_capture_plain
+$(BUILD)/tests/driver_%_plain: $(DRVT_DIR)/driver_%.c $(DRVT_DIR)/driver_common.h \
+		$(SIMCUDA_DIR)/libcuda.so.1 $(DRVT_MODULES) tests/simcuda/include/simcuda_stats.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) $(SIMCUDA_INC) -DTEST_MODULE_DIR='"$(abspath $(DRVT_OUT)/modules)"' \
+		-o $@ $< -L$(SIMCUDA_DIR) -l:libcuda.so.1 -lsimcuda_kernel -lcmocka -ldl -lpthread \
+		-Wl,-rpath,$(abspath $(SIMCUDA_DIR))
+
 # Named as targets so make never deletes them as intermediate files.
 .SECONDARY: $(DRVT_MODULES)
 ALL_TARGETS += $(DRVT_MODULES)
-UNIT_TESTS += $(DRVT_TESTS)
+UNIT_TESTS += $(DRVT_TESTS) $(DRVT_PLAIN)

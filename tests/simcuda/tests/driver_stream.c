@@ -311,7 +311,7 @@ static unsigned copy_then_change(bool pinned)
 	if (pinned) {
 		unsigned type = 0;
 		CHECK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-					    (CUdeviceptr)(uintptr_t)host));
+		                            (CUdeviceptr)(uintptr_t)host));
 		assert_int_equal(type, CU_MEMORYTYPE_HOST);
 		CHECK(cuMemFreeHost(host));
 		assert_int_equal(cuMemFreeHost(host), CUDA_ERROR_INVALID_VALUE);

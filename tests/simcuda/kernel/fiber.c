@@ -152,29 +152,16 @@ void fiber_switch(struct fiber *pool, unsigned i, unsigned j)
 
 #endif
 
-static __thread struct fiber *pool_cache;
-static pthread_key_t pool_key;
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+/* Stack sets are shared by all threads: a set is taken for one launch and
+ * given back after it, so their number (and the guard-page mappings they
+ * cost) follows how many fibered launches run at once, not how many
+ * streams the program ever created. */
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fiber *free_pools[64];
+static unsigned nfree;
 
-/* Stream workers come and go with their streams: give the stacks back. */
-static void pool_free(void *p)
+static struct fiber *pool_create(void)
 {
-	struct fiber *pool = p;
-	munmap(pool[0].stack, (size_t)MAX_FIBERS * FIBER_STACK);
-	free(pool);
-}
-
-static void pool_key_create(void)
-{
-	pthread_key_create(&pool_key, pool_free);
-}
-
-struct fiber *fiber_pool(unsigned count)
-{
-	if (count > MAX_FIBERS)
-		return NULL;
-	if (pool_cache)
-		return pool_cache;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t span = (size_t)MAX_FIBERS * FIBER_STACK;
 	char *mem = mmap(NULL, span, PROT_READ | PROT_WRITE,
@@ -193,8 +180,29 @@ struct fiber *fiber_pool(unsigned count)
 		 * fault instead of silently corrupting the neighbour. */
 		mprotect(pool[i].stack, page, PROT_NONE);
 	}
-	pthread_once(&pool_once, pool_key_create);
-	pthread_setspecific(pool_key, pool);
-	pool_cache = pool;
 	return pool;
+}
+
+struct fiber *fiber_pool(unsigned count)
+{
+	if (count > MAX_FIBERS)
+		return NULL;
+	pthread_mutex_lock(&pools_lock);
+	struct fiber *pool = nfree ? free_pools[--nfree] : NULL;
+	pthread_mutex_unlock(&pools_lock);
+	return pool ? pool : pool_create();
+}
+
+void fiber_pool_release(struct fiber *pool)
+{
+	pthread_mutex_lock(&pools_lock);
+	if (nfree < sizeof(free_pools) / sizeof(free_pools[0])) {
+		free_pools[nfree++] = pool;
+		pool = NULL;
+	}
+	pthread_mutex_unlock(&pools_lock);
+	if (pool) {
+		munmap(pool[0].stack, (size_t)MAX_FIBERS * FIBER_STACK);
+		free(pool);
+	}
 }

@@ -9,9 +9,10 @@
 
 struct fiber;
 
-/* Stacks for up to `count` fibers, reused across launches on this thread;
- * NULL when the memory cannot be mapped. */
+/* Stacks for up to `count` fibers, for one launch; NULL when the memory
+ * cannot be mapped.  Give them back with fiber_pool_release. */
 struct fiber *fiber_pool(unsigned count);
+void fiber_pool_release(struct fiber *pool);
 
 /* Prepares fiber i of the pool to run fn(arg) from its stack top. */
 void fiber_init(struct fiber *pool, unsigned i, void (*fn)(void *), void *arg);

@@ -153,6 +153,8 @@ EXPORT int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, s
 		r.tid = calloc(r.block_threads, sizeof(*r.tid));
 		r.done = calloc(r.block_threads, 1);
 		if (r.pool == NULL || r.tid == NULL || r.done == NULL) {
+			if (r.pool)
+				fiber_pool_release(r.pool);
 			free(r.tid);
 			free(r.done);
 			free(smem);
@@ -179,6 +181,8 @@ EXPORT int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, s
 			}
 	run = saved_run;
 	dyn_smem = saved_smem;
+	if (r.pool)
+		fiber_pool_release(r.pool);
 	free(r.tid);
 	free(r.done);
 	free(smem);

@@ -75,6 +75,14 @@
 	X(cuStreamGetDevice)                                                                       \
 	X(cuStreamAddCallback)                                                                     \
 	X(cuCtxGetStreamPriorityRange)                                                             \
+	X(cuStreamBeginCapture)                                                                    \
+	X(cuStreamEndCapture)                                                                      \
+	X(cuStreamIsCapturing)                                                                     \
+	X(cuStreamGetCaptureInfo)                                                                  \
+	X(cuGraphInstantiateWithFlags)                                                             \
+	X(cuGraphLaunch)                                                                           \
+	X(cuGraphExecDestroy)                                                                      \
+	X(cuGraphDestroy)                                                                          \
 	X(cuEventCreate)                                                                           \
 	X(cuEventRecord)                                                                           \
 	X(cuEventRecordWithFlags)                                                                  \

@@ -1,6 +1,6 @@
 /*
  * stream.c — streams: create, destroy, synchronize, query, wait on an
- * event, and capture status (the simulated device never captures).
+ * event, and capture status.
  *
  * cudaStream_t and CUstream are the same handle, and the special values
  * (0, cudaStreamLegacy, cudaStreamPerThread) equal the driver's, so
@@ -120,27 +120,21 @@ RT_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t 
 	return wait_event(1, RT_FN(cudaStreamWaitEvent_ptsz_v7000), stream, event, flags);
 }
 
-/* The simulated device has no graphs, so no stream is ever capturing. */
-static cudaError_t capture_info(CUpti_CallbackId cbid, const char *name,
+/* Capture state lives in the driver (cuStreamGetCaptureInfo_v3 for CUDA 13
+ * callers); the runtime's enums and edge data share its values and layout. */
+static cudaError_t capture_info(int pt, CUpti_CallbackId cbid, const char *name,
                                 const cudaStreamGetCaptureInfo_v12030_params *p)
 {
 	struct rt_call c;
 	cudaError_t e = rt_enter(&c, cbid, name, p, NULL, RT_CONTEXT);
 	if (e == cudaSuccess && !p->captureStatus_out)
 		e = cudaErrorInvalidValue;
-	if (e == cudaSuccess) {
-		*p->captureStatus_out = cudaStreamCaptureStatusNone;
-		if (p->id_out)
-			*p->id_out = 0;
-		if (p->graph_out)
-			*p->graph_out = NULL;
-		if (p->dependencies_out)
-			*p->dependencies_out = NULL;
-		if (p->edgeData_out)
-			*p->edgeData_out = NULL;
-		if (p->numDependencies_out)
-			*p->numDependencies_out = 0;
-	}
+	if (e == cudaSuccess)
+		e = rt_check(
+		    RT_DRV(pt, cuStreamGetCaptureInfo, (CUstream)p->stream,
+		           (CUstreamCaptureStatus *)p->captureStatus_out, (cuuint64_t *)p->id_out,
+		           (CUgraph *)p->graph_out, (const CUgraphNode **)p->dependencies_out,
+		           (const CUgraphEdgeData **)p->edgeData_out, p->numDependencies_out));
 	return rt_exit(&c, e);
 }
 
@@ -154,7 +148,7 @@ RT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
 	cudaStreamGetCaptureInfo_v12030_params p = {
 	    stream,       captureStatus_out,  id_out, graph_out, dependencies_out,
 	    edgeData_out, numDependencies_out};
-	return capture_info(RT_FN(cudaStreamGetCaptureInfo_v12030), &p);
+	return capture_info(0, RT_FN(cudaStreamGetCaptureInfo_v12030), &p);
 }
 
 RT_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
@@ -165,11 +159,11 @@ RT_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
 	cudaStreamGetCaptureInfo_v12030_params p = {
 	    stream,       captureStatus_out,  id_out, graph_out, dependencies_out,
 	    edgeData_out, numDependencies_out};
-	return capture_info(RT_FN(cudaStreamGetCaptureInfo_ptsz_v12030), &p);
+	return capture_info(1, RT_FN(cudaStreamGetCaptureInfo_ptsz_v12030), &p);
 }
 
-static cudaError_t is_capturing(CUpti_CallbackId cbid, const char *name, cudaStream_t stream,
-                                enum cudaStreamCaptureStatus *status)
+static cudaError_t is_capturing(int pt, CUpti_CallbackId cbid, const char *name,
+                                cudaStream_t stream, enum cudaStreamCaptureStatus *status)
 {
 	cudaStreamIsCapturing_v10000_params p = {stream, status};
 	struct rt_call c;
@@ -177,18 +171,19 @@ static cudaError_t is_capturing(CUpti_CallbackId cbid, const char *name, cudaStr
 	if (e == cudaSuccess && !status)
 		e = cudaErrorInvalidValue;
 	if (e == cudaSuccess)
-		*status = cudaStreamCaptureStatusNone;
+		e = rt_check(RT_DRV(pt, cuStreamIsCapturing, (CUstream)stream,
+		                    (CUstreamCaptureStatus *)status));
 	return rt_exit(&c, e);
 }
 
 RT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
                                             enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-	return is_capturing(RT_FN(cudaStreamIsCapturing_v10000), stream, pCaptureStatus);
+	return is_capturing(0, RT_FN(cudaStreamIsCapturing_v10000), stream, pCaptureStatus);
 }
 
 RT_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
                                                  enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-	return is_capturing(RT_FN(cudaStreamIsCapturing_ptsz_v10000), stream, pCaptureStatus);
+	return is_capturing(1, RT_FN(cudaStreamIsCapturing_ptsz_v10000), stream, pCaptureStatus);
 }

@@ -416,6 +416,60 @@ static void test_stream_queries_and_callbacks(void **state)
 	CHECK(cudaStreamDestroy(lo));
 }
 
+/* Work captured from a stream replays, twice, from the instantiated graph. */
+static void test_capture_and_graph(void **state)
+{
+	(void)state;
+	enum { N = 512 };
+	float *x, *y;
+	CHECK(cudaMalloc((void **)&x, N * sizeof(float)));
+	CHECK(cudaMalloc((void **)&y, N * sizeof(float)));
+	CHECK(cudaMemset(y, 0, N * sizeof(float)));
+	cudaStream_t s;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	float one = 1.0f, two = 2.0f;
+	int n = N;
+	void *fill[] = {&x, &one, &n};
+	void *axpy[] = {&two, &x, &y, &n};
+
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+	CHECK(cudaStreamIsCapturing(s, &st));
+	assert_int_equal(st, cudaStreamCaptureStatusActive);
+	unsigned long long id = 0;
+	CHECK(cudaStreamGetCaptureInfo(s, &st, &id, NULL, NULL, NULL, NULL));
+	assert_int_equal(st, cudaStreamCaptureStatusActive);
+	assert_true(id != 0);
+	CHECK(cudaLaunchKernel((const void *)k_fill, (dim3){N / 128, 1, 1}, (dim3){128, 1, 1}, fill,
+	                       0, s));
+	CHECK(cudaLaunchKernel((const void *)k_axpy, (dim3){N / 128, 1, 1}, (dim3){128, 1, 1}, axpy,
+	                       0, s));
+	cudaGraph_t g = NULL;
+	CHECK(cudaStreamEndCapture(s, &g));
+	assert_non_null(g);
+	CHECK(cudaStreamIsCapturing(s, &st));
+	assert_int_equal(st, cudaStreamCaptureStatusNone);
+
+	/* Nothing ran while capturing. */
+	static float host[N];
+	CHECK(cudaMemcpy(host, y, sizeof(host), cudaMemcpyDeviceToHost));
+	assert_true(host[0] == 0.0f && host[N - 1] == 0.0f);
+
+	cudaGraphExec_t exec = NULL;
+	CHECK(cudaGraphInstantiate(&exec, g, 0));
+	CHECK(cudaGraphLaunch(exec, s));
+	CHECK(cudaGraphLaunch(exec, s));
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaMemcpy(host, y, sizeof(host), cudaMemcpyDeviceToHost));
+	for (int i = 0; i < N; i++)
+		assert_true(host[i] == 4.0f);
+	CHECK(cudaGraphExecDestroy(exec));
+	CHECK(cudaGraphDestroy(g));
+	CHECK(cudaStreamDestroy(s));
+	CHECK(cudaFree(x));
+	CHECK(cudaFree(y));
+}
+
 /* The runtime hands out what the driver's cuGetProcAddress_v2 answers,
  * version and flags included. */
 static void test_driver_entry_points(void **state)
@@ -487,6 +541,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_event_ordering),
 	    cmocka_unit_test(test_launch_paths),
 	    cmocka_unit_test(test_stream_queries_and_callbacks),
+	    cmocka_unit_test(test_capture_and_graph),
 	    cmocka_unit_test(test_driver_entry_points),
 	    cmocka_unit_test(test_stream_ordered_alloc),
 	};

@@ -15,9 +15,10 @@ $(SIMD_OUT)/errors.inc: $(SIMD_DIR)/gen-errors.sh $(CUDA_HOME)/include/cuda.h
 	@mkdir -p $(@D)
 	sh $(SIMD_DIR)/gen-errors.sh $(CUDA_HOME)/include/cuda.h $@
 
-$(SIMD_OUT)/procaddr_table.c: $(SIMD_DIR)/gen-procaddr.sh $(CUDA_HOME)/include/cudaTypedefs.h $(SIMD_SYMS)
+SIMD_TYPEDEFS := $(CUDA_HOME)/include/cudaTypedefs.h $(CUDA_HOME)/include/cudaProfilerTypedefs.h
+$(SIMD_OUT)/procaddr_table.c: $(SIMD_DIR)/gen-procaddr.sh $(SIMD_TYPEDEFS) $(SIMD_SYMS)
 	@mkdir -p $(@D)
-	sh $(SIMD_DIR)/gen-procaddr.sh $(CUDA_HOME)/include/cudaTypedefs.h $(SIMD_SYMS) $@
+	sh $(SIMD_DIR)/gen-procaddr.sh $(word 1,$(SIMD_TYPEDEFS)) $(SIMD_SYMS) $@ $(word 2,$(SIMD_TYPEDEFS))
 
 $(SIMD_OUT)/procaddr_table.o: $(SIMD_OUT)/procaddr_table.c $(SIMD_DIR)/procaddr.h
 	$(CC) $(SIMD_CFLAGS) -c $< -o $@

@@ -43,6 +43,8 @@ struct reservation {
 	size_t nmaps, cap;
 };
 
+#define JUNK_LIMIT (64u << 20)
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reservation *res; /* sorted by base */
 static size_t nres, capres;
@@ -118,9 +120,17 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 	int fd = memfd_create("simcuda-physical", MFD_CLOEXEC);
 	void *holder = MAP_FAILED;
 	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0)
-		holder = mmap(NULL, size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+		holder =
+		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (fd >= 0)
 		close(fd);
+	if (holder != MAP_FAILED) {
+		/* Fresh physical memory holds junk, not zeroes, as on a GPU
+		 * (up to a size where filling it would only cost memory). */
+		if (size <= JUNK_LIMIT)
+			memset(holder, 0xcd, size);
+		mprotect(holder, size, PROT_NONE);
+	}
 	if (h == NULL || holder == MAP_FAILED) {
 		if (holder != MAP_FAILED)
 			munmap(holder, size);

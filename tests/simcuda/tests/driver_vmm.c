@@ -120,6 +120,9 @@ static void test_shared_handle_and_release_while_mapped(void **state)
 	CHECK(cuMemSetAccess(a, G, &rw, 1));
 	CHECK(cuMemSetAccess(b, G, &rw, 1));
 	assert_int_equal(in_use(), G); /* one physical allocation, two mappings */
+	unsigned fresh = 0;
+	CHECK(cuMemcpyDtoH(&fresh, a, 4));
+	assert_int_equal(fresh, 0xcdcdcdcdu); /* junk, not zeroes */
 	CHECK(cuMemRelease(h));
 	assert_int_equal(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(in_use(), G); /* still mapped: memory stays */

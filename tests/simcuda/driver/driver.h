@@ -301,6 +301,12 @@ void alloc_free_all(void);           /* the context is destroyed */
 bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 
+/* ---- pool.c: the default memory pool ----------------------------------- */
+
+bool pool_is_default(CUmemoryPool p);
+/* Stream-ordered allocations are the pool's: bytes in (+) and out (-). */
+void pool_account(int64_t bytes);
+
 /* ---- pinned.c: page-locked host memory --------------------------------- */
 
 bool pinned_range(const void *p, size_t bytes);

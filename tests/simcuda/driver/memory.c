@@ -21,6 +21,7 @@ struct alloc {
 	size_t size, span; /* requested bytes; mapped bytes (whole pages) */
 	uint64_t charged;
 	bool mapped;  /* accessible: cuMemAlloc, or its stream reached it */
+	bool pooled;  /* from cuMemAllocAsync: counted in the pool */
 	bool freeing; /* a free was requested: no further use is valid */
 };
 
@@ -122,9 +123,16 @@ static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
 	}
 	size_t i = find_index(base);
 	memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof(*allocs));
-	allocs[i] = (struct alloc){base, size, span, charged, live, false};
+	allocs[i] = (struct alloc){.base = base,
+	                           .size = size,
+	                           .span = span,
+	                           .charged = charged,
+	                           .mapped = live,
+	                           .pooled = !live};
 	nallocs++;
 	pthread_mutex_unlock(&lock);
+	if (!live)
+		pool_account((int64_t)charged);
 	*dptr = (CUdeviceptr)base;
 	return CUDA_SUCCESS;
 }
@@ -158,8 +166,11 @@ static void release(uintptr_t p)
 	pthread_mutex_unlock(&lock);
 	va_seal(copy.base, copy.span);
 	va_give(copy.base);
-	if (copy.charged)
+	if (copy.charged) {
+		if (copy.pooled)
+			pool_account(-(int64_t)copy.charged);
 		phys_release(copy.charged);
+	}
 }
 
 void alloc_finish_free(uintptr_t p)
@@ -207,6 +218,8 @@ static bool begin_free(uintptr_t p)
 	bool ok = a && !a->freeing;
 	if (ok) {
 		a->freeing = true;
+		if (a->pooled)
+			pool_account(-(int64_t)a->charged);
 		phys_release(a->charged);
 		a->charged = 0;
 	}
@@ -273,6 +286,34 @@ EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
 {
 	cuMemAllocAsync_ptsz_params p = {dptr, bytesize, hStream};
 	API_CALL(cuMemAllocAsync_ptsz, &p, alloc_async(dptr, bytesize, hStream, true));
+}
+
+static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream hs,
+                                bool per_thread)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pool_is_default(pool))
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc_async(dptr, size, hs, per_thread);
+}
+
+EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+                                                CUmemoryPool pool, CUstream hStream)
+{
+	cuMemAllocFromPoolAsync_params p = {dptr, bytesize, pool, hStream};
+	API_CALL(cuMemAllocFromPoolAsync, &p,
+	         alloc_from_pool(dptr, bytesize, pool, hStream, false));
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                              CUstream hStream);
+EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                     CUmemoryPool pool, CUstream hStream)
+{
+	cuMemAllocFromPoolAsync_ptsz_params p = {dptr, bytesize, pool, hStream};
+	API_CALL(cuMemAllocFromPoolAsync_ptsz, &p,
+	         alloc_from_pool(dptr, bytesize, pool, hStream, true));
 }
 
 static CUresult free_async(CUdeviceptr dptr, CUstream hs, bool per_thread)

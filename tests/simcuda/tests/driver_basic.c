@@ -417,6 +417,44 @@ static void test_pointer_attributes_and_callbacks(void **state)
 	assert_int_equal(blocks, 8);
 }
 
+static void test_default_pool(void **state)
+{
+	(void)state;
+	CUmemoryPool pool, same;
+	CHECK(cuDeviceGetDefaultMemPool(&pool, 0));
+	CHECK(cuDeviceGetMemPool(&same, 0));
+	assert_ptr_equal(pool, same);
+	cuuint64_t v = 1 << 20;
+	CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+	v = 0;
+	CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+	assert_int_equal(v, 1 << 20);
+	CUdeviceptr a, b;
+	CHECK(cuMemAllocFromPoolAsync(&a, 1000, pool, NULL));
+	CHECK(cuMemAllocAsync(&b, 3000, NULL));
+	CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+	assert_int_equal(v, 1024 + 3072);
+	CHECK(cuMemFreeAsync(a, NULL));
+	CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+	assert_int_equal(v, 3072);
+	CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+	assert_true(v >= 1024 + 3072);
+	v = 5;
+	assert_int_equal(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v),
+	                 CUDA_ERROR_INVALID_VALUE);
+	v = 0;
+	CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+	CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+	assert_int_equal(v, 3072);
+	assert_int_equal(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v),
+	                 CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuMemFreeAsync(b, NULL));
+	CHECK(cuMemPoolTrimTo(pool, 0));
+	assert_int_equal(cuMemAllocFromPoolAsync(&a, 16, (CUmemoryPool)&v, NULL),
+	                 CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuStreamSynchronize(NULL));
+}
+
 /* A child forked after cuInit cannot use the device (no workers there). */
 static void test_fork_after_init(void **state)
 {
@@ -498,6 +536,7 @@ int main(void)
 	    cmocka_unit_test(test_error_strings),
 	    cmocka_unit_test(test_stubs_not_supported),
 	    cmocka_unit_test(test_pointer_attributes_and_callbacks),
+	    cmocka_unit_test(test_default_pool),
 	    cmocka_unit_test(test_fork_after_init),
 	    cmocka_unit_test(test_primary_reset),
 	};

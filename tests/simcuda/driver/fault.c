@@ -70,13 +70,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	signal(sig, SIG_DFL);
 }
 
-static void on_fault(int sig, siginfo_t *si, void *uc)
+/* "simcuda: fault: kernel 'name' on stream 3 touched <what> 0x..." */
+static void report(uintptr_t a, const char *what)
 {
-	uintptr_t a = (uintptr_t)si->si_addr;
-	if (!dev_addr(a)) {
-		chain(sig, si, uc);
-		return;
-	}
 	char buf[512];
 	size_t n = put(buf, 0, sizeof(buf), "simcuda: fault: ");
 	if (current.kind) {
@@ -90,11 +86,28 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		 * it, mapped or not. */
 		n = put(buf, n, sizeof(buf), "host code");
 	}
-	n = put(buf, n, sizeof(buf), " touched unmapped device address 0x");
+	n = put(buf, n, sizeof(buf), " touched ");
+	n = put(buf, n, sizeof(buf), what);
+	n = put(buf, n, sizeof(buf), " 0x");
 	n = put_num(buf, n, sizeof(buf), a, 16);
 	n = put(buf, n, sizeof(buf), "\n");
 	ssize_t w = write(2, buf, n);
 	(void)w;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	if (!dev_addr(a)) {
+		/* Not device memory: say which op did it, if one was running
+		 * (a bad pointer in a kernel), then let the previous handler
+		 * report the rest. */
+		if (current.kind)
+			report(a, "an invalid address");
+		chain(sig, si, uc);
+		return;
+	}
+	report(a, "unmapped device address");
 	/* abort() is async-signal-safe; make sure SIGABRT ends the process
 	 * even if the program catches it. */
 	signal(SIGABRT, SIG_DFL);

@@ -245,6 +245,21 @@ static int child_fault_copy_after_unmap(void)
 	return 0;
 }
 
+/* A kernel with a bad (non-device) pointer: named, then the previous
+ * handler (ASan's) reports the SEGV. */
+static int child_fault_kernel_bad_pointer(void)
+{
+	setup_context();
+	CUmodule m = load_test_module();
+	CUdeviceptr bad = 16;
+	unsigned v = 3;
+	int n = 1;
+	void *args[] = {&bad, &v, &n};
+	CHECK(cuLaunchKernel(get_fn(m, "fill_u32"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	cuCtxSynchronize();
+	return 0;
+}
+
 static int child_fault_host(void)
 {
 	setup_context();
@@ -307,6 +322,17 @@ static void test_fault_copy_after_unmap(void **state)
 	assert_died_with(&r, "simcuda: fault: memcpy 'DtoD' on stream ");
 }
 
+static void test_fault_kernel_bad_pointer(void **state)
+{
+	(void)state;
+	struct child_result r = run_child("fault-kernel-bad-pointer", NULL);
+	assert_false(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	if (strstr(r.err, "simcuda: fault: kernel 'fill_u32' on stream ") == NULL ||
+	    strstr(r.err, " touched an invalid address 0x10") == NULL ||
+	    strstr(r.err, "SEGV") == NULL)
+		fail_msg("unexpected report:\n%s", r.err);
+}
+
 static void test_fault_host(void **state)
 {
 	(void)state;
@@ -348,6 +374,7 @@ int main(int argc, char **argv)
 		    {"fault-kernel-unmapped", child_fault_kernel_unmapped},
 		    {"fault-after-free-async", child_fault_after_free_async},
 		    {"fault-copy-after-unmap", child_fault_copy_after_unmap},
+		    {"fault-kernel-bad-pointer", child_fault_kernel_bad_pointer},
 		    {"fault-host", child_fault_host},
 		    {"fault-elsewhere", child_fault_elsewhere},
 		    {"many-handles", child_many_handles},
@@ -366,6 +393,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_fault_kernel_unmapped),
 	    cmocka_unit_test(test_fault_after_free_async),
 	    cmocka_unit_test(test_fault_copy_after_unmap),
+	    cmocka_unit_test(test_fault_kernel_bad_pointer),
 	    cmocka_unit_test(test_fault_host),
 	    cmocka_unit_test(test_fault_elsewhere_chains),
 	    cmocka_unit_test(test_many_handles),

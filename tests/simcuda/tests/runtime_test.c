@@ -171,6 +171,39 @@ static void test_stream_ordered_alloc(void **state)
 	CHECK(cudaStreamDestroy(s));
 }
 
+/* Page-locked host memory: usable as a copy source and target, known to
+ * the driver as host memory. */
+static void test_pinned_host_memory(void **state)
+{
+	(void)state;
+	enum { N = 1 << 16 };
+	unsigned char *h = NULL, *h2 = NULL;
+	CHECK(cudaMallocHost((void **)&h, N));
+	CHECK(cudaHostAlloc((void **)&h2, N, cudaHostAllocDefault));
+	assert_non_null(h);
+	assert_non_null(h2);
+	for (int i = 0; i < N; i++)
+		h[i] = (unsigned char)(i * 13);
+	void *d;
+	CHECK(cudaMalloc(&d, N));
+	cudaStream_t s;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaMemcpyAsync(d, h, N, cudaMemcpyHostToDevice, s));
+	CHECK(cudaMemcpyAsync(h2, d, N, cudaMemcpyDeviceToHost, s));
+	CHECK(cudaStreamSynchronize(s));
+	assert_memory_equal(h, h2, N);
+	struct cudaPointerAttributes pa;
+	CHECK(cudaPointerGetAttributes(&pa, h + 10));
+	assert_int_equal(pa.type, cudaMemoryTypeHost);
+	assert_ptr_equal(pa.hostPointer, h + 10);
+	CHECK(cudaStreamDestroy(s));
+	CHECK(cudaFree(d));
+	CHECK(cudaFreeHost(h));
+	CHECK(cudaFreeHost(h2));
+	assert_int_equal(cudaMallocHost(NULL, 16), cudaErrorInvalidValue);
+	assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+}
+
 /* Non-sticky errors: cudaGetLastError reports the last one and clears it,
  * cudaPeekAtLastError reports without clearing; each thread has its own;
  * success does not overwrite; cudaErrorNotReady is never remembered. */
@@ -537,6 +570,7 @@ int main(void)
 	    cmocka_unit_test(test_versions_and_device),
 	    cmocka_unit_test(test_copy_kinds),
 	    cmocka_unit_test(test_malloc_edges_and_info),
+	    cmocka_unit_test(test_pinned_host_memory),
 	    cmocka_unit_test(test_error_stickiness),
 	    cmocka_unit_test(test_stream_event_ordering),
 	    cmocka_unit_test(test_launch_paths),

@@ -29,4 +29,18 @@ void acquire_reset(void);
  * mode excluded buffers, or the plan failed at run time). */
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);
 
+/* Added by the acquisition side (replay/acquire.c): */
+
+/* After ACQUIRE_READY has handed the plan over (out non-NULL), the
+ * acquisition is over and acquire_poll answers ACQUIRE_IDLE. */
+
+/* The last message acquisition printed or logged ("" if none): for tests
+ * and reports. */
+const char *acquire_last_message(void);
+
+/* Checks REMAT_PLAN_TIMEOUT, REMAT_PLANNER and REMAT_CACHE_DIR read through
+ * get (like remat_config_parse), for the constructor: 0, or -1 with one
+ * message in err.  acquire_begin checks them again either way. */
+int acquire_config_check(const char *(*get)(const char *), char *err, size_t errlen);
+
 #endif

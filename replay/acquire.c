@@ -1,0 +1,413 @@
+/*
+ * acquire.c — getting a plan for the profiled graph while the job keeps
+ * training: the cache first, else remat-plan in its own process, polled
+ * (never waited for) at iteration boundaries.
+ *
+ * One acquisition at a time, guarded by one mutex: libremat calls in under
+ * its own lock, but nothing here relies on that.  Every way this can fail
+ * ends in ACQUIRE_FAILED after exactly one message; the caller then keeps
+ * running the job unmodified.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../interpose/remat.h"
+#include "acquire.h"
+#include "acquire_internal.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	enum acquire_state st;
+	uint64_t hash;
+	int32_t nops, nbufs;
+	int64_t budget, iter_ns;
+	pid_t pid;
+	double deadline, timeout_s, grace_s;
+	char planner[PATH_MAX];
+	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
+	/* Room for a file name after the directory: */
+	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
+	char tmp[PATH_MAX + 128];   /* where remat-plan writes it */
+	char log[PATH_MAX + 128];
+	struct rplan *plan; /* READY: not yet handed out */
+	char msg[2048];     /* last message, for tests and reports */
+} A;
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The one message of a failure: always shown, whatever REMAT_LOG says. */
+__attribute__((format(printf, 1, 2))) static enum acquire_state failed(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	va_end(ap);
+	remat_warn("%s", A.msg);
+	A.st = ACQUIRE_FAILED;
+	return A.st;
+}
+
+/* A message that does not end the acquisition (a damaged cache entry). */
+__attribute__((format(printf, 1, 2))) static void warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	va_end(ap);
+	remat_warn("%s", A.msg);
+}
+
+__attribute__((format(printf, 1, 2))) static void info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	va_end(ap);
+	remat_log(REMAT_LOG_INFO, "%s", A.msg);
+}
+
+const char *acquire_last_message(void)
+{
+	return A.msg;
+}
+
+/* The last line of the planner log containing needle (any non-empty line
+ * when needle is NULL), without the "remat-plan: " prefix. */
+static void log_line(const char *needle, char *out, size_t n)
+{
+	snprintf(out, n, "no output");
+	FILE *f = fopen(A.log, "r");
+	if (!f)
+		return;
+	char line[1024];
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '+' || (needle && !strstr(line, needle)))
+			continue;
+		const char *s = strncmp(line, "remat-plan: ", 12) ? line : line + 12;
+		size_t l = strlen(s) < n - 1 ? strlen(s) : n - 1;
+		memcpy(out, s, l);
+		out[l] = '\0';
+	}
+	fclose(f);
+}
+
+static void kill_planner(void)
+{
+	if (A.pid <= 0)
+		return;
+	/* The wrapper leads its own group: this takes remat-plan with it. */
+	kill(-A.pid, SIGKILL);
+	while (waitpid(A.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	A.pid = 0;
+	if (A.tmp[0] && strcmp(A.tmp, A.final))
+		unlink(A.tmp);
+}
+
+static void reset_locked(void)
+{
+	if (A.st == ACQUIRE_PENDING)
+		kill_planner();
+	rplan_free(A.plan);
+	A.plan = NULL;
+	A.pid = 0;
+	A.st = ACQUIRE_IDLE;
+}
+
+static void human(int64_t b, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.2f MiB", (double)b / (1024.0 * 1024.0));
+}
+
+static void ready(struct rplan *p, const char *how, const char *path)
+{
+	if (p->iteration_ns < 0)
+		p->iteration_ns = A.iter_ns;
+	A.plan = p;
+	A.st = ACQUIRE_READY;
+	char pk[32], bu[32];
+	human(p->peak, pk, sizeof(pk));
+	human(p->budget, bu, sizeof(bu));
+	if (p->iteration_ns > 0)
+		info("%s %s (planner %s: peak %s for a budget of %s, recompute %.1f%% of the "
+		     "iteration)",
+		     how, path, p->planner, pk, bu,
+		     100.0 * (double)p->recompute_ns / (double)p->iteration_ns);
+	else
+		info("%s %s (planner %s: peak %s for a budget of %s)", how, path, p->planner, pk,
+		     bu);
+}
+
+int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget)
+{
+	char err[1536];
+	pthread_mutex_lock(&lock);
+	reset_locked();
+	A.hash = graph_hash;
+	A.nops = nops;
+	A.budget = budget;
+	A.nbufs = -1;
+	A.iter_ns = -1;
+	A.final[0] = A.tmp[0] = A.log[0] = A.cache_dir[0] = '\0';
+	int rc = -1;
+	if (!trace_dir || !*trace_dir || nops <= 0 || budget <= 0) {
+		failed("run mode: no plan can be made (trace directory %s, %d ops, budget %lld)",
+		       trace_dir ? trace_dir : "(none)", nops, (long long)budget);
+		goto out;
+	}
+	if (acq_json_ready(err, sizeof(err))) {
+		failed("%s", err);
+		goto out;
+	}
+	struct acq_trace_info ti;
+	if (acq_trace_peek(trace_dir, &ti, err, sizeof(err)) == 0) {
+		if (ti.graph_hash != graph_hash) {
+			failed("%s/trace.json is of graph 0x%016llx, not the profiled 0x%016llx; "
+			       "running unmodified",
+			       trace_dir, (unsigned long long)ti.graph_hash,
+			       (unsigned long long)graph_hash);
+			goto out;
+		}
+		A.nbufs = ti.nbufs;
+		A.iter_ns = ti.duration_ns;
+	} else {
+		/* The planner reads the trace too and will say what is wrong. */
+		remat_log(REMAT_LOG_DEBUG, "%s", err);
+	}
+
+	if (acq_cache_dir(A.cache_dir, sizeof(A.cache_dir), err, sizeof(err)) == 0) {
+		acq_cache_path(A.cache_dir, graph_hash, budget, A.final, sizeof(A.final));
+		if (access(A.final, F_OK) == 0) {
+			struct rplan *p;
+			if (rplan_load_json(A.final, graph_hash, nops, budget, A.nbufs, &p, err,
+			                    sizeof(err)) == 0) {
+				acq_cache_touch(A.final);
+				ready(p, "cached plan", A.final);
+				rc = 0;
+				goto out;
+			}
+			warn("cached plan unusable, removed it and planning again: %s", err);
+			unlink(A.final);
+		}
+	} else {
+		warn("%s; plans will not be cached", err);
+		A.cache_dir[0] = '\0';
+		snprintf(A.final, sizeof(A.final), "%s/plan.json", trace_dir);
+	}
+
+	struct acq_settings s;
+	if (acq_settings_read(&s, err, sizeof(err))) {
+		failed("%s", err);
+		goto out;
+	}
+	snprintf(A.planner, sizeof(A.planner), "%s", s.planner);
+	if (A.cache_dir[0])
+		snprintf(A.tmp, sizeof(A.tmp), "%s/.%016llx-%lld.%d.part", A.cache_dir,
+		         (unsigned long long)graph_hash, (long long)budget, (int)getpid());
+	else
+		snprintf(A.tmp, sizeof(A.tmp), "%s/plan.json.part", trace_dir);
+	snprintf(A.log, sizeof(A.log), "%s/plan.log", trace_dir);
+	pid_t pid =
+	    acq_spawn_planner(&s, trace_dir, budget, A.tmp, A.final, A.log, err, sizeof(err));
+	if (pid < 0) {
+		failed("%s", err);
+		goto out;
+	}
+	A.pid = pid;
+	A.timeout_s = s.timeout_s;
+	/* The time limit bounds the ILP; loading the trace and writing the plan
+	 * come on top, hence the grace before the kill. */
+	A.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
+	A.deadline = now_s() + A.timeout_s + A.grace_s;
+	A.st = ACQUIRE_PENDING;
+	info("planning for a budget of %lld bytes: %s started (pid %d, log %s)", (long long)budget,
+	     A.planner, (int)pid, A.log);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* The planner exited 0: its plan is in the cache (or, if the wrapper could
+ * not rename it, still at the temporary name). */
+static enum acquire_state planner_done(void)
+{
+	const char *path = access(A.final, F_OK) == 0 ? A.final : A.tmp;
+	char err[1536];
+	struct rplan *p;
+	if (rplan_load_json(path, A.hash, A.nops, A.budget, A.nbufs, &p, err, sizeof(err))) {
+		unlink(path);
+		return failed(
+		    "remat-plan wrote an unusable plan (removed it): %s; log: %s; running "
+		    "unmodified",
+		    err, A.log);
+	}
+	if (A.cache_dir[0])
+		acq_cache_prune(A.cache_dir, ACQ_CACHE_KEEP);
+	ready(p, "new plan", path);
+	return A.st;
+}
+
+static enum acquire_state planner_exited(int status)
+{
+	char line[512];
+	A.pid = 0;
+	if (WIFEXITED(status)) {
+		int code = WEXITSTATUS(status);
+		if (code == 0)
+			return planner_done();
+		if (code == 3) {
+			log_line("smallest reachable peak", line, sizeof(line));
+			return failed("REMAT_BUDGET of %lld bytes cannot be reached for this job "
+			              "(remat-plan: %s); running unmodified (log: %s)",
+			              (long long)A.budget, line, A.log);
+		}
+		if (code > 128 && code < 128 + 65) {
+			/* sh reports a child killed by signal n as 128 + n. */
+			return failed("remat-plan crashed (signal %d, %s); log: %s; running "
+			              "unmodified",
+			              code - 128, strsignal(code - 128), A.log);
+		}
+		log_line(NULL, line, sizeof(line));
+		if (code == 126 || code == 127)
+			return failed("could not run %s (%s); log: %s; running unmodified",
+			              A.planner, line, A.log);
+		return failed("remat-plan failed (exit %d: %s); log: %s; running unmodified", code,
+		              line, A.log);
+	}
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	return failed("remat-plan crashed (signal %d, %s); log: %s; running unmodified", sig,
+	              strsignal(sig), A.log);
+}
+
+static enum acquire_state timed_out(int reap)
+{
+	if (reap)
+		kill_planner();
+	else {
+		kill(-A.pid, SIGKILL);
+		A.pid = 0;
+	}
+	return failed("remat-plan did not finish within REMAT_PLAN_TIMEOUT=%g s (killed after "
+	              "%g s more); log: %s; running unmodified",
+	              A.timeout_s, A.grace_s, A.log);
+}
+
+static enum acquire_state poll_pending(void)
+{
+	int status;
+	pid_t r;
+	while ((r = waitpid(A.pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r == A.pid)
+		return planner_exited(status);
+	if (r == 0)
+		return now_s() > A.deadline ? timed_out(1) : ACQUIRE_PENDING;
+	/* ECHILD: the process ignores SIGCHLD (children are reaped by the
+	 * kernel) or someone else reaped ours.  The exit status is lost; the
+	 * plan file, if any, still tells. */
+	if (kill(A.pid, 0) == 0)
+		return now_s() > A.deadline ? timed_out(0) : ACQUIRE_PENDING;
+	A.pid = 0;
+	if (access(A.final, F_OK) == 0 || access(A.tmp, F_OK) == 0)
+		return planner_done();
+	char line[512];
+	log_line(NULL, line, sizeof(line));
+	return failed("remat-plan ended without a plan and its exit status was lost (%s); "
+	              "log: %s; running unmodified",
+	              line, A.log);
+}
+
+enum acquire_state acquire_poll(struct rplan **out)
+{
+	if (out)
+		*out = NULL;
+	pthread_mutex_lock(&lock);
+	enum acquire_state st = A.st;
+	if (st == ACQUIRE_PENDING)
+		st = poll_pending();
+	if (st == ACQUIRE_READY && out) {
+		/* Handed over once; the acquisition is then over (IDLE). */
+		*out = A.plan;
+		A.plan = NULL;
+		A.st = ACQUIRE_IDLE;
+	}
+	pthread_mutex_unlock(&lock);
+	return st;
+}
+
+void acquire_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	reset_locked();
+	pthread_mutex_unlock(&lock);
+}
+
+void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 128], err[512];
+	pthread_mutex_lock(&lock);
+	if (acq_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0) {
+		acq_cache_path(dir, graph_hash, budget, path, sizeof(path));
+		if (unlink(path) == 0)
+			info("removed cached plan %s", path);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int acquire_config_check(const char *(*get)(const char *), char *err, size_t errlen)
+{
+	const char *t = get("REMAT_PLAN_TIMEOUT"), *p = get("REMAT_PLANNER"),
+	           *c = get("REMAT_CACHE_DIR");
+	double v;
+	if (t && acq_parse_timeout(t, &v)) {
+		snprintf(err, errlen,
+		         "REMAT_PLAN_TIMEOUT=\"%s\" is not valid (accepted: seconds in (0, 86400], "
+		         "like 60 or 2.5); libremat stays inactive",
+		         t);
+		return -1;
+	}
+	if (p && (!*p || access(p, X_OK))) {
+		snprintf(err, errlen,
+		         "REMAT_PLANNER=\"%s\" is not valid (accepted: the path of an executable "
+		         "remat-plan); libremat stays inactive",
+		         p);
+		return -1;
+	}
+	if (c && !*c) {
+		snprintf(err, errlen,
+		         "REMAT_CACHE_DIR=\"\" is not valid (accepted: a directory path); libremat "
+		         "stays inactive");
+		return -1;
+	}
+	return 0;
+}
+
+/* A job that ends while remat-plan runs leaves it running: the wrapper
+ * still stores the plan, and the next run of the job starts from it. */
+__attribute__((destructor)) static void acquire_at_exit(void)
+{
+	if (pthread_mutex_trylock(&lock))
+		return;
+	if (A.st == ACQUIRE_PENDING && A.cache_dir[0])
+		remat_log(REMAT_LOG_INFO,
+		          "the job ended before remat-plan finished; it goes on and stores its "
+		          "plan in %s for the next run",
+		          A.cache_dir);
+	pthread_mutex_unlock(&lock);
+}

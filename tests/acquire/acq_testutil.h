@@ -1,0 +1,50 @@
+/*
+ * acq_testutil.h — scratch directories and files for the acquisition tests.
+ */
+#ifndef ACQ_TESTUTIL_H
+#define ACQ_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A fresh directory under $TMPDIR, removed by acq_rmtree. */
+static inline void acq_mkdtemp(char *out, size_t n)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(out, n, "%s/acqtest.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(out))
+		abort();
+}
+
+static inline void acq_rmtree(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		abort();
+}
+
+__attribute__((format(printf, 3, 4))) static inline void acq_write(const char *path, int mode,
+                                                                   const char *fmt, ...)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		abort();
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	chmod(path, (mode_t)mode);
+}
+
+static inline int acq_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+#endif

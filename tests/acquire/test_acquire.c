@@ -1,0 +1,556 @@
+/*
+ * test_acquire.c — acquire_begin/acquire_poll against fake planners
+ * (shell scripts named by REMAT_PLANNER): a plan from the planner lands in
+ * the cache and is found by the next acquisition without a planner run; a
+ * damaged or mismatched cache entry is refused and re-planned; a planner
+ * that crashes, says the budget is unreachable, hangs, fails or writes
+ * garbage ends in ACQUIRE_FAILED with one message; the planner's
+ * environment has no LD_PRELOAD and no REMAT_*.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "acq_testutil.h"
+#include "acquire.h"
+#include "acquire_internal.h"
+
+#define HASH 0x2d9addb2c6334337ull
+#define NOPS 10
+#define BUDG 3211264
+
+static char dir[4096], trace[4200], cache[4200], planner[4200], entry[4400];
+
+static void write_trace(uint64_t hash)
+{
+	char p[4400];
+	snprintf(p, sizeof(p), "%s/trace.json", trace);
+	acq_write(p, 0644,
+	          "{\"format\": \"remat-trace\", \"version\": 1, \"graph_hash\": \"0x%016llx\", "
+	          "\"iteration\": {\"period\": 10, \"duration_ns\": 100000}, "
+	          "\"buffers\": [{}, {}, {}, {}, {}, {}, {}, {}], \"ops\": [], \"end\": true}",
+	          (unsigned long long)hash);
+}
+
+/* A plan body for the fake planners and the cache. */
+static const char *plan_json(uint64_t hash, int64_t budget, const char *budget_text)
+{
+	static char buf[1024];
+	char b[32];
+	snprintf(b, sizeof(b), "%lld", (long long)budget);
+	snprintf(buf, sizeof(buf),
+	         "{\"format\": \"remat-plan\", \"version\": 1, \"graph_hash\": \"0x%016llx\", "
+	         "\"nops\": 10, \"budget\": %s, \"planner\": \"fake\", \"peak\": 3000000, "
+	         "\"recompute_ns\": 5000, \"ops\": [{\"op\": 1, \"evict_after\": [3]}, "
+	         "{\"op\": 5, \"before\": [[\"map\", 3], [\"replay\", 1]]}], \"end\": true}",
+	         (unsigned long long)hash, budget_text ? budget_text : b);
+	return buf;
+}
+
+/* Fake remat-plan: argv is TRACE --budget B --time-limit S -o OUT. */
+static void fake_planner(const char *body)
+{
+	acq_write(planner, 0755,
+	          "#!/bin/sh\n"
+	          "trace=$1 budget=$3 limit=$5 out=$7\n"
+	          "echo \"$*\" >> \"$trace/planner.args\"\n"
+	          "%s\n",
+	          body);
+}
+
+static void good_planner(void)
+{
+	char body[2048];
+	snprintf(body, sizeof(body),
+	         "env > \"$trace/child.env\"\n"
+	         "echo 'planned peak: 2.86 MiB'\n"
+	         "cat > \"$out\" <<'EOF'\n%s\nEOF\nexit 0",
+	         plan_json(HASH, BUDG, NULL));
+	fake_planner(body);
+}
+
+/* stderr into a file while f runs, returned (static buffer). */
+static const char *stderr_of(int (*f)(void))
+{
+	static char buf[8192];
+	char p[4400];
+	snprintf(p, sizeof(p), "%s/stderr.txt", dir);
+	fflush(stderr);
+	int saved = dup(2), fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	close(fd);
+	f();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	FILE *in = fopen(p, "r");
+	size_t n = in ? fread(buf, 1, sizeof(buf) - 1, in) : 0;
+	buf[n] = '\0';
+	if (in)
+		fclose(in);
+	return buf;
+}
+
+static int begin_default(void)
+{
+	return acquire_begin(trace, HASH, NOPS, BUDG);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	acq_mkdtemp(dir, sizeof(dir));
+	snprintf(trace, sizeof(trace), "%s/trace", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	snprintf(planner, sizeof(planner), "%s/fake-remat-plan", dir);
+	snprintf(entry, sizeof(entry), "%s/%016llx-%d.plan.json", cache, HASH, BUDG);
+	mkdir(trace, 0755);
+	write_trace(HASH);
+	setenv("REMAT_CACHE_DIR", cache, 1);
+	setenv("REMAT_PLANNER", planner, 1);
+	unsetenv("REMAT_PLAN_TIMEOUT");
+	good_planner();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	acquire_reset();
+	acq_rmtree(dir);
+	return 0;
+}
+
+/* Polls like libremat does at iteration boundaries, until not PENDING. */
+static enum acquire_state wait_acquired(struct rplan **out, double *secs)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	enum acquire_state st;
+	for (int i = 0; i < 3000; i++) {
+		st = acquire_poll(out);
+		if (st != ACQUIRE_PENDING)
+			break;
+		usleep(5000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (secs)
+		*secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	return st;
+}
+
+/* Killed: no such process, or a zombie waiting for an init that may
+ * never reap it (its parent, the wrapper, died with it). */
+static int gone(int pid)
+{
+	char p[64], st[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	for (int i = 0; i < 200; i++) {
+		FILE *f = fopen(p, "r");
+		if (!f)
+			return 1;
+		size_t n = fread(st, 1, sizeof(st) - 1, f);
+		fclose(f);
+		st[n] = '\0';
+		const char *r = strrchr(st, ')');
+		if (r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X'))
+			return 1;
+		usleep(5000);
+	}
+	return 0;
+}
+
+static void expect_message(const char *needle)
+{
+	const char *m = acquire_last_message();
+	if (!strstr(m, needle))
+		fail_msg("expected a message containing '%s', got '%s'", needle, m);
+}
+
+static void test_plan_then_cache_hit(void **state)
+{
+	(void)state;
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	struct rplan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	assert_non_null(p);
+	assert_int_equal(p->nops, NOPS);
+	assert_int_equal(p->evict_off[2] - p->evict_off[1], 1);
+	assert_int_equal(p->steps[1].kind, RPLAN_REPLAY);
+	/* No iteration_ns in the plan: taken from the trace. */
+	assert_int_equal(p->iteration_ns, 100000);
+	rplan_free(p);
+	expect_message("new plan");
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_IDLE);
+	assert_true(acq_exists(entry));
+	/* The planner's log is in the trace directory. */
+	char log[4400];
+	snprintf(log, sizeof(log), "%s/plan.log", trace);
+	assert_true(acq_exists(log));
+
+	/* Second run of the same job: the planner would crash now, so READY
+	 * at once proves it was not run. */
+	fake_planner("kill -SEGV $$");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_poll(&p), ACQUIRE_READY);
+	assert_non_null(p);
+	assert_int_equal(p->budget, BUDG);
+	rplan_free(p);
+	expect_message("cached plan");
+}
+
+static void test_child_environment(void **state)
+{
+	(void)state;
+	setenv("LD_PRELOAD", "", 1);
+	setenv("REMAT_SOMETHING", "1", 1);
+	setenv("ACQ_TEST_MARK", "kept", 1);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	unsetenv("LD_PRELOAD");
+	unsetenv("REMAT_SOMETHING");
+	unsetenv("ACQ_TEST_MARK");
+	char p[4400], line[4096];
+	snprintf(p, sizeof(p), "%s/child.env", trace);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	int mark = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "LD_PRELOAD=", 11) || !strncmp(line, "REMAT_", 6))
+			fail_msg("planner environment has %s", line);
+		mark |= !strcmp(line, "ACQ_TEST_MARK=kept\n");
+	}
+	fclose(f);
+	assert_true(mark);
+	/* The planner was asked for this budget and the default time limit. */
+	snprintf(p, sizeof(p), "%s/planner.args", trace);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	char want[8800];
+	snprintf(want, sizeof(want), "%s --budget %d --time-limit 60 -o %s/.", trace, BUDG, cache);
+	if (strncmp(line, want, strlen(want)))
+		fail_msg("planner arguments '%s', expected '%s...'", line, want);
+}
+
+static void test_child_env_filter(void **state)
+{
+	(void)state;
+	char *env[] = {"PATH=/bin", "LD_PRELOAD=x.so",    "REMAT_BUDGET=1G",
+	               "REMATX=1",  "LD_LIBRARY_PATH=/l", NULL};
+	char **out = acq_child_env(env);
+	assert_non_null(out);
+	assert_string_equal(out[0], "PATH=/bin");
+	assert_string_equal(out[1], "REMATX=1");
+	assert_string_equal(out[2], "LD_LIBRARY_PATH=/l");
+	assert_null(out[3]);
+	free(out);
+}
+
+static void test_corrupt_cache_entry(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	acq_write(entry, 0644, "{\"format\": \"remat-plan\", \"version\": 1, \"gra");
+	/* The one message about the entry, then a planner run. */
+	const char *err = stderr_of(begin_default);
+	char want[4600];
+	snprintf(want, sizeof(want),
+	         "libremat: cached plan unusable, removed it and planning again: %s: not valid "
+	         "JSON",
+	         entry);
+	if (strncmp(err, want, strlen(want)) || strchr(err, '\n') != err + strlen(err) - 1)
+		fail_msg("stderr '%s', expected one line '%s...'", err, want);
+	expect_message("planning for a budget");
+	struct rplan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	assert_non_null(p);
+	rplan_free(p);
+	/* The entry is a good plan now. */
+	assert_int_equal(rplan_load_json(entry, HASH, NOPS, BUDG, 8, &p, (char[256]){0}, 256), 0);
+	rplan_free(p);
+}
+
+static void test_corrupt_cache_message(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	acq_write(entry, 0644, "garbage");
+	unsetenv("REMAT_PLANNER");
+	setenv("REMAT_PLANNER", "/nonexistent/remat-plan", 1);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), -1);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
+	expect_message("REMAT_PLANNER=\"/nonexistent/remat-plan\" is not an executable file");
+	/* The damaged entry was removed on the way. */
+	assert_false(acq_exists(entry));
+}
+
+static void test_cache_entry_for_other_graph(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	/* Named for this graph and budget, made for another graph. */
+	acq_write(entry, 0644, "%s", plan_json(0x1111ull, BUDG, NULL));
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_PENDING);
+	struct rplan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	assert_true(p->graph_hash == HASH);
+	rplan_free(p);
+	/* A plan for another budget sits under another name: a miss. */
+	fake_planner("exit 3");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG / 2), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+}
+
+static void test_planner_crash(void **state)
+{
+	(void)state;
+	fake_planner("kill -SEGV $$");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+	expect_message("remat-plan crashed (signal 11");
+	expect_message("plan.log");
+	/* Final: later polls say the same without a new message. */
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
+	assert_false(acq_exists(entry));
+}
+
+static void test_budget_unreachable(void **state)
+{
+	(void)state;
+	fake_planner(
+	    "echo 'remat-plan: budget 3211264 bytes cannot be met: the smallest peak found "
+	    "is 4000000 bytes' >&2\n"
+	    "echo 'remat-plan: smallest reachable peak: 3.81 MiB (4000000 bytes)' >&2\n"
+	    "exit 3");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+	expect_message("REMAT_BUDGET of 3211264 bytes cannot be reached for this job (remat-plan: "
+	               "smallest reachable peak: 3.81 MiB (4000000 bytes))");
+}
+
+static void test_planner_hangs(void **state)
+{
+	(void)state;
+	fake_planner("echo $$ > \"$trace/planner.pid\"\nexec sleep 60");
+	setenv("REMAT_PLAN_TIMEOUT", "0.5", 1);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	double secs;
+	assert_int_equal(wait_acquired(NULL, &secs), ACQUIRE_FAILED);
+	/* 0.5 s limit + 1 s grace; well before the sleep would end. */
+	assert_true(secs > 1.2 && secs < 5);
+	expect_message("did not finish within REMAT_PLAN_TIMEOUT=0.5 s");
+	char p[4400];
+	snprintf(p, sizeof(p), "%s/planner.pid", trace);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	int pid = 0;
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	/* The planner itself (not only its wrapper) is gone. */
+	assert_true(gone(pid));
+}
+
+static void test_planner_writes_garbage(void **state)
+{
+	(void)state;
+	fake_planner("echo 'not a plan' > \"$out\"\nexit 0");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+	expect_message("remat-plan wrote an unusable plan (removed it)");
+	expect_message("not valid JSON");
+	assert_false(acq_exists(entry));
+}
+
+static void test_planner_fails(void **state)
+{
+	(void)state;
+	fake_planner("echo 'remat-plan: trace.json: $.ops[3]: bad thing' >&2\nexit 2");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+	expect_message("remat-plan failed (exit 2: trace.json: $.ops[3]: bad thing)");
+}
+
+static void test_bad_timeout_value(void **state)
+{
+	(void)state;
+	setenv("REMAT_PLAN_TIMEOUT", "soon", 1);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), -1);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
+	expect_message("REMAT_PLAN_TIMEOUT=\"soon\" is not valid");
+	double v;
+	assert_int_equal(acq_parse_timeout("2.5", &v), 0);
+	assert_true(v == 2.5);
+	assert_int_equal(acq_parse_timeout("0", &v), -1);
+	assert_int_equal(acq_parse_timeout("-1", &v), -1);
+	assert_int_equal(acq_parse_timeout("100000", &v), -1);
+	assert_int_equal(acq_parse_timeout("5s", &v), -1);
+}
+
+static const char *fake_env(const char *name)
+{
+	if (!strcmp(name, "REMAT_PLAN_TIMEOUT"))
+		return "x";
+	return NULL;
+}
+
+static const char *real_env(const char *name)
+{
+	return getenv(name);
+}
+
+static void test_config_check(void **state)
+{
+	(void)state;
+	char err[512];
+	assert_int_equal(acquire_config_check(fake_env, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "REMAT_PLAN_TIMEOUT=\"x\" is not valid"));
+	assert_int_equal(acquire_config_check(real_env, err, sizeof(err)), 0);
+}
+
+static void test_trace_of_other_graph(void **state)
+{
+	(void)state;
+	write_trace(0x9999);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), -1);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
+	expect_message("is of graph 0x0000000000009999, not the profiled 0x2d9addb2c6334337");
+}
+
+static void test_reset_kills_planner(void **state)
+{
+	(void)state;
+	fake_planner("echo $$ > \"$trace/planner.pid\"\nexec sleep 60");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	char p[4400];
+	snprintf(p, sizeof(p), "%s/planner.pid", trace);
+	for (int i = 0; i < 400 && !acq_exists(p); i++)
+		usleep(5000);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	int pid = 0;
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_PENDING);
+	acquire_reset();
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_IDLE);
+	assert_true(gone(pid));
+}
+
+static void test_invalidate(void **state)
+{
+	(void)state;
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	assert_true(acq_exists(entry));
+	acquire_invalidate_cached(HASH, BUDG);
+	assert_false(acq_exists(entry));
+}
+
+/* SIGCHLD ignored (some programs do): the kernel reaps the planner and its
+ * exit status is lost, yet its plan is found. */
+static void test_sigchld_ignored(void **state)
+{
+	(void)state;
+	signal(SIGCHLD, SIG_IGN);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	struct rplan *p = NULL;
+	enum acquire_state st = wait_acquired(&p, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	assert_int_equal(st, ACQUIRE_READY);
+	assert_non_null(p);
+	rplan_free(p);
+}
+
+static void test_default_cache_dir(void **state)
+{
+	(void)state;
+	char xdg[4400], want[4600];
+	unsetenv("REMAT_CACHE_DIR");
+	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	snprintf(want, sizeof(want), "%s/libremat/%016llx-%d.plan.json", xdg, HASH, BUDG);
+	assert_true(acq_exists(want));
+	/* HOME when XDG_CACHE_HOME is not set. */
+	unsetenv("XDG_CACHE_HOME");
+	char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	setenv("HOME", dir, 1);
+	char d[4400], err[256];
+	assert_int_equal(acq_cache_dir(d, sizeof(d), err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s/.cache/libremat", dir);
+	assert_string_equal(d, want);
+	if (home)
+		setenv("HOME", home, 1);
+	free(home);
+	/* REMAT_CACHE_DIR that cannot be a directory: no cache, still a plan. */
+	snprintf(want, sizeof(want), "%s/trace/trace.json/x", dir);
+	setenv("REMAT_CACHE_DIR", want, 1);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	expect_message("planning for a budget");
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	snprintf(want, sizeof(want), "%s/plan.json", trace);
+	assert_true(acq_exists(want));
+}
+
+static void test_prune(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	char p[4400];
+	for (int i = 0; i < 70; i++) {
+		snprintf(p, sizeof(p), "%s/%016x-1.plan.json", cache, i);
+		acq_write(p, 0644, "{}");
+		/* Older files first: mtime i seconds after the epoch-ish base. */
+		struct timeval tv[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
+		utimes(p, tv);
+	}
+	snprintf(p, sizeof(p), "%s/notes.txt", cache);
+	acq_write(p, 0644, "not a plan: kept");
+	acq_cache_prune(cache, 64);
+	for (int i = 0; i < 70; i++) {
+		snprintf(p, sizeof(p), "%s/%016x-1.plan.json", cache, i);
+		assert_int_equal(acq_exists(p), i >= 6);
+	}
+	snprintf(p, sizeof(p), "%s/notes.txt", cache);
+	assert_true(acq_exists(p));
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_plan_then_cache_hit),
+	    T(test_child_environment),
+	    T(test_child_env_filter),
+	    T(test_corrupt_cache_entry),
+	    T(test_corrupt_cache_message),
+	    T(test_cache_entry_for_other_graph),
+	    T(test_planner_crash),
+	    T(test_budget_unreachable),
+	    T(test_planner_hangs),
+	    T(test_planner_writes_garbage),
+	    T(test_planner_fails),
+	    T(test_bad_timeout_value),
+	    T(test_config_check),
+	    T(test_trace_of_other_graph),
+	    T(test_reset_kills_planner),
+	    T(test_invalidate),
+	    T(test_sigchld_ignored),
+	    T(test_default_cache_dir),
+	    T(test_prune),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,9 +1,11 @@
 /*
  * dtr.c — a DTR-style rule run offline: walk the ops in order; whenever
- * memory at an op exceeds the budget, evict among the buffers idle at
- * that point the ones with the lowest cost / (size x staleness), where
- * staleness is the time since the buffer's last use.  Then give back the
- * evictions that turned out unnecessary.
+ * memory at an op exceeds the budget, evict, among the buffers idle at
+ * that point, the ones with the lowest cost / (size x staleness).  Online
+ * DTR measures staleness as the time since the last use; offline we know
+ * the whole idle gap, so staleness is the gap's length in time, which
+ * makes the key fixed and lets a heap hold the idle buffers: O(n log n).
+ * Then the evictions that turned out unnecessary are given back.
  */
 #include "internal.h"
 
@@ -11,10 +13,48 @@
 #include <string.h>
 
 struct entry {
-	int32_t j, lo, hi;
-	int64_t bytes;
 	double h;
+	int32_t j, hi;
 };
+
+/* Binary min-heap on h. */
+struct heap {
+	struct entry *e;
+	uint32_t n;
+};
+
+static void push(struct heap *hp, struct entry x)
+{
+	uint32_t i = hp->n++;
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (hp->e[p].h <= x.h)
+			break;
+		hp->e[i] = hp->e[p];
+		i = p;
+	}
+	hp->e[i] = x;
+}
+
+static struct entry pop(struct heap *hp)
+{
+	struct entry top = hp->e[0], x = hp->e[--hp->n];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= hp->n)
+			break;
+		if (c + 1 < hp->n && hp->e[c + 1].h < hp->e[c].h)
+			c++;
+		if (x.h <= hp->e[c].h)
+			break;
+		hp->e[i] = hp->e[c];
+		i = c;
+	}
+	if (hp->n)
+		hp->e[i] = x;
+	return top;
+}
 
 static int cmp_h(const void *a, const void *b)
 {
@@ -33,10 +73,10 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	int64_t *tm = malloc(sizeof(int64_t) * ((size_t)n + 1));
 	uint32_t *off = calloc((size_t)n + 2, sizeof(uint32_t));
 	struct entry *ent = malloc(sizeof(*ent) * (cs->nranges + 1));
-	struct entry *act = malloc(sizeof(*act) * (cs->nranges + 1));
+	struct heap hp = {malloc(sizeof(struct entry) * (cs->nranges + 1)), 0};
 	int32_t *taken = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
 	int rc = -1;
-	if (!tm || !off || !ent || !act || !taken)
+	if (!tm || !off || !ent || !hp.e || !taken)
 		goto out0;
 	if (pl_st_init(&t, g->live, n))
 		goto out0;
@@ -47,57 +87,52 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	tm[0] = 0;
 	for (int32_t p = 0; p < n; p++)
 		tm[p + 1] = tm[p] + g->ops[p].duration_ns;
-	/* Ranges bucketed by their first position. */
+	/* Ranges bucketed by their first position, each with its key. */
 	for (int32_t j = 0; j < cs->ncands; j++)
 		for (uint32_t r = 0; r < cs->c[j].nranges; r++)
 			off[cs->ranges[cs->c[j].range_off + r].lo + 1]++;
 	for (int32_t p = 0; p < n; p++)
 		off[p + 1] += off[p];
-	for (int32_t j = 0; j < cs->ncands; j++)
-		for (uint32_t r = 0; r < cs->c[j].nranges; r++) {
-			const struct pl_range *rg = &cs->ranges[cs->c[j].range_off + r];
-			ent[off[rg->lo]++] = (struct entry){j, rg->lo, rg->hi, rg->bytes, 0};
+	for (int32_t j = 0; j < cs->ncands; j++) {
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t r = 0; r < x->nranges; r++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			double stale = (double)(tm[rg->hi + 1] - tm[rg->lo]) + 1.0;
+			double h = (double)x->cost / (((double)rg->bytes + 1.0) * stale);
+			/* Variant 1 also counts what the eviction blocks: the
+			 * buffers its rebuild needs resident.  Variant 2 also
+			 * prefers segments: one rebuild frees several. */
+			if (variant)
+				h *= 1.0 + (double)pl_forbid_bytes(cs, j) / ((double)rg->bytes + 1);
+			if (variant == 2)
+				h /= x->ngaps;
+			ent[off[rg->lo]++] = (struct entry){h, j, rg->hi};
 		}
-	uint32_t e = 0, nact = 0;
+	}
 	int32_t ntaken = 0;
 	for (int32_t p = 0; p < n; p++) {
-		for (; e < cs->nranges && ent[e].lo == p; e++)
-			act[nact++] = ent[e];
-		if (pl_st_max(&t, p, p) <= budget)
-			continue;
-		uint32_t k = 0;
-		for (uint32_t i = 0; i < nact; i++) {
-			struct entry *x = &act[i];
-			if (x->hi < p || s.chosen[x->j] || x->bytes <= 0)
+		/* ranges starting at p: their buffers just went idle */
+		for (uint32_t k = (p ? off[p - 1] : 0); k < off[p]; k++)
+			if (ent[k].hi >= p)
+				push(&hp, ent[k]);
+		while (hp.n && pl_st_max(&t, p, p) > budget) {
+			struct entry x = pop(&hp);
+			/* Incompatibility only grows during the walk: drop for good. */
+			if (x.hi < p || s.chosen[x.j] || !pl_sel_compatible(&s, cs, x.j))
 				continue;
-			double stale = (double)(tm[p] - tm[x->lo]) + 1.0;
-			x->h = (double)cs->c[x->j].cost / ((double)x->bytes * stale);
-			/* Variant 1 also counts what the eviction blocks: the
-			 * buffers its rebuild needs resident. */
-			if (variant)
-				x->h *= 1.0 +
-				        (double)pl_forbid_bytes(cs, x->j) / ((double)x->bytes + 1);
-			act[k++] = *x;
-		}
-		nact = k;
-		qsort(act, nact, sizeof(*act), cmp_h);
-		for (uint32_t i = 0; i < nact && pl_st_max(&t, p, p) > budget; i++) {
-			int32_t j = act[i].j;
-			if (!pl_sel_compatible(&s, cs, j))
-				continue;
-			pl_sel_apply(&t, cs, j, -1);
-			pl_sel_take(&s, cs, j);
-			taken[ntaken++] = j;
+			pl_sel_apply(&t, cs, x.j, -1);
+			pl_sel_take(&s, cs, x.j);
+			taken[ntaken++] = x.j;
 		}
 	}
 	int ok = t.mx[1] <= budget;
 	if (ok) {
-		/* Give back the costliest first: the reverse of cheapest-first. */
-		struct entry *byc = act;
+		/* Give back the costliest per byte first. */
+		struct entry *byc = hp.e;
 		for (int32_t i = 0; i < ntaken; i++)
-			byc[i] = (struct entry){taken[i], 0, 0, 0,
-			                        (double)cs->c[taken[i]].cost /
-			                            ((double)pl_cand_bytes(cs, taken[i]) + 1)};
+			byc[i] = (struct entry){(double)cs->c[taken[i]].cost /
+			                            ((double)pl_cand_bytes(cs, taken[i]) + 1),
+			                        taken[i], 0};
 		qsort(byc, ntaken, sizeof(*byc), cmp_h);
 		for (int32_t i = 0; i < ntaken; i++)
 			taken[i] = byc[i].j;
@@ -117,7 +152,7 @@ out0:
 	free(tm);
 	free(off);
 	free(ent);
-	free(act);
+	free(hp.e);
 	free(taken);
 	return rc;
 }
@@ -134,6 +169,7 @@ int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 		int r = run(g, cs, budget, tmp, v, &cost, &peak);
 		if (r < 0)
 			continue;
+		/* Prefer meeting the budget, then lower cost, then lower peak. */
 		int better = best < 0 || (r == 0 && best != 0) ||
 		             (r == best && (r == 0 ? cost < best_cost : peak < best_peak));
 		if (better) {

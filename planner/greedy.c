@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The first range rides along: the loop below walks candidates in score
+ * order, and fetching each from the pool would miss the cache. */
 struct score {
 	double v;
-	int32_t j;
+	int32_t j, lo, hi, nranges;
+	int64_t bytes;
 };
 
 static int cmp_score(const void *a, const void *b)
@@ -25,22 +28,20 @@ static int cmp_score(const void *a, const void *b)
 /* Score variants: plain bytes per ns; discounted by the bytes a
  * candidate forbids evicting (a single in a chain blocks its neighbour,
  * a segment blocks one buffer for several); and favouring long segments. */
-static double score(const struct pl_cands *cs, int32_t j, int variant)
+static double score(const struct pl_cands *cs, int32_t j, int variant, double bytes, double fb)
 {
 	const struct pl_cand *x = &cs->c[j];
-	double bytes = (double)pl_cand_bytes(cs, j);
 	double s = bytes / ((double)x->cost + 1e-3);
-	if (variant >= 1) {
-		double fb = (double)pl_forbid_bytes(cs, j);
+	if (variant >= 1)
 		s /= 1.0 + fb / (bytes + 1.0);
-	}
 	if (variant == 2)
 		s *= x->ngaps;
 	return s;
 }
 
 static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen,
-               int variant, int64_t *cost_out, int64_t *peak_out)
+               int variant, const int32_t *useful, int32_t nuseful, const double *bytes,
+               const double *fbytes, int64_t *cost_out, int64_t *peak_out)
 {
 	struct pl_segtree t;
 	struct pl_selection s;
@@ -57,29 +58,40 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 		free(order);
 		return -1;
 	}
-	for (int32_t j = 0; j < cs->ncands; j++) {
+	for (int32_t i = 0; i < nuseful; i++) {
 		/* bytes per ns; free candidates first, the larger the better */
-		sc[j] = (struct score){score(cs, j, variant), j};
+		const struct pl_cand *x = &cs->c[useful[i]];
+		const struct pl_range *r0 = &cs->ranges[x->range_off];
+		sc[i] = (struct score){score(cs, useful[i], variant, bytes[i], fbytes[i]),
+		                       useful[i],
+		                       r0->lo,
+		                       r0->hi,
+		                       (int32_t)x->nranges,
+		                       r0->bytes};
 	}
-	qsort(sc, cs->ncands, sizeof(*sc), cmp_score);
-	for (int32_t i = 0; i < cs->ncands; i++)
+	qsort(sc, nuseful, sizeof(*sc), cmp_score);
+	for (int32_t i = 0; i < nuseful; i++)
 		order[i] = sc[i].j;
 	int32_t ntaken = 0;
 	int32_t *taken = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
 	/* Two passes: a rebuild refused because its own position was still
 	 * over the budget may fit once others have lowered it. */
 	for (int pass = 0; pass < 2 && taken; pass++) {
-		for (int32_t i = 0; i < cs->ncands; i++) {
+		for (int32_t i = 0; i < nuseful; i++) {
 			if (t.mx[1] <= budget)
 				break;
-			int32_t j = order[i];
+			int32_t j = sc[i].j;
+			int helps = sc[i].bytes > 0 && pl_st_max(&t, sc[i].lo, sc[i].hi) > budget;
+			if (!helps && sc[i].nranges == 1)
+				continue;
 			const struct pl_cand *x = &cs->c[j];
-			int helps = 0;
-			for (uint32_t r = 0; r < x->nranges && !helps; r++) {
+			for (uint32_t r = 1; r < x->nranges && !helps; r++) {
 				const struct pl_range *rg = &cs->ranges[x->range_off + r];
 				helps = rg->bytes > 0 && pl_st_max(&t, rg->lo, rg->hi) > budget;
 			}
-			if (!helps || !pl_sel_compatible(&s, cs, j))
+			if (!helps)
+				continue;
+			if (!pl_sel_compatible(&s, cs, j))
 				continue;
 			pl_sel_apply(&t, cs, j, -1);
 			if (x->at >= 0 && x->transient > 0 &&
@@ -112,13 +124,24 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
 {
 	uint8_t *tmp = malloc(cs->ncands ? cs->ncands : 1);
-	if (!tmp)
+	int32_t *useful = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
+	int32_t nuseful = useful ? pl_useful(g, cs, budget, useful) : -1;
+	if (!tmp || nuseful < 0) {
+		free(tmp);
+		free(useful);
 		return -1;
+	}
+	double *bytes = malloc(sizeof(double) * (nuseful ? nuseful : 1));
+	double *fbytes = malloc(sizeof(double) * (nuseful ? nuseful : 1));
 	int best = -1;
 	int64_t best_cost = 0, best_peak = 0;
-	for (int v = 0; v < 3; v++) {
+	for (int32_t i = 0; bytes && fbytes && i < nuseful; i++) {
+		bytes[i] = (double)pl_cand_bytes(cs, useful[i]);
+		fbytes[i] = (double)pl_forbid_bytes(cs, useful[i]);
+	}
+	for (int v = 0; v < 3 && bytes && fbytes; v++) {
 		int64_t cost, peak;
-		int r = run(g, cs, budget, tmp, v, &cost, &peak);
+		int r = run(g, cs, budget, tmp, v, useful, nuseful, bytes, fbytes, &cost, &peak);
 		if (r < 0)
 			continue;
 		/* Prefer meeting the budget, then lower cost, then lower peak. */
@@ -132,5 +155,8 @@ int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budge
 		}
 	}
 	free(tmp);
+	free(useful);
+	free(bytes);
+	free(fbytes);
 	return best;
 }

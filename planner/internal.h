@@ -121,6 +121,8 @@ void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_
                   const int32_t *order, int32_t n, int64_t budget);
 int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j);
 int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j);
+int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                  int32_t *out);
 
 /* Upper-bound memory curve of a selection: baseline minus ranges plus transients. */
 void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,
@@ -130,13 +132,13 @@ struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
 
 /* Max segment tree with range add, for the heuristics. */
 struct pl_segtree {
-	int32_t n, size;
+	int32_t n, size, height;
 	int64_t *mx, *add;
 };
 int pl_st_init(struct pl_segtree *t, const int64_t *v, int32_t n);
 void pl_st_free(struct pl_segtree *t);
 void pl_st_add(struct pl_segtree *t, int32_t lo, int32_t hi, int64_t d);
-int64_t pl_st_max(const struct pl_segtree *t, int32_t lo, int32_t hi);
+int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi);
 int32_t pl_st_argmax(const struct pl_segtree *t); /* position of the global max */
 
 /* Heuristics fill chosen[]; return 0 if the budget is met by their curve. */

@@ -100,7 +100,9 @@ static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum 
 	if (!chosen)
 		return best;
 	memset(sel, 0, cs->ncands ? cs->ncands : 1);
-	while (hi - lo > (g->granularity > 1 ? g->granularity / 2 : 1) && hi - lo > hi / 100000) {
+	/* to 0.5% of the baseline: a dozen runs even on large graphs */
+	while (hi - lo > (g->granularity > 1 ? g->granularity / 2 : 1) &&
+	       hi - lo > g->baseline_peak / 200) {
 		int64_t mid = lo + (hi - lo) / 2;
 		struct outcome o;
 		int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, mid, chosen)
@@ -132,10 +134,12 @@ static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
 	uint8_t *s1 = malloc(n), *s2 = malloc(n), *s3 = malloc(n);
 	int64_t best = g->baseline_peak;
 	if (s1 && s2 && s3) {
-		int64_t p1 = bisect(g, cs, PL_PLANNER_GREEDY, s1);
-		int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, s2);
-		best = p1 < p2 ? p1 : p2;
-		if (o->planner == PL_PLANNER_ILP) {
+		if (o->planner == PL_PLANNER_GREEDY || o->planner == PL_PLANNER_DTR) {
+			best = bisect(g, cs, o->planner, s1);
+		} else {
+			int64_t p1 = bisect(g, cs, PL_PLANNER_GREEDY, s1);
+			int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, s2);
+			best = p1 < p2 ? p1 : p2;
 			struct pl_ilp_result r;
 			double lim =
 			    o->time_limit_s > 0 && o->time_limit_s < 10 ? o->time_limit_s : 10;

@@ -45,3 +45,13 @@ $(BUILD)/tests/planner/%: tests/planner/%.c tests/planner/testutil.c tests/plann
 		$(BUILD)/san/libplanner.a $(PLANNER_LIBS) -lcmocka
 
 UNIT_TESTS += $(PLANNER_TESTS)
+
+# ---- benchmark (make bench) ----
+$(BUILD)/bench/plan_bench: bench/planner/plan_bench.c bench/planner/gen.c bench/planner/gen.h \
+		$(BUILD)/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iplanner bench/planner/plan_bench.c bench/planner/gen.c -o $@ \
+		$(BUILD)/libplanner.a $(PLANNER_LIBS)
+
+ALL_TARGETS += $(BUILD)/bench/plan_bench
+BENCHES += bench/planner/run.sh

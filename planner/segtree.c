@@ -2,37 +2,36 @@
  * segtree.c — a max segment tree with lazy range add: the heuristics keep
  * the memory curve of their current selection in it, so adding a
  * candidate (a range of saved bytes) and finding the highest point cost
- * O(log n).
+ * O(log n).  Iterative over a power-of-two layout (leaves at size..2size):
+ * mx[i] is the max below node i including the adds pending at i and below,
+ * add[i] the add pending for all of node i's leaves.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 
-static void build(struct pl_segtree *t, int32_t node, int32_t lo, int32_t hi, const int64_t *v)
-{
-	t->add[node] = 0;
-	if (lo == hi) {
-		t->mx[node] = v[lo];
-		return;
-	}
-	int32_t mid = lo + (hi - lo) / 2;
-	build(t, 2 * node, lo, mid, v);
-	build(t, 2 * node + 1, mid + 1, hi, v);
-	t->mx[node] = t->mx[2 * node] > t->mx[2 * node + 1] ? t->mx[2 * node] : t->mx[2 * node + 1];
-}
+#define NONE (INT64_MIN / 4) /* padding leaves never win a max */
 
 int pl_st_init(struct pl_segtree *t, const int64_t *v, int32_t n)
 {
+	int32_t size = 1;
+	while (size < n)
+		size <<= 1;
 	t->n = n;
-	t->size = 4 * (n > 0 ? n : 1);
-	t->mx = malloc(sizeof(int64_t) * t->size);
-	t->add = malloc(sizeof(int64_t) * t->size);
+	t->size = size;
+	t->height = 0;
+	while ((1 << t->height) < size)
+		t->height++;
+	t->mx = malloc(sizeof(int64_t) * 2 * (size_t)size);
+	t->add = calloc(2 * (size_t)size, sizeof(int64_t));
 	if (!t->mx || !t->add) {
 		pl_st_free(t);
 		return -1;
 	}
-	if (n > 0)
-		build(t, 1, 0, n - 1, v);
+	for (int32_t i = 0; i < size; i++)
+		t->mx[size + i] = i < n ? v[i] : NONE;
+	for (int32_t i = size - 1; i >= 1; i--)
+		t->mx[i] = t->mx[2 * i] > t->mx[2 * i + 1] ? t->mx[2 * i] : t->mx[2 * i + 1];
 	return 0;
 }
 
@@ -43,23 +42,20 @@ void pl_st_free(struct pl_segtree *t)
 	t->mx = t->add = NULL;
 }
 
-/* Lazy adds stay at the node they were applied to; a query adds them on
- * the way down, so no push-down is needed. */
-static void add(struct pl_segtree *t, int32_t node, int32_t lo, int32_t hi, int32_t a, int32_t b,
-                int64_t d)
+static void apply(struct pl_segtree *t, int32_t i, int64_t d)
 {
-	if (b < lo || hi < a)
-		return;
-	if (a <= lo && hi <= b) {
-		t->mx[node] += d;
-		t->add[node] += d;
-		return;
+	t->mx[i] += d;
+	if (i < t->size)
+		t->add[i] += d;
+}
+
+/* Recomputes the ancestors of leaf-level node i after a change below. */
+static void pull(struct pl_segtree *t, int32_t i)
+{
+	for (i >>= 1; i >= 1; i >>= 1) {
+		int64_t m = t->mx[2 * i] > t->mx[2 * i + 1] ? t->mx[2 * i] : t->mx[2 * i + 1];
+		t->mx[i] = m + t->add[i];
 	}
-	int32_t mid = lo + (hi - lo) / 2;
-	add(t, 2 * node, lo, mid, a, b, d);
-	add(t, 2 * node + 1, mid + 1, hi, a, b, d);
-	int64_t m = t->mx[2 * node] > t->mx[2 * node + 1] ? t->mx[2 * node] : t->mx[2 * node + 1];
-	t->mx[node] = m + t->add[node];
 }
 
 void pl_st_add(struct pl_segtree *t, int32_t lo, int32_t hi, int64_t d)
@@ -70,24 +66,32 @@ void pl_st_add(struct pl_segtree *t, int32_t lo, int32_t hi, int64_t d)
 		hi = t->n - 1;
 	if (lo > hi || d == 0)
 		return;
-	add(t, 1, 0, t->n - 1, lo, hi, d);
+	int32_t l = lo + t->size, r = hi + t->size + 1, l0 = l, r0 = r - 1;
+	for (; l < r; l >>= 1, r >>= 1) {
+		if (l & 1)
+			apply(t, l++, d);
+		if (r & 1)
+			apply(t, --r, d);
+	}
+	pull(t, l0);
+	pull(t, r0);
 }
 
-static int64_t query(const struct pl_segtree *t, int32_t node, int32_t lo, int32_t hi, int32_t a,
-                     int32_t b)
+/* Pushes the adds pending on the strict ancestors of leaf-level node i
+ * down to their children, so the nodes hanging off its path are exact. */
+static void push(struct pl_segtree *t, int32_t i)
 {
-	if (b < lo || hi < a)
-		return INT64_MIN;
-	if (a <= lo && hi <= b)
-		return t->mx[node];
-	int32_t mid = lo + (hi - lo) / 2;
-	int64_t x = query(t, 2 * node, lo, mid, a, b),
-	        y = query(t, 2 * node + 1, mid + 1, hi, a, b);
-	int64_t m = x > y ? x : y;
-	return m == INT64_MIN ? m : m + t->add[node];
+	for (int s = t->height; s > 0; s--) {
+		int32_t a = i >> s;
+		if (t->add[a]) {
+			apply(t, 2 * a, t->add[a]);
+			apply(t, 2 * a + 1, t->add[a]);
+			t->add[a] = 0;
+		}
+	}
 }
 
-int64_t pl_st_max(const struct pl_segtree *t, int32_t lo, int32_t hi)
+int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi)
 {
 	if (lo < 0)
 		lo = 0;
@@ -95,21 +99,27 @@ int64_t pl_st_max(const struct pl_segtree *t, int32_t lo, int32_t hi)
 		hi = t->n - 1;
 	if (lo > hi)
 		return INT64_MIN;
-	return query(t, 1, 0, t->n - 1, lo, hi);
+	int32_t l = lo + t->size, r = hi + t->size + 1;
+	push(t, l);
+	push(t, r - 1);
+	int64_t best = INT64_MIN;
+	for (; l < r; l >>= 1, r >>= 1) {
+		if ((l & 1) && t->mx[l] > best)
+			best = t->mx[l];
+		l += l & 1;
+		if (r & 1) {
+			r--;
+			if (t->mx[r] > best)
+				best = t->mx[r];
+		}
+	}
+	return best;
 }
 
 int32_t pl_st_argmax(const struct pl_segtree *t)
 {
-	int32_t node = 1, lo = 0, hi = t->n - 1;
-	while (lo < hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (t->mx[2 * node] >= t->mx[2 * node + 1]) {
-			node = 2 * node;
-			hi = mid;
-		} else {
-			node = 2 * node + 1;
-			lo = mid + 1;
-		}
-	}
-	return lo;
+	int32_t i = 1;
+	while (i < t->size)
+		i = t->mx[2 * i] >= t->mx[2 * i + 1] ? 2 * i : 2 * i + 1;
+	return i - t->size;
 }

@@ -195,3 +195,36 @@ int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j)
 	}
 	return b;
 }
+
+/* Candidates that can ever lower a point over the budget: some position
+ * of their ranges exceeds it even with every transient added there.  The
+ * others are left out of the heuristics' loops. */
+int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, int32_t *out)
+{
+	int64_t *u = malloc(sizeof(int64_t) * g->nops);
+	struct pl_segtree t;
+	if (!u)
+		return -1;
+	memcpy(u, g->live, sizeof(int64_t) * g->nops);
+	for (int32_t j = 0; j < cs->ncands; j++)
+		if (cs->c[j].at >= 0)
+			u[cs->c[j].at] += cs->c[j].transient;
+	if (pl_st_init(&t, u, g->nops)) {
+		free(u);
+		return -1;
+	}
+	free(u);
+	int32_t n = 0;
+	for (int32_t j = 0; j < cs->ncands; j++) {
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t r = 0; r < x->nranges; r++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			if (rg->bytes > 0 && pl_st_max(&t, rg->lo, rg->hi) > budget) {
+				out[n++] = j;
+				break;
+			}
+		}
+	}
+	pl_st_free(&t);
+	return n;
+}

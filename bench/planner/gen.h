@@ -1,0 +1,13 @@
+/* gen.h — synthetic training graphs for the planner benchmark. */
+#ifndef LIBREMAT_BENCH_PLANNER_GEN_H
+#define LIBREMAT_BENCH_PLANNER_GEN_H
+
+#include "internal.h"
+
+enum gen_family { GEN_UNIFORM_CHAIN, GEN_HETERO_CHAIN, GEN_RESNET, GEN_TRANSFORMER };
+
+const char *gen_family_name(enum gen_family f);
+/* About nops ops (forward, loss, backward); seed picks sizes and durations. */
+struct pl_graph *gen_graph(enum gen_family fam, int32_t nops, uint64_t seed);
+
+#endif

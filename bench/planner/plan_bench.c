@@ -1,0 +1,228 @@
+/*
+ * plan_bench.c — planner benchmark.
+ *
+ *   plan_bench checkmate DIR   Checkmate training graphs: each planner's extra
+ *                              compute at the README's budgets next to the
+ *                              published optimum, and the smallest budget
+ *                              each planner reaches.
+ *   plan_bench generated       synthetic graphs (chains, ResNet-like,
+ *                              transformer-like; 1k/10k/100k ops) at 90..25%
+ *                              of the per-iteration memory: recompute
+ *                              overhead and solve time per planner.
+ *
+ * BENCH_FULL=1 also runs the ILP on every 10k-op case and on 100k ops.
+ */
+#include "gen.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct run {
+	int rc;
+	double pct, solve, gap;
+	int64_t peak;
+	char planner[16];
+};
+
+static struct run plan(const struct pl_graph *g, int64_t budget, enum pl_planner p, double tl)
+{
+	struct pl_options o;
+	pl_options_default(&o);
+	o.planner = p;
+	o.time_limit_s = tl;
+	struct pl_plan *pl = NULL;
+	struct pl_result res;
+	char err[512];
+	struct run r = {0};
+	double t0 = pl_now();
+	r.rc = pl_plan_make(g, budget, &o, &pl, &res, err, sizeof(err));
+	r.solve = pl_now() - t0;
+	r.pct = 100.0 * (double)res.recompute_ns / (double)(g->iteration_ns ? g->iteration_ns : 1);
+	r.gap = res.gap;
+	r.peak = res.peak;
+	snprintf(r.planner, sizeof(r.planner), "%s", res.planner);
+	pl_plan_free(pl);
+	return r;
+}
+
+static void cell(const struct run *r)
+{
+	if (r->rc == PL_EBUDGET)
+		printf(" %8s %7.2fs |", "unreach", r->solve);
+	else if (r->rc)
+		printf(" %8s %7s |", "error", "");
+	else
+		printf(" %7.2f%% %7.2fs |", r->pct, r->solve);
+}
+
+/* Smallest budget a planner meets: bisection on pl_plan_make (the ILP
+ * answers it directly: its min-peak MILP runs on an unreachable budget). */
+static int64_t smallest(const struct pl_graph *g, enum pl_planner p, double tl)
+{
+	if (p == PL_PLANNER_ILP) {
+		struct pl_options o;
+		pl_options_default(&o);
+		o.time_limit_s = tl;
+		struct pl_plan *pl = NULL;
+		struct pl_result res;
+		char err[512];
+		if (pl_plan_make(g, 1, &o, &pl, &res, err, sizeof(err)) == PL_EBUDGET)
+			return res.min_peak;
+		pl_plan_free(pl);
+		return 1;
+	}
+	int64_t lo = 0, hi = g->baseline_peak;
+	while (hi - lo > g->baseline_peak / 2000) {
+		int64_t mid = lo + (hi - lo) / 2;
+		struct run r = plan(g, mid, p, tl);
+		if (r.rc == 0)
+			hi = r.peak < mid ? r.peak : mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+static int checkmate(const char *dir)
+{
+	static const struct {
+		const char *prefix;
+		double budget;
+		const char *optimal;
+	} ref[] = {{"VGG16", 0.9, "+2.0%"},
+	           {"VGG16", 0.83, "infeasible"},
+	           {"fcn_8", 0.8, "+0.14%"},
+	           {"MobileNet", 0.5, "+1.8% (0.16% gap)"}};
+	static const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP};
+	DIR *d = opendir(dir);
+	if (!d) {
+		printf("checkmate graphs: %s not found, skipped\n", dir);
+		return 0;
+	}
+	struct dirent *de;
+	char *names[64];
+	int n = 0;
+	while ((de = readdir(d)) && n < 64)
+		if (strstr(de->d_name, ".json"))
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	for (int i = 0; i < n; i++) /* stable order */
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(names[i], names[j]) > 0) {
+				char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	printf("\n## Checkmate graphs: extra compute at the README budgets (fraction of the "
+	       "no-remat peak)\n\n");
+	printf("%-12s %6s | %-18s |%18s |%18s |%18s |\n", "graph", "budget", "Checkmate optimum",
+	       "greedy", "dtr", "ilp");
+	for (size_t k = 0; k < sizeof(ref) / sizeof(ref[0]); k++) {
+		for (int i = 0; i < n; i++) {
+			if (strncmp(names[i], ref[k].prefix, strlen(ref[k].prefix)))
+				continue;
+			char path[4096], err[512];
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+			struct pl_graph *g;
+			if (pl_graph_load(path, &g, err, sizeof(err))) {
+				printf("%s\n", err);
+				continue;
+			}
+			int64_t budget = (int64_t)(ref[k].budget * (double)g->baseline_peak);
+			printf("%-12s %6.2f | %-18s |", ref[k].prefix, ref[k].budget,
+			       ref[k].optimal);
+			for (int q = 0; q < 3; q++) {
+				struct run r = plan(g, budget, pls[q], 20);
+				cell(&r);
+			}
+			printf("\n");
+			pl_graph_free(g);
+		}
+	}
+	printf(
+	    "\n## Checkmate graphs: smallest budget reached (fraction of the no-remat peak)\n\n");
+	printf("%-52s | %7s | %7s | %7s |\n", "graph", "greedy", "dtr", "ilp");
+	for (int i = 0; i < n; i++) {
+		char path[4096], err[512];
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		struct pl_graph *g;
+		if (pl_graph_load(path, &g, err, sizeof(err))) {
+			printf("%s\n", err);
+			free(names[i]);
+			continue;
+		}
+		printf("%-52.52s |", names[i]);
+		for (int q = 0; q < 3; q++)
+			printf(" %7.3f |",
+			       (double)smallest(g, pls[q], 10) / (double)g->baseline_peak);
+		printf("\n");
+		fflush(stdout);
+		pl_graph_free(g);
+		free(names[i]);
+	}
+	return 0;
+}
+
+static int generated(void)
+{
+	static const int32_t sizes[] = {1000, 10000, 100000};
+	static const double fr[] = {0.90, 0.75, 0.50, 0.35, 0.25};
+	int full = getenv("BENCH_FULL") != NULL;
+	printf("\n## Generated graphs: recompute overhead (%% of the iteration) and solve time\n");
+	printf("budget = persistent + f x (baseline peak - persistent); ILP time limit 5 s "
+	       "(1k ops), 30 s (10k)%s\n\n",
+	       full ? "" : "; ILP on 10k ops only at f = 0.5, not on 100k (BENCH_FULL=1 for all)");
+	printf("%-20s %4s | %-8s | %18s | %18s | %18s | %s\n", "graph", "f", "cands", "greedy",
+	       "dtr", "ilp", "ilp gap, used");
+	for (int s = 0; s < 3; s++) {
+		for (int fam = 0; fam < 4; fam++) {
+			double t0 = pl_now();
+			struct pl_graph *g = gen_graph((enum gen_family)fam, sizes[s], 1 + fam);
+			if (!g)
+				return 1;
+			double tgen = pl_now() - t0;
+			int64_t pers =
+			    g->live[g->nops - 1] < g->live[0] ? g->live[g->nops - 1] : g->live[0];
+			for (int k = 0; k < 5; k++) {
+				int64_t budget =
+				    pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
+				struct run rg = plan(g, budget, PL_PLANNER_GREEDY, 0);
+				struct run rd = plan(g, budget, PL_PLANNER_DTR, 0);
+				printf("%-20s %4.2f | %8s |", g->name, fr[k], "");
+				cell(&rg);
+				cell(&rd);
+				int do_ilp =
+				    sizes[s] <= 1000 || full || (sizes[s] <= 10000 && k == 2);
+				if (do_ilp) {
+					struct run ri = plan(g, budget, PL_PLANNER_ILP,
+					                     sizes[s] <= 1000 ? 5 : 30);
+					cell(&ri);
+					if (ri.gap >= 0)
+						printf(" %.2f%% %s", 100 * ri.gap, ri.planner);
+					else
+						printf(" n/a %s", ri.planner);
+				} else {
+					printf(" %18s |", "skipped");
+				}
+				printf("\n");
+				fflush(stdout);
+			}
+			printf("%-20s load/generate %.3f s, %d ops, %d buffers, peak %.0f MiB\n",
+			       g->name, tgen, g->nops, g->nbufs, g->baseline_peak / 1048576.0);
+			pl_graph_free(g);
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "checkmate"))
+		return checkmate(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "generated"))
+		return generated();
+	fprintf(stderr, "usage: plan_bench checkmate DIR | generated\n");
+	return 2;
+}

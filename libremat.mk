@@ -2,7 +2,11 @@
 # (tests/remat/), end-to-end scripts (tests/e2e/trace_*.sh) and the
 # launch-overhead benchmark (bench/preload/).
 
-REMAT_SRCS := $(wildcard interpose/*.c interpose/alloc/*.c profiler/*.c)
+# replay/: the engine (ours) and plan acquisition (replay/replay_acquire.mk).
+-include replay/replay_acquire.mk
+REMAT_REPLAY_SRCS := replay/engine.c replay/steps.c replay/verify.c
+REMAT_SRCS := $(wildcard interpose/*.c interpose/alloc/*.c profiler/*.c) $(REMAT_REPLAY_SRCS) \
+	$(REMAT_ACQUIRE_SRCS)
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
 REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP
 

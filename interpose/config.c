@@ -88,7 +88,8 @@ int remat_config_parse(remat_getenv_fn get, struct remat_config *cfg, char *err,
 		err[0] = '\0';
 	const char *mode = get("REMAT_MODE"), *budget = get("REMAT_BUDGET"),
 	           *dir = get("REMAT_TRACE_DIR"), *log = get("REMAT_LOG"),
-	           *logfile = get("REMAT_LOG_FILE"), *warmup = get("REMAT_WARMUP");
+	           *logfile = get("REMAT_LOG_FILE"), *warmup = get("REMAT_WARMUP"),
+	           *verify = get("REMAT_VERIFY");
 	cfg->any_set = mode || budget || dir || log || logfile || warmup;
 	struct remat_config c = *cfg;
 
@@ -131,6 +132,12 @@ int remat_config_parse(remat_getenv_fn get, struct remat_config *cfg, char *err,
 			return bad(err, errlen, "REMAT_WARMUP", warmup,
 			           "a whole number of iterations from 0 to 1000000");
 		c.warmup = (int)v;
+	}
+	if (verify) {
+		if (!strcmp(verify, "0") || !strcmp(verify, "1"))
+			c.verify = verify[0] == '1';
+		else
+			return bad(err, errlen, "REMAT_VERIFY", verify, "0, 1");
 	}
 	if (mode) {
 		if (!strcmp(mode, "off"))
@@ -198,8 +205,10 @@ int remat_alloc_conf_merge(const char *old, char *out, size_t outlen)
  * REMAT_TRACEDIR): worth one line, since the user thinks it is in effect. */
 int remat_config_unknown(char *const *env, char *msg, size_t msglen)
 {
-	static const char *known[] = {"REMAT_MODE", "REMAT_BUDGET",   "REMAT_TRACE_DIR",
-	                              "REMAT_LOG",  "REMAT_LOG_FILE", "REMAT_WARMUP"};
+	static const char *known[] = {"REMAT_MODE",     "REMAT_BUDGET",       "REMAT_TRACE_DIR",
+	                              "REMAT_LOG",      "REMAT_LOG_FILE",     "REMAT_WARMUP",
+	                              "REMAT_VERIFY",   "REMAT_PLAN_TIMEOUT", "REMAT_PLANNER",
+	                              "REMAT_CACHE_DIR"};
 	for (; env && *env; env++) {
 		if (strncmp(*env, "REMAT_", 6))
 			continue;
@@ -208,10 +217,12 @@ int remat_config_unknown(char *const *env, char *msg, size_t msglen)
 		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 			found |= strlen(known[k]) == len && !strncmp(*env, known[k], len);
 		if (!found) {
-			snprintf(msg, msglen,
-			         "unknown variable %.*s ignored (known: REMAT_MODE, REMAT_BUDGET, "
-			         "REMAT_TRACE_DIR, REMAT_LOG, REMAT_LOG_FILE, REMAT_WARMUP)",
-			         (int)(len > 64 ? 64 : len), *env);
+			snprintf(
+			    msg, msglen,
+			    "unknown variable %.*s ignored (known: REMAT_MODE, REMAT_BUDGET, "
+			    "REMAT_TRACE_DIR, REMAT_LOG, REMAT_LOG_FILE, REMAT_WARMUP, "
+			    "REMAT_VERIFY, REMAT_PLAN_TIMEOUT, REMAT_PLANNER, REMAT_CACHE_DIR)",
+			    (int)(len > 64 ? 64 : len), *env);
 			return 1;
 		}
 	}

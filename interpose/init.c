@@ -61,11 +61,6 @@ static void lazy_init(void)
 		remat_deactivate("the CUDA driver is not usable");
 		return;
 	}
-	if (remat_cfg.mode == REMAT_MODE_RUN)
-		remat_log(REMAT_LOG_ERROR,
-		          "run mode is not available yet: tracing only (the trace "
-		          "goes to %s)",
-		          remat_cfg.trace_dir);
 	remat_log(REMAT_LOG_INFO, "active: mode %s, trace directory %s, warm-up %d iterations",
 	          remat_cfg.mode == REMAT_MODE_RUN ? "run" : "trace", remat_cfg.trace_dir,
 	          remat_cfg.warmup);

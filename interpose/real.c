@@ -80,6 +80,12 @@ int remat_real_resolve(void)
 	GET(cuStreamSynchronize, "cuStreamSynchronize");
 	GET(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
 	GET(cuMemsetD8, "cuMemsetD8_v2");
+	GET(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+	GET(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+	GET(cuMemsetD8Async, "cuMemsetD8Async");
+	GET(cuMemsetD16Async, "cuMemsetD16Async");
+	GET(cuMemsetD32Async, "cuMemsetD32Async");
+	GET(cuLaunchKernelEx, "cuLaunchKernelEx");
 	GET(cuFuncGetName, "cuFuncGetName");
 	GET(cuKernelGetName, "cuKernelGetName");
 	GET(cuFuncGetParamInfo, "cuFuncGetParamInfo");

@@ -36,6 +36,7 @@ struct remat_config {
 	int log_level;
 	char log_file[PATH_MAX]; /* "" = stderr */
 	int warmup;              /* iterations to skip before profiling */
+	int verify;              /* REMAT_VERIFY=1: verify the plan's rebuilds once */
 };
 
 typedef const char *(*remat_getenv_fn)(const char *name);
@@ -113,6 +114,13 @@ struct remat_driver {
 	CUresult (*cuStreamSynchronize)(CUstream);
 	CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+	/* run mode: replayed copies and sets, SAVE/RESTORE */
+	CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+	CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+	CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
+	CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 	CUresult (*cuFuncGetName)(const char **, CUfunction);
 	CUresult (*cuKernelGetName)(const char **, CUkernel);
 	CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);

@@ -13,6 +13,7 @@
 #include "../interpose/alloc/alloc.h"
 #include "profile.h"
 #include "trace.h"
+#include "../replay/replay.h"
 
 static struct remat_trace T;
 static uint64_t start;
@@ -178,6 +179,7 @@ static void pack_params(struct remat_top *o, struct remat_kinfo *k, const struct
 			size = *(size_t *)e[1];
 	}
 	if (buf && size) {
+		o->via_extra = 1;
 		uint8_t *dst = params_grow(size);
 		if (dst) {
 			memcpy(dst, buf, size);
@@ -296,6 +298,8 @@ void remat_profile_op_before(struct remat_op *op, uint64_t k, int64_t level)
 	memcpy(o->block, op->block, sizeof(o->block));
 	o->shmem = op->shmem;
 	o->stream = stream_id(op->stream);
+	o->func = op->func;
+	o->cstream = op->stream;
 	o->duration_ns = -1;
 	o->replayable = 1;
 	o->why_not = "";
@@ -308,6 +312,7 @@ void remat_profile_op_before(struct remat_op *op, uint64_t k, int64_t level)
 			break;
 		}
 		o->name = ki->name;
+		o->kinfo = ki;
 		o->kernel = kernel_id(ki);
 		pack_params(o, ki, op);
 		scan_refs(o);
@@ -597,6 +602,93 @@ void remat_profile_end(int cupti_ok)
 	release_pbufs();
 }
 
+void remat_profile_set_sig(uint64_t k, uint64_t sig)
+{
+	if (k < T.nops)
+		T.ops[k].sig = sig;
+}
+
+static void push_unique(int32_t *v, uint32_t off, uint32_t *n, int32_t id)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (v[off + i] == id)
+			return;
+	v[off + (*n)++] = id;
+}
+
+struct replay_profile *remat_profile_snapshot(int64_t level0)
+{
+	struct replay_profile *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	size_t nwr = 0, nref = 0;
+	for (size_t i = 0; i < T.nops; i++) {
+		nwr += T.ops[i].nwrites;
+		nref += T.ops[i].nrefs + T.ops[i].nwrites;
+	}
+	p->ops = calloc(T.nops ? T.nops : 1, sizeof(*p->ops));
+	p->bufs = calloc(T.nbufs ? T.nbufs : 1, sizeof(*p->bufs));
+	p->wr = malloc((nwr + 1) * sizeof(*p->wr));
+	p->ref = malloc((nref + 1) * sizeof(*p->ref));
+	p->seq = malloc((T.nbufs + 1) * sizeof(*p->seq));
+	if (!p->ops || !p->bufs || !p->wr || !p->ref || !p->seq) {
+		replay_profile_free(p);
+		return NULL;
+	}
+	p->graph_hash = T.graph_hash;
+	p->nops = (int32_t)T.nops;
+	p->nbufs = (int32_t)T.nbufs;
+	p->level0 = level0;
+	uint32_t w = 0, r = 0;
+	for (size_t i = 0; i < T.nops; i++) {
+		const struct remat_top *o = &T.ops[i];
+		struct replay_op *q = &p->ops[i];
+		q->kind = o->kind;
+		q->func = o->func;
+		q->kinfo = o->kinfo;
+		memcpy(q->grid, o->grid, sizeof(q->grid));
+		memcpy(q->block, o->block, sizeof(q->block));
+		q->shmem = o->shmem;
+		q->stream = o->cstream;
+		q->stream_id = o->stream;
+		q->params_len = (uint32_t)o->params_len;
+		q->via_extra = o->via_extra;
+		q->copy = o->copy;
+		q->bytes = o->bytes;
+		q->replayable = o->replayable;
+		q->sig = o->sig;
+		q->wr_off = w;
+		for (size_t k = 0; k < o->nwrites; k++)
+			p->wr[w++] = o->writes[k];
+		q->nwr = w - q->wr_off;
+		q->ref_off = r;
+		for (size_t k = 0; k < o->nrefs; k++)
+			push_unique(p->ref, q->ref_off, &q->nref, o->refs[k].buf);
+		for (size_t k = 0; k < o->nwrites; k++)
+			push_unique(p->ref, q->ref_off, &q->nref, o->writes[k]);
+		r += q->nref;
+	}
+	for (int i = 0; i < nstreams && i < 63; i++)
+		p->streams[i + 1] = streams[i];
+	p->streams[0] = NULL;
+	p->nstreams = nstreams + 1 < 64 ? nstreams + 1 : 64;
+	for (size_t b = 0; b < T.nbufs; b++) {
+		const struct remat_tbuf *u = &T.bufs[b];
+		p->bufs[b] = (struct replay_buf){u->addr,     u->size,    u->rounded,  u->small,
+		                                 u->alloc_at, u->free_at, u->alloc_seq};
+		p->seq[b] = -1;
+	}
+	for (size_t b = 0; b < T.nbufs; b++) {
+		int64_t s = T.bufs[b].alloc_seq;
+		if (s >= 0 && s < (int64_t)T.nbufs) {
+			p->seq[s] = (int32_t)b;
+			if (s + 1 > p->nseq)
+				p->nseq = (int32_t)(s + 1);
+		}
+	}
+	return p;
+}
+
 void remat_profile_drop(void)
 {
 	struct remat_activity *rec;
@@ -615,11 +707,14 @@ static void *write_trace(void *arg)
 {
 	struct job *j = arg;
 	char err[600];
-	if (remat_trace_write(&j->t, j->dir, err, sizeof(err)))
+	int ok = remat_trace_write(&j->t, j->dir, err, sizeof(err)) == 0;
+	if (!ok)
 		remat_warn("%s; no trace written, training continues unmodified", err);
 	else
 		remat_log(REMAT_LOG_INFO, "trace written to %s (%zu ops, %zu buffers)", j->dir,
 		          j->t.nops, j->t.nbufs);
+	if (remat_cfg.mode == REMAT_MODE_RUN)
+		replay_trace_written(ok);
 	remat_trace_free(&j->t);
 	free(j);
 	return NULL;

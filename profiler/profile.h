@@ -21,6 +21,11 @@ void remat_profile_free(struct remat_pbuf *b, uint64_t next_op);
 /* The iteration is over: durations from CUPTI, buffers, memory figures. */
 void remat_profile_end(int cupti_ok);
 void remat_profile_drop(void);
+void remat_profile_set_sig(uint64_t k, uint64_t sig);
+/* Run mode: what the replay engine needs of the finished profile (call
+ * after remat_profile_end, before remat_profile_publish).  NULL when out
+ * of memory. */
+struct replay_profile *remat_profile_snapshot(int64_t level0);
 /* Hands the finished trace to the writer thread. */
 void remat_profile_publish(const char *dir);
 void remat_profile_join(void);

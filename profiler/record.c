@@ -10,6 +10,10 @@
  *            earlier, so the profiled iteration is the third in a row to
  *            match; then the trace is written by a background thread
  *   DONE     tracking stops: launches go straight to the driver
+ *   RUN      (run mode instead of DONE) every op and allocation goes to the
+ *            replay engine (replay/), which checks each iteration against
+ *            the profile and applies the plan once it arrives; after
+ *            repeated divergence it hands back to DETECT for a new profile
  *
  * A mismatch in PROFILE drops the profile and goes back to DETECT (an odd
  * iteration: evaluation, checkpointing, the last one of the run).
@@ -25,8 +29,9 @@
 #include "profile.h"
 #include "trace.h"
 #include "profiler.h"
+#include "../replay/replay.h"
 
-enum { DETECT, PROFILE, DONE };
+enum { DETECT, PROFILE, DONE, RUN };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int phase = DETECT;
@@ -37,8 +42,9 @@ static int64_t level;     /* requested bytes of live managed allocations */
 static int cupti_started; /* CUPTI was started for the next profile */
 static int cupti_ok;
 static const char *cupti_note = "";
-static size_t prof_period; /* the period being profiled */
-static size_t last_period; /* for the debug log */
+static size_t prof_period;  /* the period being profiled */
+static size_t last_period;  /* for the debug log */
+static int64_t prof_level0; /* level when the profiled iteration began */
 /* The gap since the last op: its lowest level, when that was last reached
  * (counted in alloc/free events), and what was allocated in it.
  * Allocations after the low point belong to the iteration that starts at
@@ -127,6 +133,32 @@ static void maybe_start(uint64_t i)
 			remat_profile_adopt(gap_alloc[g].b);
 	phase = PROFILE;
 	prof_period = det.period;
+	prof_level0 = level;
+	if (remat_cfg.mode == REMAT_MODE_RUN)
+		remat_alloc_quarantine(1);
+}
+
+static uint64_t budget_bytes(void)
+{
+	if (remat_cfg.budget_bytes)
+		return remat_cfg.budget_bytes;
+	CUdevice dev;
+	size_t total = 0;
+	if (remat_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+		remat_drv.cuDeviceTotalMem(&total, dev);
+	return (uint64_t)((double)total * remat_cfg.budget_percent / 100.0);
+}
+
+/* Repeated divergence: the engine dropped its profile; look for the
+ * iteration again from scratch. */
+static void restart_detection(void)
+{
+	remat_det_fini(&det);
+	remat_det_init(&det, MAX_DETECT_OPS);
+	phase = DETECT;
+	cupti_started = 0;
+	last_period = 0;
+	remat_tracking = 1;
 }
 
 void remat_prof_begin(struct remat_op *op)
@@ -139,12 +171,24 @@ void remat_prof_begin(struct remat_op *op)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
+	if (phase == RUN) {
+		pthread_mutex_unlock(&lock);
+		op->slot = -2;
+		if (replay_op_begin(op) == REPLAY_REPROFILE) {
+			op->slot = -1;
+			pthread_mutex_lock(&lock);
+			restart_detection();
+			pthread_mutex_unlock(&lock);
+		}
+		return;
+	}
 	if (!det_ready) {
 		remat_det_init(&det, MAX_DETECT_OPS);
 		det_ready = 1;
 	}
 	uint64_t i = nops++;
-	if (remat_det_push(&det, op_signature(op), level, gap_min) < 0) {
+	uint64_t sig = op_signature(op);
+	if (remat_det_push(&det, sig, level, gap_min) < 0) {
 		give_up("no training iteration found in the first 2M ops");
 		pthread_mutex_unlock(&lock);
 		return;
@@ -156,6 +200,14 @@ void remat_prof_begin(struct remat_op *op)
 	}
 	if (phase == DETECT)
 		maybe_start(i);
+	/* Run mode: no address is reused within an iteration, from the one
+	 * before the profile on (see remat_alloc_quarantine); the quarantine
+	 * ends with the last op of each iteration. */
+	if (remat_cfg.mode == REMAT_MODE_RUN && phase == DETECT && remat_det_steady(&det) &&
+	    remat_det_is_boundary(&det, i + 1)) {
+		remat_alloc_quarantine(1);
+		remat_alloc_boundary(0);
+	}
 	/* A new gap begins after this op. */
 	gap_min = level;
 	gap_min_event = events;
@@ -167,12 +219,32 @@ void remat_prof_begin(struct remat_op *op)
 		} else if (k == det.period) {
 			/* The next iteration has begun: the profile is complete. */
 			remat_profile_end(cupti_ok);
-			phase = DONE;
-			remat_tracking = 0;
+			struct replay_profile *snap = NULL;
+			if (remat_cfg.mode == REMAT_MODE_RUN &&
+			    !(snap = remat_profile_snapshot(prof_level0)))
+				remat_warn("out of host memory for run mode; training continues "
+				           "unmodified");
+			phase = snap ? RUN : DONE;
+			remat_tracking = snap != NULL;
 			remat_profile_publish(remat_cfg.trace_dir);
+			if (snap) {
+				pthread_mutex_unlock(&lock);
+				replay_start(snap, budget_bytes(), level);
+				op->slot = -2;
+				if (replay_op_begin(op) == REPLAY_REPROFILE) {
+					op->slot = -1;
+					pthread_mutex_lock(&lock);
+					restart_detection();
+					pthread_mutex_unlock(&lock);
+				}
+				return;
+			}
 		} else {
 			op->slot = (long)k;
+			if (remat_cfg.mode == REMAT_MODE_RUN && k + 1 == det.period)
+				remat_alloc_boundary(0);
 			remat_profile_op_before(op, k, level);
+			remat_profile_set_sig(k, sig);
 			return; /* lock held until remat_prof_end */
 		}
 	}
@@ -181,6 +253,10 @@ void remat_prof_begin(struct remat_op *op)
 
 void remat_prof_end(struct remat_op *op, CUresult rc)
 {
+	if (op->slot == -2) {
+		replay_op_end(op, rc);
+		return;
+	}
 	if (op->slot < 0)
 		return;
 	remat_profile_op_after(op, (uint64_t)op->slot, rc);
@@ -197,7 +273,9 @@ void remat_prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	size_t nsite = remat_stack_capture(&site);
+	/* Run mode keeps the live list (a new profile needs it) but not the
+	 * allocating stacks: unwinding costs more than the allocation. */
+	size_t nsite = phase == RUN ? 0 : remat_stack_capture(&site);
 	struct remat_pbuf *b = calloc(1, sizeof(*b));
 	if (!b) {
 		give_up("out of host memory");
@@ -222,11 +300,16 @@ void remat_prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small)
 	}
 	if (phase == PROFILE)
 		remat_profile_alloc(b, nops);
+	int run = phase == RUN;
 	pthread_mutex_unlock(&lock);
+	if (run)
+		replay_alloc(p, size);
 }
 
 void remat_prof_free(CUdeviceptr p)
 {
+	if (__atomic_load_n(&phase, __ATOMIC_RELAXED) == RUN)
+		replay_free(p);
 	pthread_mutex_lock(&lock);
 	struct remat_pbuf *b = remat_live_remove(p);
 	if (b) {
@@ -270,4 +353,6 @@ void remat_prof_shutdown(void)
 	}
 	pthread_mutex_unlock(&lock);
 	remat_profile_join();
+	if (remat_cfg.mode == REMAT_MODE_RUN)
+		replay_shutdown();
 }

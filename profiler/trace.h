@@ -49,6 +49,12 @@ struct remat_top {
 	const char *why_not; /* static string, "" when replayable */
 	/* correlation ids of the API calls that issued it, for CUPTI */
 	uint32_t corr_driver, corr_runtime;
+	/* run mode: what the replay engine checks later iterations against */
+	void *func;    /* CUfunction/CUkernel as launched */
+	void *kinfo;   /* struct remat_kinfo of func */
+	void *cstream; /* CUstream as issued */
+	int via_extra; /* parameters came packed in `extra` */
+	uint64_t sig;  /* the op's signature (record.c) */
 	/* our hashing kernels launched before and after it (device path) */
 	uint32_t hash_before, hash_after;
 };

@@ -29,6 +29,12 @@ void acquire_reset(void);
  * mode excluded buffers, or the plan failed at run time). */
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);
 
+/* Requested by the replay engine (verify.c, REMAT_VERIFY=1): like
+ * acquire_begin, but the plan must not evict the n buffers in excluded
+ * (their rebuild was not bit-identical).  Not cached under the plain key. */
+int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t nops,
+                            int64_t budget, const int32_t *excluded, int n);
+
 /* Added by the acquisition side (replay/acquire.c): */
 
 /* After ACQUIRE_READY has handed the plan over (out non-NULL), the

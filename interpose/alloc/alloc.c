@@ -18,6 +18,7 @@ static uint64_t live_bytes;
 static size_t first_gran;
 static CUdeviceptr *follow;
 static size_t nfollow, follow_next;
+int remat_alloc_quarantining;
 
 static int device_init(struct remat_device *d, CUdevice dev)
 {
@@ -53,30 +54,38 @@ static int device_init(struct remat_device *d, CUdevice dev)
 		small = 64 * g;
 	/* Each allocation has a range of its own and freed ranges are reused
 	 * first fit, so the address space needs slack over physical memory. */
-	uint64_t large = (4 * (uint64_t)total + g - 1) / g * g;
+	uint64_t large = (8 * (uint64_t)total + g - 1) / g * g;
+	/* Run mode quarantines freed ranges for a whole iteration, and SAVE
+	 * steps need room for transient copies: virtual space is cheap. */
+	uint64_t scratch = ((uint64_t)total + g - 1) / g * g;
 	CUdeviceptr base = 0;
-	while (remat_drv.cuMemAddressReserve(&base, small + large, g, 0, 0) != CUDA_SUCCESS) {
+	while (remat_drv.cuMemAddressReserve(&base, small + large + scratch, g, 0, 0) !=
+	       CUDA_SUCCESS) {
 		if (large <= (uint64_t)total) {
 			remat_warn("device %d: cannot reserve %llu bytes of address space; "
 			           "allocations pass through",
-			           (int)dev, (unsigned long long)(small + large));
+			           (int)dev, (unsigned long long)(small + large + scratch));
 			return -1;
 		}
 		large = (large / 2 + g - 1) / g * g;
 	}
 	d->base = base;
-	d->size = small + large;
+	d->size = small + large + scratch;
 	d->small_top = base;
 	d->large_base = base + small;
-	d->npages = large / g;
+	d->npages = (large + scratch) / g;
 	d->page = calloc(d->npages, sizeof(*d->page));
 	d->page_pending = malloc(d->npages * sizeof(*d->page_pending));
-	if (!d->page || !d->page_pending || remat_range_init(&d->small_va, base, small) ||
-	    remat_range_init(&d->large_va, base + small, large)) {
+	d->page_zombie = malloc(d->npages * sizeof(*d->page_zombie));
+	if (!d->page || !d->page_pending || !d->page_zombie ||
+	    remat_range_init(&d->small_va, base, small) ||
+	    remat_range_init(&d->large_va, base + small, large) ||
+	    remat_range_init(&d->scratch_va, base + small + large, scratch)) {
 		remat_warn("out of host memory for the allocator; allocations pass through");
 		return -1;
 	}
 	memset(d->page_pending, 0xff, d->npages * sizeof(*d->page_pending));
+	memset(d->page_zombie, 0xff, d->npages * sizeof(*d->page_zombie));
 	if (!first_gran)
 		first_gran = d->gran;
 	d->ready = 1;
@@ -107,8 +116,18 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 	uint64_t want = follow_next < nfollow ? follow[follow_next++] : 0;
 	int small = size < d->gran;
 	uint64_t va = 0;
+	remat_alloc_shortfall = 0;
 	CUresult r = small ? remat_small_alloc(d, &va, size, stream, async, want)
 	                   : remat_large_alloc(d, &va, size, stream, async, want);
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall) {
+		uint64_t need = small ? d->gran : (size + d->gran - 1) / d->gran * d->gran;
+		uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;
+		remat_warn("allocation of %zu bytes exceeds REMAT_BUDGET=%llu by %llu bytes "
+		           "(%llu bytes in use, %llu more needed); the allocation fails",
+		           size, (unsigned long long)remat_alloc_budget,
+		           (unsigned long long)(used + need - remat_alloc_budget),
+		           (unsigned long long)used, (unsigned long long)need);
+	}
 	if (r == CUDA_SUCCESS) {
 		struct remat_entry e = {.addr = va, .size = size, .dev = dev, .small = small};
 		if (remat_table_put(&live, e)) {
@@ -130,6 +149,143 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 	}
 	pthread_mutex_unlock(&remat_alloc_lock);
 	return r;
+}
+
+static struct remat_device *device_of(uint64_t addr)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (devs[i].ready > 0 && addr - devs[i].base < devs[i].size)
+			return &devs[i];
+	return NULL;
+}
+
+/* Pages [first, first+n) of the large or scratch region covering
+ * [addr, addr+bytes), or NULL when that is not such a range. */
+static struct remat_device *pages_of(uint64_t addr, uint64_t bytes, size_t *first, size_t *n)
+{
+	struct remat_device *d = device_of(addr);
+	if (!d || addr < d->large_base || !bytes)
+		return NULL;
+	*first = (addr - d->large_base) / d->gran;
+	*n = (addr + bytes - 1 - d->large_base) / d->gran + 1 - *first;
+	return *first + *n <= d->npages ? d : NULL;
+}
+
+CUresult remat_alloc_map(uint64_t addr, uint64_t bytes, CUstream stream)
+{
+	size_t first, n;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &n);
+	remat_alloc_shortfall = 0;
+	CUresult r = d ? remat_large_map_pages(d, first, n, stream, 1) : CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+int remat_alloc_unmap_after(uint64_t addr, uint64_t bytes, const CUstream *streams, int n)
+{
+	size_t first, np;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &np);
+	int r = d ? remat_zombie_add(d, first, np, streams, n) : -1;
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+int remat_alloc_mapped(uint64_t addr, uint64_t bytes)
+{
+	size_t first, n;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &n);
+	int all = d != NULL;
+	for (size_t k = 0; d && k < n; k++)
+		all &= d->page[first + k] && d->page_zombie[first + k] < 0 &&
+		       d->page_pending[first + k] < 0;
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return all;
+}
+
+void remat_alloc_poll(int wait)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (devs[i].ready > 0 && (devs[i].nzombie || devs[i].npending)) {
+			if (wait)
+				remat_pending_reclaim_wait(&devs[i]);
+			else
+				remat_pending_reclaim(&devs[i]);
+		}
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream)
+{
+	CUdevice dev;
+	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = &devs[dev];
+	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+	uint64_t b = d->ready > 0 ? (bytes + d->gran - 1) / d->gran * d->gran : 0;
+	uint64_t va = b ? remat_range_alloc(&d->scratch_va, b, d->gran) : 0;
+	if (va) {
+		remat_alloc_shortfall = 0;
+		r = remat_large_map_pages(d, (va - d->large_base) / d->gran, b / d->gran, stream,
+		                          1);
+		if (r == CUDA_SUCCESS)
+			*addr = va;
+		else
+			remat_range_free(&d->scratch_va, va, b);
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+void remat_alloc_scratch_free(uint64_t addr, uint64_t bytes, CUstream stream)
+{
+	size_t first, n;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &n);
+	if (d) {
+		/* The range may be handed out again at once: its next user takes
+		 * over pages still waiting for the unmap, ordered after it. */
+		remat_zombie_add(d, first, n, &stream, 1);
+		remat_range_free(&d->scratch_va, d->large_base + first * d->gran,
+		                 (uint64_t)n * d->gran);
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_set_budget(uint64_t bytes)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	remat_alloc_budget = bytes;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_quarantine(int on)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	remat_alloc_quarantining = on;
+	for (int i = 0; !on && i < MAX_DEVICES; i++)
+		if (devs[i].ready > 0)
+			remat_large_unquarantine(&devs[i]);
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_boundary(int wait)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		struct remat_device *d = &devs[i];
+		if (d->ready <= 0)
+			continue;
+		if (wait && d->nzombie)
+			remat_zombie_reclaim(d, 1);
+		remat_large_unquarantine(d);
+		remat_pool_trim(d);
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
 }
 
 int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)

@@ -31,6 +31,35 @@ int remat_alloc_owns(CUdeviceptr p, struct remat_alloc_info *info);
 /* Run mode: the next n allocations take these addresses when they fit. */
 void remat_alloc_follow(const CUdeviceptr *addrs, size_t n);
 
+/* ---- run mode ----------------------------------------------------------
+ * Addresses handed to these are ranges of the large region (whole
+ * allocations, or buffers of the trace at their recorded address). */
+
+/* Maps a chunk at every page of the range that has none, for work on
+ * stream (pages still waiting for an unmap keep their chunk, the stream
+ * ordered after).  CUDA_ERROR_OUT_OF_MEMORY past the budget. */
+CUresult remat_alloc_map(uint64_t addr, uint64_t bytes, CUstream stream);
+/* Unmaps the range's chunks once the work issued so far on streams[0..n)
+ * completed (an event on each); 0, or -1 when the range is not ours. */
+int remat_alloc_unmap_after(uint64_t addr, uint64_t bytes, const CUstream *streams, int n);
+/* 1 when every page of the range has a chunk no unmap is waiting on. */
+int remat_alloc_mapped(uint64_t addr, uint64_t bytes);
+/* Completes deferred unmaps and frees (wait: waits for all of them). */
+void remat_alloc_poll(int wait);
+/* Transient device memory for a SAVE step, mapped for work on stream. */
+CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream);
+void remat_alloc_scratch_free(uint64_t addr, uint64_t bytes, CUstream stream);
+/* Caps physical bytes (chunks created, pool and small region included);
+ * 0 lifts the cap.  A refused allocation prints one line with the
+ * shortfall and fails with CUDA_ERROR_OUT_OF_MEMORY. */
+void remat_alloc_set_budget(uint64_t bytes);
+/* Quarantine: a freed large range is not handed out again before the next
+ * remat_alloc_boundary, so no address is reused within an iteration. */
+void remat_alloc_quarantine(int on);
+/* Iteration boundary: (wait: finish deferred unmaps,) release the
+ * quarantine, trim the pool. */
+void remat_alloc_boundary(int wait);
+
 struct remat_alloc_stats {
 	uint64_t physical;   /* bytes of chunks mapped now, all devices */
 	uint64_t peak;       /* highest physical since the last reset */

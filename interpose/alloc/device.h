@@ -22,6 +22,16 @@ struct remat_pending {
 	uint64_t ordered_gen; /* last allocation already ordered after it */
 };
 
+/* Pages whose unmap waits for the streams that used them (run mode:
+ * evictions, released transients).  Unmapped once every event completed. */
+#define REMAT_ZOMBIE_EVENTS 8
+struct remat_zombie {
+	CUevent ev[REMAT_ZOMBIE_EVENTS];
+	int nev;
+	size_t pages_left;
+	int used;
+};
+
 struct remat_device {
 	int ready; /* 1 usable, -1 unusable, 0 not tried */
 	CUdevice dev;
@@ -33,6 +43,16 @@ struct remat_device {
 	size_t npages;
 	CUmemGenericAllocationHandle *page; /* large region: chunk mapped at each page, 0 none */
 	int32_t *page_pending;              /* index into pending[], -1 none */
+	int32_t *page_zombie;               /* index into zombie[], -1 none */
+	struct remat_zombie *zombie;
+	size_t nzombie, cap_zombie;
+	/* Run mode: large ranges freed in this iteration, handed back to
+	 * large_va only at the iteration boundary, so no address is reused
+	 * within an iteration (a replay may map a dead buffer at its address). */
+	struct remat_extent *quar;
+	size_t nquar, cap_quar;
+	/* Transient copies (plan SAVE steps) live above the large region. */
+	struct remat_range scratch_va;
 	struct remat_pending *pending;
 	size_t npending, cap_pending;
 	CUmemGenericAllocationHandle *pool; /* spare chunks */
@@ -43,7 +63,10 @@ struct remat_device {
 
 extern pthread_mutex_t remat_alloc_lock;
 extern uint64_t remat_alloc_physical, remat_alloc_peak, remat_alloc_small_bytes;
-extern uint64_t remat_alloc_gen; /* counts allocations, for ordered_gen */
+extern uint64_t remat_alloc_gen;       /* counts allocations, for ordered_gen */
+extern uint64_t remat_alloc_budget;    /* run mode: cap on physical bytes, 0 none */
+extern int remat_alloc_quarantining;   /* run mode: see remat_device.quar */
+extern uint64_t remat_alloc_shortfall; /* bytes missing at the last budget refusal */
 
 /* pool.c */
 CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h);
@@ -53,6 +76,10 @@ void remat_pool_trim(struct remat_device *d);
 CUresult remat_map_chunk(struct remat_device *d, uint64_t va, CUmemGenericAllocationHandle h);
 
 /* pending.c */
+CUevent remat_event_get(void);
+void remat_event_put(CUevent e);
+/* Like remat_pending_reclaim, but waits for every pending free first. */
+void remat_pending_reclaim_wait(struct remat_device *d);
 int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUstream stream,
                       int small, size_t pages);
 /* Orders an allocation on stream (async or not) after free p. */
@@ -62,11 +89,29 @@ void remat_pending_release(struct remat_device *d, int32_t i);
 /* Returns to the pool what completed frees left mapped. */
 void remat_pending_reclaim(struct remat_device *d);
 
+/* zombie.c */
+/* Defers the unmap of pages [first, first+n) until work issued so far on
+ * streams[0..ns) completed.  Pages with no chunk are skipped. */
+int remat_zombie_add(struct remat_device *d, size_t first, size_t n, const CUstream *streams,
+                     int ns);
+/* Unmaps what completed; with wait, waits for all of it first. */
+void remat_zombie_reclaim(struct remat_device *d, int wait);
+/* Page pg keeps its chunk for a new user on stream s (ordered after the
+ * zombie's events): 1, or 0 when pg is not a zombie. */
+int remat_zombie_take(struct remat_device *d, size_t pg, CUstream s, int async);
+/* Page pg's chunk belongs to a pending free or a zombie: the new user keeps
+ * it, ordered after; 1 when so, 0 when the page has no chunk. */
+int remat_page_take(struct remat_device *d, size_t pg, CUstream stream, int async);
+
 /* large.c */
 CUresult remat_large_alloc(struct remat_device *d, uint64_t *p, size_t size, CUstream stream,
                            int async, uint64_t want);
 void remat_large_free(struct remat_device *d, uint64_t p, size_t size, CUstream stream, int async);
 void remat_large_unmap_page(struct remat_device *d, size_t pg);
+CUresult remat_large_map_pages(struct remat_device *d, size_t first, size_t n, CUstream stream,
+                               int async);
+/* Hands the quarantined ranges back to large_va. */
+void remat_large_unquarantine(struct remat_device *d);
 
 /* small.c */
 CUresult remat_small_alloc(struct remat_device *d, uint64_t *p, size_t size, CUstream stream,

@@ -3,6 +3,8 @@
  * large region, one physical chunk mapped per granularity page, so run
  * mode can later unmap and remap any of them at the same address.
  */
+#include <stdlib.h>
+
 #include "device.h"
 
 void remat_large_unmap_page(struct remat_device *d, size_t pg)
@@ -12,6 +14,36 @@ void remat_large_unmap_page(struct remat_device *d, size_t pg)
 	remat_pool_put(d, d->page[pg]);
 	d->page[pg] = 0;
 	d->page_pending[pg] = -1;
+	d->page_zombie[pg] = -1;
+}
+
+/* Maps a chunk at every page of [first, first+n) that has none; pages
+ * still holding one (a free or an eviction the stream has not reached)
+ * keep it, their new user ordered after.  On failure, what this call
+ * mapped is unmapped again. */
+CUresult remat_large_map_pages(struct remat_device *d, size_t first, size_t n, CUstream stream,
+                               int async)
+{
+	for (size_t k = 0; k < n; k++) {
+		size_t pg = first + k;
+		if (remat_page_take(d, pg, stream, async))
+			continue;
+		CUmemGenericAllocationHandle h;
+		CUresult r = remat_pool_get(d, &h);
+		if (r == CUDA_SUCCESS) {
+			r = remat_map_chunk(d, d->large_base + pg * d->gran, h);
+			if (r != CUDA_SUCCESS)
+				remat_pool_put(d, h);
+		}
+		if (r != CUDA_SUCCESS) {
+			for (size_t j = 0; j < k; j++)
+				remat_large_unmap_page(d, first + j);
+			remat_pool_trim(d);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		d->page[pg] = h;
+	}
+	return CUDA_SUCCESS;
 }
 
 CUresult remat_large_alloc(struct remat_device *d, uint64_t *p, size_t size, CUstream stream,
@@ -23,52 +55,66 @@ CUresult remat_large_alloc(struct remat_device *d, uint64_t *p, size_t size, CUs
 		va = want;
 	if (!va)
 		va = remat_range_alloc(&d->large_va, bytes, d->gran);
+	if (!va && d->nquar) {
+		/* Out of address space: give quarantined ranges back early. */
+		remat_log(REMAT_LOG_INFO, "address space exhausted: releasing freed ranges early");
+		remat_large_unquarantine(d);
+		va = remat_range_alloc(&d->large_va, bytes, d->gran);
+	}
 	if (!va)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	size_t first = (va - d->large_base) / d->gran, n = bytes / d->gran;
-	for (size_t k = 0; k < n; k++) {
-		size_t pg = first + k;
-		int32_t pi = d->page_pending[pg];
-		if (d->page[pg] && pi >= 0) {
-			/* Still mapped from a free the stream may not have reached:
-			 * keep the chunk, order ourselves after that free. */
-			struct remat_pending *pe = &d->pending[pi];
-			remat_pending_order(d, pe, stream, async);
-			d->page_pending[pg] = -1;
-			if (--pe->pages_left == 0)
-				remat_pending_release(d, pi);
-			continue;
-		}
-		CUmemGenericAllocationHandle h;
-		CUresult r = remat_pool_get(d, &h);
-		if (r == CUDA_SUCCESS) {
-			r = remat_map_chunk(d, va + k * d->gran, h);
-			if (r != CUDA_SUCCESS)
-				remat_pool_put(d, h);
-		}
-		if (r != CUDA_SUCCESS) {
-			for (size_t j = 0; j < k; j++)
-				remat_large_unmap_page(d, first + j);
-			remat_range_free(&d->large_va, va, bytes);
-			remat_pool_trim(d);
-			return r == CUDA_ERROR_OUT_OF_MEMORY ? r : CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		d->page[pg] = h;
+	CUresult r = remat_large_map_pages(d, first, n, stream, async);
+	if (r != CUDA_SUCCESS) {
+		remat_range_free(&d->large_va, va, bytes);
+		return r;
 	}
 	*p = va;
 	return CUDA_SUCCESS;
+}
+
+static void quarantine(struct remat_device *d, uint64_t p, uint64_t bytes)
+{
+	if (d->nquar == d->cap_quar) {
+		size_t cap = d->cap_quar ? d->cap_quar * 2 : 256;
+		struct remat_extent *q = realloc(d->quar, cap * sizeof(*q));
+		if (!q) {
+			remat_range_free(&d->large_va, p, bytes);
+			return;
+		}
+		d->quar = q;
+		d->cap_quar = cap;
+	}
+	d->quar[d->nquar++] = (struct remat_extent){p, bytes};
+}
+
+void remat_large_unquarantine(struct remat_device *d)
+{
+	for (size_t i = 0; i < d->nquar; i++)
+		remat_range_free(&d->large_va, d->quar[i].addr, d->quar[i].size);
+	d->nquar = 0;
 }
 
 void remat_large_free(struct remat_device *d, uint64_t p, size_t size, CUstream stream, int async)
 {
 	uint64_t bytes = (size + d->gran - 1) / d->gran * d->gran;
 	size_t first = (p - d->large_base) / d->gran, n = bytes / d->gran;
-	int pi = async ? remat_pending_add(d, p, bytes, stream, 0, n) : -1;
+	/* Evicted pages have no chunk, or one already waiting to be unmapped. */
+	size_t held = 0;
+	for (size_t k = 0; k < n; k++)
+		held += d->page[first + k] && d->page_zombie[first + k] < 0;
+	int pi = async && held ? remat_pending_add(d, p, bytes, stream, 0, held) : -1;
 	for (size_t k = 0; k < n; k++) {
+		size_t pg = first + k;
+		if (!d->page[pg] || d->page_zombie[pg] >= 0)
+			continue;
 		if (pi >= 0)
-			d->page_pending[first + k] = pi;
+			d->page_pending[pg] = pi;
 		else
-			remat_large_unmap_page(d, first + k);
+			remat_large_unmap_page(d, pg);
 	}
-	remat_range_free(&d->large_va, p, bytes);
+	if (remat_alloc_quarantining)
+		quarantine(d, p, bytes);
+	else
+		remat_range_free(&d->large_va, p, bytes);
 }

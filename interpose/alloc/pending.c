@@ -16,7 +16,7 @@ uint64_t remat_alloc_gen;
 static CUevent *spare_ev;
 static size_t nspare_ev, cap_spare_ev;
 
-static CUevent event_get(void)
+CUevent remat_event_get(void)
 {
 	if (nspare_ev)
 		return spare_ev[--nspare_ev];
@@ -26,7 +26,7 @@ static CUevent event_get(void)
 	return e;
 }
 
-static void event_put(CUevent e)
+void remat_event_put(CUevent e)
 {
 	if (nspare_ev == cap_spare_ev) {
 		size_t cap = cap_spare_ev ? cap_spare_ev * 2 : 64;
@@ -42,11 +42,11 @@ static void event_put(CUevent e)
 int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUstream stream,
                       int small, size_t pages)
 {
-	CUevent ev = event_get();
+	CUevent ev = remat_event_get();
 	if (!ev || remat_drv.cuEventRecord(ev, stream) != CUDA_SUCCESS) {
 		/* No event: fall back to what cudaFree does, wait for the stream. */
 		if (ev)
-			event_put(ev);
+			remat_event_put(ev);
 		remat_drv.cuStreamSynchronize(stream);
 		return -1;
 	}
@@ -59,7 +59,7 @@ int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUst
 			struct remat_pending *p = realloc(d->pending, cap * sizeof(*p));
 			if (!p) {
 				remat_drv.cuEventSynchronize(ev);
-				event_put(ev);
+				remat_event_put(ev);
 				return -1;
 			}
 			d->pending = p;
@@ -94,17 +94,21 @@ void remat_pending_order(struct remat_device *d, struct remat_pending *p, CUstre
 
 void remat_pending_release(struct remat_device *d, int32_t i)
 {
-	event_put(d->pending[i].ev);
+	remat_event_put(d->pending[i].ev);
 	d->pending[i].used = 0;
 	while (d->npending && !d->pending[d->npending - 1].used)
 		d->npending--;
 }
 
-void remat_pending_reclaim(struct remat_device *d)
+static void reclaim(struct remat_device *d, int wait)
 {
 	for (size_t i = 0; i < d->npending; i++) {
 		struct remat_pending *p = &d->pending[i];
-		if (!p->used || remat_drv.cuEventQuery(p->ev) != CUDA_SUCCESS)
+		if (!p->used)
+			continue;
+		if (wait)
+			remat_drv.cuEventSynchronize(p->ev);
+		else if (remat_drv.cuEventQuery(p->ev) != CUDA_SUCCESS)
 			continue;
 		if (!p->small) {
 			size_t first = (p->addr - d->large_base) / d->gran;
@@ -118,5 +122,16 @@ void remat_pending_reclaim(struct remat_device *d)
 		}
 		remat_pending_release(d, (int32_t)i);
 	}
+	remat_zombie_reclaim(d, wait);
 	remat_pool_trim(d);
+}
+
+void remat_pending_reclaim(struct remat_device *d)
+{
+	reclaim(d, 0);
+}
+
+void remat_pending_reclaim_wait(struct remat_device *d)
+{
+	reclaim(d, 1);
 }

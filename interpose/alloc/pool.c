@@ -9,9 +9,20 @@
 #include "device.h"
 
 uint64_t remat_alloc_physical, remat_alloc_peak, remat_alloc_small_bytes;
+uint64_t remat_alloc_budget, remat_alloc_shortfall;
 
 CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h)
 {
+	if (!d->npool && remat_alloc_budget &&
+	    remat_alloc_physical + d->gran > remat_alloc_budget) {
+		/* Over budget unless pending frees and evictions give memory
+		 * back: wait for them rather than fail. */
+		remat_pending_reclaim_wait(d);
+		if (!d->npool && remat_alloc_physical + d->gran > remat_alloc_budget) {
+			remat_alloc_shortfall = remat_alloc_physical + d->gran - remat_alloc_budget;
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
 	if (d->npool) {
 		*h = d->pool[--d->npool];
 		return CUDA_SUCCESS;
@@ -48,7 +59,8 @@ void remat_pool_trim(struct remat_device *d)
 	size_t keep = (size_t)(in_use / d->gran / 16);
 	if (keep < 16)
 		keep = 16;
-	while (d->npool > keep) {
+	while (d->npool > keep ||
+	       (d->npool && remat_alloc_budget && remat_alloc_physical > remat_alloc_budget)) {
 		remat_drv.cuMemRelease(d->pool[--d->npool]);
 		remat_alloc_physical -= d->gran;
 	}

@@ -1,0 +1,124 @@
+/*
+ * verify.c — REMAT_VERIFY=1: one iteration applies the plan's rebuilds
+ * without evicting anything.  Before each op with rebuild steps, every
+ * live buffer the plan would rebuild there is copied to the host, the
+ * steps run in place (the buffer is still there, so the replay overwrites
+ * it with what the rebuild would produce), and the result is compared
+ * bitwise with the copy.  A buffer whose rebuild differs gets its original
+ * content back and is excluded; the plan is then made again without the
+ * excluded buffers.  Cost: two device-to-host copies of each rebuilt
+ * buffer and a context synchronization per position with steps, once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../interpose/remat.h"
+#include "../interpose/alloc/alloc.h"
+#include "acquire.h"
+#include "internal.h"
+
+/* acquire.c may not have it yet: resolved at run time, see the end. */
+#pragma weak acquire_begin_excluding
+
+static int32_t *excluded;
+static int nexcluded;
+static int verified; /* the plan in use has been verified */
+
+int replay_verify_wanted(void)
+{
+	return remat_cfg.verify && !verified;
+}
+
+static void exclude(int32_t b, int32_t pos, uint64_t off)
+{
+	for (int i = 0; i < nexcluded; i++)
+		if (excluded[i] == b)
+			return;
+	int32_t *v = realloc(excluded, (size_t)(nexcluded + 1) * sizeof(*v));
+	if (!v)
+		return;
+	excluded = v;
+	excluded[nexcluded++] = b;
+	remat_log(REMAT_LOG_INFO,
+	          "verify: buffer %d rebuilt before op %d differs from the original at byte %llu; "
+	          "excluded",
+	          b, pos, (unsigned long long)off);
+}
+
+void replay_verify_begin(int32_t pos, CUstream s)
+{
+	const struct rplan *pl = E.plan;
+	uint32_t s0 = pl->step_off[pos], s1 = pl->step_off[pos + 1];
+	if (s0 == s1)
+		return;
+	/* The live buffers rebuilt here, and their content now. */
+	int32_t ids[64];
+	uint8_t *orig[64];
+	int n = 0;
+	remat_drv.cuCtxSynchronize();
+	for (uint32_t i = s0; i < s1 && n < 64; i++) {
+		int32_t b = pl->steps[i].arg;
+		if (pl->steps[i].kind != RPLAN_MAP || !E.live[b])
+			continue;
+		const struct replay_buf *u = &E.P->bufs[b];
+		uint8_t *h = malloc(u->size);
+		if (!h || remat_drv.cuMemcpyDtoH(h, u->addr, u->size) != CUDA_SUCCESS) {
+			free(h);
+			continue;
+		}
+		ids[n] = b;
+		orig[n++] = h;
+	}
+	replay_steps(pos, s, 2, pos);
+	remat_drv.cuCtxSynchronize();
+	for (int k = 0; k < n; k++) {
+		const struct replay_buf *u = &E.P->bufs[ids[k]];
+		uint8_t *h = malloc(u->size);
+		if (h && remat_drv.cuMemcpyDtoH(h, u->addr, u->size) == CUDA_SUCCESS) {
+			if (memcmp(h, orig[k], u->size)) {
+				uint64_t off = 0;
+				while (off < u->size && h[off] == orig[k][off])
+					off++;
+				exclude(ids[k], pos, off);
+				/* The op about to run reads the original. */
+				remat_drv.cuMemcpyHtoD(u->addr, orig[k], u->size);
+			}
+		}
+		free(h);
+		free(orig[k]);
+	}
+}
+
+/* The verification iteration is over: keep the plan, or plan again
+ * without the buffers whose rebuild differs. */
+void replay_verify_end_iteration(void)
+{
+	verified = 1;
+	if (!nexcluded) {
+		remat_warn("verify: every planned rebuild is bit-identical; the plan is applied "
+		           "from the next iteration");
+		return;
+	}
+	char list[512];
+	int w = 0;
+	for (int i = 0; i < nexcluded && w < (int)sizeof(list) - 16; i++)
+		w +=
+		    snprintf(list + w, sizeof(list) - (size_t)w, "%s%d", i ? "," : "", excluded[i]);
+	remat_warn("verify: %d buffer(s) rebuild differently (%s); planning again without them",
+	           nexcluded, list);
+	uint64_t h = E.P->graph_hash;
+	acquire_invalidate_cached(h, (int64_t)E.budget);
+	replay_plan_drop();
+	if (!acquire_begin_excluding) {
+		remat_warn("verify: this build cannot pass excluded buffers to the planner; "
+		           "training continues unmodified");
+		E.acq = ACQ_NONE;
+		return;
+	}
+	verified = 0; /* the new plan is verified too */
+	E.acq = acquire_begin_excluding(remat_cfg.trace_dir, h, E.P->nops, (int64_t)E.budget,
+	                                excluded, nexcluded)
+	            ? ACQ_NONE
+	            : ACQ_PENDING;
+}

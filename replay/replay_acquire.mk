@@ -25,3 +25,10 @@ acquire-tests: $(ACQ_UNIT_TESTS)
 
 E2E_TESTS += $(filter-out tests/e2e/acquire_lib.sh,$(sort $(wildcard tests/e2e/acquire_*.sh)))
 BENCHES += bench/run/run.sh
+
+# bench/run: per-launch host cost while a plan is applied (uses the empty
+# kernel module of bench/preload).
+$(BUILD)/bench/run/iter_bench: bench/run/iter_bench.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda
+ALL_TARGETS += $(BUILD)/bench/run/iter_bench

@@ -30,7 +30,7 @@
 	{                                                                                          \
 		{                                                                                  \
 			's', 'i', 'm', 'c', 'u', 'd', 'a', '-', 'e', 'x', 'p', 'o', 'r', 't', '-', \
-				'1'                                                                \
+			    '1'                                                                    \
 		}                                                                                  \
 	}
 
@@ -57,17 +57,17 @@ struct simcuda_activity_memop {
 struct simcuda_hooks {
 	/* API enter/exit.  params: the real *_params struct; retval: the
 	 * CUresult/cudaError_t (exit only, else NULL). */
-	void (*api)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-		    CUpti_ApiCallbackSite site, const char *function_name, const void *params,
-		    const void *retval, uint32_t correlation_id, const char *symbol_name);
+	void (*api)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+	            const char *function_name, const void *params, const void *retval,
+	            uint32_t correlation_id, const char *symbol_name);
 	void (*kernel)(const struct simcuda_activity_kernel *rec);
 	void (*memop)(const struct simcuda_activity_memop *rec);
 };
 
 struct simcuda_export {
-	size_t size; /* sizeof(struct simcuda_export) */
+	size_t size;                                          /* sizeof(struct simcuda_export) */
 	void (*set_hooks)(const struct simcuda_hooks *hooks); /* NULL: unsubscribe */
-	const struct simcuda_hooks *(*hooks)(void);            /* NULL when none */
+	const struct simcuda_hooks *(*hooks)(void);           /* NULL when none */
 	uint32_t (*new_correlation_id)(void);
 	/* The runtime call in progress on this thread (0 = none). */
 	void (*set_outer_correlation)(uint32_t id);

@@ -41,7 +41,7 @@ struct simcuda_kernel {
 	unsigned nparams;
 	const unsigned *param_offset; /* offsets in the packed buffer (CUDA ABI) */
 	const unsigned *param_size;
-	unsigned param_bytes; /* size of the packed buffer */
+	unsigned param_bytes;      /* size of the packed buffer */
 	unsigned uses_syncthreads; /* 0: threads may run as a plain loop */
 	/* Optional deterministic duration of the whole launch, in simulated
 	 * nanoseconds; NULL selects the driver's default model. */
@@ -56,8 +56,7 @@ struct simcuda_module {
 
 /* ---- provided by libsimcuda_kernel.so ---------------------------------- */
 
-extern __thread simcuda_dim3 simcuda_threadIdx, simcuda_blockIdx, simcuda_blockDim,
-	simcuda_gridDim;
+extern __thread simcuda_dim3 simcuda_threadIdx, simcuda_blockIdx, simcuda_blockDim, simcuda_gridDim;
 
 /* Block-wide barrier: switches to the block's next fiber. */
 void simcuda_syncthreads(void);
@@ -68,7 +67,7 @@ void *simcuda_dynamic_smem(void);
 /* Runs a whole grid on the calling thread; returns 0, or -1 with errno set
  * when the launch configuration is invalid. */
 int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, simcuda_dim3 grid,
-		     simcuda_dim3 block, unsigned dynamic_smem_bytes);
+                     simcuda_dim3 block, unsigned dynamic_smem_bytes);
 
 #ifdef __cplusplus
 }

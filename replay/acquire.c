@@ -38,6 +38,8 @@ static struct {
 	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
 	char tmp[PATH_MAX + 128];   /* where remat-plan writes it */
 	char log[PATH_MAX + 128];
+	int32_t *excl; /* buffers the plan must not evict (verification mode) */
+	int nexcl;
 	struct rplan *plan; /* READY: not yet handed out */
 	char msg[2048];     /* last message, for tests and reports */
 } A;
@@ -85,8 +87,9 @@ const char *acquire_last_message(void)
 	return A.msg;
 }
 
-/* The last line of the planner log containing needle (any non-empty line
- * when needle is NULL), without the "remat-plan: " prefix. */
+/* The last line of the planner log containing needle, or with needle NULL
+ * its last "remat-plan: " message (else its last line), without that
+ * prefix: the line worth quoting in our one message. */
 static void log_line(const char *needle, char *out, size_t n)
 {
 	snprintf(out, n, "no output");
@@ -94,11 +97,15 @@ static void log_line(const char *needle, char *out, size_t n)
 	if (!f)
 		return;
 	char line[1024];
+	int have_msg = 0;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (!line[0] || line[0] == '+' || (needle && !strstr(line, needle)))
+		int msg = !strncmp(line, "remat-plan: ", 12);
+		if (!line[0] || line[0] == '+' || (needle && !strstr(line, needle)) ||
+		    (!needle && have_msg && !msg))
 			continue;
-		const char *s = strncmp(line, "remat-plan: ", 12) ? line : line + 12;
+		have_msg |= msg;
+		const char *s = msg ? line + 12 : line;
 		size_t l = strlen(s) < n - 1 ? strlen(s) : n - 1;
 		memcpy(out, s, l);
 		out[l] = '\0';
@@ -153,11 +160,81 @@ static void ready(struct rplan *p, const char *how, const char *path)
 		     bu);
 }
 
-int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget)
+/* A loaded plan that evicts an excluded buffer is refused: verification
+ * found its rebuild not bit-identical, whatever the planner thinks. */
+static int check_excluded(const struct rplan *p, const char *path, char *err, size_t errlen)
+{
+	for (uint32_t k = 0; k < p->evict_off[p->nops]; k++)
+		for (int i = 0; i < A.nexcl; i++)
+			if (p->evict[k] == A.excl[i]) {
+				snprintf(err, errlen,
+				         "%s: evicts buffer %d, which must stay resident", path,
+				         A.excl[i]);
+				return -1;
+			}
+	return 0;
+}
+
+static int load_plan(const char *path, struct rplan **p, char *err, size_t errlen)
+{
+	if (rplan_load_json(path, A.hash, A.nops, A.budget, A.nbufs, p, err, errlen))
+		return -1;
+	if (check_excluded(*p, path, err, errlen)) {
+		rplan_free(*p);
+		*p = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* "--exclude" and "3,17" for remat-plan, and a cache key suffix naming the
+ * set (FNV-1a of the sorted ids), so an excluding plan never answers a
+ * plain request or the other way round. */
+static int exclude_args(char *list, size_t n, char *suffix, size_t sn)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t w = 0;
+	list[0] = suffix[0] = '\0';
+	for (int i = 0; i < A.nexcl; i++) {
+		int r = snprintf(list + w, n - w, "%s%d", i ? "," : "", A.excl[i]);
+		if (r < 0 || (size_t)r >= n - w)
+			return -1;
+		w += (size_t)r;
+		for (int b = 0; b < 4; b++) {
+			h ^= (uint8_t)((uint32_t)A.excl[i] >> (8 * b));
+			h *= 0x100000001b3ull;
+		}
+	}
+	if (A.nexcl)
+		snprintf(suffix, sn, "-x%016llx", (unsigned long long)h);
+	return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget,
+                 const int32_t *excluded, int n)
 {
 	char err[1536];
 	pthread_mutex_lock(&lock);
 	reset_locked();
+	free(A.excl);
+	A.excl = NULL;
+	A.nexcl = 0;
+	if (n > 0 && excluded) {
+		if (!(A.excl = malloc((size_t)n * sizeof(*A.excl)))) {
+			failed("out of memory for the excluded buffers; running unmodified");
+			pthread_mutex_unlock(&lock);
+			return -1;
+		}
+		memcpy(A.excl, excluded, (size_t)n * sizeof(*A.excl));
+		qsort(A.excl, (size_t)n, sizeof(*A.excl), cmp_i32);
+		A.nexcl = n;
+	}
 	A.hash = graph_hash;
 	A.nops = nops;
 	A.budget = budget;
@@ -190,12 +267,21 @@ int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int6
 		remat_log(REMAT_LOG_DEBUG, "%s", err);
 	}
 
+	char xlist[4096], xsuffix[24];
+	if (exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix))) {
+		failed("too many excluded buffers (%d) to pass to remat-plan; running unmodified",
+		       A.nexcl);
+		goto out;
+	}
 	if (acq_cache_dir(A.cache_dir, sizeof(A.cache_dir), err, sizeof(err)) == 0) {
 		acq_cache_path(A.cache_dir, graph_hash, budget, A.final, sizeof(A.final));
+		if (xsuffix[0]) /* <hash>-<budget>-x<set>.plan.json */
+			snprintf(A.final + strlen(A.final) - strlen(".plan.json"),
+			         sizeof(A.final) - strlen(A.final) + strlen(".plan.json"),
+			         "%s.plan.json", xsuffix);
 		if (access(A.final, F_OK) == 0) {
 			struct rplan *p;
-			if (rplan_load_json(A.final, graph_hash, nops, budget, A.nbufs, &p, err,
-			                    sizeof(err)) == 0) {
+			if (load_plan(A.final, &p, err, sizeof(err)) == 0) {
 				acq_cache_touch(A.final);
 				ready(p, "cached plan", A.final);
 				rc = 0;
@@ -222,8 +308,8 @@ int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int6
 	else
 		snprintf(A.tmp, sizeof(A.tmp), "%s/plan.json.part", trace_dir);
 	snprintf(A.log, sizeof(A.log), "%s/plan.log", trace_dir);
-	pid_t pid =
-	    acq_spawn_planner(&s, trace_dir, budget, A.tmp, A.final, A.log, err, sizeof(err));
+	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, A.tmp, A.final, A.log,
+	                              A.nexcl ? xlist : NULL, err, sizeof(err));
 	if (pid < 0) {
 		failed("%s", err);
 		goto out;
@@ -235,12 +321,24 @@ int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int6
 	A.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
 	A.deadline = now_s() + A.timeout_s + A.grace_s;
 	A.st = ACQUIRE_PENDING;
-	info("planning for a budget of %lld bytes: %s started (pid %d, log %s)", (long long)budget,
+	info("planning for a budget of %lld bytes%s%s: %s started (pid %d, log %s)",
+	     (long long)budget, A.nexcl ? ", never evicting buffers " : "", A.nexcl ? xlist : "",
 	     A.planner, (int)pid, A.log);
 	rc = 0;
 out:
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget)
+{
+	return begin(trace_dir, graph_hash, nops, budget, NULL, 0);
+}
+
+int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t nops,
+                            int64_t budget, const int32_t *excluded, int n)
+{
+	return begin(trace_dir, graph_hash, nops, budget, excluded, n);
 }
 
 /* The planner exited 0: its plan is in the cache (or, if the wrapper could
@@ -250,7 +348,7 @@ static enum acquire_state planner_done(void)
 	const char *path = access(A.final, F_OK) == 0 ? A.final : A.tmp;
 	char err[1536];
 	struct rplan *p;
-	if (rplan_load_json(path, A.hash, A.nops, A.budget, A.nbufs, &p, err, sizeof(err))) {
+	if (load_plan(path, &p, err, sizeof(err))) {
 		unlink(path);
 		return failed(
 		    "remat-plan wrote an unusable plan (removed it): %s; log: %s; running "

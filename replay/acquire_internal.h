@@ -73,12 +73,13 @@ int acq_settings_read(struct acq_settings *s, char *err, size_t errlen);
 int acq_parse_timeout(const char *s, double *out);
 
 /* Starts `sh -c` running remat-plan on trace_dir writing tmp, then renaming
- * it to final, with stdout+stderr in log and an environment without
- * LD_PRELOAD and REMAT_*.  The child leads its own process group so a
- * timeout kills all of it.  Returns the pid, or -1 + err. */
+ * it to dest, with stdout+stderr in log and an environment without
+ * LD_PRELOAD and REMAT_*; exclude (NULL for none) is passed as
+ * `--exclude LIST`.  The child leads its own process group so a timeout
+ * kills all of it.  Returns the pid, or -1 + err. */
 pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
-                        const char *tmp, const char *final, const char *log, char *err,
-                        size_t errlen);
+                        const char *tmp, const char *dest, const char *log, const char *exclude,
+                        char *err, size_t errlen);
 /* The environment given to the planner: environ without LD_PRELOAD and
  * REMAT_* (malloc'd array of pointers into environ, NULL-terminated). */
 char **acq_child_env(char *const *env);

@@ -124,16 +124,18 @@ char **acq_child_env(char *const *env)
 	return out;
 }
 
-/* $1 planner, $2 trace dir, $3 budget, $4 time limit, $5 temporary, $6 cache entry.
- * A failed rename leaves the plan at $5, where the parent looks next. */
+/* $1 planner, $2 trace dir, $3 budget, $4 time limit, $5 temporary, $6 cache entry,
+ * $7 buffers not to evict (optional).  A failed rename leaves the plan at $5,
+ * where the parent looks next. */
 static const char wrapper[] =
-    "echo \"+ $1 $2 --budget $3 --time-limit $4 -o $5\"\n"
-    "\"$1\" \"$2\" --budget \"$3\" --time-limit \"$4\" -o \"$5\" || exit $?\n"
+    "echo \"+ $1 $2 --budget $3 --time-limit $4 -o $5${7:+ --exclude $7}\"\n"
+    "\"$1\" \"$2\" --budget \"$3\" --time-limit \"$4\" -o \"$5\" ${7:+--exclude \"$7\"} || exit "
+    "$?\n"
     "[ \"$5\" = \"$6\" ] || mv -f \"$5\" \"$6\" || :\n";
 
 pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
-                        const char *tmp, const char *final, const char *log, char *err,
-                        size_t errlen)
+                        const char *tmp, const char *dest, const char *log, const char *exclude,
+                        char *err, size_t errlen)
 {
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -153,7 +155,8 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	                bs,
 	                ts,
 	                (char *)tmp,
-	                (char *) final,
+	                (char *)dest,
+	                (char *)exclude,
 	                NULL};
 	char **envp = acq_child_env(environ);
 	posix_spawn_file_actions_t fa;

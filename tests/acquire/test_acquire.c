@@ -505,6 +505,43 @@ static void test_default_cache_dir(void **state)
 	assert_true(acq_exists(want));
 }
 
+/* Verification mode: the planner is told which buffers to leave alone, the
+ * plain cache entry does not answer, and a plan evicting one is refused. */
+static void test_excluding(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	acq_write(entry, 0644, "%s", plan_json(HASH, BUDG, NULL));
+	int32_t ex[2] = {5, 2};
+	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, ex, 2), 0);
+	expect_message("never evicting buffers 2,5");
+	struct rplan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	assert_non_null(p);
+	rplan_free(p);
+	char a[4400], line[4096];
+	snprintf(a, sizeof(a), "%s/planner.args", trace);
+	FILE *f = fopen(a, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	if (!strstr(line, " --exclude 2,5\n"))
+		fail_msg("planner arguments '%s' lack --exclude 2,5", line);
+	/* Its own cache entry, found by the same request. */
+	fake_planner("kill -SEGV $$");
+	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, ex, 2), 0);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_READY);
+	expect_message("-x");
+	/* The good plan evicts buffer 3. */
+	good_planner();
+	int32_t three = 3;
+	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, &three, 1), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+	expect_message("evicts buffer 3, which must stay resident");
+	/* The plain entry is untouched. */
+	assert_true(acq_exists(entry));
+}
+
 static void test_prune(void **state)
 {
 	(void)state;
@@ -550,6 +587,7 @@ int main(void)
 	    T(test_invalidate),
 	    T(test_sigchld_ignored),
 	    T(test_default_cache_dir),
+	    T(test_excluding),
 	    T(test_prune),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,4 +58,5 @@ UNIT_TESTS += $(BUILD)/tests/remat/test_config $(BUILD)/tests/remat/test_iterati
 
 # ---- end-to-end and benchmark ----------------------------------------------
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))
+E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
 -include bench/preload/preload.mk

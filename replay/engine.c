@@ -167,6 +167,7 @@ static void boundary(void)
 	E.applying = E.plan != NULL;
 	/* A verification iteration evicts nothing: no budget to keep. */
 	E.verifying = E.applying && replay_verify_wanted();
+
 	if (E.applying) {
 		CUdeviceptr *a = malloc((size_t)(E.P->nseq + 1) * sizeof(*a));
 		for (int32_t n = 0; a && n < E.P->nseq; n++)
@@ -178,6 +179,12 @@ static void boundary(void)
 	/* Deferred unmaps end here, so the quarantined ranges are handed back
 	 * with nothing mapped under them; the pool shrinks under the budget. */
 	remat_alloc_boundary(had);
+	if (E.applying && !E.verifying && !E.peak_reset) {
+		/* The budget holds from here on: measure from here. */
+		E.peak_reset = 1;
+		remat_alloc_poll(1);
+		remat_alloc_reset_peak();
+	}
 }
 
 void replay_start(struct replay_profile *p, uint64_t budget, int64_t level)
@@ -431,6 +438,12 @@ void replay_free(CUdeviceptr p)
 void replay_shutdown(void)
 {
 	pthread_mutex_lock(&E.lock);
+	struct remat_alloc_stats st;
+	remat_alloc_stats(&st);
+	if (E.P && E.peak_reset)
+		remat_log(REMAT_LOG_INFO,
+		          "run mode: physical peak %llu bytes in replay iterations, budget %llu",
+		          (unsigned long long)st.peak, (unsigned long long)E.budget);
 	if (E.P && E.plan)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: %llu iterations, %llu evictions, %llu replays, %llu unplanned "

@@ -60,6 +60,7 @@ struct replay_engine {
 	int32_t *by_addr; /* buffer ids sorted by address */
 	uint64_t replays, evictions, rebuilds_unplanned;
 	int warned_src;
+	int peak_reset; /* the allocator's peak counts from the first replay iteration */
 };
 
 extern struct replay_engine E;

@@ -1,0 +1,72 @@
+# Sourced by tests/e2e/run_*.sh (run from the repository root): run mode on
+# the simulated device, against the same trainer without libremat.
+. tests/e2e/trace_lib.sh
+PLAN=$(pwd)/$BUILD/remat-plan
+[ -x "$PLAN" ] || fail "$PLAN is not built"
+export REMAT_PLANNER=$PLAN
+
+# A simulator fault aborts the trainer (nonzero exit, fatal in run); say so
+# loudly when one shows up in any stderr anyway.
+no_fault() {
+	! grep -h "simcuda: fault" "$tmp"/*.err 2>/dev/null || fail "the simulator faulted"
+}
+
+# budgets NAME TRAINER ARGS...: runs the trainer in trace mode and prints
+# "const peak min": persistent + small pool, the baseline peak, and the
+# smallest peak remat-plan can reach (bytes).
+budgets() {
+	_b=$1
+	shift
+	run "$_b-trace" REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/$_b-trace.d" LD_PRELOAD="$LIB" \
+		-- "$@"
+	"$PLAN" "$tmp/$_b-trace.d" --budget 1 >"$tmp/$_b-min.txt" 2>&1 || true
+	python3 - "$tmp/$_b-trace.d/trace.json" "$tmp/$_b-min.txt" <<'PY'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["memory"]
+m = re.search(r"smallest reachable peak: .*\((\d+) bytes\)", open(sys.argv[2]).read())
+assert m, "remat-plan did not say the smallest reachable peak"
+print(t["persistent_bytes"] + t["small_pool_bytes"], t["peak_bytes"], m.group(1))
+PY
+}
+
+# frac CONST PEAK MIN F: const + F * (peak - const), at least MIN.
+frac() {
+	python3 -c "import sys; c,p,m,f=map(float,sys.argv[1:]); print(int(max(m, c + f*(p-c))))" "$@"
+}
+
+# run_budget NAME BASE BUDGET TRAINER ARGS...: run mode at BUDGET bytes with a
+# fresh plan cache; the output must be byte-identical to run BASE, a plan must
+# have been applied with evictions, and the physical peak of the replay
+# iterations must stay within the budget.
+run_budget() {
+	_n=$1 _base=$2 _bud=$3
+	shift 3
+	run "$_n" "REMAT_BUDGET=$_bud" "REMAT_TRACE_DIR=$tmp/$_n.d" "REMAT_CACHE_DIR=$tmp/$_n.cache" \
+		REMAT_LOG=1 "SIMCUDA_REPORT_FILE=$tmp/$_n.sim" LD_PRELOAD="$LIB" -- "$@"
+	same "$_base" "$_n"
+	grep -q "applied from iteration" "$tmp/$_n.err" || fail "$_n: no plan applied: $(grep libremat "$tmp/$_n.err" | tail -n 3)"
+	_peak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$tmp/$_n.err")
+	[ -n "$_peak" ] || fail "$_n: no replay-iteration peak reported"
+	[ "$_peak" -le "$_bud" ] || fail "$_n: physical peak $_peak exceeds the budget $_bud"
+	_ev=$(sed -n 's/.*iterations, \([0-9]*\) evictions, \([0-9]*\) replays.*/\1 \2/p' "$tmp/$_n.err")
+	echo "$_n: budget $_bud, replay-iteration peak $_peak, evictions/replays $_ev," \
+		"sim peak $(sed -n 's/.*peak_physical=\([0-9]*\).*/\1/p' "$tmp/$_n.sim")"
+	no_fault
+}
+
+# three_budgets NAME TRAINER ARGS...: 75%, 50% and the smallest budget, each
+# of the baseline's per-iteration memory (const + f * (peak - const)).
+three_budgets() {
+	_t=$1
+	shift
+	run "$_t-base" -- "$@"
+	set -- "$@"
+	read -r _c _p _m <<EOT
+$(budgets "$_t" "$@")
+EOT
+	for _f in 0.75 0.5 min; do
+		if [ "$_f" = min ]; then _bb=$_m; else _bb=$(frac "$_c" "$_p" "$_m" "$_f"); fi
+		run_budget "$_t-$_f" "$_t-base" "$_bb" "$@"
+		[ "$_f" != min ] || [ "$_bb" -lt "$_p" ] || fail "$_t: the smallest budget $_bb saves nothing"
+	done
+}

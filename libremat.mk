@@ -60,3 +60,15 @@ UNIT_TESTS += $(BUILD)/tests/remat/test_config $(BUILD)/tests/remat/test_iterati
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))
 E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
 -include bench/preload/preload.mk
+
+# ---- test programs for run mode (tests/remat/progs/) ------------------------
+REMAT_PROGS := $(BUILD)/tests/remat/progs/chain $(BUILD)/tests/remat/progs/chain.so
+$(BUILD)/tests/remat/progs/chain.so: tests/remat/progs/chain.cu $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
+$(BUILD)/tests/remat/progs/chain: tests/remat/progs/chain.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+ALL_TARGETS += $(REMAT_PROGS)
+.PHONY: remat-progs
+remat-progs: $(REMAT_PROGS)

@@ -77,6 +77,16 @@ static void iteration_reset(void)
 	E.tentative = 0;
 }
 
+/* The allocator's peak since the last reset, folded into the peak of the
+ * replay iterations (the parts that applied the plan). */
+static void note_peak(void)
+{
+	struct remat_alloc_stats st;
+	remat_alloc_stats(&st);
+	if (st.peak > E.applied_peak)
+		E.applied_peak = st.peak;
+}
+
 static void lift_budget(void)
 {
 	remat_alloc_set_budget(0);
@@ -91,8 +101,12 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		          "iteration %llu diverges from the profile at op %d (%s): rebuilding "
 		          "%d evicted buffer(s), passing through",
 		          (unsigned long long)E.iter, pos, what, E.niv);
-		replay_rebuild_all(s);
+		/* The rest of the iteration runs unmodified, so does the rebuild:
+		 * it may need more than the plan foresaw. */
+		if (!E.verifying)
+			note_peak();
 		lift_budget();
+		replay_rebuild_all(s);
 	} else {
 		remat_log(REMAT_LOG_DEBUG, "iteration %llu diverges from the profile at op %d (%s)",
 		          (unsigned long long)E.iter, pos, what);
@@ -156,6 +170,8 @@ static void boundary(void)
 		          (unsigned long long)E.iter, (unsigned long long)E.evictions,
 		          (unsigned long long)E.replays);
 	int had = E.niv || E.applying;
+	if (E.applying && !E.verifying)
+		note_peak();
 	if (E.verifying && !E.diverged)
 		replay_verify_end_iteration();
 	E.verifying = 0;
@@ -179,10 +195,9 @@ static void boundary(void)
 	/* Deferred unmaps end here, so the quarantined ranges are handed back
 	 * with nothing mapped under them; the pool shrinks under the budget. */
 	remat_alloc_boundary(had);
-	if (E.applying && !E.verifying && !E.peak_reset) {
+	if (E.applying && !E.verifying) {
 		/* The budget holds from here on: measure from here. */
 		E.peak_reset = 1;
-		remat_alloc_poll(1);
 		remat_alloc_reset_peak();
 	}
 }
@@ -438,12 +453,12 @@ void replay_free(CUdeviceptr p)
 void replay_shutdown(void)
 {
 	pthread_mutex_lock(&E.lock);
-	struct remat_alloc_stats st;
-	remat_alloc_stats(&st);
+	if (E.P && E.applying && !E.verifying)
+		note_peak();
 	if (E.P && E.peak_reset)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: physical peak %llu bytes in replay iterations, budget %llu",
-		          (unsigned long long)st.peak, (unsigned long long)E.budget);
+		          (unsigned long long)E.applied_peak, (unsigned long long)E.budget);
 	if (E.P && E.plan)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: %llu iterations, %llu evictions, %llu replays, %llu unplanned "

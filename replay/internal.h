@@ -60,7 +60,8 @@ struct replay_engine {
 	int32_t *by_addr; /* buffer ids sorted by address */
 	uint64_t replays, evictions, rebuilds_unplanned;
 	int warned_src;
-	int peak_reset; /* the allocator's peak counts from the first replay iteration */
+	int peak_reset;        /* a replay iteration began: applied_peak means something */
+	uint64_t applied_peak; /* physical peak while the plan was applied */
 };
 
 extern struct replay_engine E;

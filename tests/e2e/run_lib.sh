@@ -42,7 +42,8 @@ frac() {
 run_budget() {
 	_n=$1 _base=$2 _bud=$3
 	shift 3
-	run "$_n" "REMAT_BUDGET=$_bud" "REMAT_TRACE_DIR=$tmp/$_n.d" "REMAT_CACHE_DIR=$tmp/$_n.cache" \
+	# shellcheck disable=SC2086
+	run "$_n" ${RUN_ENV:-} "REMAT_BUDGET=$_bud" "REMAT_TRACE_DIR=$tmp/$_n.d" "REMAT_CACHE_DIR=$tmp/$_n.cache" \
 		REMAT_LOG=1 "SIMCUDA_REPORT_FILE=$tmp/$_n.sim" LD_PRELOAD="$LIB" -- "$@"
 	same "$_base" "$_n"
 	grep -q "applied from iteration" "$tmp/$_n.err" || fail "$_n: no plan applied: $(grep libremat "$tmp/$_n.err" | tail -n 3)"

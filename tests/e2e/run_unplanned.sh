@@ -1,0 +1,28 @@
+#!/bin/sh
+# Run mode meets an access the plan did not foresee: in one iteration the
+# program copies an evicted activation to the host (tests/remat/progs/chain
+# --host-read).  The activation is rebuilt first, so the host sees the right
+# bytes (no simulator fault), the iteration passes through, and the plan
+# resumes at the next iteration: outputs byte-identical.
+. tests/e2e/run_lib.sh
+P=$BUILD/tests/remat/progs
+[ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
+run base -- "$P/chain" "$P/chain.so" 12 --host-read 8
+read -r c p m <<EOT
+$(budgets chain "$P/chain" "$P/chain.so" 12 --host-read 8)
+EOT
+run_budget hostread base "$m" "$P/chain" "$P/chain.so" 12 --host-read 8
+grep -q "touches evicted buffer\|diverges from the profile" "$tmp/hostread.err" ||
+	fail "the host read was not seen: $(grep libremat "$tmp/hostread.err" | tail -n 3)"
+# The plan was applied again after the odd iteration.
+python3 - "$tmp/hostread.err" <<'PY' || fail "the plan did not resume after the host read"
+import re, sys
+log = open(sys.argv[1]).read()
+first = int(re.search(r"applied from iteration (\d+)", log).group(1))
+div = int(re.search(r"iteration (\d+) diverges", log).group(1))
+ev = int(re.search(r"iterations, (\d+) evictions", log).group(1))
+# One eviction per applied iteration: more than the iterations up to the
+# divergence means the plan was applied again after it.
+assert ev > div - first + 1, (first, div, ev)
+PY
+echo "run_unplanned: ok"

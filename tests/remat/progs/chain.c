@@ -1,0 +1,148 @@
+/*
+ * chain.c — a small driver-API "training" loop for run-mode tests: each
+ * iteration computes three activations (a1 -> a2 -> a3), keeps them across
+ * a gap, then consumes them in reverse order into a persistent accumulator
+ * and prints its checksum.
+ *
+ *   chain KERNELS.so ITERS [--host-read N] [--indirect]
+ *
+ * --host-read N  iteration N also copies a1 to the host after the whole
+ *                forward pass (an access the plan did not foresee) and
+ *                prints its checksum
+ * --indirect     a2 is computed by fwd_indirect, whose scale lives behind a
+ *                pointer in device memory and is overwritten after the
+ *                forward pass: a replay of it is not bit-identical (a1 is
+ *                freed right after, a fourth activation follows a3, backward uses a4,
+ *                a3 and a2)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda.h>
+
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		CUresult r_ = (x);                                                                 \
+		if (r_) {                                                                          \
+			printf("%s: %d\n", #x, (int)r_);                                           \
+			exit(2);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+enum { N = 65536 }; /* 256 KiB per activation */
+
+static uint64_t fnv(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static void launch(CUfunction f, CUstream s, void **args)
+{
+	CK(cuLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, s, args, NULL));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 1;
+	int iters = atoi(argv[2]), host_read = -1, indirect = 0;
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
+			host_read = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--indirect"))
+			indirect = 1;
+	}
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction fwd, fwd_ind, use;
+	CUstream s;
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoad(&mod, argv[1]));
+	CK(cuModuleGetFunction(&fwd, mod, "fwd"));
+	CK(cuModuleGetFunction(&fwd_ind, mod, "fwd_indirect"));
+	CK(cuModuleGetFunction(&use, mod, "use"));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	size_t bytes = N * sizeof(float);
+	CUdeviceptr x, acc, scale, tbl;
+	CK(cuMemAlloc(&x, bytes));
+	CK(cuMemAlloc(&acc, bytes));
+	CK(cuMemAlloc(&scale, 256));
+	CK(cuMemAlloc(&tbl, 256));
+	float *h = malloc(bytes);
+	for (int i = 0; i < N; i++)
+		h[i] = (float)(i % 97) / 97.0f;
+	CK(cuMemcpyHtoD(x, h, bytes));
+	CK(cuMemsetD32(acc, 0, N));
+	CK(cuMemcpyHtoD(tbl, &scale, sizeof(scale)));
+	/* The set-up ran on the legacy stream; s does not wait for it. */
+	CK(cuCtxSynchronize());
+	int n = N;
+	for (int it = 0; it < iters; it++) {
+		CUdeviceptr a1, a2, a3;
+		float k1 = 1.25f, k3 = 0.75f;
+		CK(cuMemsetD32Async(scale, 0x40000000u, 1, s)); /* 2.0f */
+		CK(cuMemAllocAsync(&a1, bytes, s));
+		void *p1[] = {&x, &a1, &n, &k1};
+		launch(fwd, s, p1);
+		CK(cuMemAllocAsync(&a2, bytes, s));
+		if (indirect) {
+			/* a1 dies at once: a2 is then the one activation worth
+			 * evicting, and fwd_indirect is what rebuilds it. */
+			void *p2[] = {&tbl, &a1, &a2, &n};
+			launch(fwd_ind, s, p2);
+			CK(cuMemFreeAsync(a1, s));
+		} else {
+			void *p2[] = {&a1, &a2, &n, &k1};
+			launch(fwd, s, p2);
+		}
+		CK(cuMemAllocAsync(&a3, bytes, s));
+		void *p3[] = {&a2, &a3, &n, &k3};
+		launch(fwd, s, p3);
+		CUdeviceptr a4 = 0;
+		if (indirect) {
+			/* One more activation, so that dropping a2 saves memory. */
+			CK(cuMemAllocAsync(&a4, bytes, s));
+			void *p4[] = {&a3, &a4, &n, &k3};
+			launch(fwd, s, p4);
+		}
+		/* The scale changes after the forward pass: fwd_indirect would now
+		 * compute something else. */
+		CK(cuMemsetD32Async(scale, 0x40400000u, 1, s)); /* 3.0f */
+		if (it == host_read && !indirect) {
+			CK(cuMemcpyDtoHAsync(h, a1, bytes, s));
+			CK(cuStreamSynchronize(s));
+			printf("iter %d a1 %016llx\n", it, (unsigned long long)fnv(h, bytes));
+		}
+		void *u3[] = {&a3, &acc, &n}, *u2[] = {&a2, &acc, &n}, *u1[] = {&a1, &acc, &n};
+		if (indirect) {
+			void *u4[] = {&a4, &acc, &n};
+			launch(use, s, u4);
+			CK(cuMemFreeAsync(a4, s));
+		}
+		launch(use, s, u3);
+		CK(cuMemFreeAsync(a3, s));
+		launch(use, s, u2);
+		CK(cuMemFreeAsync(a2, s));
+		if (!indirect) {
+			launch(use, s, u1);
+			CK(cuMemFreeAsync(a1, s));
+		}
+		float h4[4];
+		CK(cuMemcpyDtoHAsync(h4, acc, sizeof(h4), s));
+		CK(cuStreamSynchronize(s));
+		printf("iter %d acc %a %a\n", it, h4[0], h4[3]);
+	}
+	CK(cuMemcpyDtoH(h, acc, bytes));
+	printf("checksum %016llx\n", (unsigned long long)fnv(h, bytes));
+	free(h);
+	return 0;
+}

@@ -26,7 +26,7 @@ need_gpu() {
 	command -v nvidia-smi >/dev/null 2>&1 ||
 		skip "no GPU: nvidia-smi is not installed (this validation needs an NVIDIA GPU and its driver)"
 	_smi=$(nvidia-smi -L 2>&1) ||
-		skip "no GPU: 'nvidia-smi -L' failed: $(printf '%s' "$_smi" | head -n 1)"
+		skip "no GPU: 'nvidia-smi -L' failed (exit $?): $(printf '%s' "$_smi" | head -n 1)"
 	printf '%s\n' "$_smi" | grep -q '^GPU [0-9]' ||
 		skip "no GPU: 'nvidia-smi -L' lists no GPU"
 }
@@ -111,6 +111,17 @@ differ_line() {
 	diff "$OUT/$1.out" "$OUT/$2.out" | sed -n '2,3p' | tr '\n' ' ' | cut -c1-200
 }
 
+# same_out A B: same A B, printing a detail for the table row.  A script
+# may redefine it (validate-pytorch.sh compares one file per rank).
+same_out() {
+	if same "$1" "$2"; then
+		echo "$(wc -l <"$OUT/$2.out") lines"
+	else
+		differ_line "$1" "$2"
+		return 1
+	fi
+}
+
 # ---- traces, reports, budgets, plans ---------------------------------------
 
 # check_trace DIR: trace.json parses and ends with "end": true, params.bin has
@@ -193,33 +204,42 @@ wait_plan() {
 	return 1
 }
 
-# run_facts NAME: from a run-mode stderr (REMAT_LOG=1), prints
-# "APPLIED PEAK EVICTIONS REPLAYS": APPLIED is 1 when a plan was applied, PEAK
-# the physical peak of the replay iterations ("-" when not reported).
+# run_facts NAME: from a run-mode stderr (REMAT_LOG=1; several processes
+# may have written to it), prints "APPLIED PEAK EVICTIONS REPLAYS": how many
+# processes applied a plan, the highest physical peak of their replay
+# iterations ("-" when none was reported), the fewest evictions and replays.
 run_facts() {
-	_e=$OUT/$1.err
-	_ap=0
-	grep -q "applied from iteration" "$_e" && _ap=1
-	_pk=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$_e" | tail -n 1)
-	_ev=$(sed -n 's/.*iterations, \([0-9]*\) evictions, \([0-9]*\) replays.*/\1 \2/p' "$_e" |
-		tail -n 1)
-	echo "$_ap ${_pk:--} ${_ev:--- -}"
+	awk '
+	/applied from iteration/ { ap++ }
+	/physical peak [0-9]+ bytes in replay iterations/ {
+		for (i = 1; i < NF; i++) if ($i == "peak") { v = $(i + 1) + 0; if (pk == "" || v > pk) pk = v }
+	}
+	/iterations, [0-9]+ evictions, [0-9]+ replays/ {
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^evictions/) { v = $(i - 1) + 0; if (ev == "" || v < ev) ev = v }
+			if ($i ~ /^replays/) { v = $(i - 1) + 0; if (rp == "" || v < rp) rp = v }
+		}
+	}
+	END {
+		printf "%d %s %s %s\n", ap, pk == "" ? "-" : pk, ev == "" ? "-" : ev, rp == "" ? "-" : rp
+	}' "$OUT/$1.err"
 }
 
-# check_run_mode NAME BASE BUDGET LABEL: the standard verdicts on a run-mode
-# run: output identical to BASE, a plan applied, evictions made, the replay
-# iterations' physical peak within the budget.  Rows are named "LABEL: ...".
+# check_run_mode NAME BASE BUDGET LABEL [PROCESSES]: the standard verdicts
+# on a run-mode run: output identical to BASE (same_out), a plan applied in
+# each of PROCESSES (default 1) with evictions, the replay iterations'
+# physical peak within the budget.  Rows are named "LABEL: ...".
 check_run_mode() {
-	_cn=$1 _cb=$2 _cbud=$3 _cl=$4
-	if same "$_cb" "$_cn"; then
-		pass "$_cl: output identical" "$(wc -l <"$OUT/$_cn.out") lines"
+	_cn=$1 _cb=$2 _cbud=$3 _cl=$4 _cnp=${5:-1}
+	if _d=$(same_out "$_cb" "$_cn"); then
+		pass "$_cl: output identical" "$_d"
 	else
-		fail "$_cl: output identical" "$(differ_line "$_cb" "$_cn")"
+		fail "$_cl: output identical" "$_d"
 	fi
 	read -r _ap _pk _ev _rp <<EOF
 $(run_facts "$_cn")
 EOF
-	if [ "$_ap" = 1 ] && [ "$_ev" != "-" ] && [ "$_ev" -gt 0 ]; then
+	if [ "$_ap" -ge "$_cnp" ] && [ "$_ev" != "-" ] && [ "$_ev" -gt 0 ]; then
 		pass "$_cl: plan applied" "$_ev evictions, $_rp replays"
 	else
 		fail "$_cl: plan applied" "applied=$_ap evictions=$_ev; $(grep libremat "$OUT/$_cn.err" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"

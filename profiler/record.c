@@ -134,6 +134,9 @@ static void maybe_start(uint64_t i)
 	phase = PROFILE;
 	prof_period = det.period;
 	prof_level0 = level;
+	/* Run mode: no address is reused within the profiled iteration (see
+	 * remat_alloc_quarantine), so each buffer of the trace has an address
+	 * of its own that a replay may map it at. */
 	if (remat_cfg.mode == REMAT_MODE_RUN)
 		remat_alloc_quarantine(1);
 }
@@ -200,14 +203,6 @@ void remat_prof_begin(struct remat_op *op)
 	}
 	if (phase == DETECT)
 		maybe_start(i);
-	/* Run mode: no address is reused within an iteration, from the one
-	 * before the profile on (see remat_alloc_quarantine); the quarantine
-	 * ends with the last op of each iteration. */
-	if (remat_cfg.mode == REMAT_MODE_RUN && phase == DETECT && remat_det_steady(&det) &&
-	    remat_det_is_boundary(&det, i + 1)) {
-		remat_alloc_quarantine(1);
-		remat_alloc_boundary(0);
-	}
 	/* A new gap begins after this op. */
 	gap_min = level;
 	gap_min_event = events;

@@ -193,8 +193,11 @@ static void boundary(void)
 		remat_alloc_set_budget(E.verifying ? 0 : E.budget);
 	}
 	/* Deferred unmaps end here, so the quarantined ranges are handed back
-	 * with nothing mapped under them; the pool shrinks under the budget. */
+	 * with nothing mapped under them; the pool shrinks under the budget.
+	 * Only iterations that apply the plan quarantine freed ranges: the
+	 * others reuse memory as the program would. */
 	remat_alloc_boundary(had);
+	remat_alloc_quarantine(E.applying);
 	if (E.applying && !E.verifying) {
 		/* The budget holds from here on: measure from here. */
 		E.peak_reset = 1;
@@ -244,6 +247,7 @@ void replay_start(struct replay_profile *p, uint64_t budget, int64_t level)
 	E.nalloc = nalloc;
 	E.level = level;
 	E.pos = 0;
+	remat_alloc_quarantine(0);
 	E.applying = 0;
 	E.ndiverged = 0;
 	pthread_mutex_unlock(&E.lock);

@@ -119,6 +119,14 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 	remat_alloc_shortfall = 0;
 	CUresult r = small ? remat_small_alloc(d, &va, size, stream, async, want)
 	                   : remat_large_alloc(d, &va, size, stream, async, want);
+	static int told;
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && !remat_alloc_shortfall && !remat_alloc_budget &&
+	    remat_cfg.mode == REMAT_MODE_RUN && !told++)
+		remat_warn(
+		    "the device is out of memory (allocation of %zu bytes) while no plan is "
+		    "applied: the iterations before the plan (warm-up, detection, profiling, "
+		    "planning) run unmodified and must fit the device",
+		    size);
 	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall) {
 		uint64_t need = small ? d->gran : (size + d->gran - 1) / d->gran * d->gran;
 		uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;

@@ -87,14 +87,16 @@ if [ "$ddp" -gt 0 ]; then
 fi
 use_real_cuda
 
-BUILD=$ROOT/${BUILD:-build}
+bdir=${BUILD:-build} # relative, for make
+BUILD=$ROOT/$bdir
 OUT=${out:-$BUILD/gpu-validation/pytorch}
 LIB=$BUILD/libremat.so
 SCRIPT=$ROOT/tools/gpu/train_torch.py
 if [ "$build_it" = 1 ]; then
+	mkdir -p "$BUILD"
 	say "building libremat, remat-plan and remat-report (make)"
-	make -j"$(nproc 2>/dev/null || echo 2)" BUILD="$BUILD" "$BUILD/libremat.so" \
-		"$BUILD/remat-plan" "$BUILD/remat-report" >"$BUILD/gpu-validation-make.log" 2>&1 ||
+	make -j"$(nproc 2>/dev/null || echo 2)" BUILD="$bdir" "$bdir/libremat.so" \
+		"$bdir/remat-plan" "$bdir/remat-report" >"$BUILD/gpu-validation-make.log" 2>&1 ||
 		die "make failed: see $BUILD/gpu-validation-make.log"
 fi
 for f in "$LIB" "$BUILD/remat-plan" "$BUILD/remat-report"; do

@@ -61,7 +61,8 @@ esac
 
 clean_env
 cd "$ROOT"
-BUILD=$ROOT/${BUILD:-build}
+bdir=${BUILD:-build} # relative, for make
+BUILD=$ROOT/$bdir
 OUT=${out:-$BUILD/gpu-validation/trainers}
 LIB=$BUILD/libremat.so
 
@@ -93,9 +94,10 @@ else
 fi
 
 if [ "$build_it" = 1 ]; then
+	mkdir -p "$BUILD"
 	say "building libremat, remat-plan, remat-report and the trainers (make)"
-	make -j"$(nproc 2>/dev/null || echo 2)" BUILD="$BUILD" "$BUILD/libremat.so" \
-		"$BUILD/remat-plan" "$BUILD/remat-report" trainers >"$BUILD/gpu-validation-make.log" 2>&1 ||
+	make -j"$(nproc 2>/dev/null || echo 2)" BUILD="$bdir" "$bdir/libremat.so" \
+		"$bdir/remat-plan" "$bdir/remat-report" trainers >"$BUILD/gpu-validation-make.log" 2>&1 ||
 		die "make failed: see $BUILD/gpu-validation-make.log"
 fi
 for f in "$LIB" "$BUILD/remat-plan" "$BUILD/remat-report" "$BUILD/trainers/mlp" \

@@ -4,10 +4,12 @@
  * packing, deterministic addresses across iterations, stream-ordered reuse
  * (same stream: nothing; other stream: a wait; synchronous: the host
  * waits), reclaiming and a bounded pool, run mode's address list, and
- * out-of-memory cleanup.
+ * out-of-memory cleanup; run mode's quarantine, deferred unmaps (evictions)
+ * and remapping at the same address, and the budget cap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,9 +26,13 @@ void remat_log(int level, const char *fmt, ...)
 	(void)level;
 	(void)fmt;
 }
+static char last_warn[512];
 void remat_warn(const char *fmt, ...)
 {
-	(void)fmt;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_warn, sizeof(last_warn), fmt, ap);
+	va_end(ap);
 }
 
 /* ---- the fake driver --------------------------------------------------- */
@@ -362,6 +368,88 @@ static void test_out_of_memory_cleans_up(void **state)
 	freep(q, NULL, 0);
 }
 
+static void test_quarantine(void **state)
+{
+	(void)state;
+	cur_dev = 8;
+	remat_alloc_quarantine(1);
+	CUdeviceptr a = alloc(GRAN, NULL, 0);
+	freep(a, NULL, 0);
+	CUdeviceptr b = alloc(GRAN, NULL, 0);
+	assert_true(b != a); /* not reused within the iteration */
+	freep(b, NULL, 0);
+	remat_alloc_boundary(0);
+	assert_int_equal(alloc(GRAN, NULL, 0), a); /* first fit again after the boundary */
+	remat_alloc_quarantine(0);
+}
+
+static void test_evict_and_remap(void **state)
+{
+	(void)state;
+	cur_dev = 9;
+	complete_all_events();
+	remat_alloc_poll(1); /* earlier tests' frees out of the way */
+	CUdeviceptr a = alloc(2 * GRAN, S1, 1);
+	int m = nmapped;
+	assert_true(remat_alloc_mapped(a, 2 * GRAN));
+	CUstream both[2] = {S1, S2};
+	assert_int_equal(remat_alloc_unmap_after(a, 2 * GRAN, both, 2), 0);
+	assert_int_equal(nmapped, m); /* the streams may still use it */
+	assert_false(remat_alloc_mapped(a, 2 * GRAN));
+	remat_alloc_poll(0);
+	assert_int_equal(nmapped, m);
+	complete_all_events();
+	remat_alloc_poll(0);
+	assert_int_equal(nmapped, m - 2); /* unmapped once both streams got there */
+	assert_int_equal(remat_alloc_map(a, 2 * GRAN, S1), CUDA_SUCCESS);
+	assert_int_equal(nmapped, m); /* the same address again */
+	assert_true(remat_alloc_mapped(a, 2 * GRAN));
+	/* Mapped again before the unmap happened: the chunks stay, the new user
+	 * waits for the eviction's event instead. */
+	assert_int_equal(remat_alloc_unmap_after(a, 2 * GRAN, &S2, 1), 0);
+	int w = waits, c = created;
+	assert_int_equal(remat_alloc_map(a, 2 * GRAN, S1), CUDA_SUCCESS);
+	assert_int_equal(waits, w + 2);
+	assert_int_equal(created, c);
+	assert_int_equal(nmapped, m);
+	/* Freeing an evicted allocation unmaps nothing twice. */
+	assert_int_equal(remat_alloc_unmap_after(a, 2 * GRAN, &S1, 1), 0);
+	complete_all_events();
+	remat_alloc_poll(0);
+	freep(a, NULL, 0);
+	assert_int_equal(nmapped, m - 2);
+}
+
+static void test_budget(void **state)
+{
+	(void)state;
+	cur_dev = 10;
+	complete_all_events();
+	remat_alloc_poll(1);
+	struct remat_alloc_stats st;
+	remat_alloc_stats(&st);
+	uint64_t budget = st.physical + 3 * GRAN;
+	remat_alloc_set_budget(budget);
+	CUdeviceptr a = alloc(2 * GRAN, S1, 1);
+	CUdeviceptr p = 0;
+	last_warn[0] = '\0';
+	assert_int_equal(remat_alloc(&p, 2 * GRAN, S1, 1, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	assert_non_null(strstr(last_warn, "exceeds REMAT_BUDGET"));
+	assert_non_null(strstr(last_warn, "by 65536 bytes"));
+	/* An eviction the stream has not reached yet: the allocation waits for
+	 * it instead of failing. */
+	CUstream s1 = S1;
+	assert_int_equal(remat_alloc_unmap_after(a, 2 * GRAN, &s1, 1), 0);
+	int hw = host_waits;
+	CUdeviceptr b = alloc(2 * GRAN, S1, 1);
+	assert_true(host_waits > hw);
+	remat_alloc_stats(&st);
+	assert_true(st.physical <= budget);
+	freep(b, NULL, 0);
+	freep(a, NULL, 0);
+	remat_alloc_set_budget(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +460,9 @@ int main(void)
 	    cmocka_unit_test(test_reclaim_and_bounded_pool),
 	    cmocka_unit_test(test_follow_list),
 	    cmocka_unit_test(test_out_of_memory_cleans_up),
+	    cmocka_unit_test(test_quarantine),
+	    cmocka_unit_test(test_evict_and_remap),
+	    cmocka_unit_test(test_budget),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

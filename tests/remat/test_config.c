@@ -210,13 +210,34 @@ static void test_unknown_names(void **state)
 	assert_int_equal(remat_config_unknown(NULL, msg, sizeof(msg)), 0);
 }
 
+static void test_verify_and_run_names(void **state)
+{
+	(void)state;
+	struct remat_config c;
+	char err[512];
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.verify, 0);
+	env("REMAT_VERIFY", "1");
+	env("REMAT_BUDGET", "1G");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.verify, 1);
+	assert_int_equal(c.mode, REMAT_MODE_RUN);
+	env("REMAT_VERIFY", "yes");
+	assert_int_equal(parse(&c, err), -1);
+	assert_non_null(strstr(err, "REMAT_VERIFY=\"yes\""));
+	char msg[512];
+	char *run[] = {"REMAT_VERIFY=1", "REMAT_PLANNER=/x", "REMAT_PLAN_TIMEOUT=5",
+	               "REMAT_CACHE_DIR=/tmp", NULL};
+	assert_int_equal(remat_config_unknown(run, msg, sizeof(msg)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nothing_set),    cmocka_unit_test(test_mode_defaults),
 	    cmocka_unit_test(test_mode_values),    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_log_warmup_dir), cmocka_unit_test(test_alloc_conf),
-	    cmocka_unit_test(test_unknown_names),
+	    cmocka_unit_test(test_unknown_names),  cmocka_unit_test(test_verify_and_run_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,157 @@
+#!/bin/sh
+# bench/run: what run mode costs, on the simulated device (run from the
+# repository root; `make bench` runs it).
+#
+# 1. For mlp and gpt (sized so activations dominate, as in real training:
+#    with the trainers' small defaults weights and optimizer state leave
+#    nothing below ~65 % to save) at budgets of 75 % and 50 % of the
+#    per-iteration peak
+#    and at the smallest budget remat-plan reports reachable: the simulated time per
+#    iteration with libremat over without it, next to the planner's
+#    prediction (recompute_ns / iteration_ns), and the physical peak of the
+#    replay iterations against the budget.  Simulated time is
+#    deterministic; the per-iteration time is the difference of two runs
+#    with different --iters, both applying the cached plan from the same
+#    iteration, divided by the difference in iterations.
+# 2. Host cost per kernel launch with a plan applied (bench/run/iter_bench),
+#    against no preload and the preload's pass-through, interleaved.
+set -eu
+BUILD=${BUILD:-build}
+LIB=$(pwd)/$BUILD/libremat.so
+SIMRUN=tools/simrun
+PLAN=$BUILD/remat-plan
+A=${BENCH_RUN_ITERS_A:-5}
+B=${BENCH_RUN_ITERS_B:-9}
+MLP_ARGS=${BENCH_RUN_MLP:---layers 4 --batch 1024}
+GPT_ARGS=${BENCH_RUN_GPT:---layers 4 --batch 16}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SIMCUDA_GRANULARITY=64K
+export REMAT_CACHE_DIR=$tmp/cache
+
+die() {
+	echo "bench/run: $*" >&2
+	exit 1
+}
+
+# sim NAME ENV... -- CMD...: runs it, stdout/stderr in $tmp/NAME.{out,err},
+# the simulator's report line in $tmp/NAME.rep.
+sim() {
+	_n=$1
+	shift
+	_e=""
+	while [ "$1" != "--" ]; do
+		_e="$_e $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086
+	env SIMCUDA_REPORT_FILE="$tmp/$_n.rep" $_e "$SIMRUN" "$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
+		die "$_n: $* failed: $(tail -n 3 "$tmp/$_n.err")"
+}
+field() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" "$tmp/$1.rep"; }
+
+echo "simulated time per iteration: runs of $A and $B iterations, SIMCUDA_GRANULARITY=64K"
+echo "  mlp $MLP_ARGS"
+echo "  gpt $GPT_ARGS"
+printf '%-5s %-8s %10s %6s | %9s %9s %7s | %10s %5s | %s\n' trainer budget bytes "%peak" \
+	predicted measured diff "rep.peak" "<=bud" output
+for t in mlp gpt; do
+	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi
+	# shellcheck disable=SC2086
+	sim $t-trace LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_TRACE_DIR="$tmp/$t-trace" -- \
+		"$BUILD/trainers/$t" $args --iters "$A"
+	# shellcheck disable=SC2086
+	sim $t-plainA -- "$BUILD/trainers/$t" $args --iters "$A"
+	# shellcheck disable=SC2086
+	sim $t-plainB -- "$BUILD/trainers/$t" $args --iters "$B"
+	base=$(($(field $t-plainB sim_time_ns) - $(field $t-plainA sim_time_ns)))
+	min=$("$PLAN" "$tmp/$t-trace" --budget 1 2>&1 |
+		sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p')
+	[ -n "$min" ] || die "$t: remat-plan gave no smallest reachable peak"
+	for label in 75% 50% min-found; do
+		arg=$label
+		[ "$label" = min-found ] && arg=$min
+		rc=0
+		"$PLAN" "$tmp/$t-trace" --budget "$arg" >"$tmp/plan.txt" 2>&1 || rc=$?
+		bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
+		peak0=$(sed -n 's/^baseline peak: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
+		pct=$(awk -v b="$bytes" -v p="$peak0" 'BEGIN { printf "%.0f", 100 * b / p }')
+		if [ $rc = 3 ]; then
+			printf '%-5s %-8s %10s %5s%% | %s\n' $t $label "$bytes" "$pct" \
+				"not reachable: $(sed -n 's/^remat-plan: smallest reachable peak: //p' "$tmp/plan.txt")"
+			continue
+		fi
+		[ $rc = 0 ] || die "$t at $label: remat-plan exited $rc: $(tail -n 2 "$tmp/plan.txt")"
+		pred=$(sed -n 's/^recompute time: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
+		R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/$t-run"
+		# Fills the cache: the measured runs apply the plan from the same iteration.
+		# shellcheck disable=SC2086
+		sim $t-fill $R -- "$BUILD/trainers/$t" $args --iters "$A"
+		# shellcheck disable=SC2086
+		sim $t-runA $R -- "$BUILD/trainers/$t" $args --iters "$A"
+		# shellcheck disable=SC2086
+		sim $t-runB $R -- "$BUILD/trainers/$t" $args --iters "$B"
+		fromA=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-runA.err")
+		fromB=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-runB.err")
+		note=""
+		if [ -z "$fromB" ] || [ "$fromA" != "$fromB" ]; then
+			note=" (plan applied from iteration '${fromA:-never}' and '${fromB:-never}': not comparable)"
+		fi
+		grep -q "cached plan" "$tmp/$t-runB.err" || note="$note (no cached plan)"
+		# The last iteration diverges in every run (the checksum copies follow it,
+		# not another forward pass): only a difference between the runs matters.
+		divA=$(grep -c "diverges from the profile" "$tmp/$t-runA.err" || true)
+		divB=$(grep -c "diverges from the profile" "$tmp/$t-runB.err" || true)
+		[ "$divA" = "$divB" ] ||
+			note="$note ($divA and $divB divergent iterations: the extra ones ran partly unmodified)"
+		with=$(($(field $t-runB sim_time_ns) - $(field $t-runA sim_time_ns)))
+		rpeak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' \
+			"$tmp/$t-runB.err")
+		same=identical
+		cmp -s "$tmp/$t-plainB.out" "$tmp/$t-runB.out" || same=DIFFERENT
+		awk -v t=$t -v l=$label -v b="$bytes" -v pc="$pct" -v pr="$pred" -v w="$with" \
+			-v base="$base" -v rp="${rpeak:-}" -v s=$same -v note="$note" 'BEGIN {
+			m = 100 * (w / base - 1)
+			ok = rp == "" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
+			printf "%-5s %-8s %10d %5s%% | %8.2f%% %8.2f%% %+6.2f | %10s %5s | %s%s\n",
+				t, l, b, pc, pr, m, m - pr, rp == "" ? "?" : rp, ok, s, note
+		}'
+	done
+done
+echo "(overhead = simulated time per iteration with libremat / without - 1; predicted ="
+echo " recompute_ns / iteration_ns from remat-plan; rep.peak: physical peak of the"
+echo " replay iterations as libremat reports it; min-found: the smallest peak remat-plan"
+echo " reports for an unreachable budget (its heuristics' best; the ILP may beat it at"
+echo " a given budget); aims: < 15% at 50%, measured within 5 points of predicted)"
+
+# ---- host cost per launch ----------------------------------------------------
+bin=$BUILD/bench/run/iter_bench
+mod=$BUILD/bench/preload/empty.so
+N=${BENCH_RUN_LAUNCH_ITERS:-40}
+launch() { # NAME ENV...: ns per launch
+	_n=$1
+	shift
+	env "$@" "$SIMRUN" "$bin" "$mod" "$N" >"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
+		die "$_n: iter_bench failed: $(tail -n 3 "$tmp/$_n.err")"
+	awk '$1 == "ns_per_launch" { print $2 }' "$tmp/$_n.out"
+}
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
+RUNENV="LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/ib-trace"
+launch ib-fill $RUNENV >/dev/null
+none="" pass="" runm=""
+for i in 1 2 3 4 5; do
+	none=$(min "$none" "$(launch ib-none)")
+	pass=$(min "$pass" "$(launch ib-pass LD_PRELOAD="$LIB")")
+	# shellcheck disable=SC2086
+	runm=$(min "$runm" "$(launch ib-run $RUNENV)")
+done
+grep -q "applied from iteration" "$tmp/ib-run.err" ||
+	echo "bench/run: note: the plan was not applied in the launch benchmark: $(tail -n 3 "$tmp/ib-run.err")"
+echo
+echo "host cost per kernel launch, best of 5 interleaved runs ($N iterations of 256 launches):"
+awk -v n="$none" -v p="$pass" -v r="$runm" 'BEGIN {
+	printf "  %-36s %8.1f ns  %6.3fx\n", "no preload", n, 1
+	printf "  %-36s %8.1f ns  %6.3fx\n", "preload, no REMAT_* (pass-through)", p, p / n
+	printf "  %-36s %8.1f ns  %6.3fx\n", "run mode, plan applied", r, r / n
+}'

@@ -34,25 +34,39 @@ need_gpu() {
 # gpu_count: the number of GPUs nvidia-smi lists.
 gpu_count() { nvidia-smi -L 2>/dev/null | grep -c '^GPU [0-9]' || true; }
 
-# The real driver and toolkit libraries first, never the simulated ones: a
-# trainer linked against libcudart.so.13 must find the toolkit's copy, and
-# libremat dlopens libcupti.so.13.
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export CUDA_HOME
+
+# use_real_cuda DIR LIB...: links each named library of the CUDA toolkit
+# (libcudart.so.13 for the trainers, libcupti.so.13 that libremat dlopens)
+# into DIR and puts DIR first on LD_LIBRARY_PATH.  Only those libraries:
+# the whole toolkit directory on the path would also override the CUDA
+# libraries a PyTorch install brings along.  Refuses a path that holds the
+# simulated device.
 use_real_cuda() {
-	CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-	for _d in "$CUDA_HOME/extras/CUPTI/lib64" "$CUDA_HOME/lib64"; do
-		[ -d "$_d" ] && LD_LIBRARY_PATH=$_d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	_dir=$1
+	shift
+	mkdir -p "$_dir"
+	for _lib in "$@"; do
+		for _d in "$CUDA_HOME/lib64" "$CUDA_HOME/extras/CUPTI/lib64" \
+			"$CUDA_HOME/targets/x86_64-linux/lib"; do
+			if [ -e "$_d/$_lib" ]; then
+				ln -sf "$_d/$_lib" "$_dir/$_lib"
+				break
+			fi
+		done
 	done
-	export LD_LIBRARY_PATH CUDA_HOME
-	# A simulated libcuda.so.1 on the path would make this a simulator run.
 	_old_ifs=$IFS
 	IFS=:
-	for _d in $LD_LIBRARY_PATH; do
+	for _d in ${LD_LIBRARY_PATH:-}; do
 		if [ -e "$_d/libcuda.so.1" ] && [ -e "$_d/libsimcuda_kernel.so" ]; then
 			IFS=$_old_ifs
 			die "LD_LIBRARY_PATH holds the simulated device ($_d): remove it for a real-GPU run"
 		fi
 	done
 	IFS=$_old_ifs
+	LD_LIBRARY_PATH=$_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
 }
 
 # clean_env: no REMAT_* variable and no preload leaks from the caller into

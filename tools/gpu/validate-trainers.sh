@@ -76,7 +76,6 @@ if [ "$simulate" = 1 ]; then
 	trace_kind=sim
 else
 	need_gpu
-	use_real_cuda
 	[ -x "$CUDA_HOME/bin/nvcc" ] ||
 		skip "no CUDA toolkit: $CUDA_HOME/bin/nvcc is missing (set CUDA_HOME); the trainers' kernels need nvcc"
 	cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
@@ -118,7 +117,10 @@ mkdir -p "$OUT"
 : >"$OUT/results.tsv"
 say "results in $OUT"
 [ "$simulate" = 1 ] && say "SIMULATED DEVICE (--simulate): this checks the script, not a GPU"
-[ "$simulate" = 0 ] && nvidia-smi -L >"$OUT/gpu.txt" 2>&1
+if [ "$simulate" = 0 ]; then
+	nvidia-smi -L >"$OUT/gpu.txt" 2>&1
+	use_real_cuda "$OUT/cuda-libs" libcudart.so.13 libcupti.so.13 libcupti.so
+fi
 
 # validate NAME MODEL_ARGS: every check on one trainer.
 validate() {

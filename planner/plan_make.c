@@ -300,6 +300,12 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 			            "budget %lld bytes cannot be met by planner none: the smallest "
 			            "peak without evictions is the baseline, %lld bytes",
 			            (long long)budget, (long long)g->baseline_peak);
+		} else if (o->no_min_peak) {
+			res->min_peak = -1;
+			rc = pl_errf(err, errlen, PL_EBUDGET,
+			             "budget %lld bytes cannot be met by planner %s (smallest peak "
+			             "not searched)",
+			             (long long)budget, pl_planner_name(o->planner));
 		} else {
 			struct pl_cands c2 = {0};
 			struct pl_options oo = *o;

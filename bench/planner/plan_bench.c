@@ -32,6 +32,7 @@ static struct run plan(const struct pl_graph *g, int64_t budget, enum pl_planner
 	pl_options_default(&o);
 	o.planner = p;
 	o.time_limit_s = tl;
+	o.no_min_peak = 1;
 	struct pl_plan *pl = NULL;
 	struct pl_result res;
 	char err[512];

@@ -122,8 +122,13 @@ static void kill_planner(void)
 	while (waitpid(A.pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	A.pid = 0;
-	if (A.tmp[0] && strcmp(A.tmp, A.final))
+	if (A.tmp[0] && strcmp(A.tmp, A.final)) {
+		/* remat-plan writes <tmp>.tmp, then renames it to <tmp>. */
+		char t[sizeof(A.tmp) + 4];
+		snprintf(t, sizeof(t), "%s.tmp", A.tmp);
+		unlink(t);
 		unlink(A.tmp);
+	}
 }
 
 static void reset_locked(void)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "acquire_internal.h"
@@ -116,8 +117,17 @@ void acq_cache_prune(const char *dir, int keep)
 	struct entry *e = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
+	time_t now = time(NULL);
 	while ((de = readdir(d))) {
 		struct stat st;
+		/* Temporaries of planners killed with their job (SIGKILL leaves no
+		 * chance to clean up); a day is far past any time limit. */
+		if (de->d_name[0] == '.' && strstr(de->d_name, ".part") &&
+		    !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode) && st.st_mtime < now - 86400) {
+			unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
 		if (!is_plan_name(de->d_name) || strlen(de->d_name) >= sizeof(e->name) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;

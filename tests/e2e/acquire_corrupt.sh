@@ -3,23 +3,23 @@
 # entry removed, a new plan made and cached, the same output as the plain
 # run.
 . tests/e2e/acquire_lib.sh
-B=$(budget_of mlp 70% --iters 8)
+B=$(budget_of mlp 70% --iters 6)
 RUN="LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/trace"
-run plain -- $TR/mlp --iters 8
-run first $RUN -- $TR/mlp --iters 8
+run plain -- $TR/mlp --iters 6
+run first $RUN -- $TR/mlp --iters 6
 same plain first
 entry=$(ls "$tmp"/cache/*-"$B".plan.json) || fail "no cache entry"
 good=$(cat "$entry")
 head -c 200 "$entry" >"$tmp/cut" && cp "$tmp/cut" "$entry"
 
 # Not at REMAT_LOG=1: the message about the entry is shown regardless.
-run corrupt LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 8
+run corrupt LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 6
 same plain corrupt
 says corrupt "libremat: cached plan unusable, removed it and planning again: $entry: not valid JSON"
 [ "$(wc -l <"$tmp/corrupt.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/corrupt.err")"
 [ "$(cat "$entry")" = "$good" ] || fail "the entry was not replaced by a good plan"
 
-run again $RUN -- $TR/mlp --iters 8
+run again $RUN -- $TR/mlp --iters 6
 same plain again
 says again "cached plan $entry"
 echo "PASS: corrupt cache entry: one message, re-planned, identical output"

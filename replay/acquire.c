@@ -350,7 +350,10 @@ int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t 
  * not rename it, still at the temporary name). */
 static enum acquire_state planner_done(void)
 {
-	const char *path = access(A.final, F_OK) == 0 ? A.final : A.tmp;
+	const char *path = A.final;
+	/* The wrapper could not rename it (no mv on PATH?): do it here. */
+	if (access(A.final, F_OK) != 0 && rename(A.tmp, A.final) != 0)
+		path = A.tmp;
 	char err[1536];
 	struct rplan *p;
 	if (load_plan(path, &p, err, sizeof(err))) {

@@ -548,6 +548,36 @@ static void test_excluding(void **state)
 	assert_true(acq_exists(entry));
 }
 
+/* No REMAT_PLANNER, and no remat-plan next to this test binary: PATH. */
+static void test_planner_on_path(void **state)
+{
+	(void)state;
+	char bin[4400], path[8800];
+	const char *old = getenv("PATH");
+	char *saved = old ? strdup(old) : NULL;
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	mkdir(bin, 0755);
+	unsetenv("REMAT_PLANNER");
+	setenv("PATH", bin, 1);
+	int rc = acquire_begin(trace, HASH, NOPS, BUDG);
+	setenv("PATH", saved ? saved : "/usr/bin:/bin", 1);
+	assert_int_equal(rc, -1);
+	expect_message("run mode needs the remat-plan command: not next to libremat.so nor on PATH "
+	               "(set REMAT_PLANNER=/path/to/remat-plan); running unmodified");
+	snprintf(path, sizeof(path), "%s/remat-plan", bin);
+	rename(planner, path);
+	/* The fake planner needs cat and env from the usual places. */
+	snprintf(path, sizeof(path), "/nonexistent:%s:%s", bin, saved ? saved : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	rc = acquire_begin(trace, HASH, NOPS, BUDG);
+	setenv("PATH", saved ? saved : "/usr/bin:/bin", 1);
+	assert_int_equal(rc, 0);
+	snprintf(path, sizeof(path), "%s/remat-plan started", bin);
+	expect_message(path);
+	free(saved);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+}
+
 static int plans_taken;
 
 static void *poller(void *arg)
@@ -640,6 +670,7 @@ int main(void)
 	    T(test_default_cache_dir),
 	    T(test_excluding),
 	    T(test_concurrent_polls),
+	    T(test_planner_on_path),
 	    T(test_prune),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,5 +3,5 @@
 # accepts: losses and checksum byte-identical, peak within the budget.
 . tests/e2e/run_lib.sh
 three_budgets gpt "$TR/gpt" --iters 6
-three_budgets gpt-deep "$TR/gpt" --iters 12 --layers 3 --seq 48
+three_budgets gpt-deep "$TR/gpt" --iters 6 --layers 3 --seq 48
 echo "run_budget_gpt: ok"

@@ -46,7 +46,8 @@ run_budget() {
 	run "$_n" ${RUN_ENV:-} "REMAT_BUDGET=$_bud" "REMAT_TRACE_DIR=$tmp/$_n.d" "REMAT_CACHE_DIR=$tmp/$_n.cache" \
 		REMAT_LOG=1 "SIMCUDA_REPORT_FILE=$tmp/$_n.sim" LD_PRELOAD="$LIB" -- "$@"
 	same "$_base" "$_n"
-	grep -q "applied from iteration" "$tmp/$_n.err" || fail "$_n: no plan applied: $(grep libremat "$tmp/$_n.err" | tail -n 3)"
+	grep -q "applied from iteration" "$tmp/$_n.err" ||
+		fail "$_n: no plan applied: $(grep libremat "$tmp/$_n.err" | tail -n 3)"
 	_peak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$tmp/$_n.err")
 	[ -n "$_peak" ] || fail "$_n: no replay-iteration peak reported"
 	# Divergent iterations pass through unmodified and uncapped (NOPEAK=1).
@@ -56,6 +57,18 @@ run_budget() {
 	echo "$_n: budget $_bud, replay-iteration peak $_peak, evictions/replays $_ev," \
 		"sim peak $(sed -n 's/.*peak_physical=\([0-9]*\).*/\1/p' "$tmp/$_n.sim")"
 	no_fault
+}
+
+# prefill NAME TRACE_DIR BUDGET: puts remat-plan's plan for TRACE_DIR into
+# the plan cache run_budget NAME will use, so the run does not depend on the
+# planner finishing before the job does (the acquisition itself is tested
+# by run_verify, run_unplanned and tests/e2e/acquire_*).
+prefill() {
+	mkdir -p "$tmp/$1.cache"
+	_h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
+		"$2/trace.json")
+	"$PLAN" "$2" --budget "$3" -o "$tmp/$1.cache/$_h-$3.plan.json" >"$tmp/$1.plan.txt" 2>&1 ||
+		fail "$1: remat-plan refused budget $3: $(tail -n 2 "$tmp/$1.plan.txt")"
 }
 
 # three_budgets NAME TRAINER ARGS...: 75%, 50% and the smallest budget, each
@@ -70,6 +83,7 @@ $(budgets "$_t" "$@")
 EOT
 	for _f in 0.75 0.5 min; do
 		if [ "$_f" = min ]; then _bb=$_m; else _bb=$(frac "$_c" "$_p" "$_m" "$_f"); fi
+		prefill "$_t-$_f" "$tmp/$_t-trace.d" "$_bb"
 		run_budget "$_t-$_f" "$_t-base" "$_bb" "$@"
 		[ "$_f" != min ] || [ "$_bb" -lt "$_p" ] || fail "$_t: the smallest budget $_bb saves nothing"
 	done

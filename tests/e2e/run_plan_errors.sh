@@ -7,6 +7,7 @@ run base -- "$TR/mlp" --iters 7
 read -r c p m <<EOT
 $(budgets mlp "$TR/mlp" --iters 7)
 EOT
+prefill first "$tmp/mlp-trace.d" "$m"
 run_budget first base "$m" "$TR/mlp" --iters 7
 plan=$(ls "$tmp"/first.cache/*.plan.json 2>/dev/null | head -n 1)
 [ -n "$plan" ] || fail "no plan was cached"
@@ -24,6 +25,7 @@ run gbase -- "$TR/gpt" --iters 7
 read -r gc gp gm <<EOT
 $(budgets gpt "$TR/gpt" --iters 7)
 EOT
+prefill gfirst "$tmp/gpt-trace.d" "$gm"
 run_budget gfirst gbase "$gm" "$TR/gpt" --iters 7
 gplan=$(ls "$tmp"/gfirst.cache/*.plan.json | head -n 1)
 mkdir -p "$tmp/other.cache"

@@ -26,6 +26,7 @@ grep -q "^libremat: the device is out of memory .* while no plan is applied" "$t
 # The device holds the unmodified iterations: the replay iterations keep to
 # the budget (checked by run_budget), the run succeeds.
 RUN_ENV="SIMCUDA_MEMORY=$((p + p / 4))"
+prefill fits "$tmp/mlp-trace.d" "$m"
 run_budget fits base "$m" "$TR/mlp" --iters 7
 RUN_ENV=
 echo "run_small_device: ok (device of $small bytes: fails with a message; budget $m on a device of $((p + p / 4)))"

@@ -8,8 +8,13 @@ for t in mlp gpt; do
 	read -r c p m <<EOT
 $(budgets "$t" "$TR/$t" --iters 7 --bwd-thread)
 EOT
+	prefill "$t-bwd" "$tmp/$t-trace.d" "$m"
 	run_budget "$t-bwd" "$t-base" "$m" "$TR/$t" --iters 7 --bwd-thread
 done
 run "mlp-pin-base" -- "$TR/mlp" --iters 7 --pinned
+read -r c p m <<EOT
+$(budgets mlp-pin "$TR/mlp" --iters 7 --pinned)
+EOT
+prefill mlp-pin "$tmp/mlp-pin-trace.d" "$(frac "$c" "$p" "$m" 0.5)"
 run_budget "mlp-pin" "mlp-pin-base" "$(frac "$c" "$p" "$m" 0.5)" "$TR/mlp" --iters 7 --pinned
 echo "run_threads: ok"

@@ -30,7 +30,8 @@ static struct {
 	uint64_t hash;
 	int32_t nops, nbufs;
 	int64_t budget, iter_ns;
-	pid_t pid;
+	pid_t pid;   /* the planner's wrapper */
+	pid_t owner; /* the process that started it (a forked child is not) */
 	double deadline, timeout_s, grace_s;
 	char planner[PATH_MAX];
 	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
@@ -133,7 +134,7 @@ static void kill_planner(void)
 
 static void reset_locked(void)
 {
-	if (A.st == ACQUIRE_PENDING)
+	if (A.st == ACQUIRE_PENDING && A.owner == getpid())
 		kill_planner();
 	rplan_free(A.plan);
 	A.plan = NULL;
@@ -320,6 +321,7 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		goto out;
 	}
 	A.pid = pid;
+	A.owner = getpid();
 	A.timeout_s = s.timeout_s;
 	/* The time limit bounds the ILP; loading the trace and writing the plan
 	 * come on top, hence the grace before the kill. */
@@ -445,7 +447,9 @@ enum acquire_state acquire_poll(struct rplan **out)
 		*out = NULL;
 	pthread_mutex_lock(&lock);
 	enum acquire_state st = A.st;
-	if (st == ACQUIRE_PENDING)
+	/* A forked child inherits the state, not the planner: only the parent
+	 * may wait for it. */
+	if (st == ACQUIRE_PENDING && A.owner == getpid())
 		st = poll_pending();
 	if (st == ACQUIRE_READY && out) {
 		/* Handed over once; the acquisition is then over (IDLE). */
@@ -510,7 +514,7 @@ __attribute__((destructor)) static void acquire_at_exit(void)
 {
 	if (pthread_mutex_trylock(&lock))
 		return;
-	if (A.st == ACQUIRE_PENDING && A.cache_dir[0])
+	if (A.st == ACQUIRE_PENDING && A.cache_dir[0] && A.owner == getpid())
 		remat_log(REMAT_LOG_INFO,
 		          "the job ended before remat-plan finished; it goes on and stores its "
 		          "plan in %s for the next run",

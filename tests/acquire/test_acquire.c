@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -578,6 +579,28 @@ static void test_planner_on_path(void **state)
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 }
 
+/* A child forked while the planner runs (a data-loader worker) neither
+ * waits for nor kills the parent's planner. */
+static void test_forked_child(void **state)
+{
+	(void)state;
+	fake_planner("sleep 0.3\nexit 3");
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		int ok = acquire_poll(NULL) == ACQUIRE_PENDING;
+		acquire_reset();
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The planner lived on and its exit status comes to the parent. */
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
+	expect_message("cannot be reached for this job");
+}
+
 static int plans_taken;
 
 static void *poller(void *arg)
@@ -670,6 +693,7 @@ int main(void)
 	    T(test_default_cache_dir),
 	    T(test_excluding),
 	    T(test_concurrent_polls),
+	    T(test_forked_child),
 	    T(test_planner_on_path),
 	    T(test_prune),
 	};

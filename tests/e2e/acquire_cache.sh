@@ -3,7 +3,8 @@
 # process) and stores the plan; a second run of the same job applies the
 # cached plan right after its profile without running the planner; a
 # cached plan made for another graph is refused and re-planned; another
-# budget is another entry.  Every run prints what the plain run prints.
+# budget is another entry, and a plan for another budget under this key is
+# refused.  Every run prints what the plain run prints.
 # Also: libremat.so does not link jansson (it is dlopen()ed).
 . tests/e2e/acquire_lib.sh
 ! readelf -d "$LIB" | grep -q 'NEEDED.*jansson' || fail "libremat.so links jansson"
@@ -15,10 +16,10 @@ run plain -- $TR/gpt --iters 6
 run first $RUN -- $TR/gpt --iters 6
 same plain first
 says first "planning for a budget of $B bytes"
-says first "new plan $tmp/cache/"
-says first "applied from iteration"
+hash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/gpt-trace/trace.json")
+entry=$tmp/cache/$hash-$B.plan.json
+planned first "$entry"
 [ -s "$tmp/gpt-trace/plan.log" ] || fail "no planner log in the trace directory"
-entry=$(ls "$tmp"/cache/*-"$B".plan.json) || fail "no cache entry for budget $B"
 
 run second $RUN -- $TR/gpt --iters 6
 same plain second
@@ -30,13 +31,14 @@ says second "applied from iteration"
 M=$(budget_of mlp 70% --iters 6)
 run mlp-first LD_PRELOAD=$LIB REMAT_BUDGET=$M REMAT_TRACE_DIR=$tmp/mlp-trace REMAT_LOG=1 \
 	-- $TR/mlp --iters 6
-says mlp-first "new plan"
-mlpentry=$(ls "$tmp"/cache/*-"$M".plan.json)
+mhash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/mlp-trace/trace.json")
+mlpentry=$tmp/cache/$mhash-$M.plan.json
+planned mlp-first "$mlpentry"
 cp "$mlpentry" "$entry"
 run other $RUN -- $TR/gpt --iters 6
 same plain other
 says other "cached plan unusable, removed it and planning again: $entry: \$.graph_hash: plan made for graph"
-says other "new plan $entry"
+planned other "$entry"
 [ "$(grep -c 'cached plan unusable' "$tmp/other.err")" = 1 ] || fail "more than one message"
 
 # Another budget is another cache entry: planned anew, the first one kept.
@@ -45,6 +47,12 @@ run budget2 LD_PRELOAD=$LIB REMAT_BUDGET=$B2 REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/gp
 	-- $TR/gpt --iters 6
 same plain budget2
 says budget2 "planning for a budget of $B2 bytes"
+planned budget2 "$tmp/cache/$hash-$B2.plan.json"
 [ -e "$entry" ] || fail "the entry for budget $B is gone"
-ls "$tmp"/cache/*-"$B2".plan.json >/dev/null || fail "no entry for budget $B2"
+# The budget-B key holding the plan made for B2: refused, re-planned.
+cp "$tmp/cache/$hash-$B2.plan.json" "$entry"
+run otherbudget $RUN -- $TR/gpt --iters 6
+same plain otherbudget
+says otherbudget "cached plan unusable, removed it and planning again: $entry: \$.budget: plan made for a budget of $B2 bytes, this run has $B"
+planned otherbudget "$entry"
 echo "PASS: plan cache (plan, hit, entry of another graph re-planned, another budget)"

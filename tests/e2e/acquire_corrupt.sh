@@ -8,7 +8,9 @@ RUN="LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/trace"
 run plain -- $TR/mlp --iters 6
 run first $RUN -- $TR/mlp --iters 6
 same plain first
-entry=$(ls "$tmp"/cache/*-"$B".plan.json) || fail "no cache entry"
+hash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/trace/trace.json")
+entry=$tmp/cache/$hash-$B.plan.json
+planned first "$entry"
 good=$(cat "$entry")
 head -c 200 "$entry" >"$tmp/cut" && cp "$tmp/cut" "$entry"
 
@@ -16,7 +18,11 @@ head -c 200 "$entry" >"$tmp/cut" && cp "$tmp/cut" "$entry"
 run corrupt LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 6
 same plain corrupt
 says corrupt "libremat: cached plan unusable, removed it and planning again: $entry: not valid JSON"
-[ "$(wc -l <"$tmp/corrupt.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/corrupt.err")"
+[ "$(grep -c . "$tmp/corrupt.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/corrupt.err")"
+for i in $(seq 1 100); do
+	[ -e "$entry" ] && break
+	sleep 0.1
+done
 [ "$(cat "$entry")" = "$good" ] || fail "the entry was not replaced by a good plan"
 
 run again $RUN -- $TR/mlp --iters 6

@@ -53,6 +53,20 @@ quiet() {
 	! grep -qF -- "$2" "$tmp/$1.err" || fail "$1: unexpected '$2': $(grep -F -- "$2" "$tmp/$1.err")"
 }
 
+# planned NAME ENTRY: the run planned and stored ENTRY.  On a loaded machine
+# the job may end before remat-plan does; the planner then finishes on its
+# own (the run says so) and the entry appears shortly after.
+planned() {
+	if ! grep -qF "new plan $2" "$tmp/$1.err"; then
+		says "$1" "the job ended before remat-plan finished; it goes on and stores its plan"
+		for _i in $(seq 1 100); do
+			[ -e "$2" ] && break
+			sleep 0.1
+		done
+	fi
+	[ -e "$2" ] || fail "$1: no cache entry $2"
+}
+
 # budget_of TRAINER PERCENT ARGS...: bytes for PERCENT of the trainer's
 # per-iteration peak, from a trace and remat-plan (REMAT_BUDGET's own
 # percentages are of device memory).

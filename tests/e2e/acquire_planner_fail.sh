@@ -4,13 +4,13 @@
 # plain run.  The planner runs without LD_PRELOAD and REMAT_*.
 . tests/e2e/acquire_lib.sh
 B=$(budget_of gpt 70% --iters 6)
-run plain -- $TR/gpt --iters 6
+run plain -- $TR/gpt --iters 8
 fake=$tmp/fake-remat-plan
 
 printf '#!/bin/sh\nenv > "$1/planner.env"\nkill -SEGV $$\n' >"$fake"
 chmod +x "$fake"
 run crash LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t1 \
-	-- $TR/gpt --iters 6
+	-- $TR/gpt --iters 8
 same plain crash
 says crash "libremat: remat-plan crashed (signal 11, Segmentation fault); log: $tmp/t1/plan.log; running unmodified"
 [ "$(wc -l <"$tmp/crash.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/crash.err")"
@@ -30,7 +30,7 @@ state=$(sed 's/.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null || echo gone)
 [ "$state" = gone ] || [ "$state" = Z ] || fail "the hanging planner $pid is still there ($state)"
 
 # The real planner, a budget no plan reaches.
-run small LD_PRELOAD=$LIB REMAT_BUDGET=64K REMAT_TRACE_DIR=$tmp/t3 -- $TR/gpt --iters 6
+run small LD_PRELOAD=$LIB REMAT_BUDGET=64K REMAT_TRACE_DIR=$tmp/t3 -- $TR/gpt --iters 8
 same plain small
 says small "libremat: REMAT_BUDGET of 65536 bytes cannot be reached for this job (remat-plan: smallest reachable peak:"
 [ "$(wc -l <"$tmp/small.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/small.err")"

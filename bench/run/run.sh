@@ -88,6 +88,11 @@ for t in mlp gpt; do
 		# Fills the cache: the measured runs apply the plan from the same iteration.
 		# shellcheck disable=SC2086
 		sim $t-fill $R -- "$BUILD/trainers/$t" $args --iters "$A"
+		# The planner may outlive a short run; it stores the plan itself.
+		for i in $(seq 1 300); do
+			ls "$REMAT_CACHE_DIR"/*-"$bytes".plan.json >/dev/null 2>&1 && break
+			sleep 0.1
+		done
 		# shellcheck disable=SC2086
 		sim $t-runA $R -- "$BUILD/trainers/$t" $args --iters "$A"
 		# shellcheck disable=SC2086
@@ -139,6 +144,10 @@ launch() { # NAME ENV...: ns per launch
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 RUNENV="LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/ib-trace"
 launch ib-fill $RUNENV >/dev/null
+for i in $(seq 1 300); do
+	ls "$REMAT_CACHE_DIR"/*-1073741824.plan.json >/dev/null 2>&1 && break
+	sleep 0.1
+done
 none="" pass="" runm=""
 for i in 1 2 3 4 5; do
 	none=$(min "$none" "$(launch ib-none)")

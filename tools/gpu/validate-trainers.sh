@@ -87,7 +87,7 @@ else
 	KARGS="--kernels $BUILD/kernels --kernel-format cubin"
 	# A GPU allocates in 2 MiB granules: activations of several MiB, so a plan
 	# has something to evict (the defaults are sized for the simulator).
-	: "${MLP_ARGS=--batch 4096 --hidden 1024 --layers 4 --in 256}"
+	: "${MLP_ARGS=--batch 4096 --hidden 1024 --layers 4 --in 256 --lr 0.001}"
 	: "${GPT_ARGS=--batch 32 --seq 128 --hidden 256 --heads 4 --layers 4 --vocab 512}"
 	trace_kind=real
 fi

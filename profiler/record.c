@@ -158,6 +158,7 @@ static void restart_detection(void)
 {
 	remat_det_fini(&det);
 	remat_det_init(&det, MAX_DETECT_OPS);
+	nops = 0; /* op indices are the detector's */
 	phase = DETECT;
 	cupti_started = 0;
 	last_period = 0;
@@ -175,6 +176,10 @@ void remat_prof_begin(struct remat_op *op)
 		return;
 	}
 	if (phase == RUN) {
+		/* The gap bookkeeping goes on: a new profile needs it. */
+		gap_min = level;
+		gap_min_event = events;
+		ngap = 0;
 		pthread_mutex_unlock(&lock);
 		op->slot = -2;
 		if (replay_op_begin(op) == REPLAY_REPROFILE) {

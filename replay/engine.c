@@ -83,6 +83,8 @@ static void note_peak(void)
 {
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
+	remat_log(REMAT_LOG_DEBUG, "iteration %llu: physical peak %llu while the plan applied",
+	          (unsigned long long)E.iter, (unsigned long long)st.peak);
 	if (st.peak > E.applied_peak)
 		E.applied_peak = st.peak;
 }
@@ -160,7 +162,21 @@ static void poll_plan(void)
 }
 
 /* Between the last op of an iteration and the first of the next. */
-static void boundary(void)
+/* The plan's budget and the measure of its peak, from the iteration's
+ * op 0 on (a guessed boundary is confirmed there). */
+static void enforce(void)
+{
+	if (!E.applying || E.verifying)
+		return;
+	remat_alloc_set_budget(E.budget);
+	remat_alloc_poll(1); /* what the unmodified part left pooled goes */
+	E.peak_reset = 1;
+	remat_alloc_reset_peak();
+}
+
+/* tentative: guessed from the profile's last op while lost; confirmed when
+ * op 0 matches, forgotten quietly when it does not. */
+static void boundary(int tentative)
 {
 	if (!E.diverged && E.iter)
 		E.ndiverged = 0;
@@ -190,7 +206,6 @@ static void boundary(void)
 			a[n] = E.P->seq[n] >= 0 ? E.P->bufs[E.P->seq[n]].addr : 0;
 		remat_alloc_follow(a, a ? (size_t)E.P->nseq : 0);
 		free(a);
-		remat_alloc_set_budget(E.verifying ? 0 : E.budget);
 	}
 	/* Deferred unmaps end here, so the quarantined ranges are handed back
 	 * with nothing mapped under them; the pool shrinks under the budget.
@@ -198,11 +213,9 @@ static void boundary(void)
 	 * others reuse memory as the program would. */
 	remat_alloc_boundary(had);
 	remat_alloc_quarantine(E.applying);
-	if (E.applying && !E.verifying) {
-		/* The budget holds from here on: measure from here. */
-		E.peak_reset = 1;
-		remat_alloc_reset_peak();
-	}
+	E.tentative = tentative;
+	if (!tentative)
+		enforce();
 }
 
 void replay_start(struct replay_profile *p, uint64_t budget, int64_t level)
@@ -246,6 +259,7 @@ void replay_start(struct replay_profile *p, uint64_t budget, int64_t level)
 		iteration_reset();
 	E.nalloc = nalloc;
 	E.level = level;
+	E.lost_ops = 0;
 	E.pos = 0;
 	remat_alloc_quarantine(0);
 	E.applying = 0;
@@ -331,6 +345,21 @@ static int32_t touches_evicted(const struct replay_op *q, const struct remat_op 
 	}
 }
 
+/* Gives up on this profile and its plan: the profiler starts over. */
+static int reprofile(struct remat_op *op, const char *why)
+{
+	remat_log(REMAT_LOG_INFO, "%s: profiling again", why);
+	acquire_reset();
+	lift_budget();
+	remat_alloc_quarantine(0);
+	free_state();
+	__atomic_store_n(&E.trace_status, 0, __ATOMIC_RELEASE);
+	E.reprofiles++;
+	op->slot = -1;
+	pthread_mutex_unlock(&E.lock);
+	return REPLAY_REPROFILE;
+}
+
 int replay_op_begin(struct remat_op *op)
 {
 	pthread_mutex_lock(&E.lock);
@@ -343,35 +372,36 @@ int replay_op_begin(struct remat_op *op)
 	remat_alloc_poll(0);
 	if (E.pos < 0) {
 		/* Lost after a divergence: an iteration can only start with the
-		 * profile's op 0 at the profile's memory level. */
-		if (!same_op(&E.P->ops[0], op) || E.level != E.P->level0)
+		 * profile's op 0 at the profile's memory level.  Lost for as long
+		 * as MAX_DIVERGED iterations: the program is not doing what was
+		 * profiled any more. */
+		if (!same_op(&E.P->ops[0], op) || E.level != E.P->level0) {
+			if (++E.lost_ops >= (uint64_t)MAX_DIVERGED * (uint64_t)E.P->nops)
+				return reprofile(op, "no iteration like the profiled one");
 			return REPLAY_CONTINUE; /* lock held until replay_op_end */
-		boundary();
+		}
+		boundary(0);
 	}
 	int32_t pos = E.pos;
 	const struct replay_op *q = &E.P->ops[pos];
 	if (!same_op(q, op)) {
-		if (E.tentative && !E.applying) {
-			E.pos = -1; /* the guessed boundary was none */
+		if (E.tentative) {
+			/* The guessed boundary was none. */
+			E.pos = -1;
+			E.applying = E.verifying = 0;
+			lift_budget();
 		} else {
 			diverge(op->stream, "another op", pos);
-			if (E.ndiverged >= MAX_DIVERGED) {
-				remat_log(REMAT_LOG_INFO,
-				          "%d divergent iterations in a row: profiling again",
-				          E.ndiverged);
-				acquire_reset();
-				lift_budget();
-				remat_alloc_quarantine(0);
-				free_state();
-				__atomic_store_n(&E.trace_status, 0, __ATOMIC_RELEASE);
-				op->slot = -1;
-				pthread_mutex_unlock(&E.lock);
-				return REPLAY_REPROFILE;
-			}
+			if (E.ndiverged >= MAX_DIVERGED)
+				return reprofile(op, "divergent iterations in a row");
 		}
 		return REPLAY_CONTINUE; /* lock held until replay_op_end */
 	}
-	E.tentative = 0;
+	if (E.tentative) {
+		E.tentative = 0;
+		enforce();
+	}
+	E.lost_ops = 0;
 	if (E.verifying) {
 		if (E.src_of[pos] >= 0)
 			replay_capture(pos, op);
@@ -402,12 +432,8 @@ void replay_op_end(struct remat_op *op, CUresult rc)
 		return;
 	if (E.pos < 0) {
 		/* Lost: the profile's last op may end an iteration. */
-		if (same_op(&E.P->ops[E.P->nops - 1], op)) {
-			boundary();
-			E.tentative = 1;
-			E.applying = 0;
-			lift_budget();
-		}
+		if (same_op(&E.P->ops[E.P->nops - 1], op))
+			boundary(1);
 		pthread_mutex_unlock(&E.lock);
 		return;
 	}
@@ -415,7 +441,7 @@ void replay_op_end(struct remat_op *op, CUresult rc)
 	if (E.applying && !E.verifying && E.plan->evict_off[pos] != E.plan->evict_off[pos + 1])
 		replay_evict_after(pos, op->stream);
 	if (++E.pos == E.P->nops)
-		boundary();
+		boundary(0);
 	pthread_mutex_unlock(&E.lock);
 }
 
@@ -427,7 +453,14 @@ void replay_alloc(CUdeviceptr p, size_t size)
 		int32_t n = E.nalloc;
 		int32_t b = n < E.P->nseq ? E.P->seq[n] : -1;
 		if (b < 0 || E.P->bufs[b].size != size || E.P->bufs[b].addr != p) {
-			diverge(NULL, b < 0 ? "an extra allocation" : "another allocation", E.pos);
+			if (E.tentative) {
+				E.pos = -1;
+				E.applying = E.verifying = 0;
+				lift_budget();
+			} else {
+				diverge(NULL, b < 0 ? "an extra allocation" : "another allocation",
+				        E.pos);
+			}
 		} else {
 			E.live[b] = 1;
 		}

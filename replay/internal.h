@@ -60,6 +60,8 @@ struct replay_engine {
 	int32_t *by_addr; /* buffer ids sorted by address */
 	uint64_t replays, evictions, rebuilds_unplanned;
 	int warned_src;
+	uint64_t lost_ops; /* ops since the engine lost the iteration */
+	int reprofiles;
 	int peak_reset;        /* a replay iteration began: applied_peak means something */
 	uint64_t applied_peak; /* physical peak while the plan was applied */
 };

@@ -72,6 +72,7 @@ void replay_verify_begin(int32_t pos, CUstream s)
 	}
 	replay_steps(pos, s, 2, pos);
 	remat_drv.cuCtxSynchronize();
+	int restored = 0;
 	for (int k = 0; k < n; k++) {
 		const struct replay_buf *u = &E.P->bufs[ids[k]];
 		uint8_t *h = malloc(u->size);
@@ -83,11 +84,16 @@ void replay_verify_begin(int32_t pos, CUstream s)
 				exclude(ids[k], pos, off);
 				/* The op about to run reads the original. */
 				remat_drv.cuMemcpyHtoD(u->addr, orig[k], u->size);
+				restored = 1;
 			}
 		}
 		free(h);
 		free(orig[k]);
 	}
+	/* A copy from pageable memory may return before it lands, and the
+	 * program's streams need not wait for the legacy stream. */
+	if (restored)
+		remat_drv.cuCtxSynchronize();
 }
 
 /* The verification iteration is over: keep the plan, or plan again

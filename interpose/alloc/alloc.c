@@ -215,6 +215,9 @@ int remat_alloc_mapped(uint64_t addr, uint64_t bytes)
 
 void remat_alloc_poll(int wait)
 {
+	/* Called for every op in run mode: nothing to do is the common case. */
+	if (!wait && !__atomic_load_n(&remat_alloc_zombies, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&remat_alloc_lock);
 	for (int i = 0; i < MAX_DEVICES; i++)
 		if (devs[i].ready > 0 && (devs[i].nzombie || devs[i].npending)) {
@@ -268,6 +271,10 @@ void remat_alloc_set_budget(uint64_t bytes)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
 	remat_alloc_budget = bytes;
+	/* Spare chunks kept while uncapped count against the cap now. */
+	for (int i = 0; bytes && i < MAX_DEVICES; i++)
+		if (devs[i].ready > 0)
+			remat_pool_trim(&devs[i]);
 	pthread_mutex_unlock(&remat_alloc_lock);
 }
 

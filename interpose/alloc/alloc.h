@@ -49,9 +49,9 @@ void remat_alloc_poll(int wait);
 /* Transient device memory for a SAVE step, mapped for work on stream. */
 CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream);
 void remat_alloc_scratch_free(uint64_t addr, uint64_t bytes, CUstream stream);
-/* Caps physical bytes (chunks created, pool and small region included);
- * 0 lifts the cap.  A refused allocation prints one line with the
- * shortfall and fails with CUDA_ERROR_OUT_OF_MEMORY. */
+/* Caps physical bytes (chunks created, pool and small region included;
+ * spare chunks over the cap are released at once); 0 lifts the cap.  A refused allocation prints
+ * one line with the shortfall and fails with CUDA_ERROR_OUT_OF_MEMORY. */
 void remat_alloc_set_budget(uint64_t bytes);
 /* Quarantine: a freed large range is not handed out again before the next
  * remat_alloc_boundary, so no address is reused within an iteration. */

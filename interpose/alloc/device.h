@@ -67,6 +67,7 @@ extern uint64_t remat_alloc_gen;       /* counts allocations, for ordered_gen */
 extern uint64_t remat_alloc_budget;    /* run mode: cap on physical bytes, 0 none */
 extern int remat_alloc_quarantining;   /* run mode: see remat_device.quar */
 extern uint64_t remat_alloc_shortfall; /* bytes missing at the last budget refusal */
+extern int remat_alloc_zombies;        /* zombie entries on all devices (read unlocked) */
 
 /* pool.c */
 CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h);

@@ -7,11 +7,11 @@
 . tests/e2e/run_lib.sh
 P=$BUILD/tests/remat/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
-run base -- "$P/chain" "$P/chain.so" 12 --host-read 8
+run base -- "$P/chain" "$P/chain.so" 30 --host-read 20
 read -r c p m <<EOT
-$(budgets chain "$P/chain" "$P/chain.so" 12 --host-read 8)
+$(budgets chain "$P/chain" "$P/chain.so" 30 --host-read 20)
 EOT
-run_budget hostread base "$m" "$P/chain" "$P/chain.so" 12 --host-read 8
+run_budget hostread base "$m" "$P/chain" "$P/chain.so" 30 --host-read 20
 grep -q "touches evicted buffer\|diverges from the profile" "$tmp/hostread.err" ||
 	fail "the host read was not seen: $(grep libremat "$tmp/hostread.err" | tail -n 3)"
 # The plan was applied again after the odd iteration.

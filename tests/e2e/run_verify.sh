@@ -10,16 +10,16 @@
 . tests/e2e/run_lib.sh
 P=$BUILD/tests/remat/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
-run base -- "$P/chain" "$P/chain.so" 12 --indirect
+run base -- "$P/chain" "$P/chain.so" 40 --indirect
 read -r c p m <<EOT
-$(budgets chain "$P/chain" "$P/chain.so" 12 --indirect)
+$(budgets chain "$P/chain" "$P/chain.so" 40 --indirect)
 EOT
 run noverify "REMAT_BUDGET=$m" "REMAT_TRACE_DIR=$tmp/nv.d" "REMAT_CACHE_DIR=$tmp/nv.cache" \
-	LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 12 --indirect
+	LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect
 ! cmp -s "$tmp/base.out" "$tmp/noverify.out" ||
 	fail "the non-replayable kernel was not planned for replay: the test proves nothing"
 run verify "REMAT_BUDGET=$m" REMAT_VERIFY=1 REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/v.d" \
-	"REMAT_CACHE_DIR=$tmp/v.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 12 --indirect
+	"REMAT_CACHE_DIR=$tmp/v.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect
 same base verify
 grep -q "^libremat: verify: buffer [0-9]* rebuilt before op [0-9]* differs" "$tmp/verify.err" ||
 	fail "no per-buffer verification line: $(grep libremat "$tmp/verify.err" | tail -n 4)"
@@ -27,7 +27,7 @@ grep -q "^libremat: verify: 1 buffer(s) rebuild differently" "$tmp/verify.err" |
 	fail "no verification summary"
 # The summary is printed whatever REMAT_LOG says.
 run verify0 "REMAT_BUDGET=$m" REMAT_VERIFY=1 "REMAT_TRACE_DIR=$tmp/v0.d" \
-	"REMAT_CACHE_DIR=$tmp/v0.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 12 --indirect
+	"REMAT_CACHE_DIR=$tmp/v0.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect
 same base verify0
 grep -q "^libremat: verify: 1 buffer(s) rebuild differently" "$tmp/verify0.err" ||
 	fail "no verification summary at the default log level"

@@ -14,6 +14,8 @@
  *                forward pass: a replay of it is not bit-identical (a1 is
  *                freed right after, a fourth activation follows a3, backward uses a4,
  *                a3 and a2)
+ * --switch-at K  from iteration K on, every launch uses blocks of 128
+ *                threads instead of 256: same results, another graph
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,19 +43,23 @@ static uint64_t fnv(const void *p, size_t n)
 	return h;
 }
 
+static unsigned block = 256;
+
 static void launch(CUfunction f, CUstream s, void **args)
 {
-	CK(cuLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, s, args, NULL));
+	CK(cuLaunchKernel(f, N / block, 1, 1, block, 1, 1, 0, s, args, NULL));
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 1;
-	int iters = atoi(argv[2]), host_read = -1, indirect = 0;
+	int iters = atoi(argv[2]), host_read = -1, indirect = 0, switch_at = -1;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--switch-at") && i + 1 < argc)
+			switch_at = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--indirect"))
 			indirect = 1;
 	}
@@ -87,6 +93,8 @@ int main(int argc, char **argv)
 	CK(cuCtxSynchronize());
 	int n = N;
 	for (int it = 0; it < iters; it++) {
+		if (it == switch_at)
+			block = 128; /* same results, other launches from here on */
 		CUdeviceptr a1, a2, a3;
 		float k1 = 1.25f, k3 = 0.75f;
 		CK(cuMemsetD32Async(scale, 0x40000000u, 1, s)); /* 2.0f */

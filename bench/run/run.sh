@@ -93,12 +93,17 @@ for t in mlp gpt; do
 			ls "$REMAT_CACHE_DIR"/*-"$bytes".plan.json >/dev/null 2>&1 && break
 			sleep 0.1
 		done
-		# shellcheck disable=SC2086
-		sim $t-runA $R -- "$BUILD/trainers/$t" $args --iters "$A"
-		# shellcheck disable=SC2086
-		sim $t-runB $R -- "$BUILD/trainers/$t" $args --iters "$B"
-		fromA=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-runA.err")
-		fromB=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-runB.err")
+		# One retry when the two runs did not apply the plan alike (a busy
+		# machine can end a run before its plan arrives).
+		for try in 1 2; do
+			# shellcheck disable=SC2086
+			sim $t-runA $R -- "$BUILD/trainers/$t" $args --iters "$A"
+			# shellcheck disable=SC2086
+			sim $t-runB $R -- "$BUILD/trainers/$t" $args --iters "$B"
+			fromA=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-runA.err")
+			fromB=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-runB.err")
+			[ -z "$fromB" ] || [ "$fromA" != "$fromB" ] || break
+		done
 		note=""
 		if [ -z "$fromB" ] || [ "$fromA" != "$fromB" ]; then
 			note=" (plan applied from iteration '${fromA:-never}' and '${fromB:-never}': not comparable)"
@@ -122,6 +127,7 @@ for t in mlp gpt; do
 			printf "%-5s %-8s %10d %5s%% | %8.2f%% %8.2f%% %+6.2f | %10s %5s | %s%s\n",
 				t, l, b, pc, pr, m, m - pr, rp == "" ? "?" : rp, ok, s, note
 		}'
+		[ -z "$note" ] || sed 's/^/      longer run: /' "$tmp/$t-runB.err" | grep -v 'active:\|reserved' | tail -n 6
 	done
 done
 echo "(overhead = simulated time per iteration with libremat / without - 1; predicted ="

@@ -330,8 +330,11 @@ static int check_plan(const struct rplan *pl, char *why, size_t n)
 					         st->arg);
 					return -1;
 				}
-			} else if (st->arg < 0 || st->arg >= P->nbufs || P->bufs[st->arg].small ||
-			           st->kind > RPLAN_RELEASE) {
+			} else if (st->arg < 0 || st->arg >= P->nbufs || st->kind > RPLAN_RELEASE ||
+			           (P->bufs[st->arg].small &&
+			            (st->kind == RPLAN_MAP || st->kind == RPLAN_RELEASE))) {
+				/* A small buffer shares its chunk: it can be saved
+				 * and restored, never mapped or released. */
 				snprintf(why, n, "op %d: bad step (%d, %d)", p, st->kind, st->arg);
 				return -1;
 			}

@@ -14,6 +14,9 @@
  *                forward pass: a replay of it is not bit-identical (a1 is
  *                freed right after, a fourth activation follows a3, backward uses a4,
  *                a3 and a2)
+ * --side        like --indirect, but a2 comes from fwd_side, which also
+ *                writes a small side output m (read all along, last after
+ *                a2): a replay that rebuilds a2 must save and restore m
  * --switch-at K  from iteration K on, every launch uses blocks of 128
  *                threads instead of 256: same results, another graph
  */
@@ -54,7 +57,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 1;
-	int iters = atoi(argv[2]), host_read = -1, indirect = 0, switch_at = -1;
+	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
@@ -62,11 +65,14 @@ int main(int argc, char **argv)
 			switch_at = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--indirect"))
 			indirect = 1;
+		else if (!strcmp(argv[i], "--side"))
+			side = 1;
 	}
+	int deep = indirect || side;
 	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod;
-	CUfunction fwd, fwd_ind, use;
+	CUfunction fwd, fwd_ind, fwd_side, use, use_m;
 	CUstream s;
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
@@ -75,7 +81,9 @@ int main(int argc, char **argv)
 	CK(cuModuleLoad(&mod, argv[1]));
 	CK(cuModuleGetFunction(&fwd, mod, "fwd"));
 	CK(cuModuleGetFunction(&fwd_ind, mod, "fwd_indirect"));
+	CK(cuModuleGetFunction(&fwd_side, mod, "fwd_side"));
 	CK(cuModuleGetFunction(&use, mod, "use"));
+	CK(cuModuleGetFunction(&use_m, mod, "use_m"));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	size_t bytes = N * sizeof(float);
 	CUdeviceptr x, acc, scale, tbl;
@@ -101,8 +109,17 @@ int main(int argc, char **argv)
 		CK(cuMemAllocAsync(&a1, bytes, s));
 		void *p1[] = {&x, &a1, &n, &k1};
 		launch(fwd, s, p1);
+		CUdeviceptr m = 0;
+		if (side)
+			CK(cuMemAllocAsync(&m, 64 * sizeof(float), s));
 		CK(cuMemAllocAsync(&a2, bytes, s));
-		if (indirect) {
+		if (side) {
+			/* a2 and a side output m from one kernel: replaying it to
+			 * rebuild a2 must leave the live m as it is. */
+			void *p2[] = {&a1, &a2, &m, &n};
+			launch(fwd_side, s, p2);
+			CK(cuMemFreeAsync(a1, s));
+		} else if (indirect) {
 			/* a1 dies at once: a2 is then the one activation worth
 			 * evicting, and fwd_indirect is what rebuilds it. */
 			void *p2[] = {&tbl, &a1, &a2, &n};
@@ -116,31 +133,46 @@ int main(int argc, char **argv)
 		void *p3[] = {&a2, &a3, &n, &k3};
 		launch(fwd, s, p3);
 		CUdeviceptr a4 = 0;
-		if (indirect) {
+		if (deep) {
 			/* One more activation, so that dropping a2 saves memory. */
 			CK(cuMemAllocAsync(&a4, bytes, s));
 			void *p4[] = {&a3, &a4, &n, &k3};
 			launch(fwd, s, p4);
 		}
+		if (side) {
+			void *um0[] = {&m, &acc, &n};
+			launch(use_m, s, um0);
+			/* m moves on: a replay of fwd_side would turn it back. */
+			CK(cuMemsetD32Async(m, 0x3f800000u, 64, s));
+		}
 		/* The scale changes after the forward pass: fwd_indirect would now
 		 * compute something else. */
 		CK(cuMemsetD32Async(scale, 0x40400000u, 1, s)); /* 3.0f */
-		if (it == host_read && !indirect) {
+		if (it == host_read && !deep) {
 			CK(cuMemcpyDtoHAsync(h, a1, bytes, s));
 			CK(cuStreamSynchronize(s));
 			printf("iter %d a1 %016llx\n", it, (unsigned long long)fnv(h, bytes));
 		}
 		void *u3[] = {&a3, &acc, &n}, *u2[] = {&a2, &acc, &n}, *u1[] = {&a1, &acc, &n};
-		if (indirect) {
+		if (deep) {
 			void *u4[] = {&a4, &acc, &n};
 			launch(use, s, u4);
 			CK(cuMemFreeAsync(a4, s));
 		}
+		void *um[] = {&m, &acc, &n};
+		if (side)
+			launch(use_m, s, um); /* m is read all along */
 		launch(use, s, u3);
 		CK(cuMemFreeAsync(a3, s));
+		if (side)
+			launch(use_m, s, um);
 		launch(use, s, u2);
 		CK(cuMemFreeAsync(a2, s));
-		if (!indirect) {
+		if (side) {
+			launch(use_m, s, um);
+			CK(cuMemFreeAsync(m, s));
+		}
+		if (!deep) {
 			launch(use, s, u1);
 			CK(cuMemFreeAsync(a1, s));
 		}

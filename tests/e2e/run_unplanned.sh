@@ -1,6 +1,6 @@
 #!/bin/sh
-# Run mode meets an access the plan did not foresee: in one iteration the
-# program copies an evicted activation to the host (tests/remat/progs/chain
+# Run mode meets accesses the plan did not foresee.  First, in one iteration
+# the program copies an evicted activation to the host (tests/remat/progs/chain
 # --host-read).  The activation is rebuilt first, so the host sees the right
 # bytes (no simulator fault), the iteration passes through, and the plan
 # resumes at the next iteration: outputs byte-identical.
@@ -25,4 +25,14 @@ ev = int(re.search(r"iterations, (\d+) evictions", log).group(1))
 # divergence means the plan was applied again after it.
 assert ev > div - first + 1, (first, div, ev)
 PY
+# A planned kernel whose parameters point into an evicted buffer (chain
+# --swap-at: the backward kernels read a1 first in one iteration, while a1
+# is evicted): its parameter words are checked against the evicted buffers,
+# a1 is rebuilt before the launch (else the simulator faults).
+run sbase -- "$P/chain" "$P/chain.so" 30 --swap-at 20
+prefill swap "$tmp/chain-trace.d" "$m"
+run_budget swap sbase "$m" "$P/chain" "$P/chain.so" 30 --swap-at 20
+grep -q "touches evicted buffer [0-9]*: rebuilt first" "$tmp/swap.err" ||
+	fail "the access through a parameter was not caught: $(grep libremat "$tmp/swap.err" | tail -n 3)"
+grep -q "1 unplanned rebuilds" "$tmp/swap.err" || fail "no unplanned rebuild counted"
 echo "run_unplanned: ok"

@@ -17,6 +17,8 @@
  * --side        like --indirect, but a2 comes from fwd_side, which also
  *                writes a small side output m (read all along, last after
  *                a2): a replay that rebuilds a2 must save and restore m
+ * --swap-at K   iteration K reads a1 first and a3 last in backward: the
+ *                same launches with other pointers (a1 is evicted then)
  * --switch-at K  from iteration K on, every launch uses blocks of 128
  *                threads instead of 256: same results, another graph
  */
@@ -57,10 +59,13 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 1;
-	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1;
+	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1,
+	    swap_at = -1;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--swap-at") && i + 1 < argc)
+			swap_at = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--switch-at") && i + 1 < argc)
 			switch_at = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--indirect"))
@@ -162,8 +167,10 @@ int main(int argc, char **argv)
 		void *um[] = {&m, &acc, &n};
 		if (side)
 			launch(use_m, s, um); /* m is read all along */
-		launch(use, s, u3);
-		CK(cuMemFreeAsync(a3, s));
+		/* --swap-at: the same kernels, reading a1 first and a3 last. */
+		int swap = it == swap_at && !deep;
+		launch(use, s, swap ? u1 : u3);
+		CK(cuMemFreeAsync(swap ? a1 : a3, s));
 		if (side)
 			launch(use_m, s, um);
 		launch(use, s, u2);
@@ -173,8 +180,8 @@ int main(int argc, char **argv)
 			CK(cuMemFreeAsync(m, s));
 		}
 		if (!deep) {
-			launch(use, s, u1);
-			CK(cuMemFreeAsync(a1, s));
+			launch(use, s, swap ? u3 : u1);
+			CK(cuMemFreeAsync(swap ? a3 : a1, s));
 		}
 		float h4[4];
 		CK(cuMemcpyDtoHAsync(h4, acc, sizeof(h4), s));

@@ -122,13 +122,24 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 	E.pos = -1;
 }
 
+/* No plan for this graph, for good: the job runs unmodified, and ops go
+ * straight to the driver again (the pass-through path). */
+void replay_no_plan(void)
+{
+	E.acq = ACQ_NONE;
+	E.applying = E.verifying = 0;
+	lift_budget();
+	remat_alloc_quarantine(0);
+	__atomic_store_n(&remat_tracking, 0, __ATOMIC_RELEASE);
+}
+
 static void poll_plan(void)
 {
 	int ts = __atomic_load_n(&E.trace_status, __ATOMIC_ACQUIRE);
 	if (E.acq == ACQ_WAIT_TRACE && ts) {
 		if (ts < 0 || acquire_begin(remat_cfg.trace_dir, E.P->graph_hash, E.P->nops,
 		                            (int64_t)E.budget)) {
-			E.acq = ACQ_NONE;
+			replay_no_plan();
 			remat_log(REMAT_LOG_INFO, "no plan: training continues unmodified");
 			return;
 		}
@@ -141,7 +152,7 @@ static void poll_plan(void)
 	case ACQUIRE_READY:
 		if (!pl || replay_plan_install(pl)) {
 			acquire_invalidate_cached(E.P->graph_hash, (int64_t)E.budget);
-			E.acq = ACQ_NONE;
+			replay_no_plan();
 			return;
 		}
 		E.acq = ACQ_HAVE;
@@ -154,7 +165,7 @@ static void poll_plan(void)
 		break;
 	case ACQUIRE_FAILED:
 	case ACQUIRE_IDLE:
-		E.acq = ACQ_NONE;
+		replay_no_plan();
 		break;
 	default:
 		break;

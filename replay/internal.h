@@ -86,6 +86,9 @@ int32_t replay_buf_at(uint64_t addr);
 int replay_plan_install(struct rplan *pl);
 void replay_plan_drop(void);
 
+/* engine.c */
+void replay_no_plan(void);
+
 /* verify.c */
 /* Before op pos of a verification iteration, instead of its steps. */
 void replay_verify_begin(int32_t pos, CUstream s);

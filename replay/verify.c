@@ -119,12 +119,13 @@ void replay_verify_end_iteration(void)
 	if (!acquire_begin_excluding) {
 		remat_warn("verify: this build cannot pass excluded buffers to the planner; "
 		           "training continues unmodified");
-		E.acq = ACQ_NONE;
+		replay_no_plan();
 		return;
 	}
 	verified = 0; /* the new plan is verified too */
-	E.acq = acquire_begin_excluding(remat_cfg.trace_dir, h, E.P->nops, (int64_t)E.budget,
-	                                excluded, nexcluded)
-	            ? ACQ_NONE
-	            : ACQ_PENDING;
+	if (acquire_begin_excluding(remat_cfg.trace_dir, h, E.P->nops, (int64_t)E.budget, excluded,
+	                            nexcluded))
+		replay_no_plan();
+	else
+		E.acq = ACQ_PENDING;
 }

@@ -271,6 +271,38 @@ int replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 	return rc;
 }
 
+/* The op before position cur that last wrote buffer b, or -1. */
+static int32_t last_writer(int32_t b, int32_t cur)
+{
+	const struct replay_profile *P = E.P;
+	for (int32_t k = cur - 1; k >= 0; k--)
+		for (uint32_t i = 0; i < P->ops[k].nwr; i++)
+			if (P->wr[P->ops[k].wr_off + i] == b)
+				return k;
+	return -1;
+}
+
+/* Replaying op k now rebuilds b and changes nothing else: b is all it
+ * writes, and everything else it references is mapped and unwritten since
+ * (so it reads what it read then). */
+static int replay_safe(int32_t k, int32_t b, int32_t cur)
+{
+	const struct replay_profile *P = E.P;
+	const struct replay_op *q = &P->ops[k];
+	if (!q->replayable || E.src_of[k] < 0 || q->nwr != 1 || P->wr[q->wr_off] != b)
+		return 0;
+	for (uint32_t i = 0; i < q->nref; i++) {
+		int32_t r = P->ref[q->ref_off + i];
+		if (r == b)
+			continue;
+		if (!P->bufs[r].small && (!E.live[r] || E.evicted[r]))
+			return 0;
+		if (last_writer(r, cur) > k)
+			return 0;
+	}
+	return 1;
+}
+
 void replay_rebuild_all(CUstream s)
 {
 	if (!E.plan || !E.niv)
@@ -287,15 +319,18 @@ void replay_rebuild_all(CUstream s)
 		if (touches)
 			replay_steps(q, s, 1, cur);
 	}
-	/* Evicted until freed by the plan: there is no recipe, only room. */
+	/* Evicted until freed by the plan: no recipe in the plan, so replay
+	 * the op that last wrote it, when that is safe. */
 	while (E.niv) {
 		int32_t b = E.iv[0].buf;
-		remat_warn("buffer %d was evicted with no rebuild planned before its free; mapped "
-		           "again, its content is lost",
-		           b);
 		map_buf(b, s);
 		E.evicted[b] = 0;
 		replay_iv_del(b);
+		int32_t k = last_writer(b, cur);
+		if (k < 0 || !replay_safe(k, b, cur) || replay_launch(k, s))
+			remat_warn("buffer %d was evicted with no rebuild planned before its free; "
+			           "mapped again, its content is lost",
+			           b);
 	}
 	for (int32_t b = 0; b < E.P->nbufs; b++)
 		if (E.transient[b]) {
@@ -378,6 +413,16 @@ int replay_plan_install(struct rplan *pl)
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
 		if (pl->steps[i].kind == RPLAN_REPLAY && E.src_of[pl->steps[i].arg] < 0)
 			E.src_of[pl->steps[i].arg] = n++;
+	/* The last writer of each evicted buffer is kept too: a divergence may
+	 * need a buffer the plan never rebuilds (evicted until its free). */
+	for (int32_t p = 0; p < pl->nops; p++)
+		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++) {
+			int32_t k = last_writer(pl->evict[i], p + 1);
+			if (k >= 0 && E.src_of[k] < 0 && E.P->ops[k].replayable &&
+			    (E.P->ops[k].kind != REMAT_OP_KERNEL || E.P->ops[k].via_extra ||
+			     ((struct remat_kinfo *)E.P->ops[k].kinfo)->layout_known))
+				E.src_of[k] = n++;
+		}
 	E.srcs = calloc(n ? (size_t)n : 1, sizeof(*E.srcs));
 	if (!E.srcs) {
 		replay_plan_drop();

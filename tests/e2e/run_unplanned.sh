@@ -35,4 +35,14 @@ run_budget swap sbase "$m" "$P/chain" "$P/chain.so" 30 --swap-at 20
 grep -q "touches evicted buffer [0-9]*: rebuilt first" "$tmp/swap.err" ||
 	fail "the access through a parameter was not caught: $(grep libremat "$tmp/swap.err" | tail -n 3)"
 grep -q "1 unplanned rebuilds" "$tmp/swap.err" || fail "no unplanned rebuild counted"
+# A buffer the plan drops after its last use and never rebuilds (chain
+# --late-free: a3 stays allocated long after), read on the host in one
+# iteration: rebuilt by replaying the op that last wrote it.
+run lbase -- "$P/chain" "$P/chain.so" 30 --late-free --host-read 20
+read -r c p lm <<EOT
+$(budgets late "$P/chain" "$P/chain.so" 30 --late-free --host-read 20)
+EOT
+prefill late "$tmp/late-trace.d" "$lm"
+run_budget late lbase "$lm" "$P/chain" "$P/chain.so" 30 --late-free --host-read 20
+! grep -q "content is lost" "$tmp/late.err" || fail "a3 was not rebuilt"
 echo "run_unplanned: ok"

@@ -19,6 +19,10 @@
  *                a2): a replay that rebuilds a2 must save and restore m
  * --swap-at K   iteration K reads a1 first and a3 last in backward: the
  *                same launches with other pointers (a1 is evicted then)
+ * --late-free   a3 is freed at the end of the iteration, long after its
+ *                last use, and a temporary comes and goes in between; with
+ *                --host-read N, iteration N reads a3 on the host right
+ *                after its last use
  * --switch-at K  from iteration K on, every launch uses blocks of 128
  *                threads instead of 256: same results, another graph
  */
@@ -60,7 +64,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 1;
 	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1,
-	    swap_at = -1;
+	    swap_at = -1, late_free = 0;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
@@ -70,6 +74,8 @@ int main(int argc, char **argv)
 			switch_at = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--indirect"))
 			indirect = 1;
+		else if (!strcmp(argv[i], "--late-free"))
+			late_free = 1;
 		else if (!strcmp(argv[i], "--side"))
 			side = 1;
 	}
@@ -153,7 +159,7 @@ int main(int argc, char **argv)
 		/* The scale changes after the forward pass: fwd_indirect would now
 		 * compute something else. */
 		CK(cuMemsetD32Async(scale, 0x40400000u, 1, s)); /* 3.0f */
-		if (it == host_read && !deep) {
+		if (it == host_read && !deep && !late_free) {
 			CK(cuMemcpyDtoHAsync(h, a1, bytes, s));
 			CK(cuStreamSynchronize(s));
 			printf("iter %d a1 %016llx\n", it, (unsigned long long)fnv(h, bytes));
@@ -170,7 +176,24 @@ int main(int argc, char **argv)
 		/* --swap-at: the same kernels, reading a1 first and a3 last. */
 		int swap = it == swap_at && !deep;
 		launch(use, s, swap ? u1 : u3);
-		CK(cuMemFreeAsync(swap ? a1 : a3, s));
+		if (late_free && it == host_read) {
+			/* a3 is dead to the plan here, yet the host reads it. */
+			CK(cuMemcpyDtoHAsync(h, a3, bytes, s));
+			CK(cuStreamSynchronize(s));
+			printf("iter %d a3 %016llx\n", it, (unsigned long long)fnv(h, bytes));
+		}
+		if (!late_free) {
+			CK(cuMemFreeAsync(swap ? a1 : a3, s));
+		} else {
+			/* A temporary while a3 is still allocated: dropping a3
+			 * early is what keeps the peak down. */
+			CUdeviceptr t;
+			CK(cuMemAllocAsync(&t, bytes, s));
+			void *pt[] = {&x, &t, &n, &k3}, *ut[] = {&t, &acc, &n};
+			launch(fwd, s, pt);
+			launch(use, s, ut);
+			CK(cuMemFreeAsync(t, s));
+		}
 		if (side)
 			launch(use_m, s, um);
 		launch(use, s, u2);
@@ -183,6 +206,8 @@ int main(int argc, char **argv)
 			launch(use, s, swap ? u3 : u1);
 			CK(cuMemFreeAsync(swap ? a3 : a1, s));
 		}
+		if (late_free)
+			CK(cuMemFreeAsync(a3, s));
 		float h4[4];
 		CK(cuMemcpyDtoHAsync(h4, acc, sizeof(h4), s));
 		CK(cuStreamSynchronize(s));

@@ -1,5 +1,6 @@
-# libremat: build/libremat.so (interpose/, profiler/), its unit tests
-# (tests/remat/), end-to-end scripts (tests/e2e/trace_*.sh) and the
+# libremat: build/libremat.so (interpose/, profiler/, replay/), its unit
+# tests (tests/remat/), the run-mode test programs (tests/remat/progs/),
+# end-to-end scripts (tests/e2e/trace_*.sh, tests/e2e/run_*.sh) and the
 # launch-overhead benchmark (bench/preload/).
 
 # replay/: the engine (ours) and plan acquisition (replay/replay_acquire.mk).

@@ -16,6 +16,7 @@
 
 #include <glpk.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,20 @@ static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *c
 	return nrows;
 }
 
+/* Index of the first sorted position >= p (nmem if none). */
+static int32_t first_at_or_after(const int32_t *rows, int32_t nmem, int32_t p)
+{
+	int32_t lo = 0, hi = nmem;
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (rows[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *sel)
 {
 	int64_t *curve = malloc(sizeof(int64_t) * g->nops), peak = 0;
@@ -149,13 +164,13 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	int64_t *trans_at = calloc((size_t)n, sizeof(int64_t));
 	int32_t *rows = malloc(sizeof(int32_t) * (4 * (size_t)cs->nranges + 2 * (size_t)N + 4));
 	int32_t *row_of = malloc(sizeof(int32_t) * (size_t)n);
-	double *warm_x = malloc(sizeof(double) * ((size_t)N + 2));
+	double *warm_x = NULL;
 	double *coef = NULL;
 	int32_t *touched = NULL;
 	struct mat m = {0};
 	glp_prob *lp = NULL;
 	int rc = -1;
-	if (!trans_at || !rows || !row_of || !warm_x)
+	if (!trans_at || !rows || !row_of)
 		goto out;
 	memset(chosen, 0, N ? N : 1);
 	for (int32_t j = 0; j < N; j++)
@@ -175,62 +190,74 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		rc = 0;
 		goto out;
 	}
-	coef = calloc((size_t)nmem, sizeof(double));
-	touched = malloc(sizeof(int32_t) * (size_t)nmem);
+	coef = calloc(2 * (size_t)nmem, sizeof(double));
+	touched = malloc(sizeof(int32_t) * 2 * (size_t)nmem);
 	if (!coef || !touched)
 		goto out;
 	/* Bytes in units that keep the coefficients near 1..1e6. */
 	double unit = (double)g->baseline_peak / 1e6;
 	if (unit < 1)
 		unit = 1;
+	/* Columns: x_j (1..N), s_i = bytes saved at memory position i
+	 * (N+1..N+nmem), and M (min-peak mode).  Rows: link rows 1..nmem
+	 * telescope s along the positions (s_i - s_{i-1} = ranges entering at
+	 * i - ranges leaving), so a range costs two non-zeros however many
+	 * positions it spans; memory rows nmem+1..2 nmem bound s_i. */
+	int32_t scol = N + 1, mcol = N + nmem + 1;
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
-	glp_add_cols(lp, N + (minpeak ? 1 : 0));
+	glp_add_cols(lp, N + nmem + (minpeak ? 1 : 0));
 	for (int32_t j = 0; j < N; j++) {
 		glp_set_col_kind(lp, j + 1, GLP_BV);
 		glp_set_obj_coef(lp, j + 1, minpeak ? 0 : (double)cs->c[j].cost);
 	}
+	for (int32_t i = 0; i < nmem; i++)
+		glp_set_col_bnds(lp, scol + i, GLP_LO, 0, 0);
 	if (minpeak) {
-		glp_set_col_bnds(lp, N + 1, GLP_LO, 0, 0);
-		glp_set_obj_coef(lp, N + 1, 1);
+		glp_set_col_bnds(lp, mcol, GLP_LO, 0, 0);
+		glp_set_obj_coef(lp, mcol, 1);
 	}
 	int row = 0;
 	for (int32_t p = 0; p < n; p++)
 		row_of[p] = -1;
 	for (int32_t i = 0; i < nmem; i++)
 		row_of[rows[i]] = i;
-	glp_add_rows(lp, nmem);
+	glp_add_rows(lp, 2 * nmem);
 	for (int32_t i = 0; i < nmem; i++) {
+		glp_set_row_bnds(lp, i + 1, GLP_FX, 0, 0);
+		if (put(&m, i + 1, scol + i, 1) || (i > 0 && put(&m, i + 1, scol + i - 1, -1)))
+			goto out;
 		int64_t rhs = g->live[rows[i]] - (minpeak ? 0 : budget);
-		glp_set_row_bnds(lp, i + 1, GLP_LO, (double)rhs / unit, 0);
-		if (minpeak && put(&m, i + 1, N + 1, 1))
+		glp_set_row_bnds(lp, nmem + i + 1, GLP_LO, (double)rhs / unit, 0);
+		if (put(&m, nmem + i + 1, scol + i, 1) ||
+		    (minpeak && put(&m, nmem + i + 1, mcol, 1)))
 			goto out;
 	}
-	row = nmem;
-	/* Memory coefficients: each range against the rows inside it.  Rows
-	 * are sorted, so a binary search finds the first one in the range.
-	 * A segment's ranges overlap; their bytes add up per row. */
+	row = 2 * nmem;
+	/* Each range enters the link row of the first memory position it
+	 * covers and leaves at the one after its last; a segment's ranges
+	 * may share rows, so coefficients add up per row first. */
 	for (int32_t j = 0; j < N; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		int32_t nt = 0;
 		for (uint32_t k = 0; k < x->nranges; k++) {
 			const struct pl_range *rg = &cs->ranges[x->range_off + k];
-			int32_t lo = 0, hi = nmem;
-			while (lo < hi) {
-				int32_t mid = (lo + hi) / 2;
-				if (rows[mid] < rg->lo)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (int32_t i = lo; i < nmem && rows[i] <= rg->hi; i++) {
-				if (coef[i] == 0)
-					touched[nt++] = i;
-				coef[i] += (double)rg->bytes / unit;
+			int32_t first = first_at_or_after(rows, nmem, rg->lo);
+			int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
+			if (first >= end)
+				continue; /* covers no memory position */
+			double v = (double)rg->bytes / unit;
+			if (coef[first] == 0)
+				touched[nt++] = first;
+			coef[first] -= v;
+			if (end < nmem) {
+				if (coef[end] == 0)
+					touched[nt++] = end;
+				coef[end] += v;
 			}
 		}
 		if (x->at >= 0 && x->transient > 0 && row_of[x->at] >= 0) {
-			int32_t i = row_of[x->at];
+			int32_t i = nmem + row_of[x->at];
 			if (coef[i] == 0)
 				touched[nt++] = i;
 			coef[i] -= (double)x->transient / unit;
@@ -273,35 +300,83 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	glp_load_matrix(lp, (int)m.n, m.ia, m.ja, m.ar);
 
 	struct ctx c = {0};
-	if (warm) {
-		warm_x[0] = 0;
-		for (int32_t j = 0; j < N; j++)
-			warm_x[j + 1] = warm[j] ? 1.0 : 0.0;
+	if (warm && (warm_x = calloc((size_t)N + nmem + 2, sizeof(double)))) {
+		/* every column: x, the bytes it saves at each position, M */
+		double *sv = warm_x + scol;
+		for (int32_t j = 0; j < N; j++) {
+			if (!warm[j])
+				continue;
+			warm_x[j + 1] = 1.0;
+			const struct pl_cand *x = &cs->c[j];
+			for (uint32_t k = 0; k < x->nranges; k++) {
+				const struct pl_range *rg = &cs->ranges[x->range_off + k];
+				int32_t first = first_at_or_after(rows, nmem, rg->lo);
+				int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
+				if (first < end) { /* a difference array, summed below */
+					sv[first] += (double)rg->bytes / unit;
+					if (end < nmem)
+						sv[end] -= (double)rg->bytes / unit;
+				}
+			}
+		}
+		for (int32_t i = 1; i < nmem; i++)
+			sv[i] += sv[i - 1];
 		if (minpeak)
-			warm_x[N + 1] = (double)model_peak(g, cs, warm) / unit;
+			warm_x[mcol] = (double)model_peak(g, cs, warm) / unit;
 		c.warm = warm_x;
 	}
+	/* GLPK's MIP presolver and a warm start do not mix: glp_ios_heur_sol
+	 * reads its vector in the presolved problem's columns.  With a warm
+	 * start the root LP is solved here (so its bound is known) and the
+	 * branch and bound runs on our own, already compact, formulation;
+	 * without one, glp_intopt presolves. */
+	double t0 = pl_now();
+	int use_presolve = c.warm == NULL;
+	int term = glp_term_out(verbose ? GLP_ON : GLP_OFF); /* cut statistics print anyway */
+	double root = -1;
+	if (!use_presolve) {
+		glp_smcp sp;
+		glp_init_smcp(&sp);
+		sp.msg_lev = verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+		sp.tm_lim = (int)(time_limit * 1000);
+		sp.meth = GLP_DUALP;
+		glp_scale_prob(lp, GLP_SF_AUTO);
+		int sr = glp_simplex(lp, &sp);
+		int ls = glp_get_status(lp);
+		if (sr == 0 && ls == GLP_NOFEAS) {
+			glp_term_out(term);
+			r->status = 1; /* the relaxation is infeasible: so is the MILP */
+			rc = 0;
+			goto out;
+		}
+		if (sr != 0 || ls != GLP_OPT) {
+			glp_term_out(term);
+			r->status = 2; /* no LP solution in time: keep the heuristic */
+			rc = 0;
+			goto out;
+		}
+		root = glp_get_obj_val(lp);
+	}
+	double left = time_limit - (pl_now() - t0);
 	glp_iocp parm;
 	glp_init_iocp(&parm);
 	parm.msg_lev = verbose ? GLP_MSG_ON : GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
+	parm.presolve = use_presolve ? GLP_ON : GLP_OFF;
 	parm.fp_heur = GLP_ON;
 	parm.gmi_cuts = GLP_ON;
 	parm.mir_cuts = GLP_ON;
 	/* Cover cuts stay off: GLPK 5.0's glp_cov_init aborts ("glp_add_cols:
-	 * ncs = 0") when the presolved problem has no knapsack rows. */
+	 * ncs = 0") when the problem has no knapsack rows. */
 	parm.cov_cuts = GLP_OFF;
 	parm.clq_cuts = GLP_ON;
 	parm.br_tech = GLP_BR_DTH;
 	parm.bt_tech = GLP_BT_BLB;
-	parm.tm_lim = (int)(time_limit * 1000);
+	parm.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
 	parm.cb_func = callback;
 	parm.cb_info = &c;
 	if (verbose)
-		fprintf(stderr, "ilp: %d columns, %d rows (%d memory), %zu non-zeros\n", N,
-		        glp_get_num_rows(lp), nmem, m.n);
-	/* GLPK prints some cut statistics whatever msg_lev says. */
-	int term = glp_term_out(verbose ? GLP_ON : GLP_OFF);
+		fprintf(stderr, "ilp: %d columns, %d rows (%d memory positions), %zu non-zeros\n",
+		        glp_get_num_cols(lp), glp_get_num_rows(lp), nmem, m.n);
 	int ret = glp_intopt(lp, &parm);
 	glp_term_out(term);
 	int st = glp_mip_status(lp);
@@ -315,6 +390,11 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		rc = 0;
 		goto out;
 	}
+	/* The lower bound: the root LP's, or better, the best open node's. */
+	if (root >= 0 && (!c.have_bound || root > c.bound)) {
+		c.bound = root;
+		c.have_bound = 1;
+	}
 	double obj = glp_mip_obj_val(lp);
 	for (int32_t j = 0; j < N; j++)
 		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
@@ -322,11 +402,13 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	r->optimal = st == GLP_OPT && ret == 0;
 	if (minpeak)
 		r->peak = model_peak(g, cs, chosen);
+	/* gap: to the best bound the search proved (0 when optimal);
+	 * lp_bound: the root LP relaxation when solved here. */
 	if (r->optimal) {
 		r->gap = 0;
-		r->lp_bound = obj;
+		r->lp_bound = root >= 0 ? root : obj;
 	} else if (c.have_bound) {
-		r->lp_bound = c.bound;
+		r->lp_bound = root >= 0 ? root : c.bound;
 		r->gap = fabs(obj - c.bound) / (fabs(obj) + 1e-9);
 	}
 	rc = 0;

@@ -388,6 +388,10 @@ int main(int argc, char **argv)
 	lnf_b = new_param("a layer-norm shift", C, 0, 0.0f, &rng);
 	w_lm = new_param("a weight matrix", V * C, wscale, 0, &rng);
 
+	/* cudaMemset is asynchronous to the host and runs on the legacy stream,
+	 * which the non-blocking compute stream does not wait for. */
+	RT(cudaDeviceSynchronize());
+
 	size_t in_bytes = (size_t)O.batch * T * 2 * sizeof(int);
 	int *input = (int *)dev_alloc(in_bytes, "the input batch");
 	loss_dev = dev_alloc(sizeof(float), "the loss");

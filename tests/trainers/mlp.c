@@ -291,6 +291,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < O.classes * O.in_dim; i++)
 		teacher[i] = rng_uniform(&trng);
 
+	/* cudaMemset is asynchronous to the host and runs on the legacy stream,
+	 * which the non-blocking compute stream does not wait for. */
+	RT(cudaDeviceSynchronize());
+
 	size_t in_bytes = (size_t)O.batch * (O.in_dim + 1) * sizeof(float);
 	float *input = dev_alloc(in_bytes, "the input batch");
 	loss_dev = dev_alloc(sizeof(float), "the loss");

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 SIMRUN=tools/simrun
 LIB=$B/libremat.so
-JOB="$B/trainers/gpt --layers 4 --batch 16 --iters 8"
+JOB="$B/trainers/gpt --layers 4 --batch 16 --iters 10"
 SMALL=8M    # the small device
 BUDGET=7M   # about half of what one iteration needs
 export SIMCUDA_GRANULARITY=${SIMCUDA_GRANULARITY:-64K}

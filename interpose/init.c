@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "remat.h"
+#include "alloc/alloc.h"
 #include "../profiler/profiler.h"
 
 int remat_active;
@@ -64,6 +65,9 @@ static void lazy_init(void)
 	remat_log(REMAT_LOG_INFO, "active: mode %s, trace directory %s, warm-up %d iterations",
 	          remat_cfg.mode == REMAT_MODE_RUN ? "run" : "trace", remat_cfg.trace_dir,
 	          remat_cfg.warmup);
+	/* Until a plan applies, a full device swaps to the host (alloc/swap.c). */
+	if (remat_cfg.mode == REMAT_MODE_RUN)
+		remat_alloc_swap_enable(1);
 	init_status = 0;
 }
 

@@ -5,9 +5,12 @@
 #ifndef REMAT_PROFILER_INTERNAL_H
 #define REMAT_PROFILER_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda.h>
+
+#include "profiler.h"
 
 /* kernels.c — what we know about a CUfunction / CUkernel. */
 struct remat_kinfo {
@@ -77,5 +80,11 @@ size_t remat_cupti_collect(struct remat_activity **out);
 int remat_cupti_is_internal(uint32_t corr);
 /* A runtime API name without its _vNNNN suffix, interned. */
 const char *remat_intern(const char *s);
+
+/* swapcheck.c — before every op once the allocator has swapped (run mode):
+ * brings back what the op touches; lock is the profiler's (kernel layouts).
+ * remat_swap_release unpins it once the op is issued. */
+void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock);
+void remat_swap_release(void);
 
 #endif

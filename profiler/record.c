@@ -170,6 +170,11 @@ void remat_prof_begin(struct remat_op *op)
 	op->slot = -1;
 	if (remat_lazy_init())
 		return;
+	/* Something went to the host before a plan applied: what this op
+	 * touches comes back before anyone looks at it (the write set hashes,
+	 * the replay engine, the op itself). */
+	if (unlikely(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE)))
+		remat_swap_check(op, &lock);
 	pthread_mutex_lock(&lock);
 	if (phase == DONE) {
 		pthread_mutex_unlock(&lock);
@@ -206,6 +211,9 @@ void remat_prof_begin(struct remat_op *op)
 		          (unsigned long long)i, det.period, last_period, det.phase);
 		last_period = det.period;
 	}
+	if (unlikely(remat_alloc_swap_armed) && remat_det_steady(&det) &&
+	    remat_det_is_boundary(&det, i))
+		remat_alloc_swap_report((long long)remat_det_iteration_index(&det, i) - 1);
 	if (phase == DETECT)
 		maybe_start(i);
 	/* A new gap begins after this op. */
@@ -224,6 +232,8 @@ void remat_prof_begin(struct remat_op *op)
 			    !(snap = remat_profile_snapshot(prof_level0)))
 				remat_warn("out of host memory for run mode; training continues "
 				           "unmodified");
+			if (snap)
+				snap->first_iter = (int64_t)remat_det_iteration_index(&det, i);
 			phase = snap ? RUN : DONE;
 			remat_tracking = snap != NULL;
 			remat_profile_publish(remat_cfg.trace_dir);
@@ -253,6 +263,7 @@ void remat_prof_begin(struct remat_op *op)
 
 void remat_prof_end(struct remat_op *op, CUresult rc)
 {
+	remat_swap_release();
 	if (op->slot == -2) {
 		replay_op_end(op, rc);
 		return;
@@ -353,6 +364,8 @@ void remat_prof_shutdown(void)
 	}
 	pthread_mutex_unlock(&lock);
 	remat_profile_join();
-	if (remat_cfg.mode == REMAT_MODE_RUN)
+	if (remat_cfg.mode == REMAT_MODE_RUN) {
 		replay_shutdown();
+		remat_alloc_swap_summary();
+	}
 }

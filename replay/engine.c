@@ -89,6 +89,14 @@ static void note_peak(void)
 		E.applied_peak = st.peak;
 }
 
+/* Swapping to the host (interpose/alloc/swap.c) is the safety net of the
+ * iterations that do not apply the plan.  Never while a rebuild may run:
+ * making room could take a buffer a replayed op reads. */
+static void swap_allow(int on)
+{
+	remat_alloc_swap_enable(on);
+}
+
 static void lift_budget(void)
 {
 	remat_alloc_set_budget(0);
@@ -115,6 +123,7 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 	}
 	E.applying = 0;
 	E.verifying = 0;
+	swap_allow(1);
 	if (!E.diverged) {
 		E.diverged = 1;
 		E.ndiverged++;
@@ -129,8 +138,12 @@ void replay_no_plan(void)
 	E.acq = ACQ_NONE;
 	E.applying = E.verifying = 0;
 	lift_budget();
+	swap_allow(1);
 	remat_alloc_quarantine(0);
-	__atomic_store_n(&remat_tracking, 0, __ATOMIC_RELEASE);
+	/* Swapped allocations keep every op checked (profiler/swapcheck.c). */
+	__atomic_store_n(&remat_tracking,
+	                 __atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE),
+	                 __ATOMIC_RELEASE);
 }
 
 static void poll_plan(void)
@@ -179,6 +192,13 @@ static void enforce(void)
 {
 	if (!E.applying || E.verifying)
 		return;
+	/* The plan assumes every buffer resident: what went to the host
+	 * before it comes back now, at the iteration's lowest point. */
+	if (__atomic_load_n(&remat_alloc_nswapped, __ATOMIC_RELAXED)) {
+		remat_log(REMAT_LOG_INFO, "plan applies: bringing %d swapped allocation(s) back",
+		          remat_alloc_nswapped);
+		remat_alloc_swap_in(NULL, 0);
+	}
 	remat_alloc_set_budget(E.budget);
 	remat_alloc_poll(1); /* what the unmodified part left pooled goes */
 	E.peak_reset = 1;
@@ -189,6 +209,7 @@ static void enforce(void)
  * op 0 matches, forgotten quietly when it does not. */
 static void boundary(int tentative)
 {
+	remat_alloc_swap_report((long long)(E.P->first_iter + (int64_t)E.iter));
 	if (!E.diverged && E.iter)
 		E.ndiverged = 0;
 	if (E.applying)
@@ -210,6 +231,7 @@ static void boundary(int tentative)
 	E.applying = E.plan != NULL;
 	/* A verification iteration evicts nothing: no budget to keep. */
 	E.verifying = E.applying && replay_verify_wanted();
+	swap_allow(!E.applying);
 
 	if (E.applying) {
 		CUdeviceptr *a = malloc((size_t)(E.P->nseq + 1) * sizeof(*a));
@@ -362,6 +384,7 @@ static int reprofile(struct remat_op *op, const char *why)
 	remat_log(REMAT_LOG_INFO, "%s: profiling again", why);
 	acquire_reset();
 	lift_budget();
+	swap_allow(1);
 	remat_alloc_quarantine(0);
 	free_state();
 	__atomic_store_n(&E.trace_status, 0, __ATOMIC_RELEASE);
@@ -401,6 +424,7 @@ int replay_op_begin(struct remat_op *op)
 			E.pos = -1;
 			E.applying = E.verifying = 0;
 			lift_budget();
+			swap_allow(1);
 		} else {
 			diverge(op->stream, "another op", pos);
 			if (E.ndiverged >= MAX_DIVERGED)
@@ -468,6 +492,7 @@ void replay_alloc(CUdeviceptr p, size_t size)
 				E.pos = -1;
 				E.applying = E.verifying = 0;
 				lift_budget();
+				swap_allow(1);
 			} else {
 				diverge(NULL, b < 0 ? "an extra allocation" : "another allocation",
 				        E.pos);

@@ -53,7 +53,8 @@ struct replay_profile {
 	int32_t nseq;
 	CUstream streams[64];
 	int nstreams;
-	int64_t level0; /* managed bytes live when op 0 was issued */
+	int64_t level0;     /* managed bytes live when op 0 was issued */
+	int64_t first_iter; /* index of the first iteration after the profile (for logs) */
 };
 
 void replay_profile_free(struct replay_profile *p);

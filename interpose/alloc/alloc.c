@@ -9,11 +9,11 @@
 #include "device.h"
 #include "table.h"
 
-#define MAX_DEVICES 64
+#define MAX_DEVICES REMAT_MAX_DEVICES
 
 pthread_mutex_t remat_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct remat_device devs[MAX_DEVICES];
-static struct remat_table live;
+struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
+struct remat_table remat_alloc_live;
 static uint64_t live_bytes;
 static size_t first_gran;
 static CUdeviceptr *follow;
@@ -77,7 +77,8 @@ static int device_init(struct remat_device *d, CUdevice dev)
 	d->page = calloc(d->npages, sizeof(*d->page));
 	d->page_pending = malloc(d->npages * sizeof(*d->page_pending));
 	d->page_zombie = malloc(d->npages * sizeof(*d->page_zombie));
-	if (!d->page || !d->page_pending || !d->page_zombie ||
+	d->page_owner = calloc(d->npages, sizeof(*d->page_owner));
+	if (!d->page || !d->page_pending || !d->page_zombie || !d->page_owner ||
 	    remat_range_init(&d->small_va, base, small) ||
 	    remat_range_init(&d->large_va, base + small, large) ||
 	    remat_range_init(&d->scratch_va, base + small + large, scratch)) {
@@ -95,6 +96,17 @@ static int device_init(struct remat_device *d, CUdevice dev)
 	return 0;
 }
 
+/* Which large allocation covers each page: the op checks (swap.c) find an
+ * interior pointer's allocation through it. */
+static void set_owner(struct remat_device *d, uint64_t va, size_t size, uint64_t owner)
+{
+	if (va < d->large_base)
+		return;
+	size_t first = (va - d->large_base) / d->gran, n = (size + d->gran - 1) / d->gran;
+	for (size_t k = 0; k < n && first + k < d->npages; k++)
+		d->page_owner[first + k] = owner;
+}
+
 CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
                      struct remat_alloc_info *info)
 {
@@ -104,7 +116,7 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_device *d = &devs[dev];
+	struct remat_device *d = &remat_alloc_devs[dev];
 	if (!d->ready)
 		device_init(d, dev);
 	if (d->ready < 0) {
@@ -137,8 +149,12 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 		           (unsigned long long)used, (unsigned long long)need);
 	}
 	if (r == CUDA_SUCCESS) {
-		struct remat_entry e = {.addr = va, .size = size, .dev = dev, .small = small};
-		if (remat_table_put(&live, e)) {
+		struct remat_entry e = {.addr = va,
+		                        .size = size,
+		                        .dev = dev,
+		                        .small = small,
+		                        .used = ++remat_alloc_clock};
+		if (remat_table_put(&remat_alloc_live, e)) {
 			if (small)
 				remat_small_free(d, va, size, stream, 0);
 			else
@@ -147,6 +163,7 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 		} else {
 			live_bytes += size;
 			*p = va;
+			set_owner(d, va, size, small ? 0 : va);
 			if (info) {
 				info->size = size;
 				info->small = small;
@@ -162,8 +179,9 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 static struct remat_device *device_of(uint64_t addr)
 {
 	for (int i = 0; i < MAX_DEVICES; i++)
-		if (devs[i].ready > 0 && addr - devs[i].base < devs[i].size)
-			return &devs[i];
+		if (remat_alloc_devs[i].ready > 0 &&
+		    addr - remat_alloc_devs[i].base < remat_alloc_devs[i].size)
+			return &remat_alloc_devs[i];
 	return NULL;
 }
 
@@ -220,11 +238,12 @@ void remat_alloc_poll(int wait)
 		return;
 	pthread_mutex_lock(&remat_alloc_lock);
 	for (int i = 0; i < MAX_DEVICES; i++)
-		if (devs[i].ready > 0 && (devs[i].nzombie || devs[i].npending)) {
+		if (remat_alloc_devs[i].ready > 0 &&
+		    (remat_alloc_devs[i].nzombie || remat_alloc_devs[i].npending)) {
 			if (wait)
-				remat_pending_reclaim_wait(&devs[i]);
+				remat_pending_reclaim_wait(&remat_alloc_devs[i]);
 			else
-				remat_pending_reclaim(&devs[i]);
+				remat_pending_reclaim(&remat_alloc_devs[i]);
 		}
 	pthread_mutex_unlock(&remat_alloc_lock);
 }
@@ -235,7 +254,7 @@ CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream)
 	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_device *d = &devs[dev];
+	struct remat_device *d = &remat_alloc_devs[dev];
 	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
 	uint64_t b = d->ready > 0 ? (bytes + d->gran - 1) / d->gran * d->gran : 0;
 	uint64_t va = b ? remat_range_alloc(&d->scratch_va, b, d->gran) : 0;
@@ -273,8 +292,8 @@ void remat_alloc_set_budget(uint64_t bytes)
 	remat_alloc_budget = bytes;
 	/* Spare chunks kept while uncapped count against the cap now. */
 	for (int i = 0; bytes && i < MAX_DEVICES; i++)
-		if (devs[i].ready > 0)
-			remat_pool_trim(&devs[i]);
+		if (remat_alloc_devs[i].ready > 0)
+			remat_pool_trim(&remat_alloc_devs[i]);
 	pthread_mutex_unlock(&remat_alloc_lock);
 }
 
@@ -283,8 +302,8 @@ void remat_alloc_quarantine(int on)
 	pthread_mutex_lock(&remat_alloc_lock);
 	remat_alloc_quarantining = on;
 	for (int i = 0; !on && i < MAX_DEVICES; i++)
-		if (devs[i].ready > 0)
-			remat_large_unquarantine(&devs[i]);
+		if (remat_alloc_devs[i].ready > 0)
+			remat_large_unquarantine(&remat_alloc_devs[i]);
 	pthread_mutex_unlock(&remat_alloc_lock);
 }
 
@@ -292,7 +311,7 @@ void remat_alloc_boundary(int wait)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
 	for (int i = 0; i < MAX_DEVICES; i++) {
-		struct remat_device *d = &devs[i];
+		struct remat_device *d = &remat_alloc_devs[i];
 		if (d->ready <= 0)
 			continue;
 		if (wait && d->nzombie)
@@ -307,15 +326,19 @@ int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
 	struct remat_entry e;
-	if (!p || remat_table_del(&live, p, &e)) {
+	if (!p || remat_table_del(&remat_alloc_live, p, &e)) {
 		pthread_mutex_unlock(&remat_alloc_lock);
 		return 0;
 	}
-	struct remat_device *d = &devs[e.dev];
-	if (e.small)
+	struct remat_device *d = &remat_alloc_devs[e.dev];
+	if (e.host)
+		remat_swap_forget(&e);
+	if (e.small) {
 		remat_small_free(d, p, e.size, stream, async);
-	else
+	} else {
+		set_owner(d, p, e.size, 0);
 		remat_large_free(d, p, e.size, stream, async);
+	}
 	live_bytes -= e.size;
 	remat_pending_reclaim(d);
 	pthread_mutex_unlock(&remat_alloc_lock);
@@ -327,9 +350,9 @@ int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 int remat_alloc_owns(CUdeviceptr p, struct remat_alloc_info *info)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_entry *e = remat_table_get(&live, p);
+	struct remat_entry *e = remat_table_get(&remat_alloc_live, p);
 	if (e && info) {
-		size_t g = devs[e->dev].gran;
+		size_t g = remat_alloc_devs[e->dev].gran;
 		info->size = e->size;
 		info->small = e->small;
 		info->rounded = e->small ? 0 : (e->size + g - 1) / g * g;
@@ -360,8 +383,8 @@ void remat_alloc_stats(struct remat_alloc_stats *s)
 	s->live = live_bytes;
 	s->pooled = 0;
 	for (int i = 0; i < MAX_DEVICES; i++)
-		if (devs[i].ready > 0)
-			s->pooled += (uint64_t)devs[i].npool * devs[i].gran;
+		if (remat_alloc_devs[i].ready > 0)
+			s->pooled += (uint64_t)remat_alloc_devs[i].npool * remat_alloc_devs[i].gran;
 	s->granularity = first_gran;
 	pthread_mutex_unlock(&remat_alloc_lock);
 }

@@ -60,6 +60,42 @@ void remat_alloc_quarantine(int on);
  * quarantine, trim the pool. */
 void remat_alloc_boundary(int wait);
 
+/* ---- swapping: run mode's safety net before a plan applies -----------
+ * While allowed, a chunk the device refuses makes the least recently used
+ * large allocation go to the host (copied out, its chunks unmapped, its
+ * address kept).  Every op is then checked first: what it touches is
+ * marked used, pinned until the op is issued, and brought back (mapped at
+ * the same address, copied in) before it runs.  Bit-exact by construction. */
+void remat_alloc_swap_enable(int on);
+/* Set at the first swap and kept: ops must be checked (read unlocked). */
+extern int remat_alloc_swap_armed;
+/* Allocations on the host now (read unlocked). */
+extern int remat_alloc_nswapped;
+/* A stamp for the op being checked (newer stamps are more recent uses). */
+uint64_t remat_alloc_touch_begin(void);
+/* Marks the large allocations overlapping each range [lohi[2i],
+ * lohi[2i+1]) as used at stamp and pins them; their addresses are added to
+ * pinned[*npinned..cap).  Returns how many of them are swapped out, or -1
+ * when pinned[] is full (the caller then brings back everything). */
+int remat_alloc_touch(uint64_t stamp, const uint64_t *lohi, size_t n, uint64_t *pinned,
+                      size_t *npinned, size_t cap);
+/* Brings back the swapped allocations among addrs[0..n) (addrs NULL: all
+ * of them), synchronously.  CUDA_ERROR_OUT_OF_MEMORY (one message) when
+ * the device cannot hold them. */
+CUresult remat_alloc_swap_in(const uint64_t *addrs, size_t n);
+void remat_alloc_unpin(const uint64_t *addrs, size_t n);
+struct remat_swap_stats {
+	uint64_t outs, ins, out_bytes, in_bytes;
+	uint64_t ns;             /* spent synchronizing and copying */
+	uint64_t host, host_max; /* bytes on the host now, at most */
+};
+void remat_alloc_swap_stats(struct remat_swap_stats *s);
+/* One line (REMAT_LOG=1) with the swaps since the last report, if any:
+ * called at iteration boundaries (iteration -1: unknown). */
+void remat_alloc_swap_report(long long iteration);
+/* One line at exit (REMAT_LOG=1) with every swap of the run, if any. */
+void remat_alloc_swap_summary(void);
+
 struct remat_alloc_stats {
 	uint64_t physical;   /* bytes of chunks mapped now, all devices */
 	uint64_t peak;       /* highest physical since the last reset */

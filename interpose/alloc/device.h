@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include "../remat.h"
 #include "range.h"
+#include "table.h"
 
 /* A free that the stream has not reached yet.  Memory under it may be
  * handed out again at once (addresses stay deterministic), but the new
@@ -44,6 +45,7 @@ struct remat_device {
 	CUmemGenericAllocationHandle *page; /* large region: chunk mapped at each page, 0 none */
 	int32_t *page_pending;              /* index into pending[], -1 none */
 	int32_t *page_zombie;               /* index into zombie[], -1 none */
+	uint64_t *page_owner;               /* large allocation covering the page, 0 none */
 	struct remat_zombie *zombie;
 	size_t nzombie, cap_zombie;
 	/* Run mode: large ranges freed in this iteration, handed back to
@@ -68,6 +70,23 @@ extern uint64_t remat_alloc_budget;    /* run mode: cap on physical bytes, 0 non
 extern int remat_alloc_quarantining;   /* run mode: see remat_device.quar */
 extern uint64_t remat_alloc_shortfall; /* bytes missing at the last budget refusal */
 extern int remat_alloc_zombies;        /* zombie entries on all devices (read unlocked) */
+
+/* alloc.c: every device and the live allocations (swap.c walks them). */
+#define REMAT_MAX_DEVICES 64
+extern struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
+extern struct remat_table remat_alloc_live;
+
+/* swap.c */
+extern int remat_alloc_swapping; /* swapping allowed now (run mode, no plan applied) */
+/* Use stamps: allocations take one when made, op checks when they touch
+ * them; the smallest is the least recently used. */
+extern uint64_t remat_alloc_clock;
+/* Device d refused a chunk: swaps one allocation out to the host.  0 when
+ * it did (chunks are back in the pool or with the driver), -1 when nothing
+ * can go. */
+int remat_swap_make_room(struct remat_device *d);
+/* An allocation leaves the table: drops its host copy if it is swapped. */
+void remat_swap_forget(struct remat_entry *e);
 
 /* pool.c */
 CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h);

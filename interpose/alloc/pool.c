@@ -28,6 +28,15 @@ CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h)
 		return CUDA_SUCCESS;
 	}
 	CUresult r = remat_drv.cuMemCreate(h, d->gran, &d->prop, 0);
+	/* The device is full before a plan applies: swap allocations out to
+	 * the host until a chunk is free (swap.c). */
+	while (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_swapping && !remat_swap_make_room(d)) {
+		if (d->npool) {
+			*h = d->pool[--d->npool];
+			return CUDA_SUCCESS;
+		}
+		r = remat_drv.cuMemCreate(h, d->gran, &d->prop, 0);
+	}
 	if (r == CUDA_SUCCESS) {
 		remat_alloc_physical += d->gran;
 		if (remat_alloc_physical > remat_alloc_peak)

@@ -13,6 +13,11 @@ struct remat_entry {
 	uint64_t size;
 	int32_t dev;
 	int32_t small;
+	/* swap.c: when the op checks last saw it used (or it was allocated),
+	 * ops in flight that reference it, and its host copy while swapped. */
+	uint64_t used;
+	int32_t pins;
+	void *host;
 };
 
 struct remat_table {

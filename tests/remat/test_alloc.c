@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 /* What the allocator links against outside interpose/alloc/. */
 struct remat_driver remat_drv;
 struct remat_config remat_cfg;
+int remat_tracking;
 void remat_log(int level, const char *fmt, ...)
 {
 	(void)level;
@@ -45,6 +47,7 @@ static int created, released, create_limit = 1 << 30;
 static struct {
 	uint64_t va;
 	CUmemGenericAllocationHandle h;
+	uint8_t *mem; /* what a kernel would see there: garbage until written */
 } mapped[4096];
 static int nmapped;
 static int ev_done[1024], nev, waits, host_waits;
@@ -119,6 +122,9 @@ static CUresult map(CUdeviceptr va, size_t size, size_t off, CUmemGenericAllocat
 	assert_int_equal(find_map(va), -1); /* never mapped twice */
 	mapped[nmapped].va = va;
 	mapped[nmapped].h = h;
+	mapped[nmapped].mem = malloc(GRAN);
+	assert_non_null(mapped[nmapped].mem);
+	memset(mapped[nmapped].mem, 0xdd, GRAN);
 	nmapped++;
 	return CUDA_SUCCESS;
 }
@@ -127,6 +133,7 @@ static CUresult unmap(CUdeviceptr va, size_t size)
 	assert_int_equal(size, GRAN);
 	int i = find_map(va);
 	assert_true(i >= 0);
+	free(mapped[i].mem);
 	mapped[i] = mapped[--nmapped];
 	return CUDA_SUCCESS;
 }
@@ -136,6 +143,31 @@ static CUresult set_access(CUdeviceptr va, size_t size, const CUmemAccessDesc *d
 	(void)n;
 	for (uint64_t a = va; a < va + size; a += GRAN)
 		assert_true(find_map(a) >= 0);
+	return CUDA_SUCCESS;
+}
+/* Copies touch mapped pages only (the simulator faults otherwise). */
+static int syncs;
+static CUresult ctx_sync(void)
+{
+	syncs++;
+	return CUDA_SUCCESS;
+}
+static uint8_t *dev_byte(uint64_t va)
+{
+	int i = find_map(va / GRAN * GRAN);
+	assert_true(i >= 0);
+	return mapped[i].mem + va % GRAN;
+}
+static CUresult dtoh(void *dst, CUdeviceptr src, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		((uint8_t *)dst)[k] = *dev_byte(src + k);
+	return CUDA_SUCCESS;
+}
+static CUresult htod(CUdeviceptr dst, const void *src, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		*dev_byte(dst + k) = ((const uint8_t *)src)[k];
 	return CUDA_SUCCESS;
 }
 static CUresult ev_create(CUevent *e, unsigned f)
@@ -199,6 +231,9 @@ static int setup(void **state)
 	remat_drv.cuEventSynchronize = ev_sync;
 	remat_drv.cuStreamWaitEvent = stream_wait;
 	remat_drv.cuStreamSynchronize = stream_sync;
+	remat_drv.cuCtxSynchronize = ctx_sync;
+	remat_drv.cuMemcpyDtoH = dtoh;
+	remat_drv.cuMemcpyHtoD = htod;
 	return 0;
 }
 
@@ -450,6 +485,111 @@ static void test_budget(void **state)
 	remat_alloc_set_budget(0);
 }
 
+static void fill(CUdeviceptr p, size_t n, unsigned seed)
+{
+	uint8_t *b = malloc(n);
+	assert_non_null(b);
+	for (size_t k = 0; k < n; k++)
+		b[k] = (uint8_t)(k * 31 + seed);
+	htod(p, b, n);
+	free(b);
+}
+
+static int holds(CUdeviceptr p, size_t n, unsigned seed)
+{
+	uint8_t *b = malloc(n);
+	assert_non_null(b);
+	dtoh(b, p, n);
+	int ok = 1;
+	for (size_t k = 0; k < n && ok; k++)
+		ok = b[k] == (uint8_t)(k * 31 + seed);
+	free(b);
+	return ok;
+}
+
+/* Swapping before a plan: a device of 4 chunks holding two 2-chunk
+ * allocations; a third swaps the least recently used one to the host; an op
+ * touching it brings it back bit-exact at the same address, making room by
+ * swapping the next least recently used one but never what the op pins. */
+static void test_swap(void **state)
+{
+	(void)state;
+	cur_dev = 11;
+	create_limit = created - released + 4;
+	remat_alloc_swap_enable(1);
+	CUdeviceptr a = alloc(2 * GRAN, S1, 1);
+	CUdeviceptr b = alloc(2 * GRAN - 100, S1, 1);
+	fill(a, 2 * GRAN, 1);
+	fill(b, 2 * GRAN - 100, 2);
+	assert_false(remat_alloc_swap_armed);
+	int s0 = syncs;
+	CUdeviceptr c = alloc(2 * GRAN, S2, 1);
+	assert_true(syncs > s0); /* queued work finished before the copy */
+	assert_int_equal(remat_alloc_nswapped, 1);
+	assert_true(remat_alloc_swap_armed);
+	assert_int_equal(remat_tracking, 1);           /* every op is checked from now on */
+	assert_false(remat_alloc_mapped(a, 2 * GRAN)); /* a was the oldest */
+	assert_true(remat_alloc_mapped(b, 2 * GRAN - 100));
+	fill(c, 2 * GRAN, 3);
+
+	/* An op with a pointer into a's second page. */
+	uint64_t pins[8];
+	size_t npins = 0;
+	uint64_t stamp = remat_alloc_touch_begin();
+	uint64_t r[4] = {a + GRAN + 8, a + GRAN + 9, 12345, 12346};
+	assert_int_equal(remat_alloc_touch(stamp, r, 2, pins, &npins, 8), 1);
+	assert_int_equal(npins, 1);
+	assert_int_equal(pins[0], a);
+	assert_int_equal(remat_alloc_swap_in(pins, npins), CUDA_SUCCESS);
+	assert_true(remat_alloc_mapped(a, 2 * GRAN));
+	assert_true(holds(a, 2 * GRAN, 1));
+	/* b, the least recently used of b and c, made room. */
+	assert_false(remat_alloc_mapped(b, 2 * GRAN - 100));
+	assert_true(remat_alloc_mapped(c, 2 * GRAN));
+	assert_int_equal(remat_alloc_nswapped, 1);
+
+	/* Everything pinned: nothing can go, the allocation fails. */
+	uint64_t stamp2 = remat_alloc_touch_begin();
+	uint64_t r2[2] = {c, c + 2 * GRAN};
+	assert_int_equal(remat_alloc_touch(stamp2, r2, 1, pins, &npins, 8), 0);
+	assert_int_equal(npins, 2);
+	CUdeviceptr d = 0;
+	assert_int_equal(remat_alloc(&d, GRAN, S1, 1, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	remat_alloc_unpin(pins, npins);
+	npins = 0;
+
+	/* Freed while on the host: its copy goes (ASan sees any leak). */
+	freep(b, NULL, 0);
+	assert_int_equal(remat_alloc_nswapped, 0);
+	struct remat_swap_stats st;
+	remat_alloc_swap_stats(&st);
+	assert_int_equal(st.outs, 2);
+	assert_int_equal(st.ins, 1);
+	assert_int_equal(st.in_bytes, 2 * GRAN);
+	assert_int_equal(st.host, 0);
+	/* b went out while a was still on the host. */
+	assert_int_equal(st.host_max, 4 * GRAN - 100);
+
+	/* Bring everything back: c goes out for d, all return with no room
+	 * problem once d is freed. */
+	d = alloc(2 * GRAN, S1, 1);
+	assert_int_equal(remat_alloc_nswapped, 1);
+	freep(d, NULL, 0);
+	remat_alloc_poll(1);
+	assert_int_equal(remat_alloc_swap_in(NULL, 0), CUDA_SUCCESS);
+	assert_int_equal(remat_alloc_nswapped, 0);
+	assert_true(holds(a, 2 * GRAN, 1));
+	assert_true(holds(c, 2 * GRAN, 3));
+
+	/* Without swapping a full device just fails. */
+	remat_alloc_swap_enable(0);
+	assert_int_equal(remat_alloc(&d, 2 * GRAN, S1, 1, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(remat_alloc_nswapped, 0);
+	freep(a, NULL, 0);
+	freep(c, NULL, 0);
+	create_limit = 1 << 30;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +603,7 @@ int main(void)
 	    cmocka_unit_test(test_quarantine),
 	    cmocka_unit_test(test_evict_and_remap),
 	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_swap),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

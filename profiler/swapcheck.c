@@ -1,0 +1,125 @@
+/*
+ * swapcheck.c — once the allocator has swapped something to the host
+ * (interpose/alloc/swap.c: the device was full before a plan applied),
+ * every op is looked at before anything else sees it: the allocations its
+ * parameter words, copy or set ranges point into are marked used and
+ * pinned, and those on the host come back first.  So the profiler's write
+ * set hashing, the replay engine and the op itself only ever see resident
+ * buffers; the swaps are no ops of the program (not recorded, no index).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "../interpose/remat.h"
+#include "../interpose/alloc/alloc.h"
+#include "internal.h"
+
+#define MAX_RANGES 512 /* 4 KiB of parameters: a longer tail is taken in batches */
+#define MAX_PINS   256
+
+/* What this thread's op in flight pinned, released after its real call. */
+static __thread uint64_t pins[MAX_PINS];
+static __thread size_t npins;
+
+struct batch {
+	uint64_t stamp;
+	uint64_t lohi[2 * MAX_RANGES];
+	size_t n;
+	int swapped; /* -1: too many to pin, bring back everything */
+};
+
+static void flush(struct batch *b)
+{
+	if (!b->n || b->swapped < 0)
+		return;
+	int s = remat_alloc_touch(b->stamp, b->lohi, b->n, pins, &npins, MAX_PINS);
+	b->swapped = s < 0 ? -1 : b->swapped + s;
+	b->n = 0;
+}
+
+static void add(struct batch *b, uint64_t lo, uint64_t hi)
+{
+	if (b->n == MAX_RANGES)
+		flush(b);
+	b->lohi[2 * b->n] = lo;
+	b->lohi[2 * b->n + 1] = hi > lo ? hi : lo + 1;
+	b->n++;
+}
+
+static void add_words(struct batch *b, const uint8_t *p, size_t len)
+{
+	for (size_t off = 0; off + 8 <= len; off += 8) {
+		uint64_t v;
+		memcpy(&v, p + off, 8);
+		if (v)
+			add(b, v, v + 1);
+	}
+}
+
+/* 1 when the kernel's parameters cannot be read: anything may be touched. */
+static int kernel_ranges(struct batch *b, const struct remat_op *op, pthread_mutex_t *lock)
+{
+	for (void **e = op->extra; e && *e != CU_LAUNCH_PARAM_END; e += 2)
+		if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+			size_t size = 0;
+			for (void **f = op->extra; *f != CU_LAUNCH_PARAM_END; f += 2)
+				if (f[0] == CU_LAUNCH_PARAM_BUFFER_SIZE && f[1])
+					size = *(size_t *)f[1];
+			add_words(b, e[1], size);
+			return 0;
+		}
+	pthread_mutex_lock(lock);
+	const struct remat_kinfo *k = remat_kinfo_get(op->func);
+	int unknown = !k || !k->layout_known || (k->nparams && !op->params);
+	for (size_t j = 0; !unknown && j < k->nparams; j++) {
+		uint32_t off = k->param[j][0], size = k->param[j][1];
+		/* The words at 8-aligned offsets of the packed parameters, as
+		 * the profiler's reference scan reads them. */
+		for (uint32_t w = (off + 7) & ~7u; w + 8 <= off + size; w += 8) {
+			uint64_t v;
+			memcpy(&v, (const uint8_t *)op->params[j] + (w - off), 8);
+			if (v)
+				add(b, v, v + 1);
+		}
+	}
+	pthread_mutex_unlock(lock);
+	return unknown;
+}
+
+void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
+{
+	struct batch b = {.stamp = remat_alloc_touch_begin()};
+	int all = 0;
+	switch (op->kind) {
+	case REMAT_OP_KERNEL:
+		all = kernel_ranges(&b, op, lock);
+		break;
+	case REMAT_OP_MEMCPY:
+		add(&b, op->dst, op->dst + op->bytes);
+		add(&b, op->src, op->src + op->bytes);
+		break;
+	case REMAT_OP_MEMSET:
+		add(&b, op->dst, op->dst + op->bytes);
+		break;
+	default:
+		all = 1; /* a graph's kernels are not ours to see */
+		break;
+	}
+	flush(&b);
+	all |= b.swapped < 0;
+	if (!all && !b.swapped)
+		return;
+	/* The copies back are libremat's, not the program's: CUPTI records of
+	 * them are not matched to the op. */
+	remat_cupti_tls.internal = 1;
+	remat_alloc_swap_in(all ? NULL : pins, all ? 0 : npins);
+	remat_cupti_tls.internal = 0;
+}
+
+void remat_swap_release(void)
+{
+	if (npins) {
+		remat_alloc_unpin(pins, npins);
+		npins = 0;
+	}
+}

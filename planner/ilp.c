@@ -339,10 +339,14 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		glp_init_smcp(&sp);
 		sp.msg_lev = verbose ? GLP_MSG_ON : GLP_MSG_OFF;
 		sp.tm_lim = (int)(time_limit * 1000);
+		/* the dual simplex copes best with these degenerate LPs */
 		sp.meth = GLP_DUALP;
 		glp_scale_prob(lp, GLP_SF_AUTO);
 		int sr = glp_simplex(lp, &sp);
 		int ls = glp_get_status(lp);
+		if (verbose)
+			fprintf(stderr, "ilp: root LP: simplex rc %d, status %d, %.2f s\n", sr, ls,
+			        pl_now() - t0);
 		if (sr == 0 && ls == GLP_NOFEAS) {
 			glp_term_out(term);
 			r->status = 1; /* the relaxation is infeasible: so is the MILP */
@@ -379,6 +383,9 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		        glp_get_num_cols(lp), glp_get_num_rows(lp), nmem, m.n);
 	int ret = glp_intopt(lp, &parm);
 	glp_term_out(term);
+	if (verbose)
+		fprintf(stderr, "ilp: intopt rc %d, status %d, %.2f s\n", ret, glp_mip_status(lp),
+		        pl_now() - t0);
 	int st = glp_mip_status(lp);
 	if (ret == GLP_ENOPFS || st == GLP_NOFEAS) {
 		r->status = 1; /* proven infeasible */

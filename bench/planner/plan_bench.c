@@ -20,7 +20,7 @@
 #include <string.h>
 
 struct run {
-	int rc;
+	int rc, cands;
 	double pct, solve, gap;
 	int64_t peak;
 	char planner[16];
@@ -42,6 +42,7 @@ static struct run plan(const struct pl_graph *g, int64_t budget, enum pl_planner
 	r.solve = pl_now() - t0;
 	r.pct = 100.0 * (double)res.recompute_ns / (double)(g->iteration_ns ? g->iteration_ns : 1);
 	r.gap = res.gap;
+	r.cands = res.candidates;
 	r.peak = res.peak;
 	snprintf(r.planner, sizeof(r.planner), "%s", res.planner);
 	pl_plan_free(pl);
@@ -191,7 +192,7 @@ static int generated(void)
 				    pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
 				struct run rg = plan(g, budget, PL_PLANNER_GREEDY, 0);
 				struct run rd = plan(g, budget, PL_PLANNER_DTR, 0);
-				printf("%-20s %4.2f | %8s |", g->name, fr[k], "");
+				printf("%-20s %4.2f | %8d |", g->name, fr[k], rg.cands);
 				cell(&rg);
 				cell(&rd);
 				int do_ilp =

@@ -75,7 +75,6 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 	int32_t *node_at = malloc(sizeof(int32_t) * n);    /* position -> node index */
 	int32_t *last_use = malloc(sizeof(int32_t) * n);   /* by position */
 	int32_t *nin = calloc(n, sizeof(int32_t));
-	int32_t *in_off = NULL, *in_list = NULL;
 	char where[96];
 	size_t k;
 	json_t *v;
@@ -261,8 +260,6 @@ out:
 	free(node_at);
 	free(last_use);
 	free(nin);
-	free(in_off);
-	free(in_list);
 	return rc;
 }
 

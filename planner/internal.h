@@ -21,13 +21,12 @@ double pl_now(void);
 /* Graph construction, shared by the loaders. */
 struct pl_graph *pl_graph_new(void);
 const char *pl_graph_strdup(struct pl_graph *g, const char *s);
-/* Adds a reference of op (the last op added) to buf with raw trace flags
+/* Allocates ops, buffers and refs; loaders fill refs with raw flags
  * (PL_REF_READ = listed in reads, PL_REF_WRITE = listed in writes). */
 int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t nrefs);
 /* Checks references and lifetimes, derives versions, real reads, baseline
  * curve and the content hash when none was given (has_hash = 0). */
 int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen);
-/* Version of buffer b as op p sees it before running (original schedule). */
 
 int pl_graph_load_nodelink(const char *path, void *root, struct pl_graph **out, char *err,
                            size_t errlen);
@@ -139,7 +138,6 @@ int pl_st_init(struct pl_segtree *t, const int64_t *v, int32_t n);
 void pl_st_free(struct pl_segtree *t);
 void pl_st_add(struct pl_segtree *t, int32_t lo, int32_t hi, int64_t d);
 int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi);
-int32_t pl_st_argmax(const struct pl_segtree *t); /* position of the global max */
 
 /* Heuristics fill chosen[]; return 0 if the budget is met by their curve. */
 int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);

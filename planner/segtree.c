@@ -115,11 +115,3 @@ int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi)
 	}
 	return best;
 }
-
-int32_t pl_st_argmax(const struct pl_segtree *t)
-{
-	int32_t i = 1;
-	while (i < t->size)
-		i = t->mx[2 * i] >= t->mx[2 * i + 1] ? 2 * i : 2 * i + 1;
-	return i - t->size;
-}

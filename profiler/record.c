@@ -88,7 +88,8 @@ static void give_up(const char *why)
 {
 	remat_log(REMAT_LOG_ERROR, "%s; tracing stops, training continues unmodified", why);
 	phase = DONE;
-	remat_tracking = 0;
+	/* Swapped allocations keep every op checked (swapcheck.c). */
+	remat_tracking = __atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE);
 }
 
 static void abort_profile(const char *why, uint64_t i)

@@ -77,6 +77,13 @@ static void iteration_reset(void)
 	E.tentative = 0;
 }
 
+/* The iteration's index in the process, as the profiler counts them (set-up
+ * and a partial first iteration are iteration 0), for the log. */
+static unsigned long long abs_iter(void)
+{
+	return (unsigned long long)(E.P->first_iter + (int64_t)E.iter);
+}
+
 /* The allocator's peak since the last reset, folded into the peak of the
  * replay iterations (the parts that applied the plan). */
 static void note_peak(void)
@@ -84,7 +91,7 @@ static void note_peak(void)
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
 	remat_log(REMAT_LOG_DEBUG, "iteration %llu: physical peak %llu while the plan applied",
-	          (unsigned long long)E.iter, (unsigned long long)st.peak);
+	          abs_iter(), (unsigned long long)st.peak);
 	if (st.peak > E.applied_peak)
 		E.applied_peak = st.peak;
 }
@@ -110,7 +117,7 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		remat_log(REMAT_LOG_INFO,
 		          "iteration %llu diverges from the profile at op %d (%s): rebuilding "
 		          "%d evicted buffer(s), passing through",
-		          (unsigned long long)E.iter, pos, what, E.niv);
+		          abs_iter(), pos, what, E.niv);
 		/* The rest of the iteration runs unmodified, so does the rebuild:
 		 * it may need more than the plan foresaw. */
 		if (!E.verifying)
@@ -119,7 +126,7 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		replay_rebuild_all(s);
 	} else {
 		remat_log(REMAT_LOG_DEBUG, "iteration %llu diverges from the profile at op %d (%s)",
-		          (unsigned long long)E.iter, pos, what);
+		          abs_iter(), pos, what);
 	}
 	E.applying = 0;
 	E.verifying = 0;
@@ -172,9 +179,8 @@ static void poll_plan(void)
 		remat_log(REMAT_LOG_INFO,
 		          "plan for graph 0x%016llx applied from iteration %llu: planned peak %lld "
 		          "bytes (baseline %lld), budget %llu",
-		          (unsigned long long)E.P->graph_hash, (unsigned long long)E.iter + 1,
-		          (long long)E.plan->peak, (long long)E.plan->baseline_peak,
-		          (unsigned long long)E.budget);
+		          (unsigned long long)E.P->graph_hash, abs_iter(), (long long)E.plan->peak,
+		          (long long)E.plan->baseline_peak, (unsigned long long)E.budget);
 		break;
 	case ACQUIRE_FAILED:
 	case ACQUIRE_IDLE:
@@ -209,14 +215,13 @@ static void enforce(void)
  * op 0 matches, forgotten quietly when it does not. */
 static void boundary(int tentative)
 {
-	remat_alloc_swap_report((long long)(E.P->first_iter + (int64_t)E.iter));
+	remat_alloc_swap_report((long long)abs_iter());
 	if (!E.diverged && E.iter)
 		E.ndiverged = 0;
 	if (E.applying)
-		remat_log(REMAT_LOG_DEBUG,
-		          "iteration %llu replayed: %llu evictions, %llu replays so far",
-		          (unsigned long long)E.iter, (unsigned long long)E.evictions,
-		          (unsigned long long)E.replays);
+		remat_log(
+		    REMAT_LOG_DEBUG, "iteration %llu replayed: %llu evictions, %llu replays so far",
+		    abs_iter(), (unsigned long long)E.evictions, (unsigned long long)E.replays);
 	int had = E.niv || E.applying;
 	if (E.applying && !E.verifying)
 		note_peak();

@@ -136,9 +136,10 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 	    remat_cfg.mode == REMAT_MODE_RUN && !told++)
 		remat_warn(
 		    "the device is out of memory (allocation of %zu bytes) while no plan is "
-		    "applied: the iterations before the plan (warm-up, detection, profiling, "
-		    "planning) run unmodified and must fit the device",
-		    size);
+		    "applied, even after swapping what could go to the host (%d allocation(s)): "
+		    "the iterations before the plan run unmodified and need at least their "
+		    "largest set of buffers used together",
+		    size, remat_alloc_nswapped);
 	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall) {
 		uint64_t need = small ? d->gran : (size + d->gran - 1) / d->gran * d->gran;
 		uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;

@@ -212,8 +212,8 @@ void remat_prof_begin(struct remat_op *op)
 		          (unsigned long long)i, det.period, last_period, det.phase);
 		last_period = det.period;
 	}
-	if (unlikely(remat_alloc_swap_armed) && remat_det_steady(&det) &&
-	    remat_det_is_boundary(&det, i))
+	if (unlikely(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_RELAXED)) &&
+	    remat_det_steady(&det) && remat_det_is_boundary(&det, i))
 		remat_alloc_swap_report((long long)remat_det_iteration_index(&det, i) - 1);
 	if (phase == DETECT)
 		maybe_start(i);

@@ -150,11 +150,12 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 		           (unsigned long long)used, (unsigned long long)need);
 	}
 	if (r == CUDA_SUCCESS) {
-		struct remat_entry e = {.addr = va,
-		                        .size = size,
-		                        .dev = dev,
-		                        .small = small,
-		                        .used = ++remat_alloc_clock};
+		struct remat_entry e = {
+		    .addr = va,
+		    .size = size,
+		    .dev = dev,
+		    .small = small,
+		    .used = __atomic_add_fetch(&remat_alloc_clock, 1, __ATOMIC_RELAXED)};
 		if (remat_table_put(&remat_alloc_live, e)) {
 			if (small)
 				remat_small_free(d, va, size, stream, 0);

@@ -93,7 +93,7 @@ int remat_swap_make_room(struct remat_device *d)
 		if (d->page[pg])
 			remat_large_unmap_page(d, pg);
 	e->host = host;
-	remat_alloc_nswapped++;
+	__atomic_add_fetch(&remat_alloc_nswapped, 1, __ATOMIC_RELAXED);
 	st.outs++;
 	st.out_bytes += e->size;
 	st.host += e->size;
@@ -118,7 +118,7 @@ void remat_swap_forget(struct remat_entry *e)
 	free(e->host);
 	st.host -= e->size;
 	e->host = NULL;
-	remat_alloc_nswapped--;
+	__atomic_sub_fetch(&remat_alloc_nswapped, 1, __ATOMIC_RELAXED);
 }
 
 static CUresult swap_in(struct remat_entry *e)

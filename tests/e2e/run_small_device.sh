@@ -64,4 +64,27 @@ PY
 
 small_device mlp "$TR/mlp" --iters 7
 small_device gpt "$TR/gpt" --iters 8
+
+# A budget below the device (the smallest the planner reaches): swaps
+# before the plan, the cap after it.  (_m, _dev, _p: gpt's, from above.)
+gmin=$_m
+[ "$gmin" -lt "$_dev" ] || fail "gpt: the smallest budget $gmin is not below the device $_dev"
+prefill gpt-min "$tmp/gpt-trace.d" "$gmin"
+RUN_ENV="SIMCUDA_MEMORY=$_dev"
+run_budget gpt-min gpt-base "$gmin" "$TR/gpt" --iters 8
+RUN_ENV=
+grep -q "swapping before the plan: [1-9]" "$tmp/gpt-min.err" || fail "gpt-min: no swaps"
+
+# Half the plain peak, below anything a plan reaches: no plan, the job
+# still finishes by swapping all along, with identical output.
+half=$((_p / 2 / GRAN * GRAN))
+run gpt-half "SIMCUDA_MEMORY=$half" "REMAT_BUDGET=$half" "REMAT_TRACE_DIR=$tmp/gpt-half.d" \
+	"REMAT_CACHE_DIR=$tmp/gpt-half.cache" REMAT_LOG=1 LD_PRELOAD="$LIB" -- "$TR/gpt" --iters 8
+same_as_base gpt-base gpt-half "$TR/gpt" --iters 8
+grep -q "cannot be reached for this job" "$tmp/gpt-half.err" ||
+	fail "gpt-half: $(grep libremat "$tmp/gpt-half.err" | tail -n 2)"
+grep -q "swapping before the plan: [1-9]" "$tmp/gpt-half.err" || fail "gpt-half: no swaps"
+no_fault
+echo "gpt on $half bytes (half the plain peak, no plan fits): $(grep "swapping before the plan" \
+	"$tmp/gpt-half.err" | sed 's/.*plan: //')"
 echo "run_small_device: ok"

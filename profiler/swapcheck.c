@@ -114,6 +114,12 @@ void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
 	remat_cupti_tls.internal = 1;
 	remat_alloc_swap_in(all ? NULL : pins, all ? 0 : npins);
 	remat_cupti_tls.internal = 0;
+	static const char *kinds[] = {"kernel", "copy", "memset", "host function", "graph launch"};
+	remat_log(REMAT_LOG_DEBUG, "before a %s: brought back %s swapped allocation(s)",
+	          kinds[op->kind],
+	          all             ? "every"
+	          : b.swapped > 1 ? "several"
+	                          : "one");
 }
 
 void remat_swap_release(void)

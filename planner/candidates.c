@@ -172,7 +172,7 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 						return -1; /* its bytes may belong to another */
 					touch(rc, b, R_SIDE_MAP, VER_LOST, k);
 				} else {
-					if (bf->small || rc->ni >= RC_MAX_INTER)
+					if (bf->small || bf->excluded || rc->ni >= RC_MAX_INTER)
 						return -1;
 					rc->ib[rc->ni] = b;
 					rc->iv[rc->ni++] = r->ver;
@@ -183,8 +183,8 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 			}
 			if ((r->flags & PL_REF_READ) && rc->lver[b] != r->ver) {
 				/* An older version of a live buffer: rebuild it aside. */
-				if (rc->role[b] != R_EXT || bf->small || rc->ni >= RC_MAX_INTER ||
-				    r->ver < 0)
+				if (rc->role[b] != R_EXT || bf->small || bf->excluded ||
+				    rc->ni >= RC_MAX_INTER || r->ver < 0)
 					return -1;
 				rc->ib[rc->ni] = b;
 				rc->iv[rc->ni++] = r->ver;

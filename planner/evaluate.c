@@ -263,10 +263,11 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 				bad(&s, "evict after op %d: buffer %d does not exist", pos, b);
 				goto out;
 			}
-			if (!s.mapped[b] || g->bufs[b].small ||
+			if (!s.mapped[b] || g->bufs[b].small || g->bufs[b].excluded ||
 			    !pl_buf_alive(&g->bufs[b], pos, g->nops)) {
 				bad(&s, "evict after op %d: buffer %d is %s", pos, b,
-				    g->bufs[b].small ? "small (packed), never evicted"
+				    g->bufs[b].small      ? "small (packed), never evicted"
+				    : g->bufs[b].excluded ? "excluded, never evicted"
 				    : !pl_buf_alive(&g->bufs[b], pos, g->nops) ? "not allocated"
 				                                               : "not mapped");
 				goto out;

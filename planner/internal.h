@@ -38,7 +38,7 @@ static inline int64_t pl_round_up(int64_t v, int64_t g)
 
 static inline int pl_buf_evictable(const struct pl_buffer *b)
 {
-	return !b->small && !b->persistent && b->rounded > 0;
+	return !b->small && !b->persistent && !b->excluded && b->rounded > 0;
 }
 
 /* Bytes of a saved copy of a buffer: whole chunks, small ones too. */

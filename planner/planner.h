@@ -52,6 +52,9 @@ struct pl_buffer {
 	int32_t free_at;  /* first op after the free; -1 = live at the end */
 	uint8_t small;    /* packed into a shared chunk: never evicted */
 	uint8_t persistent;
+	/* Never evicted nor rebuilt (remat-plan --exclude): verification found
+	 * that replaying its writers does not reproduce its bytes. */
+	uint8_t excluded;
 	const char *name; /* may be "" */
 };
 

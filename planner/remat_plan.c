@@ -16,9 +16,34 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B [--planner ilp|greedy|dtr|none]\n"
-	       "                  [--time-limit S] [--no-segments] [-v] [-o PLAN.json]\n"
+	       "                  [--time-limit S] [--no-segments] [--exclude ID,ID,...] [-v]\n"
+	       "                  [-o PLAN.json]\n"
 	       "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
-	       "     percentage of the baseline peak (50%%)\n");
+	       "     percentage of the baseline peak (50%%)\n"
+	       "  --exclude: buffer ids (of the trace) never to evict or rebuild\n");
+}
+
+/* Marks the buffers of a comma-separated id list as excluded.  0, or 2
+ * with a message naming the bad entry. */
+static int apply_excludes(struct pl_graph *g, const char *list)
+{
+	const char *s = list;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long id = strtol(s, &end, 10);
+		if (end == s || errno || (*end && *end != ',') || id < 0 || id >= g->nbufs) {
+			fprintf(stderr,
+			        "remat-plan: --exclude '%s': expected buffer ids 0..%d separated "
+			        "by commas\n",
+			        list, g->nbufs - 1);
+			return 2;
+		}
+		g->bufs[id].excluded = 1;
+		if (!*end)
+			return 0;
+		s = end + 1;
+	}
 }
 
 static const char *human(int64_t b, char *buf, size_t n)
@@ -36,7 +61,7 @@ static const char *human(int64_t b, char *buf, size_t n)
 
 int main(int argc, char **argv)
 {
-	const char *input = NULL, *budget_s = NULL, *out = NULL;
+	const char *input = NULL, *budget_s = NULL, *out = NULL, *exclude = NULL;
 	struct pl_options o;
 	pl_options_default(&o);
 	for (int i = 1; i < argc; i++) {
@@ -72,6 +97,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-o") && v) {
 			out = v;
 			i++;
+		} else if (!strcmp(a, "--exclude") && v) {
+			exclude = v;
+			i++;
 		} else if (!strcmp(a, "--no-segments")) {
 			o.segments = 0;
 		} else if (!strcmp(a, "-v")) {
@@ -98,6 +126,10 @@ int main(int argc, char **argv)
 	int rc = pl_graph_load(input, &g, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "remat-plan: %s\n", err);
+		return rc;
+	}
+	if (exclude && (rc = apply_excludes(g, exclude))) {
+		pl_graph_free(g);
 		return rc;
 	}
 	int64_t budget;

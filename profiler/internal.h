@@ -86,5 +86,8 @@ const char *remat_intern(const char *s);
  * remat_swap_release unpins it once the op is issued. */
 void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock);
 void remat_swap_release(void);
+/* Swap copies the last check on this thread issued (reset by the call):
+ * CUPTI may report them under the op's runtime call. */
+uint32_t remat_swap_copies_take(void);
 
 #endif

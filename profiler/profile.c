@@ -303,6 +303,7 @@ void remat_profile_op_before(struct remat_op *op, uint64_t k, int64_t level)
 	o->duration_ns = -1;
 	o->replayable = 1;
 	o->why_not = "";
+	o->swap_copies = remat_swap_copies_take();
 	switch (op->kind) {
 	case REMAT_OP_KERNEL: {
 		struct remat_kinfo *ki = remat_kinfo_get(op->func);
@@ -503,8 +504,10 @@ static void durations(void)
 			if (own < k)
 				o->duration_ns = mt[own].dur;
 		} else {
+			/* In start order: the swap copies libremat made for the op
+			 * (done before it was issued), then the op's own. */
 			o->duration_ns = 0;
-			for (size_t q = j; q < k; q++)
+			for (size_t q = j + o->swap_copies; q < k; q++)
 				o->duration_ns += mt[q].dur;
 		}
 		j = k;

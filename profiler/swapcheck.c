@@ -20,6 +20,7 @@
 /* What this thread's op in flight pinned, released after its real call. */
 static __thread uint64_t pins[MAX_PINS];
 static __thread size_t npins;
+static __thread uint32_t copies;
 
 struct batch {
 	uint64_t stamp;
@@ -90,6 +91,7 @@ void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
 {
 	struct batch b = {.stamp = remat_alloc_touch_begin()};
 	int all = 0;
+	copies = 0;
 	switch (op->kind) {
 	case REMAT_OP_KERNEL:
 		all = kernel_ranges(&b, op, lock);
@@ -111,9 +113,17 @@ void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
 		return;
 	/* The copies back are libremat's, not the program's: CUPTI records of
 	 * them are not matched to the op. */
+	struct remat_swap_stats s0, s1;
+	remat_alloc_swap_stats(&s0);
 	remat_cupti_tls.internal = 1;
 	remat_alloc_swap_in(all ? NULL : pins, all ? 0 : npins);
 	remat_cupti_tls.internal = 0;
+	remat_alloc_swap_stats(&s1);
+	/* Inside a runtime call CUPTI files them under the call's id, which
+	 * the op's own copy shares; outside one, under their own driver ids,
+	 * which "internal" already keeps out of the profile. */
+	if (remat_cupti_tls.rt_depth)
+		copies = (uint32_t)(s1.ins - s0.ins + s1.outs - s0.outs);
 	static const char *kinds[] = {"kernel", "copy", "memset", "host function", "graph launch"};
 	remat_log(REMAT_LOG_DEBUG, "before a %s: brought back %s swapped allocation(s)",
 	          kinds[op->kind],
@@ -128,4 +138,11 @@ void remat_swap_release(void)
 		remat_alloc_unpin(pins, npins);
 		npins = 0;
 	}
+}
+
+uint32_t remat_swap_copies_take(void)
+{
+	uint32_t n = copies;
+	copies = 0;
+	return n;
 }

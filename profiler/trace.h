@@ -57,6 +57,7 @@ struct remat_top {
 	uint64_t sig;  /* the op's signature (record.c) */
 	/* our hashing kernels launched before and after it (device path) */
 	uint32_t hash_before, hash_after;
+	uint32_t swap_copies; /* libremat's swap copies issued inside the op's call, before it */
 };
 
 struct remat_trace {

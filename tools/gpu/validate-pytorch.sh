@@ -103,10 +103,8 @@ fi
 for f in "$LIB" "$BUILD/remat-plan" "$BUILD/remat-report"; do
 	[ -e "$f" ] || die "$f is missing (run without --skip-build)"
 done
-# Each rank its own trace directory: the repository's wrapper when there is
-# one, else ours.
+# Each rank its own trace directory (and the preload): the user-facing wrapper.
 RANKWRAP=$ROOT/tools/remat-torchrun-wrapper.sh
-[ -x "$RANKWRAP" ] || RANKWRAP=$ROOT/tools/gpu/rank-env.sh
 
 rm -rf "$OUT"
 mkdir -p "$OUT"

@@ -9,32 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add_list(struct jctx *c, struct pl_graph *g, json_t *arr, const char *where,
-                    uint32_t flags, int32_t *seen, int32_t opi)
-{
-	size_t k;
-	json_t *v;
-	json_array_foreach(arr, k, v)
-	{
-		if (!json_is_integer(v))
-			return pl_jfail(c, where, "element %zu must be a buffer id", k);
-		int64_t id = json_integer_value(v);
-		if (id < 0 || id >= g->nbufs)
-			return pl_jfail(c, where,
-			                "element %zu: buffer %lld does not exist (%d buffers)", k,
-			                (long long)id, g->nbufs);
-		struct pl_op *op = &g->ops[opi];
-		if (seen[id] >= 0) {
-			g->refs[seen[id]].flags |= flags;
-			continue;
-		}
-		seen[id] = (int32_t)(op->ref_off + op->nrefs);
-		g->refs[op->ref_off + op->nrefs++] = (struct pl_ref){(int32_t)id, 0, flags};
-		g->nrefs++;
-	}
-	return 0;
-}
-
 static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 {
 	int64_t ver;
@@ -65,22 +39,10 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
 	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)))
 		return rc;
-	size_t nb = json_array_size(bufs), no = json_array_size(ops), nrefs = 0, k;
-	if (no == 0)
-		return pl_jfail(c, "$.ops", "empty: the graph has no ops");
-	if (nb > INT32_MAX / 2 || no > INT32_MAX / 2)
-		return pl_jfail(c, "$", "too many ops or buffers");
+	if ((rc = pl_jreserve(c, g, bufs, ops, "graph")))
+		return rc;
+	size_t k;
 	json_t *v;
-	json_array_foreach(ops, k, v)
-	{
-		static const char *lists[] = {"reads", "writes", "refs"};
-		for (int l = 0; l < 3; l++)
-			nrefs += json_array_size(json_object_get(v, lists[l]));
-	}
-	g->nops = (int32_t)no;
-	g->nbufs = (int32_t)nb;
-	if (pl_graph_reserve(g, g->nops, g->nbufs, (uint32_t)nrefs))
-		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
 	char where[96];
 	json_array_foreach(bufs, k, v)
 	{
@@ -99,75 +61,11 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 		    (rc = pl_jbool(c, v, where, "persistent", &pers, 0, 0)) ||
 		    (rc = pl_jstr(c, v, where, "name", &bn, 0, "")))
 			return rc;
-		if (id != (int64_t)k)
-			return pl_jfail(c, where, "id is %lld, expected %zu (ids are positions)",
-			                (long long)id, k);
-		if (a < -1 || a >= (int64_t)no || f < -1 || f > (int64_t)no || (f >= 0 && f < a))
-			return pl_jfail(c, where, "bad lifetime: alloc_at %lld, free_at %lld",
-			                (long long)a, (long long)f);
-		if (b->size < 0 || b->rounded < 0)
-			return pl_jfail(c, where, "negative size");
-		b->alloc_at = (int32_t)a;
-		b->free_at = (int32_t)f;
-		b->small = (uint8_t)small;
-		b->persistent = (uint8_t)pers;
+		if ((rc = pl_jbuffer_set(c, g, where, k, id, a, f, small, pers)))
+			return rc;
 		b->name = pl_graph_strdup(g, bn);
 	}
-	int32_t *seen = malloc(sizeof(int32_t) * (nb ? nb : 1));
-	if (!seen)
-		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
-	for (size_t b = 0; b < nb; b++)
-		seen[b] = -1;
-	g->nrefs = 0;
-	json_array_foreach(ops, k, v)
-	{
-		snprintf(where, sizeof(where), "$.ops[%zu]", k);
-		struct pl_op *op = &g->ops[k];
-		int64_t i, dur;
-		const char *kind, *on, *why;
-		int repl;
-		json_t *reads, *writes, *refs;
-		if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
-		    (rc = pl_jstr(c, v, where, "kind", &kind, 0, "kernel")) ||
-		    (rc = pl_jstr(c, v, where, "name", &on, 0, "")) ||
-		    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
-		    (rc = pl_jbool(c, v, where, "replayable", &repl, 0, 1)) ||
-		    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
-		    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
-		    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
-		    (rc = pl_jarr(c, v, where, "refs", &refs, 0)))
-			break;
-		if (i != (int64_t)k) {
-			rc = pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
-			break;
-		}
-		op->kind = !strcmp(kind, "kernel")      ? PL_KIND_KERNEL
-		           : !strcmp(kind, "memcpy")    ? PL_KIND_MEMCPY
-		           : !strcmp(kind, "memset")    ? PL_KIND_MEMSET
-		           : !strcmp(kind, "host_func") ? PL_KIND_HOST_FUNC
-		                                        : PL_KIND_OTHER;
-		op->name = pl_graph_strdup(g, on);
-		op->why_not = pl_graph_strdup(g, why);
-		op->duration_ns = dur < 0 ? -1 : dur;
-		op->replayable = (uint8_t)repl;
-		op->ref_off = g->nrefs;
-		char w2[128];
-		snprintf(w2, sizeof(w2), "%s.reads", where);
-		if ((rc = add_list(c, g, reads, w2, PL_REF_READ, seen, (int32_t)k)))
-			break;
-		snprintf(w2, sizeof(w2), "%s.writes", where);
-		if ((rc = add_list(c, g, writes, w2, PL_REF_WRITE, seen, (int32_t)k)))
-			break;
-		if (refs) {
-			snprintf(w2, sizeof(w2), "%s.refs", where);
-			if ((rc = add_list(c, g, refs, w2, 0, seen, (int32_t)k)))
-				break;
-		}
-		for (uint32_t r = 0; r < op->nrefs; r++)
-			seen[g->refs[op->ref_off + r].buf] = -1;
-	}
-	free(seen);
-	return rc;
+	return pl_jops(c, g, ops, 0);
 }
 
 int pl_graph_load_json(const char *path, struct pl_graph **out, char *err, size_t errlen)

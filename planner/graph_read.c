@@ -1,0 +1,166 @@
+/*
+ * graph_read.c — the parts a graph file (graph_json.c) and a trace
+ * (trace_load.c) lay out alike: the array sizes, a buffer's place in the
+ * op sequence and the op list with its buffer references.  The two
+ * formats differ only in which members are required, so one reader
+ * keeps their messages and checks the same.
+ */
+#include "json_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, const char *what)
+{
+	size_t nb = json_array_size(bufs), no = json_array_size(ops), nrefs = 0, k;
+	if (no == 0)
+		return pl_jfail(c, "$.ops", "empty: the %s has no ops", what);
+	if (nb > INT32_MAX / 2 || no > INT32_MAX / 2)
+		return pl_jfail(c, "$", "too many ops or buffers");
+	json_t *v;
+	/* One pass to size refs exactly: the op loop fills it in place. */
+	json_array_foreach(ops, k, v)
+	{
+		static const char *lists[] = {"reads", "writes", "refs"};
+		for (int l = 0; l < 3; l++)
+			nrefs += json_array_size(json_object_get(v, lists[l]));
+	}
+	g->nops = (int32_t)no;
+	g->nbufs = (int32_t)nb;
+	if (pl_graph_reserve(g, g->nops, g->nbufs, (uint32_t)nrefs))
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	return 0;
+}
+
+int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, const char *where, size_t k, int64_t id,
+                   int64_t alloc_at, int64_t free_at, int small, int persistent)
+{
+	struct pl_buffer *b = &g->bufs[k];
+	int64_t no = g->nops;
+	if (id != (int64_t)k)
+		return pl_jfail(c, where, "id is %lld, expected %zu (ids are positions)",
+		                (long long)id, k);
+	/* free_at == nops: freed after the last op; -1: never allocated or freed. */
+	if (alloc_at < -1 || alloc_at >= no || free_at < -1 || free_at > no ||
+	    (free_at >= 0 && free_at < alloc_at))
+		return pl_jfail(c, where, "bad lifetime: alloc_at %lld, free_at %lld",
+		                (long long)alloc_at, (long long)free_at);
+	if (b->size < 0 || b->rounded < 0)
+		return pl_jfail(c, where, "negative size");
+	b->alloc_at = (int32_t)alloc_at;
+	b->free_at = (int32_t)free_at;
+	b->small = (uint8_t)small;
+	b->persistent = (uint8_t)persistent;
+	return 0;
+}
+
+static enum pl_kind parse_kind(const char *s)
+{
+	if (!strcmp(s, "kernel"))
+		return PL_KIND_KERNEL;
+	if (!strcmp(s, "memcpy"))
+		return PL_KIND_MEMCPY;
+	if (!strcmp(s, "memset"))
+		return PL_KIND_MEMSET;
+	if (!strcmp(s, "host_func"))
+		return PL_KIND_HOST_FUNC;
+	return PL_KIND_OTHER;
+}
+
+/* Adds the buffer ids of a JSON array to op opi's refs; a buffer listed
+ * twice (read and written) gets one ref with both flags.  With `pairs`,
+ * an element may also be a trace's [id, offset, ...] ref. */
+static int add_refs(struct jctx *c, struct pl_graph *g, json_t *arr, const char *where,
+                    uint32_t flags, int32_t *seen, int32_t opi, int pairs)
+{
+	size_t k;
+	json_t *v;
+	json_array_foreach(arr, k, v)
+	{
+		json_t *idv = pairs && json_is_array(v) ? json_array_get(v, 0) : v;
+		if (!json_is_integer(idv))
+			return pl_jfail(c, where, "element %zu must be a buffer id", k);
+		int64_t id = json_integer_value(idv);
+		if (id < 0 || id >= g->nbufs)
+			return pl_jfail(c, where,
+			                "element %zu: buffer %lld does not exist (%d buffers)", k,
+			                (long long)id, g->nbufs);
+		struct pl_op *op = &g->ops[opi];
+		if (seen[id] >= 0) {
+			g->refs[seen[id]].flags |= flags;
+			continue;
+		}
+		seen[id] = (int32_t)(op->ref_off + op->nrefs);
+		g->refs[op->ref_off + op->nrefs++] = (struct pl_ref){(int32_t)id, 0, flags};
+		g->nrefs++;
+	}
+	return 0;
+}
+
+static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int trace,
+                   int32_t *seen)
+{
+	char where[96];
+	snprintf(where, sizeof(where), "$.ops[%zu]", k);
+	struct pl_op *op = &g->ops[k];
+	int64_t i, dur;
+	const char *kind, *name, *why;
+	int repl, rc;
+	json_t *reads, *writes, *refs;
+	/* A graph file may leave out what a trace always writes. */
+	if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
+	    (rc = pl_jstr(c, v, where, "kind", &kind, trace, "kernel")) ||
+	    (rc = pl_jstr(c, v, where, "name", &name, 0, "")) ||
+	    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
+	    (rc = pl_jbool(c, v, where, "replayable", &repl, trace, 1)) ||
+	    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
+	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
+	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
+	    (rc = pl_jarr(c, v, where, "refs", &refs, 0)))
+		return rc;
+	if (i != (int64_t)k)
+		return pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
+	op->kind = (uint8_t)parse_kind(kind);
+	op->name = pl_graph_strdup(g, name);
+	op->why_not = pl_graph_strdup(g, why);
+	op->duration_ns = dur < 0 ? -1 : dur;
+	op->replayable = (uint8_t)repl;
+	op->ref_off = g->nrefs;
+	char w2[128];
+	snprintf(w2, sizeof(w2), "%s.reads", where);
+	if ((rc = add_refs(c, g, reads, w2, PL_REF_READ, seen, (int32_t)k, trace)))
+		return rc;
+	snprintf(w2, sizeof(w2), "%s.writes", where);
+	if ((rc = add_refs(c, g, writes, w2, PL_REF_WRITE, seen, (int32_t)k, trace)))
+		return rc;
+	if (refs) {
+		snprintf(w2, sizeof(w2), "%s.refs", where);
+		if ((rc = add_refs(c, g, refs, w2, 0, seen, (int32_t)k, trace)))
+			return rc;
+	}
+	/* Only this op's buffers were marked: unmarking them is cheaper than
+	 * clearing all of seen for the next op. */
+	for (uint32_t r = 0; r < op->nrefs; r++)
+		seen[g->refs[op->ref_off + r].buf] = -1;
+	return 0;
+}
+
+int pl_jops(struct jctx *c, struct pl_graph *g, json_t *ops, int trace)
+{
+	size_t nb = (size_t)g->nbufs, k;
+	int32_t *seen = malloc(sizeof(int32_t) * (nb ? nb : 1));
+	if (!seen)
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	for (size_t b = 0; b < nb; b++)
+		seen[b] = -1;
+	g->nrefs = 0;
+	int rc = 0;
+	json_t *v;
+	json_array_foreach(ops, k, v)
+	{
+		if ((rc = load_op(c, g, v, k, trace, seen)))
+			break;
+	}
+	free(seen);
+	return rc;
+}

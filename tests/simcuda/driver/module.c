@@ -231,31 +231,32 @@ EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
 	             : CUDA_ERROR_INVALID_VALUE);
 }
 
-static CUresult module_of(CUmodule h, struct sim_module **out)
+/* Modules and libraries are one object behind two handle kinds: a module
+ * needs a current context, a library (context-independent) only an
+ * initialized driver. */
+static CUresult loaded_of(const void *h, enum handle_kind kind, struct sim_module **out)
 {
-	struct sim_ctx *ctx;
-	CUresult r = ctx_current(&ctx);
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (!handle_is(h, H_MODULE))
+	if (kind == H_MODULE) {
+		struct sim_ctx *ctx;
+		CUresult r = ctx_current(&ctx);
+		if (r != CUDA_SUCCESS)
+			return r;
+	} else if (!sim_initialized()) {
+		return CUDA_ERROR_NOT_INITIALIZED;
+	}
+	if (!handle_is(h, kind))
 		return CUDA_ERROR_INVALID_HANDLE;
 	*out = (struct sim_module *)h;
 	return CUDA_SUCCESS;
 }
 
-static CUresult unload(CUmodule h)
+static CUresult unload(const void *h, enum handle_kind kind)
 {
 	struct sim_module *mod;
-	CUresult r = module_of(h, &mod);
+	CUresult r = loaded_of(h, kind, &mod);
 	if (r == CUDA_SUCCESS)
 		module_unload(mod);
 	return r;
-}
-
-EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
-{
-	cuModuleUnload_params p = {hmod};
-	API_CALL(cuModuleUnload, &p, unload(hmod));
 }
 
 static int find_kernel(const struct sim_module *mod, const char *name)
@@ -266,31 +267,24 @@ static int find_kernel(const struct sim_module *mod, const char *name)
 	return -1;
 }
 
-static CUresult get_function(CUfunction *out, CUmodule h, const char *name)
+/* The index of kernel `name` for cuModuleGetFunction / cuLibraryGetKernel;
+ * `out` is only checked, the caller stores its own handle kind. */
+static CUresult lookup(const void *h, enum handle_kind kind, const void *out, const char *name,
+                       struct sim_module **mod, int *i)
 {
-	struct sim_module *mod;
-	CUresult r = module_of(h, &mod);
+	CUresult r = loaded_of(h, kind, mod);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (out == NULL || name == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	int i = find_kernel(mod, name);
-	if (i < 0)
-		return CUDA_ERROR_NOT_FOUND;
-	*out = (CUfunction)&mod->funcs[i];
-	return CUDA_SUCCESS;
+	*i = find_kernel(*mod, name);
+	return *i < 0 ? CUDA_ERROR_NOT_FOUND : CUDA_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
-{
-	cuModuleGetFunction_params p = {hfunc, hmod, name};
-	API_CALL(cuModuleGetFunction, &p, get_function(hfunc, hmod, name));
-}
-
-static CUresult function_count(unsigned *count, CUmodule h)
+static CUresult count_kernels(unsigned *count, const void *h, enum handle_kind kind)
 {
 	struct sim_module *mod;
-	CUresult r = module_of(h, &mod);
+	CUresult r = loaded_of(h, kind, &mod);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (count == NULL)
@@ -299,23 +293,53 @@ static CUresult function_count(unsigned *count, CUmodule h)
 	return CUDA_SUCCESS;
 }
 
+/* Checks an enumeration of n handles into out; the caller fills it. */
+static CUresult enumerable(const void *h, enum handle_kind kind, const void *out, unsigned n,
+                           struct sim_module **mod)
+{
+	CUresult r = loaded_of(h, kind, mod);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (out == NULL || n > (*mod)->m->nkernels)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
+{
+	cuModuleUnload_params p = {hmod};
+	API_CALL(cuModuleUnload, &p, unload(hmod, H_MODULE));
+}
+
+static CUresult get_function(CUfunction *out, CUmodule h, const char *name)
+{
+	struct sim_module *mod;
+	int i;
+	CUresult r = lookup(h, H_MODULE, out, name, &mod, &i);
+	if (r == CUDA_SUCCESS)
+		*out = (CUfunction)&mod->funcs[i];
+	return r;
+}
+
+EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	cuModuleGetFunction_params p = {hfunc, hmod, name};
+	API_CALL(cuModuleGetFunction, &p, get_function(hfunc, hmod, name));
+}
+
 EXPORT CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 {
 	cuModuleGetFunctionCount_params p = {count, mod};
-	API_CALL(cuModuleGetFunctionCount, &p, function_count(count, mod));
+	API_CALL(cuModuleGetFunctionCount, &p, count_kernels(count, mod, H_MODULE));
 }
 
 static CUresult enumerate_functions(CUfunction *fns, unsigned n, CUmodule h)
 {
 	struct sim_module *mod;
-	CUresult r = module_of(h, &mod);
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (fns == NULL || n > mod->m->nkernels)
-		return CUDA_ERROR_INVALID_VALUE;
-	for (unsigned i = 0; i < n; i++)
+	CUresult r = enumerable(h, H_MODULE, fns, n, &mod);
+	for (unsigned i = 0; r == CUDA_SUCCESS && i < n; i++)
 		fns[i] = (CUfunction)&mod->funcs[i];
-	return CUDA_SUCCESS;
+	return r;
 }
 
 EXPORT CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions,
@@ -378,44 +402,20 @@ EXPORT CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
 	              : CUDA_ERROR_INVALID_VALUE);
 }
 
-static CUresult library_of(CUlibrary h, struct sim_module **out)
-{
-	if (!sim_initialized())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!handle_is(h, H_LIBRARY))
-		return CUDA_ERROR_INVALID_HANDLE;
-	*out = (struct sim_module *)h;
-	return CUDA_SUCCESS;
-}
-
-static CUresult library_unload(CUlibrary h)
-{
-	struct sim_module *mod;
-	CUresult r = library_of(h, &mod);
-	if (r == CUDA_SUCCESS)
-		module_unload(mod);
-	return r;
-}
-
 EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
 {
 	cuLibraryUnload_params p = {library};
-	API_CALL(cuLibraryUnload, &p, library_unload(library));
+	API_CALL(cuLibraryUnload, &p, unload(library, H_LIBRARY));
 }
 
 static CUresult library_kernel(CUkernel *out, CUlibrary h, const char *name)
 {
 	struct sim_module *mod;
-	CUresult r = library_of(h, &mod);
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (out == NULL || name == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	int i = find_kernel(mod, name);
-	if (i < 0)
-		return CUDA_ERROR_NOT_FOUND;
-	*out = (CUkernel)&mod->kernels[i];
-	return CUDA_SUCCESS;
+	int i;
+	CUresult r = lookup(h, H_LIBRARY, out, name, &mod, &i);
+	if (r == CUDA_SUCCESS)
+		*out = (CUkernel)&mod->kernels[i];
+	return r;
 }
 
 EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -424,35 +424,19 @@ EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 	API_CALL(cuLibraryGetKernel, &p, library_kernel(pKernel, library, name));
 }
 
-static CUresult kernel_count(unsigned *count, CUlibrary h)
-{
-	struct sim_module *mod;
-	CUresult r = library_of(h, &mod);
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (count == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*count = mod->m->nkernels;
-	return CUDA_SUCCESS;
-}
-
 EXPORT CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
 	cuLibraryGetKernelCount_params p = {count, lib};
-	API_CALL(cuLibraryGetKernelCount, &p, kernel_count(count, lib));
+	API_CALL(cuLibraryGetKernelCount, &p, count_kernels(count, lib, H_LIBRARY));
 }
 
 static CUresult enumerate_kernels(CUkernel *ks, unsigned n, CUlibrary h)
 {
 	struct sim_module *mod;
-	CUresult r = library_of(h, &mod);
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (ks == NULL || n > mod->m->nkernels)
-		return CUDA_ERROR_INVALID_VALUE;
-	for (unsigned i = 0; i < n; i++)
+	CUresult r = enumerable(h, H_LIBRARY, ks, n, &mod);
+	for (unsigned i = 0; r == CUDA_SUCCESS && i < n; i++)
 		ks[i] = (CUkernel)&mod->kernels[i];
-	return CUDA_SUCCESS;
+	return r;
 }
 
 EXPORT CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels,

@@ -327,43 +327,16 @@ static void load_kernels(void)
 
 static void adamw(int step)
 {
-	float b1 = 0.9f, b2 = 0.95f, eps = 1e-8f;
-	int decoupled = 1;
 	for (int i = 0; i < nparams; i++) {
 		struct param *p = &P[i];
 		/* Decay the matrices only, as GPT training usually does. */
 		float wd = strcmp(p->name, "a weight matrix") == 0 ? 0.01f : 0.0f;
-		void *a[] = {&p->w, &p->g, &p->m, &p->v, &p->n,      &O.lr,
-		             &b1,   &b2,   &eps,  &wd,   &decoupled, &step};
-		launch1d(&K.adam, p->n, 256, S, a);
+		adam_launch(&K.adam, p, O.lr, 0.9f, 0.95f, 1e-8f, wd, 1, step, S);
 	}
 }
 
-int main(int argc, char **argv)
+static int init_params(void)
 {
-	O = (struct trainer_opts){.batch = 8,
-	                          .hidden = 64,
-	                          .layers = 2,
-	                          .iters = 5,
-	                          .seq = 32,
-	                          .heads = 4,
-	                          .vocab = 64,
-	                          .accum = 1,
-	                          .lr = 3e-3f,
-	                          .seed = 1,
-	                          .kernels_dir = TRAINER_KERNELS_DIR};
-	trainer_parse(argc, argv, &O, "--in,--classes,--dropout");
-	if (O.layers > MAX_LAYERS) {
-		fprintf(stderr, "gpt: --layers must be at most %d\n", MAX_LAYERS);
-		return 1;
-	}
-	RT(cudaSetDevice(0));
-	RT(cudaFree(0)); /* creates the primary context libsimblas needs */
-	RT(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking));
-	load_kernels();
-	blas_check(NULL, simblas_create(&blas), "simblas_create");
-	blas_check(blas, simblas_set_stream(blas, S), "simblas_set_stream");
-
 	int C = O.hidden, T = O.seq, V = O.vocab;
 	uint64_t rng = O.seed;
 	float wscale = 1.0f / sqrtf((float)C), w4scale = 1.0f / sqrtf(4.0f * C);
@@ -387,45 +360,47 @@ int main(int argc, char **argv)
 	lnf_g = new_param("a layer-norm scale", C, 0, 1.0f, &rng);
 	lnf_b = new_param("a layer-norm shift", C, 0, 0.0f, &rng);
 	w_lm = new_param("a weight matrix", V * C, wscale, 0, &rng);
-
-	/* cudaMemset is asynchronous to the host and runs on the legacy stream,
-	 * which the non-blocking compute stream does not wait for. */
-	RT(cudaDeviceSynchronize());
-
-	size_t in_bytes = (size_t)O.batch * T * 2 * sizeof(int);
-	int *input = (int *)dev_alloc(in_bytes, "the input batch");
-	loss_dev = dev_alloc(sizeof(float), "the loss");
-	struct stager st;
-	stager_init(&st, S, in_bytes, O.pinned);
-	float *loss_host = host_alloc(sizeof(float), O.pinned);
-
-	for (int it = 0; it < O.iters; it++) {
-		int B = trainer_batch(&O, it);
-		cur_batch = B;
-		RT(cudaMemsetAsync(loss_dev, 0, sizeof(float), S));
-		param_zero_grads(P, nparams, S);
-		for (int micro = 0; micro < O.accum; micro++) {
-			make_batch(stager_host(&st), B, it, micro);
-			stager_send(&st, input, (size_t)B * T * 2 * sizeof(int));
-			tokens = input;
-			targets = input + (size_t)B * T;
-			forward(B);
-			if (O.bwd_thread)
-				run_on_thread(backward, NULL);
-			else
-				backward(NULL);
-			stager_consumed(&st);
-		}
-		adamw(it + 1);
-		RT(cudaMemcpyAsync(loss_host, loss_dev, sizeof(float), cudaMemcpyDeviceToHost, S));
-		RT(cudaStreamSynchronize(S));
-		printf("iter %d loss %a\n", it, (double)*loss_host);
-		fflush(stdout);
-	}
-	printf("checksum %016llx\n",
-	       (unsigned long long)params_checksum(P, nparams, NULL, NULL, 0));
-	stager_destroy(&st);
-	simblas_destroy(blas);
-	host_free(loss_host, O.pinned);
 	return 0;
+}
+
+/* The staged batch is B rows of input tokens, then B rows of targets. */
+static void forward_batch(void *input, int B)
+{
+	tokens = input;
+	targets = tokens + (size_t)B * O.seq;
+	forward(B);
+}
+
+int main(int argc, char **argv)
+{
+	O = (struct trainer_opts){.batch = 8,
+	                          .hidden = 64,
+	                          .layers = 2,
+	                          .iters = 5,
+	                          .seq = 32,
+	                          .heads = 4,
+	                          .vocab = 64,
+	                          .accum = 1,
+	                          .lr = 3e-3f,
+	                          .seed = 1,
+	                          .kernels_dir = TRAINER_KERNELS_DIR};
+	trainer_parse(argc, argv, &O, "--in,--classes,--dropout");
+	if (O.layers > MAX_LAYERS) {
+		fprintf(stderr, "gpt: --layers must be at most %d\n", MAX_LAYERS);
+		return 1;
+	}
+	const struct trainer_model m = {.stream = &S,
+	                                .blas = &blas,
+	                                .loss = &loss_dev,
+	                                .batch = &cur_batch,
+	                                .params = P,
+	                                .nparams = &nparams,
+	                                .sample_bytes = (size_t)O.seq * 2 * sizeof(int),
+	                                .load_kernels = load_kernels,
+	                                .init = init_params,
+	                                .make_batch = make_batch,
+	                                .forward = forward_batch,
+	                                .backward = backward,
+	                                .step = adamw};
+	return trainer_run(&O, &m);
 }

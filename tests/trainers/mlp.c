@@ -56,6 +56,9 @@ static unsigned long long rng_offset; /* dropout counter, advances every launch 
 static float *logits, *logp, *row_loss, *last_x;
 static const int *labels;
 static int cur_batch;
+static float *teacher; /* fixed random linear map whose argmax labels the inputs */
+static float *extra[2 * MAX_LAYERS];
+static int extra_n[2 * MAX_LAYERS];
 
 static struct param *new_param(const char *name, int n, float scale, float fill, uint64_t *rng)
 {
@@ -176,7 +179,7 @@ static void backward(void *unused)
 }
 
 /* Inputs uniform in [-1, 1); the label is the teacher's argmax. */
-static void make_batch(void *host, int B, int iter, int micro, const float *teacher)
+static void make_batch(void *host, int B, int iter, int micro)
 {
 	uint64_t rng = O.seed * 1000003ull + (uint64_t)iter * 131ull + (uint64_t)micro;
 	float *x = host;
@@ -224,41 +227,12 @@ static void load_kernels(void)
 
 static void adam(int step)
 {
-	float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 1e-4f;
-	int adamw = 0;
-	for (int i = 0; i < nparams; i++) {
-		struct param *p = &P[i];
-		void *a[] = {&p->w, &p->g, &p->m, &p->v, &p->n,  &O.lr,
-		             &b1,   &b2,   &eps,  &wd,   &adamw, &step};
-		launch1d(&K.adam, p->n, 256, S, a);
-	}
+	for (int i = 0; i < nparams; i++)
+		adam_launch(&K.adam, &P[i], O.lr, 0.9f, 0.999f, 1e-8f, 1e-4f, 0, step, S);
 }
 
-int main(int argc, char **argv)
+static int init_params(void)
 {
-	O = (struct trainer_opts){.batch = 256,
-	                          .hidden = 256,
-	                          .layers = 2,
-	                          .iters = 6,
-	                          .in_dim = 64,
-	                          .classes = 10,
-	                          .accum = 1,
-	                          .lr = 1e-2f,
-	                          .dropout = 0.1f,
-	                          .seed = 1,
-	                          .kernels_dir = TRAINER_KERNELS_DIR};
-	trainer_parse(argc, argv, &O, "--seq,--heads,--vocab");
-	if (O.layers > MAX_LAYERS) {
-		fprintf(stderr, "mlp: --layers must be at most %d\n", MAX_LAYERS);
-		return 1;
-	}
-	RT(cudaSetDevice(0));
-	RT(cudaFree(0)); /* creates the primary context libsimblas needs */
-	RT(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking));
-	load_kernels();
-	blas_check(NULL, simblas_create(&blas), "simblas_create");
-	blas_check(blas, simblas_set_stream(blas, S), "simblas_set_stream");
-
 	uint64_t rng = O.seed;
 	int in = O.in_dim;
 	for (int l = 0; l < O.layers; l++) {
@@ -279,64 +253,66 @@ int main(int argc, char **argv)
 		RT(cudaMemcpy(ly->run_var, ones, fbytes(O.hidden), cudaMemcpyHostToDevice));
 		free(ones);
 		in = O.hidden;
+		/* The running statistics are state too: the checksum covers them. */
+		extra[2 * l] = ly->run_mean;
+		extra[2 * l + 1] = ly->run_var;
+		extra_n[2 * l] = extra_n[2 * l + 1] = O.hidden;
 	}
 	head_w = new_param("the head weight", O.classes * O.hidden, 1.0f / sqrtf((float)O.hidden),
 	                   0, &rng);
 	head_b = new_param("the head bias", O.classes, 0, 0.0f, &rng);
 
-	float *teacher = malloc(fbytes((long long)O.classes * O.in_dim));
+	teacher = malloc(fbytes((long long)O.classes * O.in_dim));
 	if (teacher == NULL)
 		return 2;
 	uint64_t trng = O.seed ^ 0x7465616368ull;
 	for (int i = 0; i < O.classes * O.in_dim; i++)
 		teacher[i] = rng_uniform(&trng);
-
-	/* cudaMemset is asynchronous to the host and runs on the legacy stream,
-	 * which the non-blocking compute stream does not wait for. */
-	RT(cudaDeviceSynchronize());
-
-	size_t in_bytes = (size_t)O.batch * (O.in_dim + 1) * sizeof(float);
-	float *input = dev_alloc(in_bytes, "the input batch");
-	loss_dev = dev_alloc(sizeof(float), "the loss");
-	struct stager st;
-	stager_init(&st, S, in_bytes, O.pinned);
-	float *loss_host = host_alloc(sizeof(float), O.pinned);
-
-	for (int it = 0; it < O.iters; it++) {
-		int B = trainer_batch(&O, it);
-		cur_batch = B;
-		RT(cudaMemsetAsync(loss_dev, 0, sizeof(float), S));
-		param_zero_grads(P, nparams, S);
-		for (int micro = 0; micro < O.accum; micro++) {
-			make_batch(stager_host(&st), B, it, micro, teacher);
-			stager_send(&st, input, (size_t)B * (O.in_dim + 1) * sizeof(float));
-			labels = (const int *)(input + (size_t)B * O.in_dim);
-			forward(input, B);
-			if (O.bwd_thread)
-				run_on_thread(backward, NULL);
-			else
-				backward(NULL);
-			stager_consumed(&st);
-		}
-		adam(it + 1);
-		RT(cudaMemcpyAsync(loss_host, loss_dev, sizeof(float), cudaMemcpyDeviceToHost, S));
-		RT(cudaStreamSynchronize(S));
-		printf("iter %d loss %a\n", it, (double)*loss_host);
-		fflush(stdout);
-	}
-
-	float *extra[2 * MAX_LAYERS];
-	int extra_n[2 * MAX_LAYERS];
-	for (int l = 0; l < O.layers; l++) {
-		extra[2 * l] = L[l].run_mean;
-		extra[2 * l + 1] = L[l].run_var;
-		extra_n[2 * l] = extra_n[2 * l + 1] = O.hidden;
-	}
-	printf("checksum %016llx\n",
-	       (unsigned long long)params_checksum(P, nparams, extra, extra_n, 2 * O.layers));
-	stager_destroy(&st);
-	simblas_destroy(blas);
-	host_free(loss_host, O.pinned);
-	free(teacher);
 	return 0;
+}
+
+/* The staged batch is B rows of in_dim floats, then B int labels. */
+static void forward_batch(void *input, int B)
+{
+	labels = (const int *)((float *)input + (size_t)B * O.in_dim);
+	forward(input, B);
+}
+
+int main(int argc, char **argv)
+{
+	O = (struct trainer_opts){.batch = 256,
+	                          .hidden = 256,
+	                          .layers = 2,
+	                          .iters = 6,
+	                          .in_dim = 64,
+	                          .classes = 10,
+	                          .accum = 1,
+	                          .lr = 1e-2f,
+	                          .dropout = 0.1f,
+	                          .seed = 1,
+	                          .kernels_dir = TRAINER_KERNELS_DIR};
+	trainer_parse(argc, argv, &O, "--seq,--heads,--vocab");
+	if (O.layers > MAX_LAYERS) {
+		fprintf(stderr, "mlp: --layers must be at most %d\n", MAX_LAYERS);
+		return 1;
+	}
+	const struct trainer_model m = {.stream = &S,
+	                                .blas = &blas,
+	                                .loss = &loss_dev,
+	                                .batch = &cur_batch,
+	                                .params = P,
+	                                .nparams = &nparams,
+	                                .extra = extra,
+	                                .extra_n = extra_n,
+	                                .n_extra = 2 * O.layers,
+	                                .sample_bytes = (O.in_dim + 1) * sizeof(float),
+	                                .load_kernels = load_kernels,
+	                                .init = init_params,
+	                                .make_batch = make_batch,
+	                                .forward = forward_batch,
+	                                .backward = backward,
+	                                .step = adam};
+	int rc = trainer_run(&O, &m);
+	free(teacher);
+	return rc;
 }

@@ -2,7 +2,8 @@
  * trainer.h — what mlp.c and gpt.c share: command-line flags, CUDA error
  * handling (one clear message, exit 2), kernel modules and the three
  * launch paths, the input pipeline on a second stream, row-major matmuls
- * over libsimblas, deterministic host data and the parameter checksum.
+ * over libsimblas, deterministic host data, the parameter checksum and
+ * the training loop itself.
  *
  * Everything printed on stdout is deterministic: `iter N loss HEX` lines
  * and a final `checksum HEX16`.  Diagnostics go to stderr.
@@ -139,5 +140,34 @@ uint64_t params_checksum(const struct param *ps, int n, float *const *extra, con
 /* Runs fn(arg) on a new host thread (which first binds the device) and
  * joins it; used for --bwd-thread. */
 void run_on_thread(void (*fn)(void *), void *arg);
+
+/* ---- trainer_loop.c ----------------------------------------------------- */
+/* A model as trainer_run drives it.  The pointers name the program's own
+ * statics, which trainer_run sets before the hooks that use them run. */
+struct trainer_model {
+	cudaStream_t *stream;   /* the compute stream */
+	simblas_handle_t *blas; /* bound to *stream */
+	float **loss;           /* the device float the loss kernels accumulate into */
+	int *batch;             /* this iteration's batch size */
+	struct param *params;   /* filled by init; checksummed at the end */
+	const int *nparams;
+	float *const *extra; /* more tensors for the checksum (may be NULL) */
+	const int *extra_n;
+	int n_extra;
+	size_t sample_bytes; /* staged input bytes per sample */
+	void (*load_kernels)(void);
+	int (*init)(void); /* parameters and fixed data; nonzero: exit status */
+	void (*make_batch)(void *host, int B, int iter, int micro);
+	void (*forward)(void *input, int B); /* input: the batch, staged on the device */
+	void (*backward)(void *unused);
+	void (*step)(int step); /* the optimizer; steps count from 1 */
+};
+/* Sets up device, stream and libsimblas, trains for o->iters iterations
+ * printing `iter N loss HEX`, then `checksum HEX16`.  Returns the exit
+ * status. */
+int trainer_run(const struct trainer_opts *o, const struct trainer_model *m);
+/* One adam_step launch (optim.cu) over parameter p. */
+void adam_launch(const struct kernel *k, struct param *p, float lr, float b1, float b2, float eps,
+                 float wd, int decoupled, int step, cudaStream_t s);
 
 #endif

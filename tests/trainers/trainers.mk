@@ -8,7 +8,7 @@ KERNEL_DIR  := $(BUILD)/kernels
 TR_KERNELS  := $(patsubst tests/trainers/kernels/%.cu,%,$(wildcard tests/trainers/kernels/*.cu)) gemm
 TR_MODULES  := $(TR_KERNELS:%=$(KERNEL_DIR)/%.so)
 TR_CUBINS   := $(TR_KERNELS:%=$(KERNEL_DIR)/sm_90/%.cubin)
-TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data
+TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data trainer_loop
 TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
 TR_HDRS     := tests/trainers/trainer.h tests/trainers/blas/simblas.h
 # Linked like a real CUDA program: the real libcudart and the driver stub

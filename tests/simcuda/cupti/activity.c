@@ -80,6 +80,23 @@ static void deliver(struct buffer *b)
 	free(b);
 }
 
+/* Under lock, with a full buffer queued: hands the oldest to the client
+ * with the lock dropped (bufferCompleted may call CUPTI); `delivering`
+ * lets a flush wait for it. */
+static void deliver_oldest(void)
+{
+	struct buffer *b = full;
+	full = b->next;
+	if (!full)
+		full_end = NULL;
+	delivering++;
+	pthread_mutex_unlock(&lock);
+	deliver(b);
+	pthread_mutex_lock(&lock);
+	delivering--;
+	pthread_cond_broadcast(&idle);
+}
+
 static void *delivery_thread(void *arg)
 {
 	(void)arg;
@@ -87,16 +104,7 @@ static void *delivery_thread(void *arg)
 	for (;;) {
 		while (!full)
 			pthread_cond_wait(&work, &lock);
-		struct buffer *b = full;
-		full = b->next;
-		if (!full)
-			full_end = NULL;
-		delivering++;
-		pthread_mutex_unlock(&lock);
-		deliver(b);
-		pthread_mutex_lock(&lock);
-		delivering--;
-		pthread_cond_broadcast(&idle);
+		deliver_oldest();
 	}
 	return NULL;
 }
@@ -379,18 +387,8 @@ CUPTI_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 		queue_full(filling);
 		filling = NULL;
 	}
-	while (full) {
-		struct buffer *b = full;
-		full = b->next;
-		if (!full)
-			full_end = NULL;
-		delivering++;
-		pthread_mutex_unlock(&lock);
-		deliver(b);
-		pthread_mutex_lock(&lock);
-		delivering--;
-		pthread_cond_broadcast(&idle);
-	}
+	while (full)
+		deliver_oldest();
 	/* A buffer the delivery thread took before us counts as written. */
 	while (delivering > (unsigned)tl_delivering)
 		pthread_cond_wait(&idle, &lock);

@@ -154,17 +154,10 @@ void capture_leave(struct sim_stream *s)
 
 /* ---- entry points ------------------------------------------------------- */
 
-static CUresult resolve(CUstream h, bool per_thread, struct sim_stream **s)
-{
-	struct sim_ctx *ctx;
-	CUresult r = ctx_current(&ctx);
-	return r != CUDA_SUCCESS ? r : stream_resolve(h, per_thread, ctx, s);
-}
-
 static CUresult begin(CUstream h, CUstreamCaptureMode mode, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
@@ -230,7 +223,7 @@ EXPORT CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream)
 static CUresult end(CUstream h, CUgraph *out, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (out == NULL)

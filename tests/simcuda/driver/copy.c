@@ -26,11 +26,8 @@ enum dir { ANY, HTOD, DTOH, DTOD };
 static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool per_thread,
                         enum dir want, bool sync)
 {
-	struct sim_ctx *ctx;
 	struct sim_stream *s;
-	CUresult r = ctx_current(&ctx);
-	if (r == CUDA_SUCCESS)
-		r = stream_resolve(hs, per_thread, ctx, &s);
+	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (dst == NULL || src == NULL)
@@ -217,11 +214,8 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdevic
 static CUresult do_set(CUdeviceptr dst, uint32_t value, unsigned elem, size_t count, CUstream hs,
                        bool per_thread)
 {
-	struct sim_ctx *ctx;
 	struct sim_stream *s;
-	CUresult r = ctx_current(&ctx);
-	if (r == CUDA_SUCCESS)
-		r = stream_resolve(hs, per_thread, ctx, &s);
+	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if ((uintptr_t)dst % elem)

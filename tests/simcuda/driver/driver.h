@@ -199,6 +199,8 @@ struct sim_stream {
 /* Resolves a CUstream argument: 0 is the legacy stream, or the calling
  * thread's per-thread stream when per_thread (the _ptsz/_ptds entries). */
 CUresult stream_resolve(CUstream h, bool per_thread, struct sim_ctx *ctx, struct sim_stream **out);
+/* stream_resolve in the calling thread's current context. */
+CUresult stream_current(CUstream h, bool per_thread, struct sim_stream **out);
 struct sim_op *op_new(enum op_kind kind);
 void op_free(struct sim_op *op);
 /* Adds a wait for m (a reference is taken). */

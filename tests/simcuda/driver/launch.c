@@ -69,11 +69,8 @@ static CUresult pack(const struct simcuda_kernel *k, void **params, void **extra
 static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
                        CUstream hs, bool per_thread, void **params, void **extra, bool cooperative)
 {
-	struct sim_ctx *ctx;
 	struct sim_stream *s;
-	CUresult r = ctx_current(&ctx);
-	if (r == CUDA_SUCCESS)
-		r = stream_resolve(hs, per_thread, ctx, &s);
+	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (f == NULL)

@@ -254,11 +254,8 @@ EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream hs, bool per_thread)
 {
-	struct sim_ctx *ctx;
 	struct sim_stream *s;
-	CUresult r = ctx_current(&ctx);
-	if (r == CUDA_SUCCESS)
-		r = stream_resolve(hs, per_thread, ctx, &s);
+	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	/* Graph memory nodes are not simulated: refused in a capture. */
@@ -318,11 +315,8 @@ EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t b
 
 static CUresult free_async(CUdeviceptr dptr, CUstream hs, bool per_thread)
 {
-	struct sim_ctx *ctx;
 	struct sim_stream *s;
-	CUresult r = ctx_current(&ctx);
-	if (r == CUDA_SUCCESS)
-		r = stream_resolve(hs, per_thread, ctx, &s);
+	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct sim_op *op = op_new(OP_FREE);

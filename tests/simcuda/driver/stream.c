@@ -385,3 +385,10 @@ CUresult stream_resolve(CUstream h, bool per_thread, struct sim_ctx *ctx, struct
 	*out = s;
 	return CUDA_SUCCESS;
 }
+
+CUresult stream_current(CUstream h, bool per_thread, struct sim_stream **out)
+{
+	struct sim_ctx *ctx;
+	CUresult r = ctx_current(&ctx);
+	return r != CUDA_SUCCESS ? r : stream_resolve(h, per_thread, ctx, out);
+}

@@ -9,14 +9,6 @@
 
 CUresult event_wait_marker(CUevent h, struct sim_marker **out, uint64_t *capture_id);
 
-/* The current context and the stream h stands for. */
-static CUresult resolve(CUstream h, bool per_thread, struct sim_stream **s)
-{
-	struct sim_ctx *ctx;
-	CUresult r = ctx_current(&ctx);
-	return r != CUDA_SUCCESS ? r : stream_resolve(h, per_thread, ctx, s);
-}
-
 static CUresult create(CUstream *ph, unsigned flags, int priority)
 {
 	struct sim_ctx *ctx;
@@ -56,7 +48,7 @@ static CUresult destroy(CUstream h)
 	/* The special streams cannot be destroyed. */
 	if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD)
 		return sim_initialized() ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_NOT_INITIALIZED;
-	CUresult r = resolve(h, false, &s);
+	CUresult r = stream_current(h, false, &s);
 	if (r == CUDA_SUCCESS) {
 		capture_leave(s);
 		stream_destroy(s);
@@ -73,7 +65,7 @@ EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 static CUresult sync(CUstream h, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r == CUDA_SUCCESS)
 		r = capture_forbids(s->ctx, s);
 	if (r != CUDA_SUCCESS)
@@ -102,7 +94,7 @@ EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
 static CUresult query(CUstream h, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r == CUDA_SUCCESS)
 		r = capture_forbids(s->ctx, s);
 	if (r != CUDA_SUCCESS)
@@ -131,7 +123,7 @@ static CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool per_threa
 	struct sim_stream *s;
 	struct sim_marker *m = NULL;
 	uint64_t capture = 0;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r == CUDA_SUCCESS)
 		r = event_wait_marker(e, &m, &capture);
 	if (r != CUDA_SUCCESS)
@@ -174,7 +166,7 @@ EXPORT CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent,
 static CUresult get_id(CUstream h, unsigned long long *id, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (id == NULL)
@@ -199,7 +191,7 @@ EXPORT CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long 
 static CUresult get_ctx(CUstream h, CUcontext *pctx, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (pctx == NULL)
@@ -224,7 +216,7 @@ EXPORT CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
 static CUresult get_flags(CUstream h, unsigned *flags, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (flags == NULL)
@@ -249,7 +241,7 @@ EXPORT CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *fl
 static CUresult get_priority(CUstream h, int *prio, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (prio == NULL)
@@ -278,7 +270,7 @@ static CUresult capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64
                              const CUgraphEdgeData **edges, size_t *ndeps, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (status == NULL)
@@ -401,7 +393,7 @@ EXPORT CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream,
 static CUresult host_func(CUstream h, CUhostFn fn, void *data, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (fn == NULL)
@@ -447,7 +439,7 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *data, unsign
                              bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (fn == NULL || flags != 0)
@@ -491,7 +483,7 @@ EXPORT CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallb
 static CUresult stream_device(CUstream h, CUdevice *d, bool per_thread)
 {
 	struct sim_stream *s;
-	CUresult r = resolve(h, per_thread, &s);
+	CUresult r = stream_current(h, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (d == NULL)

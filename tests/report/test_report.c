@@ -291,26 +291,37 @@ static void test_gap_longest(void **state)
 	rr_stats_free(&s);
 }
 
-/* The ASCII chart of a 4-op trace, drawn by hand: 4 MiB persistent, ops 1
- * and 2 at 8 MiB; 4 rows of 2 MiB, 20 columns (5 per op). */
-static void test_chart_ascii(void **state)
+/* Draws the 20 x 4 chart of a 4-op trace holding one 4 MiB persistent
+ * buffer, whose memory curve is mem; returns the text (free it). */
+static char *draw_chart(const int64_t mem[4], bool unicode)
 {
 	static struct rr_op ops[4];
 	static struct rr_buf bufs[1] = {{4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0}};
-	int64_t mem[4] = {4 * MiB, 8 * MiB, 8 * MiB, 4 * MiB};
-	struct rr_trace t = {.ops = ops, .nops = 4, .bufs = bufs, .nbufs = 1, .mem = mem};
+	int64_t m[4] = {mem[0], mem[1], mem[2], mem[3]};
+	struct rr_trace t = {.ops = ops, .nops = 4, .bufs = bufs, .nbufs = 1, .mem = m};
 	struct rr_stats s;
-	struct rr_style st = {.color = false, .unicode = false};
+	struct rr_style st = {.color = false, .unicode = unicode};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	(void)state;
 
 	for (int i = 0; i < 4; i++)
 		ops[i] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v", .uses = NULL};
 	rr_analyze(&t, &s);
 	rr_print_chart(f, &t, &s, NULL, &st, 20, 4);
 	fclose(f);
+	rr_stats_free(&s);
+	return text;
+}
+
+/* The ASCII chart drawn by hand: 4 MiB persistent, ops 1 and 2 at
+ * 8 MiB; 4 rows of 2 MiB, 20 columns (5 per op). */
+static void test_chart_ascii(void **state)
+{
+	const int64_t mem[4] = {4 * MiB, 8 * MiB, 8 * MiB, 4 * MiB};
+	(void)state;
+
+	char *text = draw_chart(mem, false);
 	const char *want = "             # per-iteration  = persistent\n"
 	                   "     8.0 MiB +     ##########     \n"
 	                   "             |     ##########     \n"
@@ -320,29 +331,16 @@ static void test_chart_ascii(void **state)
 	                   "             op 0      2         3\n";
 	assert_string_equal(text, want);
 	free(text);
-	rr_stats_free(&s);
 }
 
 /* The Unicode chart draws the top of the per-iteration layer in eighths:
  * op 1 at 7 MiB fills half of the 6-8 MiB row. */
 static void test_chart_unicode(void **state)
 {
-	static struct rr_op ops[4];
-	static struct rr_buf bufs[1] = {{4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0}};
-	int64_t mem[4] = {4 * MiB, 7 * MiB, 8 * MiB, 4 * MiB};
-	struct rr_trace t = {.ops = ops, .nops = 4, .bufs = bufs, .nbufs = 1, .mem = mem};
-	struct rr_stats s;
-	struct rr_style st = {.color = false, .unicode = true};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	const int64_t mem[4] = {4 * MiB, 7 * MiB, 8 * MiB, 4 * MiB};
 	(void)state;
 
-	for (int i = 0; i < 4; i++)
-		ops[i] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v", .uses = NULL};
-	rr_analyze(&t, &s);
-	rr_print_chart(f, &t, &s, NULL, &st, 20, 4);
-	fclose(f);
+	char *text = draw_chart(mem, true);
 	const char *want = "             \u2588 per-iteration  \u2592 persistent\n"
 	                   "     8.0 MiB \u2524     \u2584\u2584\u2584\u2584\u2584"
 	                   "\u2588\u2588\u2588\u2588\u2588     \n"
@@ -360,7 +358,6 @@ static void test_chart_unicode(void **state)
 	                   "             op 0      2         3\n";
 	assert_string_equal(text, want);
 	free(text);
-	rr_stats_free(&s);
 }
 
 /* The allocator wrapper every activation goes through is not worth a

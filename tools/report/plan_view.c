@@ -6,14 +6,6 @@
 
 #define MAX_ROWS 20
 
-static void heading(FILE *f, const struct rr_style *st, const char *title)
-{
-	if (st->color)
-		fprintf(f, "\n\033[1m%s\033[0m\n", title);
-	else
-		fprintf(f, "\n%s\n", title);
-}
-
 static void print_summary(FILE *f, const struct rr_trace *t, const struct rr_plan *p)
 {
 	char a[32], b[32], c[32];
@@ -80,14 +72,14 @@ static void print_rebuilds(FILE *f, const struct rr_trace *t, const struct rr_pl
 void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                    const struct rr_plan *p, const struct rr_style *st)
 {
-	heading(f, st, "PLAN");
+	rr_heading(f, st, "PLAN");
 	print_summary(f, t, p);
-	heading(f, st, "PLAN: EVICTIONS");
+	rr_heading(f, st, "PLAN: EVICTIONS");
 	if (p->nevicts == 0)
 		fprintf(f, "  none: the iteration already fits the budget\n");
 	else
 		print_evicts(f, t, s, p);
-	heading(f, st, "PLAN: REBUILDS");
+	rr_heading(f, st, "PLAN: REBUILDS");
 	if (p->nrebuilds == 0)
 		fprintf(f, "  none\n");
 	else

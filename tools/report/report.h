@@ -154,6 +154,8 @@ struct rr_style {
 	bool color;
 	bool unicode;
 };
+/* A section title on its own line after a blank one, bold in color. */
+void rr_heading(FILE *f, const struct rr_style *st, const char *title);
 void rr_print_summary(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                       const struct rr_style *st);
 void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_stats *s,

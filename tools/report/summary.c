@@ -7,7 +7,8 @@
 
 #define NAME_W 40
 
-static void heading(FILE *f, const struct rr_style *st, const char *title)
+/* Shared with plan_view.c, so a plan's sections look like the trace's. */
+void rr_heading(FILE *f, const struct rr_style *st, const char *title)
 {
 	if (st->color)
 		fprintf(f, "\n\033[1m%s\033[0m\n", title);
@@ -42,7 +43,7 @@ static void print_iteration(FILE *f, const struct rr_trace *t, const struct rr_s
 {
 	char a[32];
 
-	heading(f, st, "ITERATION");
+	rr_heading(f, st, "ITERATION");
 	fprintf(f, "  period     %d ops per iteration (%d iterations seen before the profile)\n",
 	        t->period, t->iterations_seen);
 	fprintf(f, "  duration   %s (sum of op durations", rr_ns(t->duration_ns, a, sizeof(a)));
@@ -79,7 +80,7 @@ static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *
 	for (int i = 0; i < s->nvias; i++)
 		if ((int)strlen(s->vias[i].via) > via_w)
 			via_w = (int)strlen(s->vias[i].via);
-	heading(f, st, "OPS BY KIND                               BY ENTRY POINT");
+	rr_heading(f, st, "OPS BY KIND                               BY ENTRY POINT");
 	for (int d = 0; d < 4; d++)
 		if (s->copies[d])
 			at += snprintf(copies + at, sizeof(copies) - (size_t)at, "%s%s %d",
@@ -112,7 +113,7 @@ static void print_kernels(FILE *f, const struct rr_trace *t, const struct rr_sta
 {
 	char a[32], nb[NAME_W + 1];
 
-	heading(f, st, "TOP KERNELS BY TOTAL TIME");
+	rr_heading(f, st, "TOP KERNELS BY TOTAL TIME");
 	fprintf(f, "  %-*s %6s %12s %8s\n", NAME_W, "kernel", "count", "total", "% iter");
 	for (int i = 0; i < s->nkernels && i < top; i++) {
 		const struct rr_kernel_stat *k = &s->kernels[i];
@@ -133,7 +134,7 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 
 	snprintf(title, sizeof(title), "MEMORY (baseline peak %s, first reached at op %d)",
 	         rr_bytes(s->peak, a, sizeof(a)), s->peak_op);
-	heading(f, st, title);
+	rr_heading(f, st, title);
 	fprintf(f,
 	        "  persistent     %12s  live across the iteration boundary (weights, optimizer "
 	        "state)\n",
@@ -164,7 +165,7 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 {
 	char a[32], b[32], site[256], span[32], cut[72];
 
-	heading(f, st, "LARGEST ACTIVATIONS AND THEIR IDLE GAP");
+	rr_heading(f, st, "LARGEST ACTIVATIONS AND THEIR IDLE GAP");
 	if (s->ngaps == 0) {
 		fprintf(f, "  no per-iteration buffer sits unused between two uses\n");
 		return;
@@ -194,7 +195,7 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 
 static void print_cupti(FILE *f, const struct rr_trace *t, const struct rr_style *st)
 {
-	heading(f, st, "CUPTI CROSS-CHECK");
+	rr_heading(f, st, "CUPTI CROSS-CHECK");
 	if (!t->cupti_available || t->cupti_kernels < 0) {
 		fprintf(f, "  CUPTI was not available%s%s: no kernel durations, no cross-check\n",
 		        t->cupti_note && *t->cupti_note ? " - " : "",

@@ -5,7 +5,6 @@
  */
 #include "json_util.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,10 +151,9 @@ static const char *kind_name(int k)
 int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, size_t errlen)
 {
 	char tmp[4096], hs[20];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = pl_atomic_open(path, tmp, sizeof(tmp), err, errlen);
 	if (!f)
-		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", tmp, strerror(errno));
+		return PL_EINPUT;
 	fprintf(f, "{\n  \"format\": \"remat-graph\",\n  \"version\": 1,\n  \"name\": ");
 	put_str(f, g->name ? g->name : "");
 	fprintf(f,
@@ -210,15 +208,5 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 		fprintf(f, "}%s\n", i + 1 < g->nops ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"end\": true\n}\n");
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
-		remove(tmp);
-		return pl_errf(err, errlen, PL_EINPUT, "%s: write failed", tmp);
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		remove(tmp);
-		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(e));
-	}
-	return PL_OK;
+	return pl_atomic_commit(f, tmp, path, err, errlen);
 }

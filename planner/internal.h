@@ -28,6 +28,11 @@ int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t n
  * curve and the content hash when none was given (has_hash = 0). */
 int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen);
 
+/* atomic_file.c: writes go to tmp (PATH.tmp) and replace path on commit.
+ * open returns NULL with a message in err; commit closes f either way. */
+FILE *pl_atomic_open(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
+int pl_atomic_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errlen);
+
 int pl_graph_load_nodelink(const char *path, void *root, struct pl_graph **out, char *err,
                            size_t errlen);
 

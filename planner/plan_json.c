@@ -3,7 +3,6 @@
  */
 #include "json_util.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,10 +11,9 @@ static const char *step_names[] = {"map", "save", "replay", "restore", "release"
 int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen)
 {
 	char tmp[4096], hs[20];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = pl_atomic_open(path, tmp, sizeof(tmp), err, errlen);
 	if (!f)
-		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", tmp, strerror(errno));
+		return PL_EINPUT;
 	fprintf(f,
 	        "{\n  \"format\": \"remat-plan\",\n  \"version\": 1,\n  \"graph_hash\": \"%s\",\n"
 	        "  \"nops\": %d,\n  \"budget\": %lld,\n  \"planner\": \"%s\",\n"
@@ -47,17 +45,7 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 		fputc('}', f);
 	}
 	fprintf(f, "%s],\n  \"end\": true\n}\n", first ? "" : "\n  ");
-	int ioerr = ferror(f);
-	if (fclose(f) != 0 || ioerr) {
-		remove(tmp);
-		return pl_errf(err, errlen, PL_EINPUT, "%s: write failed", tmp);
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		remove(tmp);
-		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(e));
-	}
-	return PL_OK;
+	return pl_atomic_commit(f, tmp, path, err, errlen);
 }
 
 static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct pl_plan **out)

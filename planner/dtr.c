@@ -162,23 +162,13 @@ int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 	uint8_t *tmp = malloc(cs->ncands ? cs->ncands : 1);
 	if (!tmp)
 		return -1;
-	int best = -1;
-	int64_t best_cost = 0, best_peak = 0;
+	struct pl_best best = {-1, 0, 0};
 	for (int v = 0; v < 3; v++) {
 		int64_t cost, peak;
 		int r = run(g, cs, budget, tmp, v, &cost, &peak);
-		if (r < 0)
-			continue;
-		/* Prefer meeting the budget, then lower cost, then lower peak. */
-		int better = best < 0 || (r == 0 && best != 0) ||
-		             (r == best && (r == 0 ? cost < best_cost : peak < best_peak));
-		if (better) {
-			best = r;
-			best_cost = cost;
-			best_peak = peak;
+		if (pl_best_take(&best, r, cost, peak))
 			memcpy(chosen, tmp, cs->ncands);
-		}
 	}
 	free(tmp);
-	return best;
+	return best.r;
 }

@@ -133,8 +133,7 @@ int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budge
 	}
 	double *bytes = malloc(sizeof(double) * (nuseful ? nuseful : 1));
 	double *fbytes = malloc(sizeof(double) * (nuseful ? nuseful : 1));
-	int best = -1;
-	int64_t best_cost = 0, best_peak = 0;
+	struct pl_best best = {-1, 0, 0};
 	for (int32_t i = 0; bytes && fbytes && i < nuseful; i++) {
 		bytes[i] = (double)pl_cand_bytes(cs, useful[i]);
 		fbytes[i] = (double)pl_forbid_bytes(cs, useful[i]);
@@ -142,21 +141,12 @@ int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budge
 	for (int v = 0; v < 3 && bytes && fbytes; v++) {
 		int64_t cost, peak;
 		int r = run(g, cs, budget, tmp, v, useful, nuseful, bytes, fbytes, &cost, &peak);
-		if (r < 0)
-			continue;
-		/* Prefer meeting the budget, then lower cost, then lower peak. */
-		int better = best < 0 || (r == 0 && best != 0) ||
-		             (r == best && (r == 0 ? cost < best_cost : peak < best_peak));
-		if (better) {
-			best = r;
-			best_cost = cost;
-			best_peak = peak;
+		if (pl_best_take(&best, r, cost, peak))
 			memcpy(chosen, tmp, cs->ncands);
-		}
 	}
 	free(tmp);
 	free(useful);
 	free(bytes);
 	free(fbytes);
-	return best;
+	return best.r;
 }

@@ -52,6 +52,25 @@ static inline int64_t pl_save_bytes(const struct pl_graph *g, const struct pl_bu
 	return b->rounded > 0 ? b->rounded : pl_round_up(b->size, g->granularity);
 }
 
+/* greedy and dtr each try a few variants and keep the best: one that
+ * meets the budget (r == 0), then lower recompute cost; among those that
+ * miss it (r > 0), the lower peak.  r < 0: the variant failed. */
+struct pl_best {
+	int r; /* -1 until a variant is taken */
+	int64_t cost, peak;
+};
+
+static inline int pl_best_take(struct pl_best *b, int r, int64_t cost, int64_t peak)
+{
+	if (r < 0)
+		return 0;
+	int better = b->r < 0 || (r == 0 && b->r != 0) ||
+	             (r == b->r && (r == 0 ? cost < b->cost : peak < b->peak));
+	if (better)
+		*b = (struct pl_best){r, cost, peak};
+	return better;
+}
+
 static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nops)
 {
 	int32_t lo = b->alloc_at < 0 ? 0 : b->alloc_at;

@@ -12,6 +12,7 @@
 #include "remat.h"
 #include "alloc/alloc.h"
 #include "../profiler/profiler.h"
+#include "../replay/acquire.h"
 
 int remat_active;
 int remat_tracking;
@@ -44,6 +45,13 @@ __attribute__((constructor)) static void remat_constructor(void)
 		pending_flag = 1;
 	if (!remat_cfg.any_set || remat_cfg.mode == REMAT_MODE_OFF)
 		return;
+	/* The planner's variables are only used after the profile; a typo there
+	 * should still be said at the start, not minutes into the job. */
+	if (remat_cfg.mode == REMAT_MODE_RUN &&
+	    acquire_config_check(env, pending_message, sizeof(pending_message))) {
+		pending_flag = 1;
+		return;
+	}
 	char conf[4096];
 	if (remat_alloc_conf_merge(getenv("PYTORCH_CUDA_ALLOC_CONF"), conf, sizeof(conf)) == 0)
 		setenv("PYTORCH_CUDA_ALLOC_CONF", conf, 1);

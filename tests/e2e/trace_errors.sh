@@ -34,9 +34,19 @@ same short0 short
 grep -q "^libremat: process ends before a steady iteration was profiled" "$tmp/short.err" ||
 	fail "short run: $(cat "$tmp/short.err")"
 [ ! -e "$tmp/short/trace.json" ] || fail "short run wrote a trace"
-# Run mode writes the trace it plans from; a planner that cannot be run is
-# one message, and the job goes on unmodified.
-run runmode LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_TRACE_DIR=$tmp/rm REMAT_PLANNER=/nonexistent \
+# The planner's variables are checked at the start too: one line, inactive.
+for bad in REMAT_PLANNER=/nonexistent REMAT_PLAN_TIMEOUT=soon; do
+	n=$((n + 1))
+	run bad$n LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_TRACE_DIR=$tmp/pv$n "$bad" -- $TR/mlp --iters 6
+	same ref bad$n
+	[ "$(grep -c "^libremat: .*${bad%%=*}.*accepted" "$tmp/bad$n.err")" = 1 ] ||
+		fail "$bad: $(cat "$tmp/bad$n.err")"
+	[ "$(grep -c "^libremat: " "$tmp/bad$n.err")" = 1 ] || fail "$bad: more than one line"
+	[ ! -e "$tmp/pv$n" ] || fail "$bad: libremat traced although inactive"
+done
+# Run mode writes the trace it plans from; a planner that fails is one
+# message, and the job goes on unmodified.
+run runmode LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_TRACE_DIR=$tmp/rm REMAT_PLANNER=/bin/false \
 	REMAT_CACHE_DIR=$tmp/rmcache -- $TR/mlp --iters 6
 same ref runmode
 [ "$(grep -c "^libremat: " "$tmp/runmode.err")" = 1 ] ||

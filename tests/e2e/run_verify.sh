@@ -25,6 +25,14 @@ grep -q "^libremat: verify: buffer [0-9]* rebuilt before op [0-9]* differs" "$tm
 	fail "no per-buffer verification line: $(grep libremat "$tmp/verify.err" | tail -n 4)"
 grep -q "^libremat: verify: 1 buffer(s) rebuild differently" "$tmp/verify.err" ||
 	fail "no verification summary"
+# It is planned again without that buffer: remat-plan takes the exclusion
+# (here nothing else can be evicted, so that plan says the budget is out of reach).
+grep -q "^libremat: planning for a budget of [0-9]* bytes, never evicting buffers [0-9]" \
+	"$tmp/verify.err" || fail "no re-plan with the exclusion: $(grep libremat "$tmp/verify.err" | tail -n 4)"
+! grep -q "unknown option" "$tmp/verify.err" || fail "remat-plan refused --exclude"
+sed -n '/planning again without them/,$p' "$tmp/verify.err" |
+	grep -q "^libremat: REMAT_BUDGET of [0-9]* bytes cannot be reached\|applied from iteration" ||
+	fail "the re-plan ended neither with a plan nor with its message"
 # The summary is printed whatever REMAT_LOG says.
 run verify0 "REMAT_BUDGET=$m" REMAT_VERIFY=1 "REMAT_TRACE_DIR=$tmp/v0.d" \
 	"REMAT_CACHE_DIR=$tmp/v0.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect

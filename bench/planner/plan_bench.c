@@ -167,10 +167,68 @@ static int checkmate(const char *dir)
 	return 0;
 }
 
+static const double fr[] = {0.90, 0.75, 0.50, 0.35, 0.25};
+
+/* One table row per budget fraction f (budget = persistent + f x the rest):
+ * greedy, dtr, and the ILP where bit k of ilp_rows is set. */
+static void fraction_rows(const struct pl_graph *g, int ilp_limit_s, unsigned ilp_rows)
+{
+	int64_t pers = g->live[g->nops - 1] < g->live[0] ? g->live[g->nops - 1] : g->live[0];
+	for (int k = 0; k < 5; k++) {
+		int64_t budget = pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
+		struct run rg = plan(g, budget, PL_PLANNER_GREEDY, 0);
+		struct run rd = plan(g, budget, PL_PLANNER_DTR, 0);
+		printf("%-20.20s %4.2f | %8d |", g->name, fr[k], rg.cands);
+		cell(&rg);
+		cell(&rd);
+		if (ilp_rows & (1u << k)) {
+			struct run ri = plan(g, budget, PL_PLANNER_ILP, ilp_limit_s);
+			cell(&ri);
+			if (ri.gap >= 0)
+				printf(" %.2f%% %s", 100 * ri.gap, ri.planner);
+			else
+				printf(" n/a %s", ri.planner);
+		} else {
+			printf(" %18s |", "skipped");
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
+/* Graph files or trace directories, e.g. the trainers' exported graphs. */
+static int files(int n, char **paths)
+{
+	printf("\n## Graphs from files (the trainers' traces, exported with remat-report "
+	       "--export-graph)\n");
+	printf("budget = persistent + f x (baseline peak - persistent); ILP time limit 10 s\n\n");
+	printf("%-20s %4s | %-8s | %18s | %18s | %18s | %s\n", "graph", "f", "cands", "greedy",
+	       "dtr", "ilp", "ilp gap, used");
+	for (int i = 0; i < n; i++) {
+		char err[512];
+		struct pl_graph *g;
+		if (pl_graph_load(paths[i], &g, err, sizeof(err))) {
+			printf("%s\n", err);
+			return 1;
+		}
+		/* Name rows by file: a trace's name is the whole command line. */
+		const char *base = strrchr(paths[i], '/');
+		char *name = strdup(base ? base + 1 : paths[i]);
+		if (name) {
+			free(g->name);
+			g->name = name;
+		}
+		fraction_rows(g, 10, 0x1f);
+		printf("%-20.20s %d ops, %d buffers, peak %.2f MiB\n", g->name, g->nops, g->nbufs,
+		       g->baseline_peak / 1048576.0);
+		pl_graph_free(g);
+	}
+	return 0;
+}
+
 static int generated(void)
 {
 	static const int32_t sizes[] = {1000, 10000, 100000};
-	static const double fr[] = {0.90, 0.75, 0.50, 0.35, 0.25};
 	int full = getenv("BENCH_FULL") != NULL;
 	printf("\n## Generated graphs: recompute overhead (%% of the iteration) and solve time\n");
 	printf("budget = persistent + f x (baseline peak - persistent); ILP time limit 2 s "
@@ -185,32 +243,10 @@ static int generated(void)
 			if (!g)
 				return 1;
 			double tgen = pl_now() - t0;
-			int64_t pers =
-			    g->live[g->nops - 1] < g->live[0] ? g->live[g->nops - 1] : g->live[0];
-			for (int k = 0; k < 5; k++) {
-				int64_t budget =
-				    pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
-				struct run rg = plan(g, budget, PL_PLANNER_GREEDY, 0);
-				struct run rd = plan(g, budget, PL_PLANNER_DTR, 0);
-				printf("%-20s %4.2f | %8d |", g->name, fr[k], rg.cands);
-				cell(&rg);
-				cell(&rd);
-				int do_ilp =
-				    sizes[s] <= 1000 || full || (sizes[s] <= 10000 && k == 2);
-				if (do_ilp) {
-					struct run ri = plan(g, budget, PL_PLANNER_ILP,
-					                     sizes[s] <= 1000 ? 2 : 30);
-					cell(&ri);
-					if (ri.gap >= 0)
-						printf(" %.2f%% %s", 100 * ri.gap, ri.planner);
-					else
-						printf(" n/a %s", ri.planner);
-				} else {
-					printf(" %18s |", "skipped");
-				}
-				printf("\n");
-				fflush(stdout);
-			}
+			fraction_rows(g, sizes[s] <= 1000 ? 2 : 30,
+			              sizes[s] <= 1000 || full ? 0x1f
+			              : sizes[s] <= 10000      ? 0x4
+			                                       : 0);
 			printf("%-20s load/generate %.3f s, %d ops, %d buffers, peak %.0f MiB\n",
 			       g->name, tgen, g->nops, g->nbufs, g->baseline_peak / 1048576.0);
 			pl_graph_free(g);
@@ -225,6 +261,8 @@ int main(int argc, char **argv)
 		return checkmate(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "generated"))
 		return generated();
+	if (argc >= 3 && !strcmp(argv[1], "files"))
+		return files(argc - 2, argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "export")) {
 		/* plan_bench export FAMILY(0-3) NOPS OUT.json: a generated graph as a file */
 		char err[512];
@@ -237,6 +275,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-	        "usage: plan_bench checkmate DIR | generated | export FAMILY NOPS OUT.json\n");
+	        "usage: plan_bench checkmate DIR | generated | files GRAPH... | export FAMILY NOPS "
+	        "OUT.json\n");
 	return 2;
 }

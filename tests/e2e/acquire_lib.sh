@@ -1,48 +1,11 @@
 # Sourced by tests/e2e/acquire_*.sh (run from the repository root): run
 # mode's plan acquisition end to end on the simulated device.
-set -eu
-BUILD=${BUILD:-build}
-TR=$BUILD/trainers
-LIB=$(pwd)/$BUILD/libremat.so
-SIMRUN=$(pwd)/tools/simrun
-export SIMCUDA_GRANULARITY=64K
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
+. tests/e2e/trace_lib.sh
 # Every run plans into this test's own cache, never the user's.
 export REMAT_CACHE_DIR=$tmp/cache
-for f in "$LIB" "$BUILD/remat-plan" "$TR/gpt" "$TR/mlp"; do
-	[ -e "$f" ] || {
-		echo "FAIL: $f is not built"
-		exit 1
-	}
+for f in "$BUILD/remat-plan" "$TR/gpt" "$TR/mlp"; do
+	[ -e "$f" ] || fail "$f is not built"
 done
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-# run NAME ENV... -- TRAINER ARGS...: stdout to $tmp/NAME.out, stderr to
-# $tmp/NAME.err; a failing trainer is fatal.
-run() {
-	_run=$1
-	shift
-	_envs=""
-	while [ "$1" != "--" ]; do
-		_envs="$_envs $1"
-		shift
-	done
-	shift
-	# shellcheck disable=SC2086
-	env $_envs "$SIMRUN" "$@" >"$tmp/$_run.out" 2>"$tmp/$_run.err" ||
-		fail "$_run: $* exited $?: $(tail -n 5 "$tmp/$_run.err")"
-}
-
-# same A B: two runs printed identical bytes.
-same() {
-	cmp -s "$tmp/$1.out" "$tmp/$2.out" ||
-		fail "$1 and $2 differ: $(diff "$tmp/$1.out" "$tmp/$2.out" | head -n 6)"
-}
 
 # says NAME TEXT: the run's stderr has a line containing TEXT.
 says() {

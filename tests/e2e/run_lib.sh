@@ -11,24 +11,6 @@ no_fault() {
 	! grep -h "simcuda: fault" "$tmp"/*.err 2>/dev/null || fail "the simulator faulted"
 }
 
-# same_as_base BASE NAME CMD...: run NAME printed what run BASE (CMD without
-# libremat) printed.  The plain trainers on the simulator sometimes print
-# other losses under heavy CPU load, without libremat (see
-# /work/brief/REQUESTS.md): when BASE differs, CMD runs once more without
-# libremat, and NAME must equal that second plain run, which must itself
-# differ from the first (else the difference is ours).
-same_as_base() {
-	_sb=$1 _sn=$2
-	shift 2
-	cmp -s "$tmp/$_sb.out" "$tmp/$_sn.out" && return 0
-	run "$_sb-again" -- "$@"
-	if cmp -s "$tmp/$_sb-again.out" "$tmp/$_sn.out" && ! cmp -s "$tmp/$_sb.out" "$tmp/$_sb-again.out"; then
-		echo "note: the plain run $_sb was not reproducible; a second plain run matches $_sn"
-		return 0
-	fi
-	same "$_sb" "$_sn"
-}
-
 # budgets NAME TRAINER ARGS...: runs the trainer in trace mode and prints
 # "const peak min": persistent + small pool, the baseline peak, and the
 # smallest peak remat-plan can reach (bytes).
@@ -63,7 +45,7 @@ run_budget() {
 	# shellcheck disable=SC2086
 	run "$_n" ${RUN_ENV:-} "REMAT_BUDGET=$_bud" "REMAT_TRACE_DIR=$tmp/$_n.d" "REMAT_CACHE_DIR=$tmp/$_n.cache" \
 		REMAT_LOG=1 "SIMCUDA_REPORT_FILE=$tmp/$_n.sim" LD_PRELOAD="$LIB" -- "$@"
-	same_as_base "$_base" "$_n" "$@"
+	same "$_base" "$_n"
 	grep -q "applied from iteration" "$tmp/$_n.err" ||
 		fail "$_n: no plan applied: $(grep libremat "$tmp/$_n.err" | tail -n 3)"
 	_peak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$tmp/$_n.err")

@@ -28,7 +28,7 @@ BENCHES += bench/run/run.sh
 
 # bench/run: per-launch host cost while a plan is applied (uses the empty
 # kernel module of bench/preload).
-$(BUILD)/bench/run/iter_bench: bench/run/iter_bench.c
+$(BUILD)/bench/run/iter_bench: bench/run/iter_bench.c bench/bench_cuda.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda
 ALL_TARGETS += $(BUILD)/bench/run/iter_bench

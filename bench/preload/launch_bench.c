@@ -9,26 +9,7 @@
  * "ns_per_launch X".  The program links libcuda directly, like the
  * trainers, so every launch goes through the exported cuLaunchKernel.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <cuda.h>
-
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			fprintf(stderr, "launch_bench: %s failed: %d\n", #call, (int)r_);          \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+#include "../bench_cuda.h"
 
 int main(int argc, char **argv)
 {
@@ -37,18 +18,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	long n = atol(argv[2]);
-	CUdevice dev;
-	CUcontext ctx;
-	CUmodule mod;
 	CUfunction fn;
 	CUstream s;
-	CHECK(cuInit(0));
-	CHECK(cuDeviceGet(&dev, 0));
-	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CHECK(cuCtxSetCurrent(ctx));
-	CHECK(cuModuleLoad(&mod, argv[1]));
-	CHECK(cuModuleGetFunction(&fn, mod, "empty"));
-	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	bench_setup(argv[1], &fn, &s);
 	int x = 0;
 	void *args[] = {&x};
 	for (int it = 0; it < 8; it++) {

@@ -10,32 +10,13 @@
  * iterations, best of 5 rounds, printed as "ns_per_launch X".  Every
  * launch goes through the exported cuLaunchKernel, as in the trainers.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
-#include <cuda.h>
+#include "../bench_cuda.h"
 
 #define OPS 256
 
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			fprintf(stderr, "iter_bench: %s failed: %d\n", #call, (int)r_);            \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
-
 static CUfunction fn;
 static CUstream s;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* One iteration; returns the time spent in its launches alone (the
  * simulator's own allocation calls are slow and not what is measured). */
@@ -62,16 +43,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	long n = atol(argv[2]);
-	CUdevice dev;
-	CUcontext ctx;
-	CUmodule mod;
-	CHECK(cuInit(0));
-	CHECK(cuDeviceGet(&dev, 0));
-	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CHECK(cuCtxSetCurrent(ctx));
-	CHECK(cuModuleLoad(&mod, argv[1]));
-	CHECK(cuModuleGetFunction(&fn, mod, "empty"));
-	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	bench_setup(argv[1], &fn, &s);
 	/* Detection, profile, then time for remat-plan (a cached plan needs none). */
 	for (int it = 0; it < 12; it++)
 		iteration();

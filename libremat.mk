@@ -1,13 +1,13 @@
-# libremat: build/libremat.so (interpose/, profiler/, replay/), its unit
-# tests (tests/remat/), the run-mode test programs (tests/remat/progs/),
-# end-to-end scripts (tests/e2e/trace_*.sh, tests/e2e/run_*.sh) and the
-# launch-overhead benchmark (bench/preload/).
+# libremat: build/libremat.so, the preloaded library, in the order of its
+# layers (docs/architecture.md): core/ (configuration, logging, the real
+# driver), alloc/ (the VMM allocator), interpose/ (the entry points),
+# session/ (the mode), profiler/, replay/, acquire/ (getting a plan) and
+# plan/ (the plan model, shared with remat-plan).  Their unit tests live in
+# tests/<dir>/; the end-to-end scripts in tests/e2e/; the launch-overhead
+# benchmark in bench/preload/.
 
-# replay/: the engine (ours) and plan acquisition (replay/replay_acquire.mk).
--include replay/replay_acquire.mk
-REMAT_REPLAY_SRCS := replay/engine.c replay/steps.c replay/verify.c
-REMAT_SRCS := $(wildcard interpose/*.c interpose/alloc/*.c profiler/*.c) $(REMAT_REPLAY_SRCS) \
-	$(REMAT_ACQUIRE_SRCS)
+REMAT_DIRS := core alloc interpose session profiler replay acquire
+REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
 REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP
 
@@ -23,51 +23,63 @@ $(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx
 profiler/hash.ptx: profiler/hash.cu
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -ptx -arch=compute_75 $< -o $@; else touch $@; fi
 
-$(BUILD)/libremat.so: $(REMAT_OBJS)
-	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs -o $@ $^ \
-		-lunwind -ldl -lpthread
+$(BUILD)/libremat.so: $(REMAT_OBJS) interpose/exports.map
+	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs \
+		-Wl,--version-script=interpose/exports.map -o $@ $(REMAT_OBJS) -lunwind -ldl -lpthread
 
 -include $(REMAT_OBJS:.o=.d)
 
 # ---- unit tests (cmocka, ASan+UBSan) ---------------------------------------
+# Each compiles the sources of the directory under test with the sanitizers;
+# what it needs from other layers it fakes (the driver table above all).
 REMAT_TEST_CFLAGS := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include $(SAN)
+REMAT_HDRS := $(foreach d,$(REMAT_DIRS) plan,$(wildcard $(d)/*.h))
 
-$(BUILD)/tests/remat/test_config: tests/remat/test_config.c interpose/config.c interpose/remat.h
+$(BUILD)/tests/core/test_config: tests/core/test_config.c core/config.c core/budget.c \
+		core/log.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ tests/remat/test_config.c interpose/config.c -lcmocka
+	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 
-$(BUILD)/tests/remat/test_iteration: tests/remat/test_iteration.c profiler/iteration.c \
-		profiler/iteration.h
+$(BUILD)/tests/profiler/test_iteration: tests/profiler/test_iteration.c profiler/iteration.c \
+		$(REMAT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ tests/remat/test_iteration.c profiler/iteration.c -lcmocka
+	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 
-REMAT_ALLOC_SRCS := $(wildcard interpose/alloc/*.c)
-$(BUILD)/tests/remat/test_alloc: tests/remat/test_alloc.c $(REMAT_ALLOC_SRCS) \
-		$(wildcard interpose/alloc/*.h) interpose/remat.h
+$(BUILD)/tests/profiler/test_trace: tests/profiler/test_trace.c profiler/trace_write.c \
+		profiler/release.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ tests/remat/test_alloc.c $(REMAT_ALLOC_SRCS) \
-		-lcmocka -lpthread
+	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -ljansson
 
-$(BUILD)/tests/remat/test_trace: tests/remat/test_trace.c profiler/trace_write.c \
-		profiler/trace.h
+$(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver.c tests/core/fake_driver.h \
+		$(wildcard alloc/*.c) $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ tests/remat/test_trace.c profiler/trace_write.c \
-		-lcmocka -ljansson
+	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
-UNIT_TESTS += $(BUILD)/tests/remat/test_config $(BUILD)/tests/remat/test_iteration \
-	$(BUILD)/tests/remat/test_alloc $(BUILD)/tests/remat/test_trace
+# The replay engine's state machine, through the driver table, on the real
+# allocator: only the driver is fake.
+REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c plan/plan.c
+$(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_driver.c \
+		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
+
+UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_iteration \
+	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/profiler/test_trace \
+	$(BUILD)/tests/replay/test_engine
 
 # ---- end-to-end and benchmark ----------------------------------------------
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))
 E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
 -include bench/preload/preload.mk
+-include bench/run/run.mk
+-include acquire/acquire.mk
 
-# ---- test programs for run mode (tests/remat/progs/) ------------------------
-REMAT_PROGS := $(BUILD)/tests/remat/progs/chain $(BUILD)/tests/remat/progs/chain.so
-$(BUILD)/tests/remat/progs/chain.so: tests/remat/progs/chain.cu $(SIMCC_DEPS)
+# ---- test programs for run mode (tests/e2e/progs/) ---------------------------
+REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so
+$(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(BUILD)/tests/remat/progs/chain: tests/remat/progs/chain.c
+$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
 ALL_TARGETS += $(REMAT_PROGS)

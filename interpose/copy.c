@@ -4,19 +4,18 @@
  * the period, and a profiled copy says which buffers it moves between.
  */
 #include "procaddr.h"
-#include "../profiler/profiler.h"
 
 /* The body shared by every wrapper: CALL is the real call expression. */
 #define OP_BODY(real, CALL, ...)                                                                   \
 	do {                                                                                       \
 		if (unlikely(!(real)))                                                             \
 			return CUDA_ERROR_NOT_INITIALIZED;                                         \
-		if (likely(!remat_tracking))                                                       \
+		if (likely(!remat_session_watch))                                                  \
 			return CALL;                                                               \
 		struct remat_op op = {__VA_ARGS__};                                                \
-		remat_prof_begin(&op);                                                             \
+		session_op_begin(&op);                                                             \
 		CUresult r_ = CALL;                                                                \
-		remat_prof_end(&op, r_);                                                           \
+		session_op_end(&op, r_);                                                           \
 		return r_;                                                                         \
 	} while (0)
 

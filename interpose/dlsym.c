@@ -12,39 +12,17 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#include "remat.h"
 #include "procaddr.h"
 
-typedef void *(*dlsym_fn)(void *, const char *);
-
-/* Read by the assembly below; hidden so the reference stays PC-relative. */
-__attribute__((visibility("hidden"))) dlsym_fn remat_dlsym_next;
-
-static void resolve_next(void)
-{
-	/* dlvsym is not hooked, and RTLD_NEXT from here is glibc's own. */
-	dlsym_fn f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!f)
-		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	__atomic_store_n(&remat_dlsym_next, f, __ATOMIC_RELEASE);
-}
-
-/* Called by the trampoline: our replacement for name, or NULL to forward. */
+/* Called by the trampoline: our replacement for name, or NULL to forward
+ * to glibc's dlsym (remat_dlsym_next, core/driver.c). */
 __attribute__((visibility("hidden"))) void *remat_dlsym_override(void *handle, const char *name)
 {
 	(void)handle;
-	if (unlikely(!__atomic_load_n(&remat_dlsym_next, __ATOMIC_ACQUIRE)))
-		resolve_next();
-	if (!remat_active || !name || name[0] != 'c' || name[1] != 'u')
+	remat_dlsym_next_resolve();
+	if (!remat_session_active || !name || name[0] != 'c' || name[1] != 'u')
 		return NULL;
 	return remat_procaddr_exported(name);
-}
-
-void *remat_real_dlsym(void *handle, const char *name)
-{
-	if (unlikely(!__atomic_load_n(&remat_dlsym_next, __ATOMIC_ACQUIRE)))
-		resolve_next();
-	return remat_dlsym_next(handle, name);
 }
 
 #if defined(__x86_64__)

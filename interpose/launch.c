@@ -5,7 +5,6 @@
  * costs one load and one branch on top of the real call.
  */
 #include "procaddr.h"
-#include "../profiler/profiler.h"
 
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);
@@ -42,7 +41,7 @@ static __attribute__((noinline)) CUresult launch_slow(struct remat_hook *h, int 
 	void *real = door_resolve(h, door);
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!remat_tracking)
+	if (!remat_session_watch)
 		return ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 	struct remat_op op = {.kind = REMAT_OP_KERNEL,
 	                      .via = door_via(h, door),
@@ -53,9 +52,9 @@ static __attribute__((noinline)) CUresult launch_slow(struct remat_hook *h, int 
 	                      .stream = remat_stream(s, h->per_thread),
 	                      .params = params,
 	                      .extra = extra};
-	remat_prof_begin(&op);
+	session_op_begin(&op);
 	CUresult r = ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	remat_prof_end(&op, r);
+	session_op_end(&op, r);
 	return r;
 }
 
@@ -64,7 +63,7 @@ REMAT_INLINE CUresult launch(struct remat_hook *h, int door, CUfunction f, unsig
                              CUstream s, void **params, void **extra)
 {
 	void *real = door_real(h, door);
-	if (likely(real != NULL && !remat_tracking))
+	if (likely(real != NULL && !remat_session_watch))
 		return ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 	return launch_slow(h, door, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
@@ -74,7 +73,7 @@ REMAT_INLINE CUresult launch_ex(void *real, const char *via, int pt, const CUlau
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_tracking) || !c)
+	if (likely(!remat_session_watch) || !c)
 		return ((launch_ex_fn)real)(c, f, params, extra);
 	struct remat_op op = {.kind = REMAT_OP_KERNEL,
 	                      .via = via,
@@ -85,9 +84,9 @@ REMAT_INLINE CUresult launch_ex(void *real, const char *via, int pt, const CUlau
 	                      .stream = remat_stream(c->hStream, pt),
 	                      .params = params,
 	                      .extra = extra};
-	remat_prof_begin(&op);
+	session_op_begin(&op);
 	CUresult r = ((launch_ex_fn)real)(c, f, params, extra);
-	remat_prof_end(&op, r);
+	session_op_end(&op, r);
 	return r;
 }
 
@@ -97,7 +96,7 @@ REMAT_INLINE CUresult coop(void *real, const char *via, int pt, CUfunction f, un
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_tracking))
+	if (likely(!remat_session_watch))
 		return ((coop_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params);
 	struct remat_op op = {.kind = REMAT_OP_KERNEL,
 	                      .via = via,
@@ -107,9 +106,9 @@ REMAT_INLINE CUresult coop(void *real, const char *via, int pt, CUfunction f, un
 	                      .shmem = shmem,
 	                      .stream = remat_stream(s, pt),
 	                      .params = params};
-	remat_prof_begin(&op);
+	session_op_begin(&op);
 	CUresult r = ((coop_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params);
-	remat_prof_end(&op, r);
+	session_op_end(&op, r);
 	return r;
 }
 
@@ -119,13 +118,13 @@ REMAT_INLINE CUresult graph(void *real, const char *via, int pt, CUgraphExec g, 
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_tracking))
+	if (likely(!remat_session_watch))
 		return ((graph_fn)real)(g, s);
 	struct remat_op op = {
 	    .kind = REMAT_OP_GRAPH, .via = via, .func = g, .stream = remat_stream(s, pt)};
-	remat_prof_begin(&op);
+	session_op_begin(&op);
 	CUresult r = ((graph_fn)real)(g, s);
-	remat_prof_end(&op, r);
+	session_op_end(&op, r);
 	return r;
 }
 
@@ -215,8 +214,8 @@ static CUresult get_function(void *real, CUfunction *f, CUmodule m, const char *
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	CUresult r = ((getfn_fn)real)(f, m, name);
-	if (remat_active && r == CUDA_SUCCESS && f)
-		remat_prof_function_name(*f, name, 0);
+	if (remat_session_active && r == CUDA_SUCCESS && f)
+		session_function_name(*f, name, 0);
 	return r;
 }
 
@@ -225,8 +224,8 @@ static CUresult get_kernel(void *real, CUkernel *k, CUlibrary l, const char *nam
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	CUresult r = ((getkernel_fn)real)(k, l, name);
-	if (remat_active && r == CUDA_SUCCESS && k)
-		remat_prof_function_name(*k, name, 1);
+	if (remat_session_active && r == CUDA_SUCCESS && k)
+		session_function_name(*k, name, 1);
 	return r;
 }
 

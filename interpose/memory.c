@@ -7,8 +7,6 @@
 #include <stddef.h>
 
 #include "procaddr.h"
-#include "alloc/alloc.h"
-#include "../profiler/profiler.h"
 
 /* cudart types, without including cuda_runtime_api.h (whose declarations
  * would clash with our exported definitions' visibility). */
@@ -19,31 +17,9 @@ typedef cudart_err (*cudafree_fn)(void *);
 typedef cudart_err (*cudamallocasync_fn)(void **, size_t, CUstream);
 typedef cudart_err (*cudafreeasync_fn)(void *, CUstream);
 
-static CUresult managed_alloc(CUdeviceptr *p, size_t n, CUstream s, int async)
-{
-	struct remat_alloc_info info;
-	CUresult r = remat_alloc(p, n, s, async, &info);
-	if (r == CUDA_SUCCESS && remat_tracking)
-		remat_prof_alloc(*p, info.size, info.rounded, info.small);
-	return r;
-}
-
-/* 1 when p was ours and is freed. */
-static int managed_free(CUdeviceptr p, CUstream s, int async)
-{
-	if (!p || !remat_alloc_owns(p, NULL))
-		return 0;
-	if (remat_tracking)
-		remat_prof_free(p);
-	if (!async)
-		remat_drv.cuCtxSynchronize(); /* as the real synchronous frees do */
-	CUresult rc;
-	return remat_free(p, s, async, &rc);
-}
-
 static int managing(void)
 {
-	return remat_active && remat_lazy_init() == 0;
+	return remat_session_active && session_ready() == 0;
 }
 
 /* ---- runtime ------------------------------------------------------------ */
@@ -88,14 +64,14 @@ static int runtime_context(void)
 cudart_err cudaMalloc(void **p, size_t n)
 {
 	RUNTIME_REAL(cudaMalloc, cudamalloc_fn);
-	if (likely(!remat_active) || !p || !managing() || runtime_context())
+	if (likely(!remat_session_active) || !p || !managing() || runtime_context())
 		return real_cudaMalloc(p, n);
 	if (n == 0) {
 		*p = NULL;
 		return CUDART_SUCCESS;
 	}
 	CUdeviceptr d = 0;
-	CUresult r = managed_alloc(&d, n, NULL, 0);
+	CUresult r = session_alloc(&d, n, NULL, 0);
 	if (r == CUDA_ERROR_NOT_SUPPORTED)
 		return real_cudaMalloc(p, n);
 	if (r == CUDA_SUCCESS)
@@ -106,7 +82,8 @@ cudart_err cudaMalloc(void **p, size_t n)
 cudart_err cudaFree(void *p)
 {
 	RUNTIME_REAL(cudaFree, cudafree_fn);
-	if (likely(!remat_active) || !p || !managed_free((CUdeviceptr)(uintptr_t)p, NULL, 0))
+	if (likely(!remat_session_active) || !p ||
+	    !session_free((CUdeviceptr)(uintptr_t)p, NULL, 0))
 		return real_cudaFree(p);
 	return CUDART_SUCCESS;
 }
@@ -114,14 +91,14 @@ cudart_err cudaFree(void *p)
 cudart_err cudaMallocAsync(void **p, size_t n, CUstream s)
 {
 	RUNTIME_REAL(cudaMallocAsync, cudamallocasync_fn);
-	if (likely(!remat_active) || !p || !managing() || runtime_context())
+	if (likely(!remat_session_active) || !p || !managing() || runtime_context())
 		return real_cudaMallocAsync(p, n, s);
 	if (n == 0) {
 		*p = NULL;
 		return CUDART_SUCCESS;
 	}
 	CUdeviceptr d = 0;
-	CUresult r = managed_alloc(&d, n, s, 1);
+	CUresult r = session_alloc(&d, n, s, 1);
 	if (r == CUDA_ERROR_NOT_SUPPORTED)
 		return real_cudaMallocAsync(p, n, s);
 	if (r == CUDA_SUCCESS)
@@ -132,7 +109,7 @@ cudart_err cudaMallocAsync(void **p, size_t n, CUstream s)
 cudart_err cudaFreeAsync(void *p, CUstream s)
 {
 	RUNTIME_REAL(cudaFreeAsync, cudafreeasync_fn);
-	if (likely(!remat_active) || !p || !managed_free((CUdeviceptr)(uintptr_t)p, s, 1))
+	if (likely(!remat_session_active) || !p || !session_free((CUdeviceptr)(uintptr_t)p, s, 1))
 		return real_cudaFreeAsync(p, s);
 	return CUDART_SUCCESS;
 }
@@ -148,9 +125,9 @@ static CUresult mem_alloc(void *real, CUdeviceptr *p, size_t n)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_active) || !p || !n || !managing())
+	if (likely(!remat_session_active) || !p || !n || !managing())
 		return ((memalloc_fn)real)(p, n);
-	CUresult r = managed_alloc(p, n, NULL, 0);
+	CUresult r = session_alloc(p, n, NULL, 0);
 	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memalloc_fn)real)(p, n) : r;
 }
 
@@ -158,7 +135,7 @@ static CUresult mem_free(void *real, CUdeviceptr p)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_active) || !managed_free(p, NULL, 0))
+	if (likely(!remat_session_active) || !session_free(p, NULL, 0))
 		return ((memfree_fn)real)(p);
 	return CUDA_SUCCESS;
 }
@@ -167,9 +144,9 @@ static CUresult mem_alloc_async(void *real, int pt, CUdeviceptr *p, size_t n, CU
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_active) || !p || !n || !managing())
+	if (likely(!remat_session_active) || !p || !n || !managing())
 		return ((memallocasync_fn)real)(p, n, s);
-	CUresult r = managed_alloc(p, n, remat_stream(s, pt), 1);
+	CUresult r = session_alloc(p, n, remat_stream(s, pt), 1);
 	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memallocasync_fn)real)(p, n, s) : r;
 }
 
@@ -177,7 +154,7 @@ static CUresult mem_free_async(void *real, int pt, CUdeviceptr p, CUstream s)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_active) || !managed_free(p, remat_stream(s, pt), 1))
+	if (likely(!remat_session_active) || !session_free(p, remat_stream(s, pt), 1))
 		return ((memfreeasync_fn)real)(p, s);
 	return CUDA_SUCCESS;
 }

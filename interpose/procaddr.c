@@ -8,57 +8,10 @@
 
 #include "procaddr.h"
 
-#define REMAT_HOOK_IDS(X)                                                                          \
-	X(cuLaunchKernel)                                                                          \
-	X(cuLaunchKernel_ptsz)                                                                     \
-	X(cuLaunchKernelEx)                                                                        \
-	X(cuLaunchKernelEx_ptsz)                                                                   \
-	X(cuLaunchCooperativeKernel)                                                               \
-	X(cuLaunchCooperativeKernel_ptsz)                                                          \
-	X(cuGraphLaunch)                                                                           \
-	X(cuGraphLaunch_ptsz)                                                                      \
-	X(cuMemAlloc_v2)                                                                           \
-	X(cuMemFree_v2)                                                                            \
-	X(cuMemAllocAsync)                                                                         \
-	X(cuMemAllocAsync_ptsz)                                                                    \
-	X(cuMemFreeAsync)                                                                          \
-	X(cuMemFreeAsync_ptsz)                                                                     \
-	X(cuMemcpy)                                                                                \
-	X(cuMemcpy_ptds)                                                                           \
-	X(cuMemcpyAsync)                                                                           \
-	X(cuMemcpyAsync_ptsz)                                                                      \
-	X(cuMemcpyHtoD_v2)                                                                         \
-	X(cuMemcpyHtoD_v2_ptds)                                                                    \
-	X(cuMemcpyDtoH_v2)                                                                         \
-	X(cuMemcpyDtoH_v2_ptds)                                                                    \
-	X(cuMemcpyDtoD_v2)                                                                         \
-	X(cuMemcpyDtoD_v2_ptds)                                                                    \
-	X(cuMemcpyHtoDAsync_v2)                                                                    \
-	X(cuMemcpyHtoDAsync_v2_ptsz)                                                               \
-	X(cuMemcpyDtoHAsync_v2)                                                                    \
-	X(cuMemcpyDtoHAsync_v2_ptsz)                                                               \
-	X(cuMemcpyDtoDAsync_v2)                                                                    \
-	X(cuMemcpyDtoDAsync_v2_ptsz)                                                               \
-	X(cuMemsetD8_v2)                                                                           \
-	X(cuMemsetD8_v2_ptds)                                                                      \
-	X(cuMemsetD16_v2)                                                                          \
-	X(cuMemsetD16_v2_ptds)                                                                     \
-	X(cuMemsetD32_v2)                                                                          \
-	X(cuMemsetD32_v2_ptds)                                                                     \
-	X(cuMemsetD8Async)                                                                         \
-	X(cuMemsetD8Async_ptsz)                                                                    \
-	X(cuMemsetD16Async)                                                                        \
-	X(cuMemsetD16Async_ptsz)                                                                   \
-	X(cuMemsetD32Async)                                                                        \
-	X(cuMemsetD32Async_ptsz)                                                                   \
-	X(cuModuleGetFunction)                                                                     \
-	X(cuLibraryGetKernel)
-
-#define DECLARE(id) extern struct remat_hook remat_hook_##id;
-REMAT_HOOK_IDS(DECLARE)
-#define ADDRESS(id) &remat_hook_##id,
-static struct remat_hook *const hooks[] = {REMAT_HOOK_IDS(ADDRESS)};
-#define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))
+/* The section REMAT_HOOK fills (procaddr.h); the linker defines its
+ * bounds.  Hidden: they are ours, not the process's. */
+extern struct remat_hook __start_remat_hooks[] __attribute__((visibility("hidden")));
+extern struct remat_hook __stop_remat_hooks[] __attribute__((visibility("hidden")));
 
 #undef cuGetProcAddress
 typedef CUresult (*getproc_v2_fn)(const char *, void **, int, cuuint64_t,
@@ -77,8 +30,7 @@ static struct remat_hook *find(const char *symbol, int version, cuuint64_t flags
 {
 	int want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
 	struct remat_hook *best = NULL, *legacy = NULL;
-	for (size_t i = 0; i < NHOOKS; i++) {
-		struct remat_hook *h = hooks[i];
+	for (struct remat_hook *h = __start_remat_hooks; h < __stop_remat_hooks; h++) {
 		if (strcmp(h->base, symbol) || h->min_version > version)
 			continue;
 		if (h->per_thread == want_pt)
@@ -88,15 +40,16 @@ static struct remat_hook *find(const char *symbol, int version, cuuint64_t flags
 	}
 	if (best)
 		return best;
-	for (size_t i = 0; want_pt && legacy && i < NHOOKS; i++)
-		if (hooks[i]->per_thread && !strcmp(hooks[i]->base, symbol))
+	for (struct remat_hook *h = __start_remat_hooks;
+	     want_pt && legacy && h < __stop_remat_hooks; h++)
+		if (h->per_thread && !strcmp(h->base, symbol))
 			return NULL; /* a per-thread variant exists, just not for this version */
 	return legacy;
 }
 
 static CUresult swap(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
-	if (!remat_active || !symbol || !pfn || !*pfn)
+	if (!remat_session_active || !symbol || !pfn || !*pfn)
 		return CUDA_SUCCESS;
 	if (!strcmp(symbol, "cuGetProcAddress")) {
 		*pfn = version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
@@ -143,8 +96,8 @@ void *remat_procaddr_exported(const char *name)
 		return (void *)cuGetProcAddress_v2;
 	if (!strcmp(name, "cuGetProcAddress"))
 		return (void *)cuGetProcAddress;
-	for (size_t i = 0; i < NHOOKS; i++)
-		if (!strcmp(hooks[i]->name, name))
-			return hooks[i]->exp_fn;
+	for (struct remat_hook *h = __start_remat_hooks; h < __stop_remat_hooks; h++)
+		if (!strcmp(h->name, name))
+			return h->exp_fn;
 	return NULL;
 }

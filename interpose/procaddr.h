@@ -1,14 +1,28 @@
 /*
- * procaddr.h — the driver entry points libremat controls.  Each one has two
- * doors: the exported symbol (programs linked against libcuda, and dlsym on
- * the driver's handle) and a twin handed out by cuGetProcAddress (cudart,
- * cuBLAS and anything else that asks for driver pointers).  Both call the
- * same implementation; the twin lets the trace say which door was used.
+ * procaddr.h — the driver entry points libremat controls, as interpose/'s
+ * files declare them.  Each one has two doors: the exported symbol
+ * (programs linked against libcuda, and dlsym on the driver's handle) and
+ * a twin handed out by cuGetProcAddress (cudart, cuBLAS and anything else
+ * that asks for driver pointers).  Both call the same implementation; the
+ * twin lets the trace say which door was used.
+ *
+ * REMAT_HOOK puts each hook's description in the section "remat_hooks":
+ * the linker makes that section the table procaddr.c searches, so a hook
+ * defined is a hook handed out, with no second list to forget it in.
  */
 #ifndef REMAT_PROCADDR_H
 #define REMAT_PROCADDR_H
 
-#include "remat.h"
+#include "../core/driver.h"
+#include "../core/op.h"
+#include "../session/session.h"
+
+#define REMAT_EXPORT __attribute__((visibility("default")))
+#define likely(x)    __builtin_expect(!!(x), 1)
+#define unlikely(x)  __builtin_expect(!!(x), 0)
+/* The pass-through path of every entry point: inlined, so a call costs a
+ * load and a branch or two before the tail call to the real function. */
+#define REMAT_INLINE static inline __attribute__((always_inline))
 
 struct remat_hook {
 	const char *name;   /* exported driver symbol, e.g. "cuMemcpyHtoD_v2_ptds" */
@@ -23,9 +37,11 @@ struct remat_hook {
 };
 
 #define REMAT_HOOK(id, base, per_thread, min_version, exp_fn, pa_fn)                               \
-	struct remat_hook remat_hook_##id = {#id,         base,           per_thread,              \
-	                                     min_version, (void *)exp_fn, (void *)pa_fn,           \
-	                                     NULL,        NULL,           "cuGetProcAddress:" #id}
+	__attribute__((used, section("remat_hooks"),                                               \
+	               aligned(8))) struct remat_hook remat_hook_##id = {                          \
+	    #id,         base,           per_thread,                                               \
+	    min_version, (void *)exp_fn, (void *)pa_fn,                                            \
+	    NULL,        NULL,           "cuGetProcAddress:" #id}
 
 /* The real function behind an exported entry point. */
 static inline void *remat_hook_exp_real(struct remat_hook *h)

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *step_names[] = {"map", "save", "replay", "restore", "release"};
-
 int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen)
 {
 	char tmp[4096], hs[20];
@@ -33,7 +31,7 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 			fprintf(f, ", \"before\": [");
 			for (uint32_t k = s0; k < s1; k++)
 				fprintf(f, "%s[\"%s\", %d]", k == s0 ? "" : ", ",
-				        step_names[p->steps[k].kind], p->steps[k].arg);
+				        pl_step_names[p->steps[k].kind], p->steps[k].arg);
 			fputc(']', f);
 		}
 		if (e0 != e1) {
@@ -118,8 +116,8 @@ static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct p
 			const char *kn = json_string_value(json_array_get(st, 0));
 			json_t *argv = json_array_get(st, 1);
 			int kind = -1;
-			for (int t = 0; kn && t < 5; t++)
-				if (!strcmp(kn, step_names[t]))
+			for (int t = 0; kn && t < PL_STEP_KINDS; t++)
+				if (!strcmp(kn, pl_step_names[t]))
 					kind = t;
 			if (json_array_size(st) != 2 || kind < 0 || !json_is_integer(argv)) {
 				rc = pl_jfail(c, where,

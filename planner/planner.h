@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../plan/plan.h"
+
 enum pl_status {
 	PL_OK = 0,
 	PL_EINTERNAL = 1, /* out of memory, solver failure, a plan the evaluator rejects */
@@ -91,45 +93,8 @@ void pl_graph_free(struct pl_graph *g);
 /* Formats the hash as "0x%016llx" into buf (at least 19 bytes). */
 const char *pl_hash_str(uint64_t h, char *buf);
 
-/* ---- plans (docs/plan-format.md) ---- */
+/* ---- plans (docs/plan-format.md; the model is plan/plan.h) ---- */
 
-enum pl_step_kind {
-	PL_STEP_MAP,     /* map buffer arg's physical memory again (same address) */
-	PL_STEP_SAVE,    /* copy live buffer arg aside (a transient copy) */
-	PL_STEP_REPLAY,  /* re-launch op arg with the parameter bytes of this iteration */
-	PL_STEP_RESTORE, /* copy buffer arg back from its saved copy, free the copy */
-	PL_STEP_RELEASE, /* unmap buffer arg (a transient or an intermediate no longer needed) */
-};
-
-struct pl_step {
-	int32_t kind; /* enum pl_step_kind */
-	int32_t arg;  /* buffer id, or op index for REPLAY */
-};
-
-struct pl_plan {
-	int32_t nops;
-	uint64_t graph_hash;
-	int64_t budget;
-	char planner[16];
-	/* CSR lists per op position p: before[p] = steps[step_off[p] .. step_off[p+1]),
-	 * evict_after[p] = evict[evict_off[p] .. evict_off[p+1]). */
-	uint32_t *step_off; /* nops + 1 entries */
-	struct pl_step *steps;
-	uint32_t *evict_off; /* nops + 1 entries */
-	int32_t *evict;
-	/* Informational figures written with the plan. */
-	int64_t baseline_peak, peak, recompute_ns;
-};
-
-/* Builds a plan from unordered (position, step) and (position, buffer)
- * entries; steps at one position keep the order they were added in. */
-struct pl_plan_builder;
-struct pl_plan_builder *pl_builder_new(int32_t nops);
-int pl_builder_step(struct pl_plan_builder *b, int32_t pos, int32_t kind, int32_t arg);
-int pl_builder_evict(struct pl_plan_builder *b, int32_t pos, int32_t buf);
-struct pl_plan *pl_builder_finish(struct pl_plan_builder *b); /* frees b */
-
-struct pl_plan *pl_plan_empty(int32_t nops);
 /* Loads a plan; with g non-NULL also checks its graph_hash, op count and references. */
 int pl_plan_load_json(const char *path, const struct pl_graph *g, struct pl_plan **out, char *err,
                       size_t errlen);
@@ -157,7 +122,8 @@ void pl_eval_free(struct pl_eval *e);
 
 /* ---- budgets ---- */
 
-/* "12G", "1536M", "4096", "50%" (of baseline_peak).  K/M/G/T are powers of 1024. */
+/* The grammar of core/budget.h ("12G", "1536M", "4096", "1.5G", "50%"); a
+ * percentage is of baseline_peak.  K/M/G/T are powers of 1024. */
 int pl_parse_budget(const char *s, int64_t baseline_peak, int64_t *out, char *err, size_t errlen);
 
 /* ---- planners ---- */

@@ -3,18 +3,21 @@
 
 SHARED ?= ../shared
 
-PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c json_util.c graph_read.c trace_load.c candidates.c segments.c segtree.c selection.c greedy.c dtr.c graph_json.c atomic_file.c checkmate_load.c evaluate.c plan_json.c ilp.c plan_make.c)
-PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h planner/cands_internal.h
+# plan/plan.c (the plan model) and core/budget.c (the budget grammar) are
+# shared with the runtime.
+PLANNER_SRCS := plan/plan.c core/budget.c $(addprefix planner/,graph.c budget.c json_util.c graph_read.c trace_load.c candidates.c segments.c segtree.c selection.c greedy.c dtr.c graph_json.c atomic_file.c checkmate_load.c evaluate.c plan_json.c ilp.c plan_make.c)
+PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h planner/cands_internal.h \
+	plan/plan.h core/budget.h
 PLANNER_LIBS := -ljansson -lglpk -lm
 
 PLANNER_OBJS     := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)
 PLANNER_SAN_OBJS := $(PLANNER_SRCS:%.c=$(BUILD)/san/%.o)
 
-$(BUILD)/planner/%.o: planner/%.c $(PLANNER_HDRS)
+$(PLANNER_OBJS): $(BUILD)/%.o: %.c $(PLANNER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/san/planner/%.o: planner/%.c $(PLANNER_HDRS)
+$(PLANNER_SAN_OBJS): $(BUILD)/san/%.o: %.c $(PLANNER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
 

@@ -15,10 +15,11 @@
 #include <string.h>
 #include <cupti.h>
 
-#include "../interpose/remat.h"
+#include "../core/driver.h"
+#include "../core/log.h"
 #include "internal.h"
 
-__thread struct remat_cupti_tls remat_cupti_tls __attribute__((tls_model("initial-exec")));
+__thread struct prof_cupti_tls prof_cupti_tls __attribute__((tls_model("initial-exec")));
 
 static struct {
 	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
@@ -36,7 +37,7 @@ static struct {
 static CUpti_SubscriberHandle sub;
 static int running;
 static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct remat_activity *recs;
+static struct prof_activity *recs;
 static size_t nrecs, caprecs;
 static uint32_t *internal_ids;
 static size_t ninternal, capinternal;
@@ -46,7 +47,7 @@ static size_t ninternal, capinternal;
 static char **interned;
 static size_t ninterned;
 
-const char *remat_intern(const char *s)
+const char *prof_intern(const char *s)
 {
 	char buf[128];
 	size_t len = strlen(s);
@@ -103,7 +104,7 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId
 	(void)ud;
 	(void)cbid;
 	const CUpti_CallbackData *d = data;
-	struct remat_cupti_tls *t = &remat_cupti_tls;
+	struct prof_cupti_tls *t = &prof_cupti_tls;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (d->callbackSite == CUPTI_API_ENTER && is_op_call(d->functionName)) {
 			t->driver_corr = d->correlationId;
@@ -138,13 +139,13 @@ static void keep(uint32_t corr, int kind, uint64_t start, uint64_t end)
 {
 	if (nrecs == caprecs) {
 		size_t c = caprecs ? caprecs * 2 : 1024;
-		struct remat_activity *p = realloc(recs, c * sizeof(*p));
+		struct prof_activity *p = realloc(recs, c * sizeof(*p));
 		if (!p)
 			return;
 		recs = p;
 		caprecs = c;
 	}
-	recs[nrecs++] = (struct remat_activity){corr, kind, start, (int64_t)(end - start)};
+	recs[nrecs++] = (struct prof_activity){corr, kind, start, (int64_t)(end - start)};
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -187,7 +188,7 @@ static void *open_cupti(void)
 	return h ? h : dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
 }
 
-int remat_cupti_start(const char **note)
+int prof_cupti_start(const char **note)
 {
 	void *h = open_cupti();
 	if (!h) {
@@ -236,7 +237,7 @@ int remat_cupti_start(const char **note)
 	return 0;
 }
 
-size_t remat_cupti_collect(struct remat_activity **out)
+size_t prof_cupti_collect(struct prof_activity **out)
 {
 	*out = NULL;
 	if (!running)
@@ -262,7 +263,7 @@ size_t remat_cupti_collect(struct remat_activity **out)
 	return n;
 }
 
-int remat_cupti_is_internal(uint32_t corr)
+int prof_cupti_is_internal(uint32_t corr)
 {
 	for (size_t i = 0; i < ninternal; i++)
 		if (internal_ids[i] == corr)

@@ -1,11 +1,10 @@
 /*
  * internal.h — what the files of profiler/ share among themselves.  All of
- * it runs under the profiler lock (record.c) unless said otherwise.
+ * it runs with the session's lock held unless said otherwise.
  */
 #ifndef REMAT_PROFILER_INTERNAL_H
 #define REMAT_PROFILER_INTERNAL_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda.h>
@@ -13,7 +12,7 @@
 #include "profiler.h"
 
 /* kernels.c — what we know about a CUfunction / CUkernel. */
-struct remat_kinfo {
+struct prof_kinfo {
 	void *func;
 	char *name;
 	int is_kernel; /* 1 CUkernel, 0 CUfunction, -1 unknown */
@@ -22,72 +21,86 @@ struct remat_kinfo {
 	size_t nparams;
 	uint32_t (*param)[2];
 	uint32_t param_bytes;
-	int32_t trace_id; /* index in the trace being built, -1 none */
+	int32_t trace_id; /* index in the profile being built, -1 none */
 };
-struct remat_kinfo *remat_kinfo_get(void *func);
-void remat_kinfo_name(void *func, const char *name, int is_kernel);
-void remat_kinfo_reset_trace_ids(void);
+struct prof_kinfo *prof_kinfo_get(void *func);
+void prof_kinfo_name(void *func, const char *name, int is_kernel);
+void prof_kinfo_reset_trace_ids(void);
 
 /* live.c — managed allocations as the profiler sees them. */
-struct remat_pbuf {
+struct prof_live {
 	uint64_t addr, size, rounded;
 	int small;
-	int32_t trace_id; /* -1 when not in the trace being built */
-	int in_trace;     /* the trace holds a reference: freed with it */
+	int32_t trace_id; /* -1 when not in the profile being built */
+	int in_trace;     /* the profile holds a reference: freed with it */
 	int dead;
 	int64_t alloc_at, free_at, alloc_seq;
 	char **site;
 	size_t nsite;
 };
-int remat_live_add(struct remat_pbuf *b);
-struct remat_pbuf *remat_live_remove(uint64_t addr);
+int prof_live_add(struct prof_live *b);
+struct prof_live *prof_live_remove(uint64_t addr);
 /* The live buffer containing addr, or NULL. */
-struct remat_pbuf *remat_live_find(uint64_t addr);
-size_t remat_live_count(void);
-struct remat_pbuf *remat_live_at(size_t i);
+struct prof_live *prof_live_find(uint64_t addr);
+size_t prof_live_count(void);
+struct prof_live *prof_live_at(size_t i);
+/* Frees b (its stack too). */
+void prof_live_free(struct prof_live *b);
 
 /* stack.c — the allocating call stack, innermost first, without
  * libremat's own frames.  Returns strdup'd frames. */
-size_t remat_stack_capture(char ***frames);
+size_t prof_stack_capture(char ***frames);
 
 /* writeset.c — content hash of a device range (context synchronized by
  * the caller). */
-void remat_ws_init(void);
-uint64_t remat_ws_hash(uint64_t addr, uint64_t size);
+void prof_ws_init(void);
+uint64_t prof_ws_hash(uint64_t addr, uint64_t size);
 /* Hashing kernels launched so far (device path): CUPTI reports them under
  * the app's runtime call when hashing runs inside it. */
-extern uint64_t remat_ws_launches;
+extern uint64_t prof_ws_launches;
 
 /* cupti.c — correlation ids and durations. */
-struct remat_cupti_tls {
+struct prof_cupti_tls {
 	uint32_t driver_corr;  /* last launch/copy/set driver call entered */
 	uint32_t runtime_corr; /* outermost runtime call in progress, 0 none */
 	const char *runtime_name;
 	int rt_depth;
 	int internal; /* our own launches: their records are not the app's */
 };
-extern __thread struct remat_cupti_tls remat_cupti_tls __attribute__((tls_model("initial-exec")));
-struct remat_activity {
+extern __thread struct prof_cupti_tls prof_cupti_tls __attribute__((tls_model("initial-exec")));
+struct prof_activity {
 	uint32_t corr;
 	int kind; /* 0 kernel, 1 memcpy, 2 memset */
 	uint64_t start;
 	int64_t duration_ns;
 };
 /* 0 when CUPTI is subscribed and recording; -1 with a reason in note. */
-int remat_cupti_start(const char **note);
+int prof_cupti_start(const char **note);
 /* Flushes, stops, and hands back every record since start (caller frees). */
-size_t remat_cupti_collect(struct remat_activity **out);
-int remat_cupti_is_internal(uint32_t corr);
+size_t prof_cupti_collect(struct prof_activity **out);
+int prof_cupti_is_internal(uint32_t corr);
 /* A runtime API name without its _vNNNN suffix, interned. */
-const char *remat_intern(const char *s);
+const char *prof_intern(const char *s);
 
-/* swapcheck.c — before every op once the allocator has swapped (run mode):
- * brings back what the op touches; lock is the profiler's (kernel layouts).
- * remat_swap_release unpins it once the op is issued. */
-void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock);
-void remat_swap_release(void);
-/* Swap copies the last check on this thread issued (reset by the call):
- * CUPTI may report them under the op's runtime call. */
-uint32_t remat_swap_copies_take(void);
+/* swapcheck.c: swap copies the last check on this thread issued (reset by
+ * the call): CUPTI may report them under the op's runtime call. */
+uint32_t prof_swap_copies_take(void);
+
+/* profile.c — recording one iteration (detect.c drives it). */
+int prof_profile_begin(uint64_t start_op, size_t period, size_t iteration, int cupti_ok,
+                       const char *cupti_note);
+/* A buffer allocated just before the first op, after the low point: it
+ * belongs to the iteration (alloc_at 0). */
+void prof_profile_adopt(struct prof_live *b);
+void prof_profile_op_before(struct remat_op *op, uint64_t k);
+void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc);
+void prof_profile_alloc(struct prof_live *b, uint64_t k);
+void prof_profile_free(struct prof_live *b, uint64_t k);
+/* The iteration is over: durations from CUPTI, buffers, memory figures;
+ * the profile with one holder, or NULL when out of memory. */
+struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0);
+void prof_profile_drop(void);
+/* release.c: what a profile owns (not the structure itself). */
+void prof_profile_release(struct remat_profile *t);
 
 #endif

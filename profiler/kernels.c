@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interpose/remat.h"
+#include "../core/driver.h"
+#include "../core/log.h"
 #include "internal.h"
 
-static struct remat_kinfo **tab; /* open addressing by func pointer */
+static struct prof_kinfo **tab; /* open addressing by func pointer */
 static size_t cap, n;
 
 static size_t slot(void *f)
@@ -23,7 +24,7 @@ static size_t slot(void *f)
 	return (size_t)x & (cap - 1);
 }
 
-static struct remat_kinfo **find(void *f)
+static struct prof_kinfo **find(void *f)
 {
 	if (!cap)
 		return NULL;
@@ -33,11 +34,11 @@ static struct remat_kinfo **find(void *f)
 	return &tab[j];
 }
 
-static struct remat_kinfo *insert(void *f)
+static struct prof_kinfo *insert(void *f)
 {
 	if ((n + 1) * 2 > cap) {
 		size_t oc = cap;
-		struct remat_kinfo **old = tab;
+		struct prof_kinfo **old = tab;
 		cap = cap ? cap * 2 : 256;
 		tab = calloc(cap, sizeof(*tab));
 		if (!tab) {
@@ -50,7 +51,7 @@ static struct remat_kinfo *insert(void *f)
 				*find(old[i]->func) = old[i];
 		free(old);
 	}
-	struct remat_kinfo *k = calloc(1, sizeof(*k));
+	struct prof_kinfo *k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
 	k->func = f;
@@ -61,10 +62,10 @@ static struct remat_kinfo *insert(void *f)
 	return k;
 }
 
-void remat_kinfo_name(void *func, const char *name, int is_kernel)
+void prof_kinfo_name(void *func, const char *name, int is_kernel)
 {
-	struct remat_kinfo **p = find(func);
-	struct remat_kinfo *k = p && *p ? *p : insert(func);
+	struct prof_kinfo **p = find(func);
+	struct prof_kinfo *k = p && *p ? *p : insert(func);
 	if (!k)
 		return;
 	k->is_kernel = is_kernel;
@@ -72,7 +73,7 @@ void remat_kinfo_name(void *func, const char *name, int is_kernel)
 		k->name = strdup(name);
 }
 
-static void query_layout(struct remat_kinfo *k)
+static void query_layout(struct prof_kinfo *k)
 {
 	size_t cap_p = 0;
 	for (size_t i = 0; i < 4096; i++) {
@@ -103,10 +104,10 @@ static void query_layout(struct remat_kinfo *k)
 	}
 }
 
-struct remat_kinfo *remat_kinfo_get(void *func)
+struct prof_kinfo *prof_kinfo_get(void *func)
 {
-	struct remat_kinfo **p = find(func);
-	struct remat_kinfo *k = p && *p ? *p : NULL;
+	struct prof_kinfo **p = find(func);
+	struct prof_kinfo *k = p && *p ? *p : NULL;
 	if (k && k->queried)
 		return k;
 	if (!k && !(k = insert(func)))
@@ -125,7 +126,7 @@ struct remat_kinfo *remat_kinfo_get(void *func)
 	return k;
 }
 
-void remat_kinfo_reset_trace_ids(void)
+void prof_kinfo_reset_trace_ids(void)
 {
 	for (size_t i = 0; i < cap; i++)
 		if (tab[i])

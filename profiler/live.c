@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-static struct remat_pbuf **v;
+static struct prof_live **v;
 static size_t n, cap;
 
 /* Index of the first buffer starting above addr. */
@@ -25,11 +25,11 @@ static size_t upper(uint64_t addr)
 	return lo;
 }
 
-int remat_live_add(struct remat_pbuf *b)
+int prof_live_add(struct prof_live *b)
 {
 	if (n == cap) {
 		size_t c = cap ? cap * 2 : 256;
-		struct remat_pbuf **p = realloc(v, c * sizeof(*p));
+		struct prof_live **p = realloc(v, c * sizeof(*p));
 		if (!p)
 			return -1;
 		v = p;
@@ -42,32 +42,40 @@ int remat_live_add(struct remat_pbuf *b)
 	return 0;
 }
 
-struct remat_pbuf *remat_live_find(uint64_t addr)
+struct prof_live *prof_live_find(uint64_t addr)
 {
 	size_t i = upper(addr);
 	if (!i)
 		return NULL;
-	struct remat_pbuf *b = v[i - 1];
+	struct prof_live *b = v[i - 1];
 	return addr - b->addr < (b->size ? b->size : 1) ? b : NULL;
 }
 
-struct remat_pbuf *remat_live_remove(uint64_t addr)
+struct prof_live *prof_live_remove(uint64_t addr)
 {
 	size_t i = upper(addr);
 	if (!i || v[i - 1]->addr != addr)
 		return NULL;
-	struct remat_pbuf *b = v[i - 1];
+	struct prof_live *b = v[i - 1];
 	memmove(v + i - 1, v + i, (n - i) * sizeof(*v));
 	n--;
 	return b;
 }
 
-size_t remat_live_count(void)
+size_t prof_live_count(void)
 {
 	return n;
 }
 
-struct remat_pbuf *remat_live_at(size_t i)
+struct prof_live *prof_live_at(size_t i)
 {
 	return v[i];
+}
+
+void prof_live_free(struct prof_live *b)
+{
+	for (size_t k = 0; k < b->nsite; k++)
+		free(b->site[k]);
+	free(b->site);
+	free(b);
 }

@@ -1,7 +1,12 @@
 /*
- * profiler.h — the public face of profiler/: what interpose/ tells it about
- * each op and allocation, and what it makes of them (iteration detection,
- * one profiled iteration, the trace).
+ * profiler.h — the public face of profiler/: finding the training
+ * iteration in the stream of ops, recording one iteration in full, and the
+ * profile that recording hands over — written as the trace
+ * (docs/trace-format.md) and, in run mode, what replay/ checks later
+ * iterations against and replays from.
+ *
+ * Every function here is called with the session's lock held (session/),
+ * except prof_trace_write, prof_publish_join and prof_profile_put.
  */
 #ifndef REMAT_PROFILER_H
 #define REMAT_PROFILER_H
@@ -10,49 +15,159 @@
 #include <stdint.h>
 #include <cuda.h>
 
-enum remat_op_kind {
-	REMAT_OP_KERNEL,
-	REMAT_OP_MEMCPY,
-	REMAT_OP_MEMSET,
-	REMAT_OP_HOST_FUNC,
-	REMAT_OP_GRAPH
-};
-enum remat_copy_kind {
-	REMAT_COPY_HTOD,
-	REMAT_COPY_DTOH,
-	REMAT_COPY_DTOD,
-	REMAT_COPY_HTOH,
-	REMAT_COPY_INFER
+#include "../core/op.h"
+
+/* ---- the profile ---------------------------------------------------------- */
+
+struct prof_buf {
+	uint64_t addr, size, rounded;
+	int small, persistent;
+	int64_t alloc_at, free_at, alloc_seq; /* -1: before / still live / not inside */
+	char **site;                          /* "function+0xoff (object)", innermost first */
+	size_t nsite;
 };
 
-/* One op as an interposed entry point sees it, on the caller's stack. */
-struct remat_op {
-	enum remat_op_kind kind;
-	const char *via; /* the entry point that issued it */
-	void *func;      /* CUfunction or CUkernel */
+/* A launched function: its name and how its parameters are laid out (what
+ * a replay needs to rebuild kernelParams from the recorded bytes). */
+struct prof_kernel {
+	char *name;
+	int layout_known;
+	size_t nparams;
+	uint32_t (*param)[2]; /* offset, size */
+	uint32_t param_bytes;
+};
+
+struct prof_ref {
+	int32_t buf;
+	uint64_t off;      /* byte offset into the buffer */
+	int64_t param_off; /* byte offset in the parameters; -1 for copies */
+};
+
+struct prof_op {
+	int kind;         /* enum remat_op_kind */
+	const char *via;  /* static string */
+	int32_t kernel;   /* index in kernels, -1 when not a kernel */
+	const char *name; /* kernel name (owned by the kernel entry) or op name */
 	unsigned grid[3], block[3], shmem;
-	CUstream stream;
-	void **params, **extra;
-	uint64_t dst, src; /* memcpy/memset: addresses (device or host) */
-	size_t bytes;      /* memcpy/memset: bytes */
-	int copy;          /* enum remat_copy_kind */
-	unsigned value;    /* memset value */
-	unsigned elem;     /* memset element size */
-	long slot;         /* profiler: index in the profiled iteration, -1 = not recorded */
+	int32_t stream; /* index in the profile's streams */
+	uint64_t params_off, params_len;
+	struct prof_ref *refs;
+	size_t nrefs;
+	/* Buffer ids, each once: what it changed, and everything else it
+	 * references (kernels list there every buffer a parameter points into). */
+	int32_t *reads, *writes;
+	size_t nreads, nwrites;
+	uint64_t bytes;
+	int copy; /* enum remat_copy_kind */
+	unsigned value;
+	int64_t duration_ns;
+	int replayable;
+	const char *why_not; /* static string, "" when replayable */
+	/* What later iterations are checked against (replay/). */
+	void *func;       /* CUfunction/CUkernel as launched */
+	CUstream cstream; /* as issued (stream ids merge NULL and CU_STREAM_LEGACY) */
+	int via_extra;    /* parameters came packed in `extra` */
+	/* correlation ids of the API calls that issued it, for CUPTI */
+	uint32_t corr_driver, corr_runtime;
+	/* our hashing kernels launched before and after it (device path) */
+	uint32_t hash_before, hash_after;
+	uint32_t swap_copies; /* libremat's swap copies issued inside the op's call, before it */
 };
 
-/* Around the real call of every op while remat_tracking is set. */
-void remat_prof_begin(struct remat_op *op);
-void remat_prof_end(struct remat_op *op, CUresult rc);
+/* One profiled iteration.  Immutable once prof_finish hands it over; shared
+ * by the trace writer and replay, freed by the last prof_profile_put. */
+struct remat_profile {
+	int refs; /* holders (atomic) */
+	uint64_t graph_hash;
+	int pid;
+	char *cmdline;
+	char device[256];
+	uint64_t device_memory, granularity;
+	uint64_t period, iterations_seen, profiled, start_op;
+	int64_t duration_ns;
+	uint64_t persistent_bytes, peak_bytes, small_pool_bytes;
+	struct prof_buf *bufs;
+	size_t nbufs;
+	struct prof_kernel *kernels;
+	size_t nkernels, capkernels;
+	struct prof_op *ops;
+	size_t nops;
+	uint8_t *params;
+	size_t params_len, params_cap;
+	/* The streams ops were issued on, by id (0: the legacy stream). */
+	CUstream *streams;
+	int nstreams;
+	int64_t level0; /* requested bytes of live managed allocations at op 0 */
+	int cupti_available;
+	const char *cupti_note; /* why durations are unknown, "" otherwise */
+	uint64_t cupti_kernels, cupti_launches;
+	int64_t cupti_mismatch;
+};
 
-/* Managed allocations, as the allocator hands them out and takes them back. */
-void remat_prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small);
-void remat_prof_free(CUdeviceptr p);
+/* The physical peak of one unmodified iteration as the planning model
+ * counts it (what remat-plan calls the baseline peak): a percentage
+ * budget is of this. */
+int64_t prof_baseline_peak(const struct remat_profile *p);
+
+/* Drops one holder; the last frees the profile. */
+void prof_profile_put(struct remat_profile *p);
+
+/* Writes the profile to dir on a thread of its own; the caller's holder
+ * passes to it.  done(ok, the profile's graph hash) runs on that thread once
+ * the trace is written or has failed (one message). */
+void prof_publish(struct remat_profile *p, const char *dir,
+                  void (*done)(int ok, uint64_t graph_hash));
+/* Waits for the writer (at exit). */
+void prof_publish_join(void);
+
+/* Writes trace.json and params.bin into dir (created when missing) under
+ * temporary names, renamed into place, trace.json last.  0, or -1 with one
+ * message in err. */
+int prof_trace_write(const struct remat_profile *p, const char *dir, char *err, size_t errlen);
+
+/* ---- detecting and recording ---------------------------------------------- */
+
+enum prof_step {
+	PROF_DETECTING, /* not part of a profile (yet) */
+	PROF_RECORD,    /* op->pos of the profiled iteration: call prof_op_after */
+	PROF_COMPLETE,  /* the profiled iteration is over; this op starts the next */
+	PROF_GIVE_UP,   /* no iteration to profile (message logged) */
+};
+
+/* Every op while the iteration is looked for and profiled.  On PROF_RECORD
+ * the op's inputs are hashed already; the caller holds its lock across the
+ * real call so that the hashes after it see only its writes.  On
+ * PROF_COMPLETE, prof_finish hands the profile over. */
+enum prof_step prof_op(struct remat_op *op);
+void prof_op_after(struct remat_op *op, CUresult rc);
+/* Ops in the profiled iteration (valid from PROF_RECORD on). */
+size_t prof_period(void);
+/* The finished profile (one holder: the caller), or NULL when out of
+ * memory; the iteration index of the op that completed it goes in
+ * first_iter. */
+struct remat_profile *prof_finish(int64_t *first_iter);
+/* Starts over: look for the iteration again (a new profile). */
+void prof_restart(void);
+/* At exit: one message when a profile was under way. */
+void prof_shutdown(void);
+
+/* Managed allocations, as the allocator hands them out and takes them back
+ * (always, while libremat is active: a later profile needs the live set).
+ * stack: capture the allocating call stack (for the trace). */
+void prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small, int stack);
+void prof_free(CUdeviceptr p);
+/* Requested bytes of live managed allocations. */
+int64_t prof_live_bytes(void);
 
 /* Names learnt when the program looks a function up. */
-void remat_prof_function_name(void *func, const char *name, int is_kernel);
+void prof_function_name(void *func, const char *name, int is_kernel);
 
-/* The write path of the profile (a background thread); joined at exit. */
-void remat_prof_shutdown(void);
+/* ---- swapped allocations -------------------------------------------------- */
+
+/* Before every op once the allocator has swapped (run mode, before a plan
+ * applies): what the op touches is brought back and pinned; released by
+ * prof_swap_release once the op is issued. */
+void prof_swap_check(const struct remat_op *op);
+void prof_swap_release(void);
 
 #endif

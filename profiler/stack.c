@@ -78,7 +78,7 @@ static struct frame *add(uintptr_t ip, unw_cursor_t *c)
 	return f;
 }
 
-size_t remat_stack_capture(char ***frames)
+size_t prof_stack_capture(char ***frames)
 {
 	*frames = NULL;
 	if (!self_base)

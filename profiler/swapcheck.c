@@ -1,17 +1,16 @@
 /*
  * swapcheck.c — once the allocator has swapped something to the host
- * (interpose/alloc/swap.c: the device was full before a plan applied),
+ * (alloc/swap.c: the device was full before a plan applied),
  * every op is looked at before anything else sees it: the allocations its
  * parameter words, copy or set ranges point into are marked used and
  * pinned, and those on the host come back first.  So the profiler's write
  * set hashing, the replay engine and the op itself only ever see resident
  * buffers; the swaps are no ops of the program (not recorded, no index).
  */
-#include <pthread.h>
 #include <string.h>
 
-#include "../interpose/remat.h"
-#include "../interpose/alloc/alloc.h"
+#include "../alloc/alloc.h"
+#include "../core/log.h"
 #include "internal.h"
 
 #define MAX_RANGES 512 /* 4 KiB of parameters: a longer tail is taken in batches */
@@ -58,19 +57,15 @@ static void add_words(struct batch *b, const uint8_t *p, size_t len)
 }
 
 /* 1 when the kernel's parameters cannot be read: anything may be touched. */
-static int kernel_ranges(struct batch *b, const struct remat_op *op, pthread_mutex_t *lock)
+static int kernel_ranges(struct batch *b, const struct remat_op *op)
 {
-	for (void **e = op->extra; e && *e != CU_LAUNCH_PARAM_END; e += 2)
-		if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-			size_t size = 0;
-			for (void **f = op->extra; *f != CU_LAUNCH_PARAM_END; f += 2)
-				if (f[0] == CU_LAUNCH_PARAM_BUFFER_SIZE && f[1])
-					size = *(size_t *)f[1];
-			add_words(b, e[1], size);
-			return 0;
-		}
-	pthread_mutex_lock(lock);
-	const struct remat_kinfo *k = remat_kinfo_get(op->func);
+	size_t size;
+	const uint8_t *buf = remat_op_extra_params(op, &size);
+	if (buf) {
+		add_words(b, buf, size);
+		return 0;
+	}
+	const struct prof_kinfo *k = prof_kinfo_get(op->func);
 	int unknown = !k || !k->layout_known || (k->nparams && !op->params);
 	for (size_t j = 0; !unknown && j < k->nparams; j++) {
 		uint32_t off = k->param[j][0], size = k->param[j][1];
@@ -83,18 +78,17 @@ static int kernel_ranges(struct batch *b, const struct remat_op *op, pthread_mut
 				add(b, v, v + 1);
 		}
 	}
-	pthread_mutex_unlock(lock);
 	return unknown;
 }
 
-void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
+void prof_swap_check(const struct remat_op *op)
 {
 	struct batch b = {.stamp = remat_alloc_touch_begin()};
 	int all = 0;
 	copies = 0;
 	switch (op->kind) {
 	case REMAT_OP_KERNEL:
-		all = kernel_ranges(&b, op, lock);
+		all = kernel_ranges(&b, op);
 		break;
 	case REMAT_OP_MEMCPY:
 		add(&b, op->dst, op->dst + op->bytes);
@@ -115,14 +109,14 @@ void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
 	 * them are not matched to the op. */
 	struct remat_swap_stats s0, s1;
 	remat_alloc_swap_stats(&s0);
-	remat_cupti_tls.internal = 1;
+	prof_cupti_tls.internal = 1;
 	remat_alloc_swap_in(all ? NULL : pins, all ? 0 : npins);
-	remat_cupti_tls.internal = 0;
+	prof_cupti_tls.internal = 0;
 	remat_alloc_swap_stats(&s1);
 	/* Inside a runtime call CUPTI files them under the call's id, which
 	 * the op's own copy shares; outside one, under their own driver ids,
 	 * which "internal" already keeps out of the profile. */
-	if (remat_cupti_tls.rt_depth)
+	if (prof_cupti_tls.rt_depth)
 		copies = (uint32_t)(s1.ins - s0.ins + s1.outs - s0.outs);
 	static const char *kinds[] = {"kernel", "copy", "memset", "host function", "graph launch"};
 	remat_log(REMAT_LOG_DEBUG, "before a %s: brought back %s swapped allocation(s)",
@@ -132,7 +126,7 @@ void remat_swap_check(const struct remat_op *op, pthread_mutex_t *lock)
 	                          : "one");
 }
 
-void remat_swap_release(void)
+void prof_swap_release(void)
 {
 	if (npins) {
 		remat_alloc_unpin(pins, npins);
@@ -140,7 +134,7 @@ void remat_swap_release(void)
 	}
 }
 
-uint32_t remat_swap_copies_take(void)
+uint32_t prof_swap_copies_take(void)
 {
 	uint32_t n = copies;
 	copies = 0;

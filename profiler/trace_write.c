@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/hash.h"
 #include "profiler.h"
-#include "trace.h"
 
 struct sbuf {
 	char *s;
@@ -103,11 +103,11 @@ static void ids(struct sbuf *b, const int32_t *v, size_t n)
 	put(b, "]", 1);
 }
 
-static void buffers(struct sbuf *b, const struct remat_trace *t)
+static void buffers(struct sbuf *b, const struct remat_profile *t)
 {
 	puts_(b, "  \"buffers\": [");
 	for (size_t i = 0; i < t->nbufs; i++) {
-		const struct remat_tbuf *u = &t->bufs[i];
+		const struct prof_buf *u = &t->bufs[i];
 		putf(b, "%s\n    {\"id\": %zu, \"addr\": \"0x%llx\", \"size\": %llu, ",
 		     i ? "," : "", i, (unsigned long long)u->addr, (unsigned long long)u->size);
 		putf(b, "\"rounded\": %llu, \"small\": %s, \"alloc_at\": %lld, \"free_at\": %lld, ",
@@ -125,11 +125,11 @@ static void buffers(struct sbuf *b, const struct remat_trace *t)
 	puts_(b, "\n  ],\n");
 }
 
-static void kernels(struct sbuf *b, const struct remat_trace *t)
+static void kernels(struct sbuf *b, const struct remat_profile *t)
 {
 	puts_(b, "  \"kernels\": [");
 	for (size_t i = 0; i < t->nkernels; i++) {
-		const struct remat_tkernel *k = &t->kernels[i];
+		const struct prof_kernel *k = &t->kernels[i];
 		putf(b, "%s\n    {\"id\": %zu, \"name\": ", i ? "," : "", i);
 		str(b, k->name);
 		puts_(b, ", \"params\": [");
@@ -140,11 +140,11 @@ static void kernels(struct sbuf *b, const struct remat_trace *t)
 	puts_(b, "\n  ],\n");
 }
 
-static void ops(struct sbuf *b, const struct remat_trace *t)
+static void ops(struct sbuf *b, const struct remat_profile *t)
 {
 	puts_(b, "  \"ops\": [");
 	for (size_t i = 0; i < t->nops; i++) {
-		const struct remat_top *o = &t->ops[i];
+		const struct prof_op *o = &t->ops[i];
 		putf(b, "%s\n    {\"i\": %zu, \"kind\": \"%s\", \"via\": ", i ? "," : "", i,
 		     kind_name(o->kind));
 		str(b, o->via);
@@ -231,7 +231,7 @@ static int write_file(const char *path, const void *data, size_t n, char *err, s
 	return 0;
 }
 
-int remat_trace_write(const struct remat_trace *t, const char *dir, char *err, size_t errlen)
+int prof_trace_write(const struct remat_profile *t, const char *dir, char *err, size_t errlen)
 {
 	if (mkdirs(dir, err, errlen))
 		return -1;
@@ -299,28 +299,4 @@ int remat_trace_write(const struct remat_trace *t, const char *dir, char *err, s
 out:
 	free(b.s);
 	return rc;
-}
-
-void remat_trace_free(struct remat_trace *t)
-{
-	for (size_t i = 0; i < t->nbufs; i++) {
-		for (size_t k = 0; k < t->bufs[i].nsite; k++)
-			free(t->bufs[i].site[k]);
-		free(t->bufs[i].site);
-	}
-	for (size_t i = 0; i < t->nkernels; i++) {
-		free(t->kernels[i].name);
-		free(t->kernels[i].param);
-	}
-	for (size_t i = 0; i < t->nops; i++) {
-		free(t->ops[i].refs);
-		free(t->ops[i].reads);
-		free(t->ops[i].writes);
-	}
-	free(t->bufs);
-	free(t->kernels);
-	free(t->ops);
-	free(t->params);
-	free(t->cmdline);
-	memset(t, 0, sizeof(*t));
 }

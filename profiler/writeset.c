@@ -7,7 +7,8 @@
  */
 #include <stdlib.h>
 
-#include "../interpose/remat.h"
+#include "../core/driver.h"
+#include "../core/log.h"
 #include "internal.h"
 
 /* hash.ptx, embedded at build time; NUL-terminated as cuModuleLoadData
@@ -21,13 +22,13 @@ __asm__(".section .rodata\n"
 extern const char remat_hash_ptx[] __attribute__((visibility("hidden")));
 
 static int mode; /* 0 untried, 1 device kernel, 2 host copy */
-uint64_t remat_ws_launches;
+uint64_t prof_ws_launches;
 static CUfunction fn;
 static CUdeviceptr scratch;
 static unsigned char *stage;
 static size_t stage_cap;
 
-void remat_ws_init(void)
+void prof_ws_init(void)
 {
 	if (mode)
 		return;
@@ -88,22 +89,22 @@ static uint64_t device_hash(uint64_t addr, uint64_t size)
 	if (blocks > 1024)
 		blocks = 1024;
 	uint64_t h = 0;
-	remat_cupti_tls.internal = 1;
+	prof_cupti_tls.internal = 1;
 	if (remat_drv.cuMemsetD8(scratch, 0, 8) != CUDA_SUCCESS ||
 	    remat_drv.cuLaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, NULL, args, NULL) !=
 	        CUDA_SUCCESS ||
 	    remat_drv.cuMemcpyDtoH(&h, scratch, 8) != CUDA_SUCCESS) {
-		remat_cupti_tls.internal = 0;
+		prof_cupti_tls.internal = 0;
 		return host_hash(addr, size);
 	}
-	remat_cupti_tls.internal = 0;
-	remat_ws_launches++;
+	prof_cupti_tls.internal = 0;
+	prof_ws_launches++;
 	return h;
 }
 
-uint64_t remat_ws_hash(uint64_t addr, uint64_t size)
+uint64_t prof_ws_hash(uint64_t addr, uint64_t size)
 {
 	if (!mode)
-		remat_ws_init();
+		prof_ws_init();
 	return mode == 1 ? device_hash(addr, size) : host_hash(addr, size);
 }

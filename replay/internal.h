@@ -1,24 +1,18 @@
 /*
  * internal.h — the replay engine's state, shared by engine.c (iterations,
- * checks, divergence), steps.c (evictions and rebuild steps) and
- * verify.c (verification mode).  Everything here is guarded by E.lock.
+ * checks, divergence), steps.c (evictions and rebuild steps) and verify.c
+ * (verification mode).  All of it is touched with the session's lock held.
  */
 #ifndef REMAT_REPLAY_INTERNAL_H
 #define REMAT_REPLAY_INTERNAL_H
 
-#include <pthread.h>
-
 #include "replay.h"
-#include "rplan.h"
 
 /* One replay source: op k as it was issued in this iteration. */
 struct replay_src {
-	uint64_t iter; /* iteration it was recorded in (stale otherwise) */
-	void *func;
-	unsigned grid[3], block[3], shmem;
-	uint64_t dst, src, bytes;
-	unsigned value, elem;
-	uint8_t *params; /* params_len bytes, allocated once at plan install */
+	uint64_t iter;      /* iteration it was recorded in (stale otherwise) */
+	struct remat_op op; /* as issued; its params and extra pointers are not kept */
+	uint8_t *params;    /* len bytes, allocated once at plan install */
 	uint32_t len;
 };
 
@@ -27,21 +21,24 @@ struct replay_iv {
 	int32_t buf;
 };
 
-enum acq_phase {
-	ACQ_WAIT_TRACE, /* the trace writer has not finished */
-	ACQ_PENDING,    /* acquire_begin called, polling */
-	ACQ_NONE,       /* no plan for good: unmodified */
-	ACQ_HAVE,       /* E.plan is set */
+/* What run mode did, over every profile of the process (reported at exit). */
+struct replay_totals {
+	uint64_t replays, evictions, rebuilds_unplanned;
+	int peak_reset;        /* a replay iteration began: applied_peak means something */
+	uint64_t applied_peak; /* physical peak while the plan was applied */
+	int64_t budget;
 };
 
 struct replay_engine {
-	pthread_mutex_t lock;
-	struct replay_profile *P;
-	struct rplan *plan;
-	uint64_t budget;
-	int acq;                 /* enum acq_phase (engine.c) */
-	int trace_status;        /* 0 not yet, 1 written, -1 failed (atomic) */
+	struct remat_profile *profile; /* NULL: not running */
+	struct replay_hooks hooks;
+	struct pl_plan *plan; /* NULL until one arrives */
+	int64_t budget;
+	int64_t first_iter;      /* process iteration index of run mode's first one */
+	int stopped;             /* no plan will come: the session stops run mode */
 	int32_t pos;             /* next op position; -1 lost (after a divergence) */
+	int boundary_due;        /* the last op was issued: the boundary comes next */
+	int due_tentative;       /* ... guessed from the profile's last op while lost */
 	int tentative;           /* pos 0 reached by a guess at the boundary */
 	int applying;            /* this iteration applies the plan */
 	int verifying;           /* this iteration verifies the plan (verify.c) */
@@ -52,21 +49,20 @@ struct replay_engine {
 	uint8_t *live, *evicted, *transient;
 	uint64_t *saved;    /* SAVE: transient copy per buffer, 0 none */
 	uint64_t *bstreams; /* per buffer: stream ids that reference it (bits) */
-	int32_t *src_of;    /* per op: index in srcs, -1 none */
+	int32_t *seq;       /* buffer id of the n-th allocation of the iteration, -1 none */
+	int32_t nseq;
+	int32_t *src_of; /* per op: index in srcs, -1 none */
 	struct replay_src *srcs;
 	int32_t nsrcs;
 	struct replay_iv *iv; /* evicted live buffers, sorted by address */
 	int32_t niv;
 	int32_t *by_addr; /* buffer ids sorted by address */
-	uint64_t replays, evictions, rebuilds_unplanned;
 	int warned_src;
 	uint64_t lost_ops; /* ops since the engine lost the iteration */
-	int reprofiles;
-	int peak_reset;        /* a replay iteration began: applied_peak means something */
-	uint64_t applied_peak; /* physical peak while the plan was applied */
+	struct replay_totals totals;
 };
 
-extern struct replay_engine E;
+extern struct replay_engine engine;
 
 /* steps.c */
 /* Runs the steps before op position q on stream s.  mode 0: as planned;
@@ -83,10 +79,14 @@ int32_t replay_find_evicted(uint64_t lo, uint64_t hi);
 void replay_iv_add(int32_t b);
 void replay_iv_del(int32_t b);
 int32_t replay_buf_at(uint64_t addr);
-int replay_plan_install(struct rplan *pl);
+/* 0, or -1 (message printed, plan freed) when it does not fit the profile. */
+int replay_plan_install(struct pl_plan *pl);
 void replay_plan_drop(void);
+/* Op k's parameters can be rebuilt from recorded bytes. */
+int replay_op_replayable(int32_t k);
 
 /* engine.c */
+/* No plan for good: back to the unmodified job. */
 void replay_no_plan(void);
 
 /* verify.c */

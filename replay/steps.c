@@ -10,19 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interpose/remat.h"
-#include "../interpose/alloc/alloc.h"
-#include "../profiler/internal.h"
+#include "../alloc/alloc.h"
+#include "../core/driver.h"
+#include "../core/log.h"
 #include "internal.h"
 
 /* ---- evicted intervals: the unplanned-access check ---------------------- */
 
 static int32_t iv_upper(uint64_t addr)
 {
-	int32_t lo = 0, hi = E.niv;
+	int32_t lo = 0, hi = engine.niv;
 	while (lo < hi) {
 		int32_t mid = (lo + hi) / 2;
-		if (E.iv[mid].lo <= addr)
+		if (engine.iv[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -32,122 +32,120 @@ static int32_t iv_upper(uint64_t addr)
 
 int32_t replay_find_evicted(uint64_t lo, uint64_t hi)
 {
-	if (!E.niv || hi <= lo)
+	if (!engine.niv || hi <= lo)
 		return -1;
 	int32_t i = iv_upper(hi - 1); /* first interval starting at or after hi */
-	if (i > 0 && E.iv[i - 1].hi > lo)
-		return E.iv[i - 1].buf;
+	if (i > 0 && engine.iv[i - 1].hi > lo)
+		return engine.iv[i - 1].buf;
 	return -1;
 }
 
 void replay_iv_add(int32_t b)
 {
-	const struct replay_buf *u = &E.P->bufs[b];
+	const struct prof_buf *u = &engine.profile->bufs[b];
 	int32_t i = iv_upper(u->addr);
-	memmove(E.iv + i + 1, E.iv + i, (size_t)(E.niv - i) * sizeof(*E.iv));
-	E.iv[i] = (struct replay_iv){u->addr, u->addr + u->size, b};
-	E.niv++;
+	memmove(engine.iv + i + 1, engine.iv + i, (size_t)(engine.niv - i) * sizeof(*engine.iv));
+	engine.iv[i] = (struct replay_iv){u->addr, u->addr + u->size, b};
+	engine.niv++;
 }
 
 void replay_iv_del(int32_t b)
 {
-	for (int32_t i = 0; i < E.niv; i++)
-		if (E.iv[i].buf == b) {
-			memmove(E.iv + i, E.iv + i + 1, (size_t)(E.niv - i - 1) * sizeof(*E.iv));
-			E.niv--;
+	for (int32_t i = 0; i < engine.niv; i++)
+		if (engine.iv[i].buf == b) {
+			memmove(engine.iv + i, engine.iv + i + 1,
+			        (size_t)(engine.niv - i - 1) * sizeof(*engine.iv));
+			engine.niv--;
 			return;
 		}
 }
 
 int32_t replay_buf_at(uint64_t addr)
 {
-	int32_t lo = 0, hi = E.P->nbufs;
+	const int32_t n = (int32_t)engine.profile->nbufs;
+	int32_t lo = 0, hi = n;
 	while (lo < hi) {
 		int32_t mid = (lo + hi) / 2;
-		if (E.P->bufs[E.by_addr[mid]].addr < addr)
+		if (engine.profile->bufs[engine.by_addr[mid]].addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < E.P->nbufs && E.P->bufs[E.by_addr[lo]].addr == addr ? E.by_addr[lo] : -1;
+	return lo < n && engine.profile->bufs[engine.by_addr[lo]].addr == addr ? engine.by_addr[lo]
+	                                                                       : -1;
 }
 
 /* ---- replay sources ------------------------------------------------------ */
 
 void replay_capture(int32_t pos, const struct remat_op *op)
 {
-	struct replay_src *s = &E.srcs[E.src_of[pos]];
-	const struct replay_op *q = &E.P->ops[pos];
-	s->iter = E.iter;
-	s->func = op->func;
-	memcpy(s->grid, op->grid, sizeof(s->grid));
-	memcpy(s->block, op->block, sizeof(s->block));
-	s->shmem = op->shmem;
-	s->dst = op->dst;
-	s->src = op->src;
-	s->bytes = op->bytes;
-	s->value = op->value;
-	s->elem = op->elem;
+	struct replay_src *s = &engine.srcs[engine.src_of[pos]];
+	const struct prof_op *q = &engine.profile->ops[pos];
+	s->iter = engine.iter;
+	s->op = *op;
+	s->op.params = s->op.extra = NULL; /* the caller's, gone after the call */
 	if (q->kind != REMAT_OP_KERNEL)
 		return;
 	if (q->via_extra) {
-		for (void **e = op->extra; e && *e != CU_LAUNCH_PARAM_END; e += 2)
-			if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER && e[1])
-				memcpy(s->params, e[1], s->len);
+		size_t size;
+		const uint8_t *buf = remat_op_extra_params(op, &size);
+		if (buf)
+			memcpy(s->params, buf, s->len);
 		return;
 	}
-	const struct remat_kinfo *k = q->kinfo;
+	const struct prof_kernel *k = &engine.profile->kernels[q->kernel];
 	for (size_t j = 0; j < k->nparams; j++)
 		memcpy(s->params + k->param[j][0], op->params[j], k->param[j][1]);
 }
 
 int replay_launch(int32_t k, CUstream st)
 {
-	int32_t si = E.src_of[k];
-	struct replay_src *s = si >= 0 ? &E.srcs[si] : NULL;
-	if (!s || s->iter != E.iter) {
-		if (!E.warned_src++)
+	int32_t si = engine.src_of[k];
+	struct replay_src *s = si >= 0 ? &engine.srcs[si] : NULL;
+	if (!s || s->iter != engine.iter) {
+		if (!engine.warned_src++)
 			remat_warn("replay of op %d: it was not recorded in this iteration; the "
 			           "rebuilt buffer is wrong",
 			           k);
 		return -1;
 	}
-	const struct replay_op *q = &E.P->ops[k];
+	const struct prof_op *q = &engine.profile->ops[k];
+	const struct remat_op *o = &s->op;
 	CUresult r = CUDA_SUCCESS;
-	E.replays++;
+	engine.totals.replays++;
 	switch (q->kind) {
 	case REMAT_OP_KERNEL:
 		if (q->via_extra) {
 			size_t len = s->len;
 			void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, s->params,
 			                 CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
-			r = remat_drv.cuLaunchKernel(s->func, s->grid[0], s->grid[1], s->grid[2],
-			                             s->block[0], s->block[1], s->block[2],
-			                             s->shmem, st, NULL, extra);
+			r = remat_drv.cuLaunchKernel(o->func, o->grid[0], o->grid[1], o->grid[2],
+			                             o->block[0], o->block[1], o->block[2],
+			                             o->shmem, st, NULL, extra);
 		} else {
-			const struct remat_kinfo *ki = q->kinfo;
+			const struct prof_kernel *ki = &engine.profile->kernels[q->kernel];
 			void *stack[64], **kp = stack;
 			if (ki->nparams > 64 && !(kp = malloc(ki->nparams * sizeof(*kp))))
 				return -1;
 			/* kernelParams point into this iteration's copy of the bytes */
 			for (size_t j = 0; j < ki->nparams; j++)
 				kp[j] = s->params + ki->param[j][0];
-			r = remat_drv.cuLaunchKernel(s->func, s->grid[0], s->grid[1], s->grid[2],
-			                             s->block[0], s->block[1], s->block[2],
-			                             s->shmem, st, kp, NULL);
+			r = remat_drv.cuLaunchKernel(o->func, o->grid[0], o->grid[1], o->grid[2],
+			                             o->block[0], o->block[1], o->block[2],
+			                             o->shmem, st, kp, NULL);
 			if (kp != stack)
 				free(kp);
 		}
 		break;
 	case REMAT_OP_MEMCPY:
-		r = remat_drv.cuMemcpyDtoDAsync(s->dst, s->src, s->bytes, st);
+		r = remat_drv.cuMemcpyDtoDAsync(o->dst, o->src, o->bytes, st);
 		break;
 	case REMAT_OP_MEMSET:
-		r = s->elem == 1
-		        ? remat_drv.cuMemsetD8Async(s->dst, (unsigned char)s->value, s->bytes, st)
-		    : s->elem == 2 ? remat_drv.cuMemsetD16Async(s->dst, (unsigned short)s->value,
-		                                                s->bytes / 2, st)
-		                   : remat_drv.cuMemsetD32Async(s->dst, s->value, s->bytes / 4, st);
+		r = o->elem == 1
+		        ? remat_drv.cuMemsetD8Async(o->dst, (unsigned char)o->value, o->bytes, st)
+		    : o->elem == 2 ? remat_drv.cuMemsetD16Async(o->dst, (unsigned short)o->value,
+		                                                o->bytes / 2, st)
+		                   : remat_drv.cuMemsetD32Async(o->dst, o->value, o->bytes / 4, st);
 		break;
 	default:
 		return -1;
@@ -163,12 +161,12 @@ int replay_launch(int32_t k, CUstream st)
 
 static int map_buf(int32_t b, CUstream s)
 {
-	const struct replay_buf *u = &E.P->bufs[b];
+	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUresult r = remat_alloc_map(u->addr, u->rounded, s);
 	if (r != CUDA_SUCCESS) {
-		remat_warn("rebuild of buffer %d (%llu bytes) does not fit in REMAT_BUDGET=%llu "
-		           "(CUDA error %d)",
-		           b, (unsigned long long)u->rounded, (unsigned long long)E.budget, (int)r);
+		remat_warn("rebuild of buffer %d (%llu bytes) does not fit in the budget of %lld "
+		           "bytes (CUDA error %d)",
+		           b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
 		return -1;
 	}
 	return 0;
@@ -178,83 +176,85 @@ static int map_buf(int32_t b, CUstream s)
  * every stream of the iteration that references it, and s. */
 static void unmap_buf(int32_t b, CUstream s)
 {
-	const struct replay_buf *u = &E.P->bufs[b];
+	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUstream st[64];
 	int n = 0;
 	st[n++] = s;
-	for (int i = 0; i < E.P->nstreams; i++)
-		if ((E.bstreams[b] >> i & 1) && E.P->streams[i] != s)
-			st[n++] = E.P->streams[i];
+	/* bstreams has a bit for each of the first 64 stream ids. */
+	for (int i = 0; i < engine.profile->nstreams && n < 64; i++)
+		if ((engine.bstreams[b] >> i & 1) && engine.profile->streams[i] != s)
+			st[n++] = engine.profile->streams[i];
 	remat_alloc_unmap_after(u->addr, u->rounded, st, n);
 }
 
 void replay_evict_after(int32_t p, CUstream s)
 {
-	const struct rplan *pl = E.plan;
+	const struct pl_plan *pl = engine.plan;
 	for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++) {
 		int32_t b = pl->evict[i];
-		if (!E.live[b] || E.evicted[b])
+		if (!engine.live[b] || engine.evicted[b])
 			continue;
 		unmap_buf(b, s);
-		E.evicted[b] = 1;
+		engine.evicted[b] = 1;
 		replay_iv_add(b);
-		E.evictions++;
+		engine.totals.evictions++;
 	}
 }
 
-static int step(const struct rplan_step *st, CUstream s, int mode, int32_t cur)
+static int step(const struct pl_step *st, CUstream s, int mode, int32_t cur)
 {
 	int32_t b = st->arg;
-	const struct replay_buf *u = st->kind == RPLAN_REPLAY ? NULL : &E.P->bufs[b];
+	const struct prof_buf *u = st->kind == PL_STEP_REPLAY ? NULL : &engine.profile->bufs[b];
 	switch (st->kind) {
-	case RPLAN_MAP:
-		if (E.live[b] ? !E.evicted[b] : E.transient[b])
+	case PL_STEP_MAP:
+		if (engine.live[b] ? !engine.evicted[b] : engine.transient[b])
 			return 0; /* mapped already (recovery runs steps out of place) */
 		if (map_buf(b, s))
 			return -1;
-		if (E.live[b]) {
-			E.evicted[b] = 0;
+		if (engine.live[b]) {
+			engine.evicted[b] = 0;
 			replay_iv_del(b);
 		} else {
-			E.transient[b] = 1;
+			engine.transient[b] = 1;
 		}
 		return 0;
-	case RPLAN_SAVE: {
-		if (E.saved[b])
+	case PL_STEP_SAVE: {
+		if (engine.saved[b])
 			return 0;
 		uint64_t a;
 		if (remat_alloc_scratch(u->size, &a, s) != CUDA_SUCCESS) {
-			remat_warn("no room for a copy of buffer %d within REMAT_BUDGET=%llu", b,
-			           (unsigned long long)E.budget);
+			remat_warn(
+			    "no room for a copy of buffer %d within the budget of %lld bytes", b,
+			    (long long)engine.budget);
 			return -1;
 		}
 		remat_drv.cuMemcpyDtoDAsync(a, u->addr, u->size, s);
-		E.saved[b] = a;
+		engine.saved[b] = a;
 		return 0;
 	}
-	case RPLAN_RESTORE:
-		if (!E.saved[b])
+	case PL_STEP_RESTORE:
+		if (!engine.saved[b])
 			return 0;
-		remat_drv.cuMemcpyDtoDAsync(u->addr, E.saved[b], u->size, s);
-		remat_alloc_scratch_free(E.saved[b], u->size, s);
-		E.saved[b] = 0;
+		remat_drv.cuMemcpyDtoDAsync(u->addr, engine.saved[b], u->size, s);
+		remat_alloc_scratch_free(engine.saved[b], u->size, s);
+		engine.saved[b] = 0;
 		return 0;
-	case RPLAN_REPLAY:
+	case PL_STEP_REPLAY:
 		if (mode == 1 && b >= cur)
 			return 0; /* not issued yet in this iteration */
 		return replay_launch(b, s);
-	case RPLAN_RELEASE:
-		if (E.live[b]) {
+	case PL_STEP_RELEASE:
+		if (engine.live[b]) {
 			/* In recovery, a live buffer stays: the ops after cur will
 			 * not run as planned. */
-			if (E.evicted[b] || mode)
+			if (engine.evicted[b] || mode)
 				return 0;
 			unmap_buf(b, s);
-			E.evicted[b] = 1;
+			engine.evicted[b] = 1;
 			replay_iv_add(b);
-		} else if (E.transient[b]) {
+		} else if (engine.transient[b]) {
 			unmap_buf(b, s);
-			E.transient[b] = 0;
+			engine.transient[b] = 0;
 		}
 		return 0;
 	}
@@ -263,7 +263,7 @@ static int step(const struct rplan_step *st, CUstream s, int mode, int32_t cur)
 
 int replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 {
-	const struct rplan *pl = E.plan;
+	const struct pl_plan *pl = engine.plan;
 	int rc = 0;
 	for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1]; i++)
 		if (step(&pl->steps[i], s, mode, cur))
@@ -274,10 +274,10 @@ int replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 /* The op before position cur that last wrote buffer b, or -1. */
 static int32_t last_writer(int32_t b, int32_t cur)
 {
-	const struct replay_profile *P = E.P;
+	const struct remat_profile *p = engine.profile;
 	for (int32_t k = cur - 1; k >= 0; k--)
-		for (uint32_t i = 0; i < P->ops[k].nwr; i++)
-			if (P->wr[P->ops[k].wr_off + i] == b)
+		for (size_t i = 0; i < p->ops[k].nwrites; i++)
+			if (p->ops[k].writes[i] == b)
 				return k;
 	return -1;
 }
@@ -287,15 +287,15 @@ static int32_t last_writer(int32_t b, int32_t cur)
  * (so it reads what it read then). */
 static int replay_safe(int32_t k, int32_t b, int32_t cur)
 {
-	const struct replay_profile *P = E.P;
-	const struct replay_op *q = &P->ops[k];
-	if (!q->replayable || E.src_of[k] < 0 || q->nwr != 1 || P->wr[q->wr_off] != b)
+	const struct remat_profile *p = engine.profile;
+	const struct prof_op *q = &p->ops[k];
+	if (!q->replayable || engine.src_of[k] < 0 || q->nwrites != 1 || q->writes[0] != b)
 		return 0;
-	for (uint32_t i = 0; i < q->nref; i++) {
-		int32_t r = P->ref[q->ref_off + i];
+	for (size_t i = 0; i < q->nreads; i++) {
+		int32_t r = q->reads[i];
 		if (r == b)
 			continue;
-		if (!P->bufs[r].small && (!E.live[r] || E.evicted[r]))
+		if (!p->bufs[r].small && (!engine.live[r] || engine.evicted[r]))
 			return 0;
 		if (last_writer(r, cur) > k)
 			return 0;
@@ -305,26 +305,26 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 
 void replay_rebuild_all(CUstream s)
 {
-	if (!E.plan || !E.niv)
+	if (!engine.plan || !engine.niv)
 		return;
-	int32_t cur = E.pos < 0 ? E.P->nops : E.pos;
+	int32_t cur = engine.pos < 0 ? (int32_t)engine.profile->nops : engine.pos;
 	/* The plan's own recipes, in plan order: an input rebuilt earlier in
 	 * the plan is rebuilt here first too. */
-	for (int32_t q = cur; q < E.P->nops && E.niv; q++) {
-		const struct rplan *pl = E.plan;
+	for (int32_t q = cur; q < (int32_t)engine.profile->nops && engine.niv; q++) {
+		const struct pl_plan *pl = engine.plan;
 		int touches = 0;
 		for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1] && !touches; i++)
-			touches = pl->steps[i].kind == RPLAN_MAP && E.live[pl->steps[i].arg] &&
-			          E.evicted[pl->steps[i].arg];
+			touches = pl->steps[i].kind == PL_STEP_MAP &&
+			          engine.live[pl->steps[i].arg] && engine.evicted[pl->steps[i].arg];
 		if (touches)
 			replay_steps(q, s, 1, cur);
 	}
 	/* Evicted until freed by the plan: no recipe in the plan, so replay
 	 * the op that last wrote it, when that is safe. */
-	while (E.niv) {
-		int32_t b = E.iv[0].buf;
+	while (engine.niv) {
+		int32_t b = engine.iv[0].buf;
 		map_buf(b, s);
-		E.evicted[b] = 0;
+		engine.evicted[b] = 0;
 		replay_iv_del(b);
 		int32_t k = last_writer(b, cur);
 		if (k < 0 || !replay_safe(k, b, cur) || replay_launch(k, s))
@@ -332,42 +332,47 @@ void replay_rebuild_all(CUstream s)
 			           "mapped again, its content is lost",
 			           b);
 	}
-	for (int32_t b = 0; b < E.P->nbufs; b++)
-		if (E.transient[b]) {
+	for (size_t b = 0; b < engine.profile->nbufs; b++)
+		if (engine.transient[b]) {
 			unmap_buf(b, s);
-			E.transient[b] = 0;
+			engine.transient[b] = 0;
 		}
 }
 
 /* ---- plan install -------------------------------------------------------- */
 
-static int check_plan(const struct rplan *pl, char *why, size_t n)
+int replay_op_replayable(int32_t k)
 {
-	const struct replay_profile *P = E.P;
-	if (pl->nops != P->nops || pl->graph_hash != P->graph_hash) {
+	const struct remat_profile *p = engine.profile;
+	const struct prof_op *q = &p->ops[k];
+	return q->replayable && (q->kind != REMAT_OP_KERNEL || q->via_extra ||
+	                         (q->kernel >= 0 && p->kernels[q->kernel].layout_known));
+}
+
+static int check_plan(const struct pl_plan *pl, char *why, size_t n)
+{
+	const struct remat_profile *prof = engine.profile;
+	int32_t nbufs = (int32_t)prof->nbufs;
+	if (pl->nops != (int32_t)prof->nops || pl->graph_hash != prof->graph_hash) {
 		snprintf(why, n,
-		         "made for graph 0x%016llx with %d ops, this one is 0x%016llx with %d",
+		         "made for graph 0x%016llx with %d ops, this one is 0x%016llx with %zu",
 		         (unsigned long long)pl->graph_hash, pl->nops,
-		         (unsigned long long)P->graph_hash, P->nops);
+		         (unsigned long long)prof->graph_hash, prof->nops);
 		return -1;
 	}
 	for (int32_t p = 0; p < pl->nops; p++) {
 		for (uint32_t i = pl->step_off[p]; i < pl->step_off[p + 1]; i++) {
-			const struct rplan_step *st = &pl->steps[i];
-			if (st->kind == RPLAN_REPLAY) {
-				if (st->arg < 0 || st->arg >= p || !P->ops[st->arg].replayable ||
-				    (P->ops[st->arg].kind == REMAT_OP_KERNEL &&
-				     !P->ops[st->arg].via_extra &&
-				     !((struct remat_kinfo *)P->ops[st->arg].kinfo)
-				          ->layout_known)) {
+			const struct pl_step *st = &pl->steps[i];
+			if (st->kind == PL_STEP_REPLAY) {
+				if (st->arg < 0 || st->arg >= p || !replay_op_replayable(st->arg)) {
 					snprintf(why, n,
 					         "op %d replays op %d, which cannot be replayed", p,
 					         st->arg);
 					return -1;
 				}
-			} else if (st->arg < 0 || st->arg >= P->nbufs || st->kind > RPLAN_RELEASE ||
-			           (P->bufs[st->arg].small &&
-			            (st->kind == RPLAN_MAP || st->kind == RPLAN_RELEASE))) {
+			} else if (st->arg < 0 || st->arg >= nbufs || st->kind > PL_STEP_RELEASE ||
+			           (prof->bufs[st->arg].small &&
+			            (st->kind == PL_STEP_MAP || st->kind == PL_STEP_RELEASE))) {
 				/* A small buffer shares its chunk: it can be saved
 				 * and restored, never mapped or released. */
 				snprintf(why, n, "op %d: bad step (%d, %d)", p, st->kind, st->arg);
@@ -375,8 +380,8 @@ static int check_plan(const struct rplan *pl, char *why, size_t n)
 			}
 		}
 		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++)
-			if (pl->evict[i] < 0 || pl->evict[i] >= P->nbufs ||
-			    P->bufs[pl->evict[i]].small) {
+			if (pl->evict[i] < 0 || pl->evict[i] >= nbufs ||
+			    prof->bufs[pl->evict[i]].small) {
 				snprintf(why, n, "op %d evicts buffer %d, which cannot be evicted",
 				         p, pl->evict[i]);
 				return -1;
@@ -387,56 +392,54 @@ static int check_plan(const struct rplan *pl, char *why, size_t n)
 
 void replay_plan_drop(void)
 {
-	for (int32_t i = 0; i < E.nsrcs; i++)
-		free(E.srcs[i].params);
-	free(E.srcs);
-	E.srcs = NULL;
-	E.nsrcs = 0;
-	if (E.src_of)
-		memset(E.src_of, 0xff, (size_t)E.P->nops * sizeof(*E.src_of));
-	if (E.plan)
-		rplan_free(E.plan);
-	E.plan = NULL;
+	for (int32_t i = 0; i < engine.nsrcs; i++)
+		free(engine.srcs[i].params);
+	free(engine.srcs);
+	engine.srcs = NULL;
+	engine.nsrcs = 0;
+	if (engine.src_of)
+		memset(engine.src_of, 0xff, (size_t)engine.profile->nops * sizeof(*engine.src_of));
+	if (engine.plan)
+		pl_plan_free(engine.plan);
+	engine.plan = NULL;
 }
 
-int replay_plan_install(struct rplan *pl)
+int replay_plan_install(struct pl_plan *pl)
 {
 	char why[256];
 	if (check_plan(pl, why, sizeof(why))) {
 		remat_warn("plan rejected: %s; training continues unmodified", why);
-		rplan_free(pl);
+		pl_plan_free(pl);
 		return -1;
 	}
 	replay_plan_drop();
-	E.plan = pl;
+	engine.plan = pl;
 	int32_t n = 0;
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
-		if (pl->steps[i].kind == RPLAN_REPLAY && E.src_of[pl->steps[i].arg] < 0)
-			E.src_of[pl->steps[i].arg] = n++;
+		if (pl->steps[i].kind == PL_STEP_REPLAY && engine.src_of[pl->steps[i].arg] < 0)
+			engine.src_of[pl->steps[i].arg] = n++;
 	/* The last writer of each evicted buffer is kept too: a divergence may
 	 * need a buffer the plan never rebuilds (evicted until its free). */
 	for (int32_t p = 0; p < pl->nops; p++)
 		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++) {
 			int32_t k = last_writer(pl->evict[i], p + 1);
-			if (k >= 0 && E.src_of[k] < 0 && E.P->ops[k].replayable &&
-			    (E.P->ops[k].kind != REMAT_OP_KERNEL || E.P->ops[k].via_extra ||
-			     ((struct remat_kinfo *)E.P->ops[k].kinfo)->layout_known))
-				E.src_of[k] = n++;
+			if (k >= 0 && engine.src_of[k] < 0 && replay_op_replayable(k))
+				engine.src_of[k] = n++;
 		}
-	E.srcs = calloc(n ? (size_t)n : 1, sizeof(*E.srcs));
-	if (!E.srcs) {
+	engine.srcs = calloc(n ? (size_t)n : 1, sizeof(*engine.srcs));
+	if (!engine.srcs) {
 		replay_plan_drop();
 		return -1;
 	}
-	E.nsrcs = n;
+	engine.nsrcs = n;
 	for (int32_t k = 0; k < pl->nops; k++) {
-		int32_t si = E.src_of[k];
+		int32_t si = engine.src_of[k];
 		if (si < 0)
 			continue;
-		E.srcs[si].len = E.P->ops[k].params_len;
-		E.srcs[si].params = calloc(1, E.srcs[si].len + 8);
-		E.srcs[si].iter = UINT64_MAX;
-		if (!E.srcs[si].params) {
+		engine.srcs[si].len = (uint32_t)engine.profile->ops[k].params_len;
+		engine.srcs[si].params = calloc(1, engine.srcs[si].len + 8);
+		engine.srcs[si].iter = UINT64_MAX;
+		if (!engine.srcs[si].params) {
 			replay_plan_drop();
 			return -1;
 		}

@@ -13,13 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interpose/remat.h"
-#include "../interpose/alloc/alloc.h"
-#include "acquire.h"
+#include "../core/config.h"
+#include "../core/driver.h"
+#include "../core/log.h"
 #include "internal.h"
-
-/* acquire.c may not have it yet: resolved at run time, see the end. */
-#pragma weak acquire_begin_excluding
 
 static int32_t *excluded;
 static int nexcluded;
@@ -48,7 +45,7 @@ static void exclude(int32_t b, int32_t pos, uint64_t off)
 
 void replay_verify_begin(int32_t pos, CUstream s)
 {
-	const struct rplan *pl = E.plan;
+	const struct pl_plan *pl = engine.plan;
 	uint32_t s0 = pl->step_off[pos], s1 = pl->step_off[pos + 1];
 	if (s0 == s1)
 		return;
@@ -59,9 +56,9 @@ void replay_verify_begin(int32_t pos, CUstream s)
 	remat_drv.cuCtxSynchronize();
 	for (uint32_t i = s0; i < s1 && n < 64; i++) {
 		int32_t b = pl->steps[i].arg;
-		if (pl->steps[i].kind != RPLAN_MAP || !E.live[b])
+		if (pl->steps[i].kind != PL_STEP_MAP || !engine.live[b])
 			continue;
-		const struct replay_buf *u = &E.P->bufs[b];
+		const struct prof_buf *u = &engine.profile->bufs[b];
 		uint8_t *h = malloc(u->size);
 		if (!h || remat_drv.cuMemcpyDtoH(h, u->addr, u->size) != CUDA_SUCCESS) {
 			free(h);
@@ -74,7 +71,7 @@ void replay_verify_begin(int32_t pos, CUstream s)
 	remat_drv.cuCtxSynchronize();
 	int restored = 0;
 	for (int k = 0; k < n; k++) {
-		const struct replay_buf *u = &E.P->bufs[ids[k]];
+		const struct prof_buf *u = &engine.profile->bufs[ids[k]];
 		uint8_t *h = malloc(u->size);
 		if (h && remat_drv.cuMemcpyDtoH(h, u->addr, u->size) == CUDA_SUCCESS) {
 			if (memcmp(h, orig[k], u->size)) {
@@ -113,19 +110,8 @@ void replay_verify_end_iteration(void)
 		    snprintf(list + w, sizeof(list) - (size_t)w, "%s%d", i ? "," : "", excluded[i]);
 	remat_warn("verify: %d buffer(s) rebuild differently (%s); planning again without them",
 	           nexcluded, list);
-	uint64_t h = E.P->graph_hash;
-	acquire_invalidate_cached(h, (int64_t)E.budget);
 	replay_plan_drop();
-	if (!acquire_begin_excluding) {
-		remat_warn("verify: this build cannot pass excluded buffers to the planner; "
-		           "training continues unmodified");
-		replay_no_plan();
-		return;
-	}
 	verified = 0; /* the new plan is verified too */
-	if (acquire_begin_excluding(remat_cfg.trace_dir, h, E.P->nops, (int64_t)E.budget, excluded,
-	                            nexcluded))
+	if (engine.hooks.replan(excluded, nexcluded))
 		replay_no_plan();
-	else
-		E.acq = ACQ_PENDING;
 }

@@ -11,6 +11,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../core/config.h"
+
+static inline const char *acq_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+/* The test changed the environment: read it again, as the constructor does
+ * once in a real process. */
+static inline void acq_reload(void)
+{
+	struct remat_config_msgs msgs;
+	memset(&msgs, 0, sizeof(msgs));
+	if (remat_config_load(acq_getenv, environ, &remat_cfg, &msgs))
+		abort();
+}
+
 /* A fresh directory under $TMPDIR, removed by acq_rmtree. */
 static inline void acq_mkdtemp(char *out, size_t n)
 {

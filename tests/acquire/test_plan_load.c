@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "acq_testutil.h"
-#include "acquire_internal.h"
+#include "internal.h"
 
 #define HASH  0x2d9addb2c6334337ull
 #define NOPS  10
@@ -62,9 +62,9 @@ static void test_valid_plan(void **state)
 	acq_write(path, 0644, "%s",
 	          plan_text("0x2d9addb2c6334337", "10", "3211264", good_ops,
 	                    "  \"iteration_ns\": 100000,\n"));
-	struct rplan *p = NULL;
+	struct pl_plan *p = NULL;
 	char err[1024] = "";
-	assert_int_equal(rplan_load_json(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)), 0);
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)), 0);
 	assert_non_null(p);
 	assert_int_equal(p->nops, NOPS);
 	assert_true(p->graph_hash == HASH);
@@ -82,7 +82,8 @@ static void test_valid_plan(void **state)
 		assert_int_equal(p->step_off[i], so[i]);
 		assert_int_equal(p->evict_off[i], eo[i]);
 	}
-	int kinds[5] = {RPLAN_MAP, RPLAN_REPLAY, RPLAN_RELEASE, RPLAN_SAVE, RPLAN_RESTORE};
+	int kinds[5] = {PL_STEP_MAP, PL_STEP_REPLAY, PL_STEP_RELEASE, PL_STEP_SAVE,
+	                PL_STEP_RESTORE};
 	int args[5] = {3, 1, 7, 2, 2};
 	for (int i = 0; i < 5; i++) {
 		assert_int_equal(p->steps[i].kind, kinds[i]);
@@ -91,35 +92,35 @@ static void test_valid_plan(void **state)
 	assert_int_equal(p->evict[0], 3);
 	assert_int_equal(p->evict[1], 4);
 	assert_int_equal(p->evict[2], 0);
-	rplan_free(p);
+	pl_plan_free(p);
 }
 
 static void test_empty_plan_and_unknown_nbufs(void **state)
 {
 	(void)state;
 	acq_write(path, 0644, "%s", plan_text("0x2d9addb2c6334337", "10", "3211264", "[]", ""));
-	struct rplan *p = NULL;
+	struct pl_plan *p = NULL;
 	char err[1024] = "";
-	assert_int_equal(rplan_load_json(path, HASH, NOPS, BUDG, -1, &p, err, sizeof(err)), 0);
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, BUDG, -1, &p, err, sizeof(err)), 0);
 	for (int i = 0; i <= NOPS; i++)
 		assert_int_equal(p->step_off[i] + p->evict_off[i], 0);
 	assert_int_equal(p->iteration_ns, -1);
-	rplan_free(p);
+	pl_plan_free(p);
 	/* Without a buffer count, a large id is accepted (the engine checks). */
 	acq_write(path, 0644, "%s",
 	          plan_text("0x2d9addb2c6334337", "10", "3211264",
 	                    "[{\"op\": 0, \"evict_after\": [100]}]", ""));
-	assert_int_equal(rplan_load_json(path, HASH, NOPS, BUDG, -1, &p, err, sizeof(err)), 0);
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, BUDG, -1, &p, err, sizeof(err)), 0);
 	assert_int_equal(p->evict[0], 100);
-	rplan_free(p);
+	pl_plan_free(p);
 }
 
 static void expect_rejected(const char *text, const char *expect)
 {
 	acq_write(path, 0644, "%s", text);
-	struct rplan *p = (struct rplan *)1;
+	struct pl_plan *p = (struct pl_plan *)1;
 	char err[1024] = "";
-	int rc = rplan_load_json(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));
+	int rc = acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));
 	if (rc == 0 || !strstr(err, expect) || strncmp(err, path, strlen(path)))
 		fail_msg("expected rejection containing '%s', got rc %d: '%s'", expect, rc, err);
 	assert_null(p);
@@ -180,21 +181,19 @@ static void test_invalid_plans(void **state)
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3000000", "[]", ""));
 	/* peak 3145728 > budget 3000000 */
 	acq_write(path, 0644, "%s", t);
-	struct rplan *p;
+	struct pl_plan *p;
 	char err[1024];
-	assert_int_equal(rplan_load_json(path, HASH, NOPS, 3000000, NBUFS, &p, err, sizeof(err)),
-	                 -1);
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, 3000000, NBUFS, &p, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "planned peak 3145728 bytes is over the budget of 3000000"));
 }
 
 static void test_missing_file(void **state)
 {
 	(void)state;
-	struct rplan *p;
+	struct pl_plan *p;
 	char err[1024], nofile[4300];
 	snprintf(nofile, sizeof(nofile), "%s/none.json", dir);
-	assert_int_equal(rplan_load_json(nofile, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)),
-	                 -1);
+	assert_int_equal(acq_plan_read(nofile, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "none.json: No such file or directory"));
 }
 
@@ -227,9 +226,9 @@ static void test_jansson_missing(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		acq_jansson_soname = "libjansson-not-there.so.4";
-		struct rplan *p;
+		struct pl_plan *p;
 		char err[1024] = "";
-		int rc = rplan_load_json(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));
+		int rc = acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));
 		int ok =
 		    rc == -1 && !strcmp(err, "run mode needs libjansson-not-there.so.4 (Debian: "
 		                             "libjansson4) to read plans; running unmodified");

@@ -5,7 +5,7 @@
 # plans it and applies the new plan: outputs byte-identical, the budget kept
 # in both planned phases.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/remat/progs
+P=$BUILD/tests/e2e/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
 run base -- "$P/chain" "$P/chain.so" 30 --switch-at 10
 read -r c p m <<EOT

@@ -5,7 +5,7 @@
 # after: outputs byte-identical, also under slowed streams, and verification
 # finds the rebuild bit-identical.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/remat/progs
+P=$BUILD/tests/e2e/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
 run base -- "$P/chain" "$P/chain.so" 30 --side
 read -r c p m <<EOT

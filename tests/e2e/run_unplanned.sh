@@ -1,11 +1,11 @@
 #!/bin/sh
 # Run mode meets accesses the plan did not foresee.  First, in one iteration
-# the program copies an evicted activation to the host (tests/remat/progs/chain
+# the program copies an evicted activation to the host (tests/e2e/progs/chain
 # --host-read).  The activation is rebuilt first, so the host sees the right
 # bytes (no simulator fault), the iteration passes through, and the plan
 # resumes at the next iteration: outputs byte-identical.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/remat/progs
+P=$BUILD/tests/e2e/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
 run base -- "$P/chain" "$P/chain.so" 30 --host-read 20
 read -r c p m <<EOT

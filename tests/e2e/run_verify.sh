@@ -1,5 +1,5 @@
 #!/bin/sh
-# Verification mode (REMAT_VERIFY=1).  tests/remat/progs/chain --indirect has
+# Verification mode (REMAT_VERIFY=1).  tests/e2e/progs/chain --indirect has
 # a kernel whose input hides behind a pointer in device memory and changes
 # after the forward pass: the trace cannot see it, the planner rebuilds its
 # output by replay, and the result is wrong.  Without verification the run
@@ -8,7 +8,7 @@
 # plan is dropped (re-planned without it where remat-plan can), and the
 # outputs are byte-identical.  A sound plan (mlp) passes verification.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/remat/progs
+P=$BUILD/tests/e2e/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
 run base -- "$P/chain" "$P/chain.so" 40 --indirect
 read -r c p m <<EOT

@@ -71,15 +71,20 @@ static void budget_strings(void **state)
 	struct {
 		const char *s, *msg;
 	} bad[] = {{"", "empty"},
-	           {"abc", "expected a size"},
+	           {"abc", "not a positive number"},
 	           {"12X", "unknown suffix 'X'"},
-	           {"-5G", "positive"},
-	           {"0%", "percentage must be"},
+	           {"-5G", "not a positive number"},
+	           {" 5G", "not a positive number"},
+	           {"0%", "percentage must be in (0, 100]"},
+	           {"150%", "percentage must be in (0, 100]"},
 	           {"50%x", "junk after"},
 	           {"1.5", "whole number"},
-	           {"0", "out of range"},
+	           {"0", "not a positive size"},
+	           {"0x10", "not a plain decimal"},
+	           {"1e3", "not a plain decimal"},
 	           {"0.01%", "rounds to 0"},
-	           {"99999999999T", "out of range"}};
+	           {"99999999999T", "too large"},
+	           {"8388608T", "too large"}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		expect_error(pl_parse_budget(bad[i].s, 1000, &v, err, sizeof(err)), PL_EINPUT, err,
 		             bad[i].msg);

@@ -1,0 +1,496 @@
+/*
+ * acquire.c — getting a plan for the profiled graph while the job keeps
+ * training: the cache first, else remat-plan in its own process, polled
+ * (never waited for) at iteration boundaries.
+ *
+ * One acquisition at a time, guarded by one mutex: libremat calls in under
+ * its own lock, but nothing here relies on that.  Every way this can fail
+ * ends in ACQUIRE_FAILED after exactly one message; the caller then keeps
+ * running the job unmodified.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/config.h"
+#include "../core/log.h"
+#include "acquire.h"
+#include "internal.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	enum acquire_state st;
+	uint64_t hash;
+	int32_t nops, nbufs;
+	int64_t budget, iter_ns;
+	pid_t pid;   /* the planner's wrapper */
+	pid_t owner; /* the process that started it (a forked child is not) */
+	double deadline, timeout_s, grace_s;
+	char planner[PATH_MAX];
+	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
+	/* Room for a file name after the directory: */
+	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
+	char tmp[PATH_MAX + 128];   /* where remat-plan writes it */
+	char log[PATH_MAX + 128];
+	int32_t *excl; /* buffers the plan must not evict (verification mode) */
+	int nexcl;
+	struct pl_plan *plan; /* READY: not yet handed out */
+	char msg[2048];       /* last message, for tests and reports */
+} A;
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The one message of a failure: always shown, whatever REMAT_LOG says. */
+__attribute__((format(printf, 1, 2))) static enum acquire_state failed(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	va_end(ap);
+	remat_warn("%s", A.msg);
+	A.st = ACQUIRE_FAILED;
+	return A.st;
+}
+
+/* A message that does not end the acquisition (a damaged cache entry). */
+__attribute__((format(printf, 1, 2))) static void warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	va_end(ap);
+	remat_warn("%s", A.msg);
+}
+
+__attribute__((format(printf, 1, 2))) static void info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	va_end(ap);
+	remat_log(REMAT_LOG_INFO, "%s", A.msg);
+}
+
+const char *acquire_last_message(void)
+{
+	return A.msg;
+}
+
+/* The last line of the planner log containing needle, or with needle NULL
+ * its last "remat-plan: " message (else its last line), without that
+ * prefix: the line worth quoting in our one message. */
+static void log_line(const char *needle, char *out, size_t n)
+{
+	snprintf(out, n, "no output");
+	FILE *f = fopen(A.log, "r");
+	if (!f)
+		return;
+	char line[1024];
+	int have_msg = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		int msg = !strncmp(line, "remat-plan: ", 12);
+		if (!line[0] || line[0] == '+' || (needle && !strstr(line, needle)) ||
+		    (!needle && have_msg && !msg))
+			continue;
+		have_msg |= msg;
+		const char *s = msg ? line + 12 : line;
+		size_t l = strlen(s) < n - 1 ? strlen(s) : n - 1;
+		memcpy(out, s, l);
+		out[l] = '\0';
+	}
+	fclose(f);
+}
+
+static void kill_planner(void)
+{
+	if (A.pid <= 0)
+		return;
+	/* The wrapper leads its own group: this takes remat-plan with it. */
+	kill(-A.pid, SIGKILL);
+	while (waitpid(A.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	A.pid = 0;
+	if (A.tmp[0] && strcmp(A.tmp, A.final)) {
+		/* remat-plan writes <tmp>.tmp, then renames it to <tmp>. */
+		char t[sizeof(A.tmp) + 4];
+		snprintf(t, sizeof(t), "%s.tmp", A.tmp);
+		unlink(t);
+		unlink(A.tmp);
+	}
+}
+
+static void reset_locked(void)
+{
+	if (A.st == ACQUIRE_PENDING && A.owner == getpid())
+		kill_planner();
+	pl_plan_free(A.plan);
+	A.plan = NULL;
+	A.pid = 0;
+	A.st = ACQUIRE_IDLE;
+}
+
+static void human(int64_t b, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.2f MiB", (double)b / (1024.0 * 1024.0));
+}
+
+static void ready(struct pl_plan *p, const char *how, const char *path)
+{
+	if (p->iteration_ns < 0)
+		p->iteration_ns = A.iter_ns;
+	A.plan = p;
+	A.st = ACQUIRE_READY;
+	char pk[32], bu[32];
+	human(p->peak, pk, sizeof(pk));
+	human(p->budget, bu, sizeof(bu));
+	if (p->iteration_ns > 0)
+		info("%s %s (planner %s: peak %s for a budget of %s, recompute %.1f%% of the "
+		     "iteration)",
+		     how, path, p->planner, pk, bu,
+		     100.0 * (double)p->recompute_ns / (double)p->iteration_ns);
+	else
+		info("%s %s (planner %s: peak %s for a budget of %s)", how, path, p->planner, pk,
+		     bu);
+}
+
+/* A loaded plan that evicts an excluded buffer is refused: verification
+ * found its rebuild not bit-identical, whatever the planner thinks. */
+static int check_excluded(const struct pl_plan *p, const char *path, char *err, size_t errlen)
+{
+	for (uint32_t k = 0; k < p->evict_off[p->nops]; k++)
+		for (int i = 0; i < A.nexcl; i++)
+			if (p->evict[k] == A.excl[i]) {
+				snprintf(err, errlen,
+				         "%s: evicts buffer %d, which must stay resident", path,
+				         A.excl[i]);
+				return -1;
+			}
+	return 0;
+}
+
+static int load_plan(const char *path, struct pl_plan **p, char *err, size_t errlen)
+{
+	if (acq_plan_read(path, A.hash, A.nops, A.budget, A.nbufs, p, err, errlen))
+		return -1;
+	if (check_excluded(*p, path, err, errlen)) {
+		pl_plan_free(*p);
+		*p = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* "--exclude" and "3,17" for remat-plan, and a cache key suffix naming the
+ * set (FNV-1a of the sorted ids), so an excluding plan never answers a
+ * plain request or the other way round. */
+static int exclude_args(char *list, size_t n, char *suffix, size_t sn)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t w = 0;
+	list[0] = suffix[0] = '\0';
+	for (int i = 0; i < A.nexcl; i++) {
+		int r = snprintf(list + w, n - w, "%s%d", i ? "," : "", A.excl[i]);
+		if (r < 0 || (size_t)r >= n - w)
+			return -1;
+		w += (size_t)r;
+		for (int b = 0; b < 4; b++) {
+			h ^= (uint8_t)((uint32_t)A.excl[i] >> (8 * b));
+			h *= 0x100000001b3ull;
+		}
+	}
+	if (A.nexcl)
+		snprintf(suffix, sn, "-x%016llx", (unsigned long long)h);
+	return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget,
+                 const int32_t *excluded, int n)
+{
+	char err[1536];
+	pthread_mutex_lock(&lock);
+	reset_locked();
+	free(A.excl);
+	A.excl = NULL;
+	A.nexcl = 0;
+	if (n > 0 && excluded) {
+		if (!(A.excl = malloc((size_t)n * sizeof(*A.excl)))) {
+			failed("out of memory for the excluded buffers; running unmodified");
+			pthread_mutex_unlock(&lock);
+			return -1;
+		}
+		memcpy(A.excl, excluded, (size_t)n * sizeof(*A.excl));
+		qsort(A.excl, (size_t)n, sizeof(*A.excl), cmp_i32);
+		A.nexcl = n;
+	}
+	A.hash = graph_hash;
+	A.nops = nops;
+	A.budget = budget;
+	A.nbufs = -1;
+	A.iter_ns = -1;
+	A.final[0] = A.tmp[0] = A.log[0] = A.cache_dir[0] = '\0';
+	int rc = -1;
+	if (!trace_dir || !*trace_dir || nops <= 0 || budget <= 0) {
+		failed("run mode: no plan can be made (trace directory %s, %d ops, budget %lld)",
+		       trace_dir ? trace_dir : "(none)", nops, (long long)budget);
+		goto out;
+	}
+	if (acq_json_ready(err, sizeof(err))) {
+		failed("%s", err);
+		goto out;
+	}
+	struct acq_trace_info ti;
+	if (acq_trace_peek(trace_dir, &ti, err, sizeof(err)) == 0) {
+		if (ti.graph_hash != graph_hash) {
+			failed("%s/trace.json is of graph 0x%016llx, not the profiled 0x%016llx; "
+			       "running unmodified",
+			       trace_dir, (unsigned long long)ti.graph_hash,
+			       (unsigned long long)graph_hash);
+			goto out;
+		}
+		A.nbufs = ti.nbufs;
+		A.iter_ns = ti.duration_ns;
+	} else {
+		/* The planner reads the trace too and will say what is wrong. */
+		remat_log(REMAT_LOG_DEBUG, "%s", err);
+	}
+
+	char xlist[4096], xsuffix[24];
+	if (exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix))) {
+		failed("too many excluded buffers (%d) to pass to remat-plan; running unmodified",
+		       A.nexcl);
+		goto out;
+	}
+	if (acq_cache_dir(A.cache_dir, sizeof(A.cache_dir), err, sizeof(err)) == 0) {
+		acq_cache_path(A.cache_dir, graph_hash, budget, A.final, sizeof(A.final));
+		if (xsuffix[0]) /* <hash>-<budget>-x<set>.plan.json */
+			snprintf(A.final + strlen(A.final) - strlen(".plan.json"),
+			         sizeof(A.final) - strlen(A.final) + strlen(".plan.json"),
+			         "%s.plan.json", xsuffix);
+		if (access(A.final, F_OK) == 0) {
+			struct pl_plan *p;
+			if (load_plan(A.final, &p, err, sizeof(err)) == 0) {
+				acq_cache_touch(A.final);
+				ready(p, "cached plan", A.final);
+				rc = 0;
+				goto out;
+			}
+			warn("cached plan unusable, removed it and planning again: %s", err);
+			unlink(A.final);
+		}
+	} else {
+		warn("%s; plans will not be cached", err);
+		A.cache_dir[0] = '\0';
+		snprintf(A.final, sizeof(A.final), "%s/plan.json", trace_dir);
+	}
+
+	struct acq_settings s;
+	if (acq_settings_read(&s, err, sizeof(err))) {
+		failed("%s", err);
+		goto out;
+	}
+	snprintf(A.planner, sizeof(A.planner), "%s", s.planner);
+	if (A.cache_dir[0])
+		snprintf(A.tmp, sizeof(A.tmp), "%s/.%016llx-%lld.%d.part", A.cache_dir,
+		         (unsigned long long)graph_hash, (long long)budget, (int)getpid());
+	else
+		snprintf(A.tmp, sizeof(A.tmp), "%s/plan.json.part", trace_dir);
+	snprintf(A.log, sizeof(A.log), "%s/plan.log", trace_dir);
+	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, A.tmp, A.final, A.log,
+	                              A.nexcl ? xlist : NULL, err, sizeof(err));
+	if (pid < 0) {
+		failed("%s", err);
+		goto out;
+	}
+	A.pid = pid;
+	A.owner = getpid();
+	A.timeout_s = s.timeout_s;
+	/* The time limit bounds the ILP; loading the trace and writing the plan
+	 * come on top, hence the grace before the kill. */
+	A.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
+	A.deadline = now_s() + A.timeout_s + A.grace_s;
+	A.st = ACQUIRE_PENDING;
+	info("planning for a budget of %lld bytes%s%s: %s started (pid %d, log %s)",
+	     (long long)budget, A.nexcl ? ", never evicting buffers " : "", A.nexcl ? xlist : "",
+	     A.planner, (int)pid, A.log);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget)
+{
+	return begin(trace_dir, graph_hash, nops, budget, NULL, 0);
+}
+
+int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t nops,
+                            int64_t budget, const int32_t *excluded, int n)
+{
+	return begin(trace_dir, graph_hash, nops, budget, excluded, n);
+}
+
+/* The planner exited 0: its plan is in the cache (or, if the wrapper could
+ * not rename it, still at the temporary name). */
+static enum acquire_state planner_done(void)
+{
+	const char *path = A.final;
+	/* The wrapper could not rename it (no mv on PATH?): do it here. */
+	if (access(A.final, F_OK) != 0 && rename(A.tmp, A.final) != 0)
+		path = A.tmp;
+	char err[1536];
+	struct pl_plan *p;
+	if (load_plan(path, &p, err, sizeof(err))) {
+		unlink(path);
+		return failed(
+		    "remat-plan wrote an unusable plan (removed it): %s; log: %s; running "
+		    "unmodified",
+		    err, A.log);
+	}
+	if (A.cache_dir[0])
+		acq_cache_prune(A.cache_dir, ACQ_CACHE_KEEP);
+	ready(p, "new plan", path);
+	return A.st;
+}
+
+static enum acquire_state planner_exited(int status)
+{
+	char line[512];
+	A.pid = 0;
+	if (WIFEXITED(status)) {
+		int code = WEXITSTATUS(status);
+		if (code == 0)
+			return planner_done();
+		if (code == 3) {
+			log_line("smallest reachable peak", line, sizeof(line));
+			return failed("REMAT_BUDGET of %lld bytes cannot be reached for this job "
+			              "(remat-plan: %s); running unmodified (log: %s)",
+			              (long long)A.budget, line, A.log);
+		}
+		if (code > 128 && code < 128 + 65) {
+			/* sh reports a child killed by signal n as 128 + n. */
+			return failed("remat-plan crashed (signal %d, %s); log: %s; running "
+			              "unmodified",
+			              code - 128, strsignal(code - 128), A.log);
+		}
+		log_line(NULL, line, sizeof(line));
+		if (code == 126 || code == 127)
+			return failed("could not run %s (%s); log: %s; running unmodified",
+			              A.planner, line, A.log);
+		return failed("remat-plan failed (exit %d: %s); log: %s; running unmodified", code,
+		              line, A.log);
+	}
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	return failed("remat-plan crashed (signal %d, %s); log: %s; running unmodified", sig,
+	              strsignal(sig), A.log);
+}
+
+static enum acquire_state timed_out(int reap)
+{
+	if (reap)
+		kill_planner();
+	else {
+		kill(-A.pid, SIGKILL);
+		A.pid = 0;
+	}
+	return failed("remat-plan did not finish within REMAT_PLAN_TIMEOUT=%g s (killed after "
+	              "%g s more); log: %s; running unmodified",
+	              A.timeout_s, A.grace_s, A.log);
+}
+
+static enum acquire_state poll_pending(void)
+{
+	int status;
+	pid_t r;
+	while ((r = waitpid(A.pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r == A.pid)
+		return planner_exited(status);
+	if (r == 0)
+		return now_s() > A.deadline ? timed_out(1) : ACQUIRE_PENDING;
+	/* ECHILD: the process ignores SIGCHLD (children are reaped by the
+	 * kernel) or someone else reaped ours.  The exit status is lost; the
+	 * plan file, if any, still tells. */
+	if (kill(A.pid, 0) == 0)
+		return now_s() > A.deadline ? timed_out(0) : ACQUIRE_PENDING;
+	A.pid = 0;
+	if (access(A.final, F_OK) == 0 || access(A.tmp, F_OK) == 0)
+		return planner_done();
+	char line[512];
+	log_line(NULL, line, sizeof(line));
+	return failed("remat-plan ended without a plan and its exit status was lost (%s); "
+	              "log: %s; running unmodified",
+	              line, A.log);
+}
+
+enum acquire_state acquire_poll(struct pl_plan **out)
+{
+	if (out)
+		*out = NULL;
+	pthread_mutex_lock(&lock);
+	enum acquire_state st = A.st;
+	/* A forked child inherits the state, not the planner: only the parent
+	 * may wait for it. */
+	if (st == ACQUIRE_PENDING && A.owner == getpid())
+		st = poll_pending();
+	if (st == ACQUIRE_READY && out) {
+		/* Handed over once; the acquisition is then over (IDLE). */
+		*out = A.plan;
+		A.plan = NULL;
+		A.st = ACQUIRE_IDLE;
+	}
+	pthread_mutex_unlock(&lock);
+	return st;
+}
+
+void acquire_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	reset_locked();
+	pthread_mutex_unlock(&lock);
+}
+
+void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 128], err[512];
+	pthread_mutex_lock(&lock);
+	if (acq_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0) {
+		acq_cache_path(dir, graph_hash, budget, path, sizeof(path));
+		if (unlink(path) == 0)
+			info("removed cached plan %s", path);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* A job that ends while remat-plan runs leaves it running: the wrapper
+ * still stores the plan, and the next run of the job starts from it. */
+__attribute__((destructor)) static void acquire_at_exit(void)
+{
+	if (pthread_mutex_trylock(&lock))
+		return;
+	if (A.st == ACQUIRE_PENDING && A.cache_dir[0] && A.owner == getpid())
+		remat_log(REMAT_LOG_INFO,
+		          "the job ended before remat-plan finished; it goes on and stores its "
+		          "plan in %s for the next run",
+		          A.cache_dir);
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,45 @@
+/*
+ * acquire.h — getting a plan for the profiled graph without stopping the
+ * training: look in the plan cache, else run remat-plan as a separate
+ * process and poll for it at iteration boundaries.
+ */
+#ifndef REMAT_ACQUIRE_H
+#define REMAT_ACQUIRE_H
+
+#include <stdint.h>
+#include "../plan/plan.h"
+
+/* Starts acquisition once the trace of the profiled iteration is complete
+ * in trace_dir (call after the trace writer finished).  Never blocks on the
+ * planner.  Returns 0, or -1 (message logged) when nothing can be started. */
+int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget);
+
+enum acquire_state { ACQUIRE_IDLE, ACQUIRE_PENDING, ACQUIRE_READY, ACQUIRE_FAILED };
+
+/* Polled at each iteration boundary (cheap: a waitpid(WNOHANG)).  On
+ * ACQUIRE_READY *out receives the plan (caller frees it with pl_plan_free);
+ * ACQUIRE_FAILED is final for this graph and has printed its one message. */
+enum acquire_state acquire_poll(struct pl_plan **out);
+
+/* Forget the current acquisition (re-profile after repeated divergence);
+ * kills a running planner. */
+void acquire_reset(void);
+
+/* Marks the cached plan for this graph and budget as bad (verification
+ * mode excluded buffers, or the plan failed at run time). */
+void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);
+
+/* Requested by the replay engine (verify.c, REMAT_VERIFY=1): like
+ * acquire_begin, but the plan must not evict the n buffers in excluded
+ * (their rebuild was not bit-identical).  Not cached under the plain key. */
+int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t nops,
+                            int64_t budget, const int32_t *excluded, int n);
+
+/* After ACQUIRE_READY has handed the plan over (out non-NULL), the
+ * acquisition is over and acquire_poll answers ACQUIRE_IDLE. */
+
+/* The last message acquisition printed or logged ("" if none): for tests
+ * and reports. */
+const char *acquire_last_message(void);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * internal.h — what the files behind acquire.h share: plan and trace
+ * reading through a jansson found at run time (plan_read.c), the plan
+ * cache (cache.c) and the planner process (spawn.c).
+ * libremat.so must not need jansson at link time, so nothing here
+ * references a json_* symbol directly.
+ */
+#ifndef REMAT_ACQUIRE_INTERNAL_H
+#define REMAT_ACQUIRE_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../plan/plan.h"
+
+/* ---- plan_read.c ---- */
+
+/* The soname dlopen()ed to read JSON; tests point it elsewhere to see the
+ * "jansson missing" path. */
+extern const char *acq_jansson_soname;
+
+/* 0 when jansson is usable; else -1 with the one message in err. */
+int acq_json_ready(char *err, size_t errlen);
+
+/* Loads and fully validates a plan file: format and version, the graph
+ * hash, op count and budget asked for, every step kind and argument
+ * (buffer ids below nbufs when nbufs >= 0), op positions increasing.
+ * Returns 0, or -1 with one message naming the file and the problem. */
+int acq_plan_read(const char *path, uint64_t graph_hash, int32_t nops, int64_t budget,
+                  int32_t nbufs, struct pl_plan **out, char *err, size_t errlen);
+
+/* What run mode needs from trace.json without the planner: its graph hash,
+ * buffer count and iteration duration (-1 when absent).  0 or -1 + err. */
+struct acq_trace_info {
+	uint64_t graph_hash;
+	int32_t nbufs;
+	int64_t duration_ns;
+};
+int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, size_t errlen);
+
+/* ---- cache.c ---- */
+
+#define ACQ_CACHE_KEEP 64 /* plans kept; the least recently used go first */
+
+/* The cache directory (remat_cfg.cache_dir: REMAT_CACHE_DIR,
+ * $XDG_CACHE_HOME/libremat or $HOME/.cache/libremat), created if missing.
+ * 0, or -1 + err. */
+int acq_cache_dir(char *dir, size_t n, char *err, size_t errlen);
+/* <dir>/<hash>-<budget>.plan.json */
+void acq_cache_path(const char *dir, uint64_t graph_hash, int64_t budget, char *out, size_t n);
+/* Marks a cache entry as just used (LRU order is by mtime). */
+void acq_cache_touch(const char *path);
+/* Deletes all but the newest keep plans in dir. */
+void acq_cache_prune(const char *dir, int keep);
+
+/* ---- spawn.c ---- */
+
+struct acq_settings {
+	double timeout_s;       /* REMAT_PLAN_TIMEOUT */
+	char planner[PATH_MAX]; /* remat-plan to run */
+};
+
+/* The time limit and the remat-plan to run (REMAT_PLANNER, else next to
+ * libremat.so, else on PATH), from remat_cfg.  0, or -1 + err. */
+int acq_settings_read(struct acq_settings *s, char *err, size_t errlen);
+
+/* Starts `sh -c` running remat-plan on trace_dir writing tmp, then renaming
+ * it to dest, with stdout+stderr in log and an environment without
+ * LD_PRELOAD and REMAT_*; exclude (NULL for none) is passed as
+ * `--exclude LIST`.  The child leads its own process group so a timeout
+ * kills all of it.  Returns the pid, or -1 + err. */
+pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
+                        const char *tmp, const char *dest, const char *log, const char *exclude,
+                        char *err, size_t errlen);
+/* The environment given to the planner: env without LD_PRELOAD and
+ * REMAT_* (malloc'd array of pointers into env, NULL-terminated). */
+char **acq_child_env(char *const *env);
+
+#endif

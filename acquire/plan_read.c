@@ -1,0 +1,377 @@
+/*
+ * plan_read.c — reading plan files (docs/plan-format.md) and the few trace
+ * figures run mode needs, with a jansson found at run time.
+ *
+ * libremat.so links only libc, libdl, libpthread and libunwind: a process
+ * that never plans must not need jansson.  So jansson's header gives the
+ * types and the type-test macros (a field read), and every function is
+ * resolved with dlsym from libjansson.so.4 the first time a plan is read.
+ * Nothing here may call a jansson inline helper that references a symbol
+ * (json_decref, json_array_foreach): the link would then need -ljansson.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *acq_jansson_soname = "libjansson.so.4";
+
+static struct {
+	json_t *(*load_file)(const char *, size_t, json_error_t *);
+	json_t *(*object_get)(const json_t *, const char *);
+	size_t (*array_size)(const json_t *);
+	json_t *(*array_get)(const json_t *, size_t);
+	const char *(*string_value)(const json_t *);
+	json_int_t (*integer_value)(const json_t *);
+	void (*delete_)(json_t *);
+	int state; /* 0 not tried, 1 usable, -1 missing */
+} J;
+static pthread_mutex_t J_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int acq_json_ready(char *err, size_t errlen)
+{
+	pthread_mutex_lock(&J_lock);
+	if (J.state == 0) {
+		/* Kept open for the life of the process: plans may be read again. */
+		void *h = dlopen(acq_jansson_soname, RTLD_NOW | RTLD_LOCAL);
+		int ok = h != NULL;
+#define SYM(field, name)                                                                           \
+	do {                                                                                       \
+		if (ok && !(*(void **)&J.field = dlsym(h, name)))                                  \
+			ok = 0;                                                                    \
+	} while (0)
+		SYM(load_file, "json_load_file");
+		SYM(object_get, "json_object_get");
+		SYM(array_size, "json_array_size");
+		SYM(array_get, "json_array_get");
+		SYM(string_value, "json_string_value");
+		SYM(integer_value, "json_integer_value");
+		SYM(delete_, "json_delete");
+#undef SYM
+		J.state = ok ? 1 : -1;
+	}
+	int st = J.state;
+	pthread_mutex_unlock(&J_lock);
+	if (st < 0)
+		snprintf(err, errlen,
+		         "run mode needs %s (Debian: libjansson4) to read plans; running "
+		         "unmodified",
+		         acq_jansson_soname);
+	return st > 0 ? 0 : -1;
+}
+
+/* The document root came from json_load_file, so nothing else holds a
+ * reference: deleting it is what json_decref would do. */
+static void drop(json_t *root)
+{
+	if (root)
+		J.delete_(root);
+}
+
+static json_t *load(const char *path, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = J.load_file(path, 0, &je);
+	if (!root) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		else
+			snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s)", path,
+			         je.line, je.column, je.text);
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "%s: expected a JSON object", path);
+		drop(root);
+		return NULL;
+	}
+	return root;
+}
+
+struct ctx {
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, const char *where,
+                                                      const char *fmt, ...)
+{
+	int n = snprintf(c->err, c->errlen, "%s: %s: ", c->path, where);
+	if (n < 0 || (size_t)n >= c->errlen)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Integer member; absent -> *present = 0 (an error when required). */
+static int get_int(struct ctx *c, json_t *obj, const char *where, const char *key, int required,
+                   int64_t *out)
+{
+	json_t *v = J.object_get(obj, key);
+	if (!v) {
+		if (required)
+			return fail(c, where, "missing member \"%s\"", key);
+		return 1;
+	}
+	if (!json_is_integer(v))
+		return fail(c, where, "member \"%s\" must be an integer", key);
+	*out = (int64_t)J.integer_value(v);
+	return 0;
+}
+
+static int get_hash(struct ctx *c, json_t *obj, const char *key, uint64_t *out)
+{
+	json_t *v = J.object_get(obj, key);
+	const char *s = json_is_string(v) ? J.string_value(v) : NULL;
+	if (!s)
+		return fail(c, "$", "missing member \"%s\" (a hex string like 0x1234abcd)", key);
+	char *end;
+	errno = 0;
+	if (strncmp(s, "0x", 2) != 0 || !s[2])
+		return fail(c, "$", "member \"%s\" must be a hex string like 0x1234abcd", key);
+	*out = strtoull(s + 2, &end, 16);
+	if (*end || errno)
+		return fail(c, "$", "member \"%s\": bad hex string \"%s\"", key, s);
+	return 0;
+}
+
+/* First pass over "ops": checks everything and counts steps and evictions,
+ * so the second pass fills arrays of the right size. */
+static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, uint32_t *nsteps,
+                     uint32_t *nevict)
+{
+	char where[96];
+	int64_t last = -1;
+	uint64_t ns = 0, ne = 0;
+	size_t n = J.array_size(ops);
+	for (size_t k = 0; k < n; k++) {
+		json_t *e = J.array_get(ops, k);
+		snprintf(where, sizeof(where), "$.ops[%zu]", k);
+		if (!json_is_object(e))
+			return fail(c, where, "expected an object");
+		int64_t op;
+		if (get_int(c, e, where, "op", 1, &op) < 0)
+			return -1;
+		if (op < 0 || op >= nops)
+			return fail(c, where, "op %lld out of range (0..%d)", (long long)op,
+			            nops - 1);
+		if (op <= last)
+			return fail(c, where, "op %lld after op %lld: positions must increase",
+			            (long long)op, (long long)last);
+		last = op;
+		json_t *before = J.object_get(e, "before"), *evict = J.object_get(e, "evict_after");
+		if (before && !json_is_array(before))
+			return fail(c, where, "member \"before\" must be an array");
+		if (evict && !json_is_array(evict))
+			return fail(c, where, "member \"evict_after\" must be an array");
+		size_t nb = before ? J.array_size(before) : 0;
+		for (size_t j = 0; j < nb; j++) {
+			json_t *st = J.array_get(before, j);
+			snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
+			json_t *kn = json_is_array(st) ? J.array_get(st, 0) : NULL;
+			json_t *av = json_is_array(st) ? J.array_get(st, 1) : NULL;
+			const char *name = json_is_string(kn) ? J.string_value(kn) : NULL;
+			int kind = -1;
+			for (int t = 0; name && t < PL_STEP_KINDS; t++)
+				if (!strcmp(name, pl_step_names[t]))
+					kind = t;
+			if (!json_is_array(st) || J.array_size(st) != 2 || kind < 0 ||
+			    !json_is_integer(av))
+				return fail(c, where,
+				            "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
+				            "\"release\", integer]");
+			int64_t arg = (int64_t)J.integer_value(av);
+			if (kind == PL_STEP_REPLAY && (arg < 0 || arg >= op))
+				return fail(c, where, "replay %lld: not an earlier op than %lld",
+				            (long long)arg, (long long)op);
+			if (kind != PL_STEP_REPLAY &&
+			    (arg < 0 || arg >= (nbufs >= 0 ? nbufs : INT32_MAX)))
+				return fail(c, where, "%s %lld: no such buffer (the trace has %d)",
+				            name, (long long)arg, nbufs);
+		}
+		size_t nv = evict ? J.array_size(evict) : 0;
+		for (size_t j = 0; j < nv; j++) {
+			json_t *b = J.array_get(evict, j);
+			int64_t arg = json_is_integer(b) ? (int64_t)J.integer_value(b) : -1;
+			if (arg < 0 || arg >= (nbufs >= 0 ? nbufs : INT32_MAX)) {
+				snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
+				return fail(c, where, "not a buffer id (the trace has %d buffers)",
+				            nbufs);
+			}
+		}
+		ns += nb;
+		ne += nv;
+		if (ns > UINT32_MAX / 2 || ne > UINT32_MAX / 2)
+			return fail(c, "$.ops", "too many steps");
+	}
+	*nsteps = (uint32_t)ns;
+	*nevict = (uint32_t)ne;
+	return 0;
+}
+
+/* Second pass: the CSR arrays.  Positions are known to increase, so each
+ * list is appended in order and the offsets come out monotonic. */
+static void fill_ops(json_t *ops, struct pl_plan *p)
+{
+	uint32_t s = 0, v = 0;
+	int32_t pos = 0;
+	size_t n = J.array_size(ops);
+	for (size_t k = 0; k < n; k++) {
+		json_t *e = J.array_get(ops, k);
+		int32_t op = (int32_t)J.integer_value(J.object_get(e, "op"));
+		for (; pos <= op; pos++) {
+			p->step_off[pos] = s;
+			p->evict_off[pos] = v;
+		}
+		json_t *before = J.object_get(e, "before"), *evict = J.object_get(e, "evict_after");
+		size_t nb = before ? J.array_size(before) : 0, nv = evict ? J.array_size(evict) : 0;
+		for (size_t j = 0; j < nb; j++) {
+			json_t *st = J.array_get(before, j);
+			const char *name = J.string_value(J.array_get(st, 0));
+			int kind = 0;
+			while (strcmp(name, pl_step_names[kind]))
+				kind++;
+			p->steps[s].kind = kind;
+			p->steps[s].arg = (int32_t)J.integer_value(J.array_get(st, 1));
+			s++;
+		}
+		for (size_t j = 0; j < nv; j++)
+			p->evict[v++] = (int32_t)J.integer_value(J.array_get(evict, j));
+	}
+	for (; pos <= p->nops; pos++) {
+		p->step_off[pos] = s;
+		p->evict_off[pos] = v;
+	}
+}
+
+static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, int64_t budget,
+                      int32_t nbufs, struct pl_plan **out)
+{
+	json_t *v = J.object_get(root, "format");
+	const char *fmt = json_is_string(v) ? J.string_value(v) : NULL;
+	if (!fmt || strcmp(fmt, "remat-plan"))
+		return fail(c, "$.format", "not a plan (expected \"remat-plan\")");
+	int64_t ver, n, b;
+	if (get_int(c, root, "$", "version", 1, &ver) < 0)
+		return -1;
+	if (ver != 1)
+		return fail(c, "$.version", "plan version %lld, this reader knows version 1",
+		            (long long)ver);
+	v = J.object_get(root, "end");
+	if (!v || json_typeof(v) != JSON_TRUE)
+		return fail(c, "$", "no \"end\": true member (truncated plan?)");
+	uint64_t h;
+	if (get_hash(c, root, "graph_hash", &h) < 0)
+		return -1;
+	if (h != hash)
+		return fail(c, "$.graph_hash",
+		            "plan made for graph 0x%016llx, this graph is 0x%016llx",
+		            (unsigned long long)h, (unsigned long long)hash);
+	if (get_int(c, root, "$", "nops", 1, &n) < 0)
+		return -1;
+	if (n != nops)
+		return fail(c, "$.nops", "plan has %lld ops, this iteration %d", (long long)n,
+		            nops);
+	if (get_int(c, root, "$", "budget", 1, &b) < 0)
+		return -1;
+	if (b != budget)
+		return fail(c, "$.budget",
+		            "plan made for a budget of %lld bytes, this run has %lld", (long long)b,
+		            (long long)budget);
+	int64_t fig[4] = {-1, -1, -1, -1};
+	static const char *const figs[4] = {"baseline_peak", "peak", "recompute_ns",
+	                                    "iteration_ns"};
+	for (int i = 0; i < 4; i++) {
+		if (get_int(c, root, "$", figs[i], 0, &fig[i]) < 0)
+			return -1;
+		if (fig[i] < -1)
+			return fail(c, "$", "member \"%s\" is negative", figs[i]);
+	}
+	/* The planner checked its plan against the budget; a file saying
+	 * otherwise was not written by it. */
+	if (fig[1] > budget)
+		return fail(c, "$.peak", "planned peak %lld bytes is over the budget of %lld",
+		            (long long)fig[1], (long long)budget);
+	v = J.object_get(root, "planner");
+	if (v && !json_is_string(v))
+		return fail(c, "$", "member \"planner\" must be a string");
+	json_t *ops = J.object_get(root, "ops");
+	if (!json_is_array(ops))
+		return fail(c, "$", "missing member \"ops\" (an array)");
+	uint32_t nsteps = 0, nevict = 0;
+	if (check_ops(c, ops, nops, nbufs, &nsteps, &nevict) < 0)
+		return -1;
+	struct pl_plan *p = pl_plan_alloc(nops, nsteps, nevict);
+	if (!p) {
+		snprintf(c->err, c->errlen, "%s: out of memory", c->path);
+		return -1;
+	}
+	fill_ops(ops, p);
+	p->graph_hash = h;
+	p->budget = b;
+	p->baseline_peak = fig[0];
+	p->peak = fig[1];
+	p->recompute_ns = fig[2];
+	p->iteration_ns = fig[3];
+	snprintf(p->planner, sizeof(p->planner), "%s", v ? J.string_value(v) : "");
+	*out = p;
+	return 0;
+}
+
+int acq_plan_read(const char *path, uint64_t graph_hash, int32_t nops, int64_t budget,
+                  int32_t nbufs, struct pl_plan **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (acq_json_ready(err, errlen))
+		return -1;
+	json_t *root = load(path, err, errlen);
+	if (!root)
+		return -1;
+	struct ctx c = {path, err, errlen};
+	int rc = parse_plan(&c, root, graph_hash, nops, budget, nbufs, out);
+	drop(root);
+	return rc;
+}
+
+int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, size_t errlen)
+{
+	if (acq_json_ready(err, errlen))
+		return -1;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/trace.json", trace_dir);
+	json_t *root = load(path, err, errlen);
+	if (!root)
+		return -1;
+	struct ctx c = {path, err, errlen};
+	json_t *fmt = J.object_get(root, "format"), *bufs = J.object_get(root, "buffers");
+	json_t *it = J.object_get(root, "iteration");
+	int rc = -1;
+	if (!json_is_string(fmt) || strcmp(J.string_value(fmt), "remat-trace"))
+		fail(&c, "$.format", "not a trace (expected \"remat-trace\")");
+	else if (get_hash(&c, root, "graph_hash", &ti->graph_hash) == 0) {
+		if (!json_is_array(bufs))
+			fail(&c, "$", "missing member \"buffers\" (an array)");
+		else {
+			ti->nbufs = (int32_t)J.array_size(bufs);
+			ti->duration_ns = -1;
+			if (json_is_object(it))
+				get_int(&c, it, "$.iteration", "duration_ns", 0, &ti->duration_ns);
+			rc = 0;
+		}
+	}
+	drop(root);
+	return rc;
+}

@@ -1,0 +1,399 @@
+/*
+ * alloc.c — the allocator's entry points: one lock, one reservation per
+ * device made on its first allocation, the table of live allocations.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "internal.h"
+#include "table.h"
+
+#define MAX_DEVICES REMAT_MAX_DEVICES
+
+pthread_mutex_t remat_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
+struct remat_table remat_alloc_live;
+static uint64_t live_bytes;
+static size_t first_gran;
+static CUdeviceptr *follow;
+static size_t nfollow, follow_next;
+int remat_alloc_quarantining;
+
+static int device_init(struct remat_device *d, CUdevice dev)
+{
+	d->ready = -1;
+	d->dev = dev;
+	int vmm = 1;
+	if (remat_drv.cuDeviceGetAttribute(&vmm,
+	                                   CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+	                                   dev) == CUDA_SUCCESS &&
+	    !vmm) {
+		remat_warn("device %d has no virtual memory management; allocations pass through",
+		           (int)dev);
+		return -1;
+	}
+	memset(&d->prop, 0, sizeof(d->prop));
+	d->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	d->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	d->prop.location.id = dev;
+	d->access.location = d->prop.location;
+	d->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	size_t total = 0;
+	if (remat_drv.cuMemGetAllocationGranularity(&d->gran, &d->prop,
+	                                            CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
+	    !d->gran || remat_drv.cuDeviceTotalMem(&total, dev) || !total) {
+		remat_warn("device %d: cannot query granularity or memory size; allocations pass "
+		           "through",
+		           (int)dev);
+		return -1;
+	}
+	uint64_t g = d->gran;
+	uint64_t small = (total / 8 + g - 1) / g * g;
+	if (small < 64 * g)
+		small = 64 * g;
+	/* Each allocation has a range of its own and freed ranges are reused
+	 * first fit, so the address space needs slack over physical memory. */
+	uint64_t large = (8 * (uint64_t)total + g - 1) / g * g;
+	/* Run mode quarantines freed ranges for a whole iteration, and SAVE
+	 * steps need room for transient copies: virtual space is cheap. */
+	uint64_t scratch = ((uint64_t)total + g - 1) / g * g;
+	CUdeviceptr base = 0;
+	while (remat_drv.cuMemAddressReserve(&base, small + large + scratch, g, 0, 0) !=
+	       CUDA_SUCCESS) {
+		if (large <= (uint64_t)total) {
+			remat_warn("device %d: cannot reserve %llu bytes of address space; "
+			           "allocations pass through",
+			           (int)dev, (unsigned long long)(small + large + scratch));
+			return -1;
+		}
+		large = (large / 2 + g - 1) / g * g;
+	}
+	d->base = base;
+	d->size = small + large + scratch;
+	d->small_top = base;
+	d->large_base = base + small;
+	d->npages = (large + scratch) / g;
+	d->page = calloc(d->npages, sizeof(*d->page));
+	d->page_pending = malloc(d->npages * sizeof(*d->page_pending));
+	d->page_zombie = malloc(d->npages * sizeof(*d->page_zombie));
+	d->page_owner = calloc(d->npages, sizeof(*d->page_owner));
+	if (!d->page || !d->page_pending || !d->page_zombie || !d->page_owner ||
+	    remat_range_init(&d->small_va, base, small) ||
+	    remat_range_init(&d->large_va, base + small, large) ||
+	    remat_range_init(&d->scratch_va, base + small + large, scratch)) {
+		remat_warn("out of host memory for the allocator; allocations pass through");
+		return -1;
+	}
+	memset(d->page_pending, 0xff, d->npages * sizeof(*d->page_pending));
+	memset(d->page_zombie, 0xff, d->npages * sizeof(*d->page_zombie));
+	if (!first_gran)
+		first_gran = d->gran;
+	d->ready = 1;
+	remat_log(REMAT_LOG_INFO,
+	          "device %d: reserved %llu MiB of address space at 0x%llx, granularity %zu",
+	          (int)dev, (unsigned long long)(d->size >> 20), (unsigned long long)base, d->gran);
+	return 0;
+}
+
+/* Which large allocation covers each page: the op checks (swap.c) find an
+ * interior pointer's allocation through it. */
+static void set_owner(struct remat_device *d, uint64_t va, size_t size, uint64_t owner)
+{
+	if (va < d->large_base)
+		return;
+	size_t first = (va - d->large_base) / d->gran, n = (size + d->gran - 1) / d->gran;
+	for (size_t k = 0; k < n && first + k < d->npages; k++)
+		d->page_owner[first + k] = owner;
+}
+
+CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
+                     struct remat_alloc_info *info)
+{
+	if (!p || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUdevice dev;
+	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = &remat_alloc_devs[dev];
+	if (!d->ready)
+		device_init(d, dev);
+	if (d->ready < 0) {
+		pthread_mutex_unlock(&remat_alloc_lock);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	remat_alloc_gen++;
+	remat_pending_reclaim(d);
+	uint64_t want = follow_next < nfollow ? follow[follow_next++] : 0;
+	int small = size < d->gran;
+	uint64_t va = 0;
+	remat_alloc_shortfall = 0;
+	CUresult r = small ? remat_small_alloc(d, &va, size, stream, async, want)
+	                   : remat_large_alloc(d, &va, size, stream, async, want);
+	static int told;
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && !remat_alloc_shortfall && !remat_alloc_budget &&
+	    remat_alloc_swapping && !told++)
+		remat_warn(
+		    "the device is out of memory (allocation of %zu bytes) while no plan is "
+		    "applied, even after swapping what could go to the host (%d allocation(s)): "
+		    "the iterations before the plan run unmodified and need at least their "
+		    "largest set of buffers used together",
+		    size, remat_alloc_nswapped);
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall) {
+		uint64_t need = small ? d->gran : (size + d->gran - 1) / d->gran * d->gran;
+		uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;
+		remat_warn("allocation of %zu bytes exceeds REMAT_BUDGET=%llu by %llu bytes "
+		           "(%llu bytes in use, %llu more needed); the allocation fails",
+		           size, (unsigned long long)remat_alloc_budget,
+		           (unsigned long long)(used + need - remat_alloc_budget),
+		           (unsigned long long)used, (unsigned long long)need);
+	}
+	if (r == CUDA_SUCCESS) {
+		struct remat_entry e = {
+		    .addr = va,
+		    .size = size,
+		    .dev = dev,
+		    .small = small,
+		    .used = __atomic_add_fetch(&remat_alloc_clock, 1, __ATOMIC_RELAXED)};
+		if (remat_table_put(&remat_alloc_live, e)) {
+			if (small)
+				remat_small_free(d, va, size, stream, 0);
+			else
+				remat_large_free(d, va, size, stream, 0);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			live_bytes += size;
+			*p = va;
+			set_owner(d, va, size, small ? 0 : va);
+			if (info) {
+				info->size = size;
+				info->small = small;
+				info->rounded =
+				    small ? 0 : (size + d->gran - 1) / d->gran * d->gran;
+			}
+		}
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+static struct remat_device *device_of(uint64_t addr)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (remat_alloc_devs[i].ready > 0 &&
+		    addr - remat_alloc_devs[i].base < remat_alloc_devs[i].size)
+			return &remat_alloc_devs[i];
+	return NULL;
+}
+
+/* Pages [first, first+n) of the large or scratch region covering
+ * [addr, addr+bytes), or NULL when that is not such a range. */
+static struct remat_device *pages_of(uint64_t addr, uint64_t bytes, size_t *first, size_t *n)
+{
+	struct remat_device *d = device_of(addr);
+	if (!d || addr < d->large_base || !bytes)
+		return NULL;
+	*first = (addr - d->large_base) / d->gran;
+	*n = (addr + bytes - 1 - d->large_base) / d->gran + 1 - *first;
+	return *first + *n <= d->npages ? d : NULL;
+}
+
+CUresult remat_alloc_map(uint64_t addr, uint64_t bytes, CUstream stream)
+{
+	size_t first, n;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &n);
+	remat_alloc_shortfall = 0;
+	CUresult r = d ? remat_large_map_pages(d, first, n, stream, 1) : CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+int remat_alloc_unmap_after(uint64_t addr, uint64_t bytes, const CUstream *streams, int n)
+{
+	size_t first, np;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &np);
+	int r = d ? remat_zombie_add(d, first, np, streams, n) : -1;
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+int remat_alloc_mapped(uint64_t addr, uint64_t bytes)
+{
+	size_t first, n;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &n);
+	int all = d != NULL;
+	for (size_t k = 0; d && k < n; k++)
+		all &= d->page[first + k] && d->page_zombie[first + k] < 0 &&
+		       d->page_pending[first + k] < 0;
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return all;
+}
+
+void remat_alloc_poll(int wait)
+{
+	/* Called for every op in run mode: nothing to do is the common case. */
+	if (!wait && !__atomic_load_n(&remat_alloc_zombies, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&remat_alloc_lock);
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (remat_alloc_devs[i].ready > 0 &&
+		    (remat_alloc_devs[i].nzombie || remat_alloc_devs[i].npending)) {
+			if (wait)
+				remat_pending_reclaim_wait(&remat_alloc_devs[i]);
+			else
+				remat_pending_reclaim(&remat_alloc_devs[i]);
+		}
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream)
+{
+	CUdevice dev;
+	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = &remat_alloc_devs[dev];
+	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+	uint64_t b = d->ready > 0 ? (bytes + d->gran - 1) / d->gran * d->gran : 0;
+	uint64_t va = b ? remat_range_alloc(&d->scratch_va, b, d->gran) : 0;
+	if (va) {
+		remat_alloc_shortfall = 0;
+		r = remat_large_map_pages(d, (va - d->large_base) / d->gran, b / d->gran, stream,
+		                          1);
+		if (r == CUDA_SUCCESS)
+			*addr = va;
+		else
+			remat_range_free(&d->scratch_va, va, b);
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return r;
+}
+
+void remat_alloc_scratch_free(uint64_t addr, uint64_t bytes, CUstream stream)
+{
+	size_t first, n;
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_device *d = pages_of(addr, bytes, &first, &n);
+	if (d) {
+		/* The range may be handed out again at once: its next user takes
+		 * over pages still waiting for the unmap, ordered after it. */
+		remat_zombie_add(d, first, n, &stream, 1);
+		remat_range_free(&d->scratch_va, d->large_base + first * d->gran,
+		                 (uint64_t)n * d->gran);
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_set_budget(uint64_t bytes)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	remat_alloc_budget = bytes;
+	/* Spare chunks kept while uncapped count against the cap now. */
+	for (int i = 0; bytes && i < MAX_DEVICES; i++)
+		if (remat_alloc_devs[i].ready > 0)
+			remat_pool_trim(&remat_alloc_devs[i]);
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_quarantine(int on)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	remat_alloc_quarantining = on;
+	for (int i = 0; !on && i < MAX_DEVICES; i++)
+		if (remat_alloc_devs[i].ready > 0)
+			remat_large_unquarantine(&remat_alloc_devs[i]);
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_boundary(int wait)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		struct remat_device *d = &remat_alloc_devs[i];
+		if (d->ready <= 0)
+			continue;
+		if (wait && d->nzombie)
+			remat_zombie_reclaim(d, 1);
+		remat_large_unquarantine(d);
+		remat_pool_trim(d);
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_entry e;
+	if (!p || remat_table_del(&remat_alloc_live, p, &e)) {
+		pthread_mutex_unlock(&remat_alloc_lock);
+		return 0;
+	}
+	struct remat_device *d = &remat_alloc_devs[e.dev];
+	if (e.host)
+		remat_swap_forget(&e);
+	if (e.small) {
+		remat_small_free(d, p, e.size, stream, async);
+	} else {
+		set_owner(d, p, e.size, 0);
+		remat_large_free(d, p, e.size, stream, async);
+	}
+	live_bytes -= e.size;
+	remat_pending_reclaim(d);
+	pthread_mutex_unlock(&remat_alloc_lock);
+	if (rc)
+		*rc = CUDA_SUCCESS;
+	return 1;
+}
+
+int remat_alloc_owns(CUdeviceptr p, struct remat_alloc_info *info)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	struct remat_entry *e = remat_table_get(&remat_alloc_live, p);
+	if (e && info) {
+		size_t g = remat_alloc_devs[e->dev].gran;
+		info->size = e->size;
+		info->small = e->small;
+		info->rounded = e->small ? 0 : (e->size + g - 1) / g * g;
+	}
+	pthread_mutex_unlock(&remat_alloc_lock);
+	return e != NULL;
+}
+
+void remat_alloc_follow(const CUdeviceptr *addrs, size_t n)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	CUdeviceptr *f = n ? malloc(n * sizeof(*f)) : NULL;
+	if (f)
+		memcpy(f, addrs, n * sizeof(*f));
+	free(follow);
+	follow = f;
+	nfollow = f ? n : 0;
+	follow_next = 0;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_stats(struct remat_alloc_stats *s)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	s->physical = remat_alloc_physical;
+	s->peak = remat_alloc_peak;
+	s->small_pool = remat_alloc_small_bytes;
+	s->live = live_bytes;
+	s->pooled = 0;
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (remat_alloc_devs[i].ready > 0)
+			s->pooled += (uint64_t)remat_alloc_devs[i].npool * remat_alloc_devs[i].gran;
+	s->granularity = first_gran;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}
+
+void remat_alloc_reset_peak(void)
+{
+	pthread_mutex_lock(&remat_alloc_lock);
+	remat_alloc_peak = remat_alloc_physical;
+	pthread_mutex_unlock(&remat_alloc_lock);
+}

@@ -1,0 +1,137 @@
+/*
+ * pending.c — stream-ordered frees.  cudaFreeAsync(p, s) only means "p is
+ * free once s gets there": an event recorded on s at the free marks that
+ * point, and whoever gets the memory next is ordered after it (same stream:
+ * nothing to do; another stream: it waits on the event; a synchronous
+ * allocation: the host waits).  Chunks return to the pool only once the
+ * event has completed.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+uint64_t remat_alloc_gen;
+
+/* Events are reused: creating one per free would cost a driver call. */
+static CUevent *spare_ev;
+static size_t nspare_ev, cap_spare_ev;
+
+CUevent remat_event_get(void)
+{
+	if (nspare_ev)
+		return spare_ev[--nspare_ev];
+	CUevent e = NULL;
+	if (remat_drv.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return NULL;
+	return e;
+}
+
+void remat_event_put(CUevent e)
+{
+	if (nspare_ev == cap_spare_ev) {
+		size_t cap = cap_spare_ev ? cap_spare_ev * 2 : 64;
+		CUevent *p = realloc(spare_ev, cap * sizeof(*p));
+		if (!p)
+			return; /* leaks one event; harmless */
+		spare_ev = p;
+		cap_spare_ev = cap;
+	}
+	spare_ev[nspare_ev++] = e;
+}
+
+int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUstream stream,
+                      int small, size_t pages)
+{
+	CUevent ev = remat_event_get();
+	if (!ev || remat_drv.cuEventRecord(ev, stream) != CUDA_SUCCESS) {
+		/* No event: fall back to what cudaFree does, wait for the stream. */
+		if (ev)
+			remat_event_put(ev);
+		remat_drv.cuStreamSynchronize(stream);
+		return -1;
+	}
+	size_t i;
+	for (i = 0; i < d->npending && d->pending[i].used; i++)
+		;
+	if (i == d->npending) {
+		if (d->npending == d->cap_pending) {
+			size_t cap = d->cap_pending ? d->cap_pending * 2 : 64;
+			struct remat_pending *p = realloc(d->pending, cap * sizeof(*p));
+			if (!p) {
+				remat_drv.cuEventSynchronize(ev);
+				remat_event_put(ev);
+				return -1;
+			}
+			d->pending = p;
+			d->cap_pending = cap;
+		}
+		d->npending++;
+	}
+	d->pending[i] = (struct remat_pending){.addr = addr,
+	                                       .size = size,
+	                                       .ev = ev,
+	                                       .stream = stream,
+	                                       .pages_left = pages,
+	                                       .small = small,
+	                                       .used = 1};
+	return (int)i;
+}
+
+void remat_pending_order(struct remat_device *d, struct remat_pending *p, CUstream stream,
+                         int async)
+{
+	(void)d;
+	if (p->ordered_gen == remat_alloc_gen)
+		return;
+	p->ordered_gen = remat_alloc_gen;
+	if (async && p->stream == stream)
+		return;
+	if (async)
+		remat_drv.cuStreamWaitEvent(stream, p->ev, 0);
+	else
+		remat_drv.cuEventSynchronize(p->ev);
+}
+
+void remat_pending_release(struct remat_device *d, int32_t i)
+{
+	remat_event_put(d->pending[i].ev);
+	d->pending[i].used = 0;
+	while (d->npending && !d->pending[d->npending - 1].used)
+		d->npending--;
+}
+
+static void reclaim(struct remat_device *d, int wait)
+{
+	for (size_t i = 0; i < d->npending; i++) {
+		struct remat_pending *p = &d->pending[i];
+		if (!p->used)
+			continue;
+		if (wait)
+			remat_drv.cuEventSynchronize(p->ev);
+		else if (remat_drv.cuEventQuery(p->ev) != CUDA_SUCCESS)
+			continue;
+		if (!p->small) {
+			size_t first = (p->addr - d->large_base) / d->gran;
+			size_t n = (p->size + d->gran - 1) / d->gran;
+			for (size_t pg = first; pg < first + n && p->pages_left; pg++) {
+				if (d->page_pending[pg] != (int32_t)i)
+					continue;
+				remat_large_unmap_page(d, pg);
+				p->pages_left--;
+			}
+		}
+		remat_pending_release(d, (int32_t)i);
+	}
+	remat_zombie_reclaim(d, wait);
+	remat_pool_trim(d);
+}
+
+void remat_pending_reclaim(struct remat_device *d)
+{
+	reclaim(d, 0);
+}
+
+void remat_pending_reclaim_wait(struct remat_device *d)
+{
+	reclaim(d, 1);
+}

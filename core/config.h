@@ -1,0 +1,62 @@
+/*
+ * config.h — every REMAT_* variable, in one table (config.c), read once by
+ * the constructor into remat_cfg; nothing else in libremat reads the
+ * environment.  HOME, XDG_CACHE_HOME and PATH are read then too: they
+ * locate the plan cache and the planner.
+ */
+#ifndef REMAT_CORE_CONFIG_H
+#define REMAT_CORE_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "budget.h"
+#include "log.h"
+
+enum remat_mode { REMAT_MODE_OFF = 0, REMAT_MODE_TRACE, REMAT_MODE_RUN };
+
+struct remat_config {
+	int any_set; /* some REMAT_* variable is present */
+	enum remat_mode mode;
+	struct remat_budget budget; /* REMAT_BUDGET (run mode) */
+	char trace_dir[PATH_MAX];
+	int log_level;
+	char log_file[PATH_MAX]; /* "" = stderr */
+	int warmup;              /* iterations to skip before profiling */
+	int verify;              /* REMAT_VERIFY=1: verify the plan's rebuilds once */
+	double plan_timeout_s;   /* REMAT_PLAN_TIMEOUT */
+	char planner[PATH_MAX];  /* REMAT_PLANNER; "" = remat-plan next to us or on path */
+	/* The plan cache: REMAT_CACHE_DIR, else $XDG_CACHE_HOME/libremat, else
+	 * $HOME/.cache/libremat; "" when none of them is set. */
+	char cache_dir[PATH_MAX];
+	const char *cache_dir_from; /* the variable it came from */
+	char path[8192];            /* PATH, where the planner is looked for ("" unset) */
+};
+
+extern struct remat_config remat_cfg;
+
+/* The messages of one load: every bad value and unknown name, not just
+ * the first (a typo's warning must not hide a malformed value). */
+#define REMAT_CONFIG_MAX_MSGS 8
+struct remat_config_msgs {
+	int n;
+	char text[REMAT_CONFIG_MAX_MSGS][640];
+};
+
+typedef const char *(*remat_getenv_fn)(const char *name);
+
+/* Fills *cfg from the variables read through get; env (an environ-like
+ * array, may be NULL) is searched for REMAT_* names that are not ours.
+ * Returns 0, or -1 when a value is malformed: cfg then holds the defaults
+ * with mode OFF (libremat stays inactive).  Every problem adds one line to
+ * msgs. */
+int remat_config_load(remat_getenv_fn get, char *const *env, struct remat_config *cfg,
+                      struct remat_config_msgs *msgs);
+
+/* Merges backend:cudaMallocAsync into a PYTORCH_CUDA_ALLOC_CONF value:
+ * other keys kept, backend replaced, expandable_segments dropped.
+ * Returns 0, or -1 when out is too small. */
+int remat_alloc_conf_merge(const char *old, char *out, size_t outlen);
+
+#endif

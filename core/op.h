@@ -1,0 +1,60 @@
+/*
+ * op.h — one op (a launch, copy, memset or graph launch) as an interposed
+ * entry point sees it, on the caller's stack: what the entry points hand
+ * to the session, and the session to the profiler or to replay.
+ */
+#ifndef REMAT_CORE_OP_H
+#define REMAT_CORE_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda.h>
+
+enum remat_op_kind {
+	REMAT_OP_KERNEL,
+	REMAT_OP_MEMCPY,
+	REMAT_OP_MEMSET,
+	REMAT_OP_HOST_FUNC,
+	REMAT_OP_GRAPH
+};
+enum remat_copy_kind {
+	REMAT_COPY_HTOD,
+	REMAT_COPY_DTOH,
+	REMAT_COPY_DTOD,
+	REMAT_COPY_HTOH,
+	REMAT_COPY_INFER
+};
+
+struct remat_op {
+	enum remat_op_kind kind;
+	const char *via; /* the entry point that issued it */
+	void *func;      /* CUfunction or CUkernel */
+	unsigned grid[3], block[3], shmem;
+	CUstream stream;
+	void **params, **extra;
+	uint64_t dst, src; /* memcpy/memset: addresses (device or host) */
+	size_t bytes;      /* memcpy/memset: bytes */
+	int copy;          /* enum remat_copy_kind */
+	unsigned value;    /* memset value */
+	unsigned elem;     /* memset element size */
+	/* Set by the session's op_begin for its op_end (session/). */
+	int end;
+	int32_t pos; /* the op's position in the iteration, when known */
+};
+
+/* The parameter buffer of a launch that passed its parameters packed in
+ * `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), or NULL. */
+static inline const uint8_t *remat_op_extra_params(const struct remat_op *op, size_t *size)
+{
+	const uint8_t *buf = NULL;
+	*size = 0;
+	for (void **e = op->extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
+		if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = e[1];
+		else if (e[0] == CU_LAUNCH_PARAM_BUFFER_SIZE && e[1])
+			*size = *(size_t *)e[1];
+	}
+	return buf;
+}
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * plan.h — the plan model, one type for remat-plan (planner/, which makes,
+ * evaluates and writes plans) and for the runtime (acquire/ reads plan
+ * files into it, replay/ executes it).  On disk: docs/plan-format.md.
+ *
+ * Op positions and buffer ids are those of the graph (trace) the plan was
+ * made for.
+ */
+#ifndef REMAT_PLAN_H
+#define REMAT_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pl_step_kind {
+	PL_STEP_MAP,     /* map buffer arg's physical memory again (same address) */
+	PL_STEP_SAVE,    /* copy live buffer arg aside (a transient copy) */
+	PL_STEP_REPLAY,  /* re-launch op arg with the parameter bytes of this iteration */
+	PL_STEP_RESTORE, /* copy buffer arg back from its saved copy, free the copy */
+	PL_STEP_RELEASE, /* unmap buffer arg (a transient or an intermediate no longer needed) */
+};
+#define PL_STEP_KINDS 5
+
+/* The step names of the plan format, indexed by enum pl_step_kind. */
+extern const char *const pl_step_names[PL_STEP_KINDS];
+
+struct pl_step {
+	int32_t kind; /* enum pl_step_kind */
+	int32_t arg;  /* buffer id, or op position for REPLAY */
+};
+
+struct pl_plan {
+	int32_t nops;
+	uint64_t graph_hash;
+	int64_t budget; /* bytes */
+	char planner[16];
+	/* CSR lists per op position p: before[p] = steps[step_off[p] .. step_off[p+1]),
+	 * evict_after[p] = evict[evict_off[p] .. evict_off[p+1]). */
+	uint32_t *step_off; /* nops + 1 entries */
+	struct pl_step *steps;
+	uint32_t *evict_off; /* nops + 1 entries */
+	int32_t *evict;
+	/* Informational figures written with the plan (-1 unknown). */
+	int64_t baseline_peak, peak, recompute_ns, iteration_ns;
+};
+
+/* Builds a plan from unordered (position, step) and (position, buffer)
+ * entries; steps at one position keep the order they were added in. */
+struct pl_plan_builder;
+struct pl_plan_builder *pl_builder_new(int32_t nops);
+int pl_builder_step(struct pl_plan_builder *b, int32_t pos, int32_t kind, int32_t arg);
+int pl_builder_evict(struct pl_plan_builder *b, int32_t pos, int32_t buf);
+struct pl_plan *pl_builder_finish(struct pl_plan_builder *b); /* frees b */
+
+/* A plan with nops positions and room for nsteps steps and nevict
+ * evictions, all offsets 0 (the caller fills the CSR arrays); NULL when
+ * out of memory. */
+struct pl_plan *pl_plan_alloc(int32_t nops, size_t nsteps, size_t nevict);
+struct pl_plan *pl_plan_empty(int32_t nops);
+void pl_plan_free(struct pl_plan *p);
+
+#endif

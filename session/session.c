@@ -1,0 +1,246 @@
+/*
+ * session.c — the mode (session.h) and the dispatch of every op and
+ * managed allocation to the profiler or to replay.
+ *
+ * One lock, session_lock, guards the profiler's and replay's state: a
+ * launch takes it once.  It is held across the program's real call only
+ * while an iteration is profiled (the write-set hashes after an op must
+ * see that op's writes and no other's).  In run mode an op's check and
+ * rebuild steps happen before the real call, under the lock; the lock is
+ * taken again after the call only at the positions where the plan evicts
+ * (an eviction must come after the op on its stream).
+ */
+#include <stdlib.h>
+
+#include "../alloc/alloc.h"
+#include "../core/config.h"
+#include "../core/driver.h"
+#include "../core/log.h"
+#include "../profiler/profiler.h"
+#include "internal.h"
+
+int remat_session_active, remat_session_watch;
+pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
+enum session_state session_state = SESSION_OFF;
+
+/* What session_op_end has to do for an op (op->end). */
+enum {
+	END_PROFILE = 1, /* record its writes, then release the lock held since begin */
+	END_EVICT = 2,   /* replay evicts after it */
+	END_UNPIN = 4,   /* release what the swap check pinned for it */
+};
+
+void session_update_watch(void)
+{
+	int watch = session_state != SESSION_OFF &&
+	            (session_state != SESSION_DONE ||
+	             __atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&remat_session_watch, watch, __ATOMIC_RELEASE);
+}
+
+void session_set_state(enum session_state s)
+{
+	session_state = s;
+	__atomic_store_n(&remat_session_active, s != SESSION_OFF, __ATOMIC_RELEASE);
+	session_update_watch();
+}
+
+/* The profiled iteration is complete; op is op 0 of the next one.  Trace
+ * mode writes the trace and is done; run mode also hands the profile to
+ * replay, which follows the iterations from this op on. */
+static void profile_complete(void)
+{
+	int64_t first_iter;
+	struct remat_profile *p = prof_finish(&first_iter);
+	if (!p) {
+		remat_warn("out of host memory for the profile; training continues unmodified");
+		session_set_state(SESSION_DONE);
+		return;
+	}
+	if (remat_cfg.mode != REMAT_MODE_RUN) {
+		prof_publish(p, remat_cfg.trace_dir, NULL);
+		session_set_state(SESSION_DONE);
+		return;
+	}
+	char err[256];
+	int64_t budget, baseline = prof_baseline_peak(p);
+	if (remat_budget_resolve(&remat_cfg.budget, baseline, &budget, err, sizeof(err))) {
+		remat_warn("REMAT_BUDGET: %s; training continues unmodified", err);
+		prof_publish(p, remat_cfg.trace_dir, NULL);
+		session_set_state(SESSION_DONE);
+		return;
+	}
+	if (remat_cfg.budget.percent > 0)
+		remat_log(REMAT_LOG_INFO,
+		          "budget: %lld bytes (REMAT_BUDGET=%g%% of the baseline peak, %lld bytes)",
+		          (long long)budget, remat_cfg.budget.percent, (long long)baseline);
+	else
+		remat_log(REMAT_LOG_INFO, "budget: %lld bytes (the baseline peak is %lld bytes)",
+		          (long long)budget, (long long)baseline);
+	/* Two holders: the trace writer and replay. */
+	__atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+	planning_begin(p->graph_hash, (int32_t)p->nops, budget);
+	prof_publish(p, remat_cfg.trace_dir, planning_trace_written);
+	replay_start(p, budget, prof_live_bytes(), first_iter, &planning_hooks);
+	session_set_state(SESSION_PLAN);
+}
+
+/* Run mode: the op goes to replay.  1 when op_end must follow. */
+static int to_replay(struct remat_op *op)
+{
+	switch (replay_op_begin(op)) {
+	case REPLAY_EVICT_AFTER:
+		return 1;
+	case REPLAY_REPROFILE:
+		planning_reset();
+		prof_restart();
+		session_set_state(SESSION_DETECT);
+		return 0;
+	case REPLAY_STOP:
+		session_set_state(SESSION_DONE);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Detecting or profiling.  1 when the lock must stay held until op_end. */
+static int to_profiler(struct remat_op *op)
+{
+	int run = remat_cfg.mode == REMAT_MODE_RUN;
+	switch (prof_op(op)) {
+	case PROF_RECORD:
+		if (session_state == SESSION_DETECT) {
+			session_set_state(SESSION_PROFILE);
+			/* Run mode: no address is reused within the profiled
+			 * iteration (remat_alloc_quarantine), so each buffer of
+			 * the profile has an address of its own that a replay may
+			 * map it at. */
+			if (run)
+				remat_alloc_quarantine(1);
+		}
+		if (run && (size_t)op->pos + 1 == prof_period())
+			remat_alloc_boundary(0);
+		return 1;
+	case PROF_COMPLETE:
+		profile_complete();
+		if (session_state == SESSION_PLAN && to_replay(op))
+			op->end |= END_EVICT;
+		return 0;
+	case PROF_GIVE_UP:
+		session_set_state(SESSION_DONE);
+		return 0;
+	case PROF_DETECTING:
+		if (session_state == SESSION_PROFILE) { /* the profile was dropped */
+			session_set_state(SESSION_DETECT);
+			if (run)
+				remat_alloc_quarantine(0);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+void session_op_begin(struct remat_op *op)
+{
+	op->end = 0;
+	op->pos = -1;
+	if (session_ready())
+		return;
+	pthread_mutex_lock(&session_lock);
+	/* Something went to the host before a plan applied: what this op
+	 * touches comes back before anyone looks at it (the write-set hashes,
+	 * replay, the op itself). */
+	if (__builtin_expect(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE), 0)) {
+		prof_swap_check(op);
+		op->end |= END_UNPIN;
+	}
+	switch (session_state) {
+	case SESSION_DETECT:
+	case SESSION_PROFILE:
+		if (to_profiler(op)) {
+			op->end |= END_PROFILE;
+			return; /* the lock is held until session_op_end */
+		}
+		break;
+	case SESSION_PLAN:
+	case SESSION_RUN:
+		if (to_replay(op))
+			op->end |= END_EVICT;
+		break;
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&session_lock);
+}
+
+void session_op_end(struct remat_op *op, CUresult rc)
+{
+	if (op->end & END_PROFILE) {
+		prof_op_after(op, rc);
+		pthread_mutex_unlock(&session_lock);
+	}
+	if (op->end & END_EVICT) {
+		pthread_mutex_lock(&session_lock);
+		if (session_state == SESSION_RUN)
+			replay_op_end(op, rc);
+		pthread_mutex_unlock(&session_lock);
+	}
+	if (op->end & END_UNPIN)
+		prof_swap_release();
+}
+
+/* States in which the live allocations matter: a profile, or replay. */
+static int following(void)
+{
+	return session_state != SESSION_OFF && session_state != SESSION_DONE;
+}
+
+CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
+{
+	struct remat_alloc_info info;
+	/* Held across the allocator's work (which takes its own lock inside):
+	 * replay must see allocations in the order they are made. */
+	pthread_mutex_lock(&session_lock);
+	int replaying = session_state == SESSION_PLAN || session_state == SESSION_RUN;
+	if (replaying)
+		replay_alloc_before();
+	CUresult r = remat_alloc(p, size, stream, async, &info);
+	if (r == CUDA_SUCCESS && following()) {
+		/* Unwinding the allocating stack costs more than the allocation:
+		 * only while a profile may be recorded. */
+		int stack = session_state == SESSION_DETECT || session_state == SESSION_PROFILE;
+		prof_alloc(*p, info.size, info.rounded, info.small, stack);
+		if (replaying)
+			replay_alloc(*p, info.size);
+	}
+	/* The allocation may have swapped something out: from now on every op
+	 * must be checked. */
+	if (!__atomic_load_n(&remat_session_watch, __ATOMIC_RELAXED))
+		session_update_watch();
+	pthread_mutex_unlock(&session_lock);
+	return r;
+}
+
+int session_free(CUdeviceptr p, CUstream stream, int async)
+{
+	if (!p || !remat_alloc_owns(p, NULL))
+		return 0;
+	pthread_mutex_lock(&session_lock);
+	if (session_state == SESSION_PLAN || session_state == SESSION_RUN)
+		replay_free(p); /* while the allocator still knows it */
+	if (following())
+		prof_free(p);
+	pthread_mutex_unlock(&session_lock);
+	if (!async)
+		remat_drv.cuCtxSynchronize();
+	CUresult rc;
+	return remat_free(p, stream, async, &rc);
+}
+
+void session_function_name(void *func, const char *name, int is_kernel)
+{
+	pthread_mutex_lock(&session_lock);
+	prof_function_name(func, name, is_kernel);
+	pthread_mutex_unlock(&session_lock);
+}

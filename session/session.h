@@ -1,0 +1,49 @@
+/*
+ * session.h — the public face of session/, what the entry points
+ * (interpose/) call.  The session alone owns libremat's mode:
+ *
+ *   OFF      pass-through (no REMAT_* asked for it, a bad value, an
+ *            unusable driver, a forked child)
+ *   DETECT   looking for the training iteration            (profiler/)
+ *   PROFILE  recording one iteration                       (profiler/)
+ *   PLAN     run mode, waiting for a plan; iterations are followed (replay/)
+ *   RUN      run mode, a plan applied                      (replay/)
+ *   DONE     trace written, or no plan for good: unmodified
+ *
+ * and alone writes the two flags every entry point tests first.
+ */
+#ifndef REMAT_SESSION_H
+#define REMAT_SESSION_H
+
+#include <stddef.h>
+#include <cuda.h>
+
+#include "../core/op.h"
+
+/* REMAT_* asked for trace or run mode, the driver is usable and this is
+ * not a forked child: allocations are ours, and our hooks are handed out. */
+extern int remat_session_active;
+/* Ops must go through session_op_begin/end (detecting, profiling, run
+ * mode, or allocations swapped to the host).  Read unlocked: the
+ * pass-through path is one load and a branch. */
+extern int remat_session_watch;
+
+/* Lazy init at the first call that needs the driver: 0 when libremat
+ * works, -1 when it passes through for good. */
+int session_ready(void);
+
+/* Around the real call of every op while remat_session_watch is set. */
+void session_op_begin(struct remat_op *op);
+void session_op_end(struct remat_op *op, CUresult rc);
+
+/* A managed allocation (active only).  CUDA_ERROR_NOT_SUPPORTED: the
+ * device cannot be managed, the caller uses the real allocator. */
+CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async);
+/* 1 when p was ours and is freed, 0 when the caller must free it for real.
+ * A synchronous free synchronizes the context first, as the real ones do. */
+int session_free(CUdeviceptr p, CUstream stream, int async);
+
+/* Names learnt when the program looks a function up. */
+void session_function_name(void *func, const char *name, int is_kernel);
+
+#endif

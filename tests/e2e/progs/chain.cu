@@ -1,0 +1,36 @@
+// Kernels of tests/e2e/progs/chain.c: a chain of activations, and one
+// kernel that reads a scale through a pointer stored in device memory, which
+// no parameter word reveals (a rebuild by replay then sees another value).
+extern "C" __global__ void fwd(const float *x, float *y, int n, float a)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] = x[i] * a + 0.5f;
+}
+extern "C" __global__ void fwd_indirect(float *const *tbl, const float *x, float *y, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] = x[i] * tbl[0][0];
+}
+extern "C" __global__ void fwd_side(const float *x, float *y, float *m, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) {
+		y[i] = x[i] * 1.5f + 0.25f;
+		if (i < 64)
+			m[i] = x[i] * 2.0f;
+	}
+}
+extern "C" __global__ void use_m(const float *m, float *acc, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		acc[i] = acc[i] * 0.5f + m[i & 63];
+}
+extern "C" __global__ void use(const float *y, float *acc, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		acc[i] = acc[i] * 0.5f + y[i];
+}

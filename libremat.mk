@@ -57,7 +57,8 @@ $(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver
 
 # The replay engine's state machine, through the driver table, on the real
 # allocator: only the driver is fake.
-REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c plan/plan.c
+REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c plan/plan.c \
+	plan/builder.c
 $(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_driver.c \
 		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)
 	@mkdir -p $(dir $@)

@@ -26,6 +26,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The one acquisition at a time. */
 static struct {
 	enum acquire_state st;
 	uint64_t hash;
@@ -43,8 +44,7 @@ static struct {
 	int32_t *excl; /* buffers the plan must not evict (verification mode) */
 	int nexcl;
 	struct pl_plan *plan; /* READY: not yet handed out */
-	char msg[2048];       /* last message, for tests and reports */
-} A;
+} acq;
 
 static double now_s(void)
 {
@@ -56,37 +56,25 @@ static double now_s(void)
 /* The one message of a failure: always shown, whatever REMAT_LOG says. */
 __attribute__((format(printf, 1, 2))) static enum acquire_state failed(const char *fmt, ...)
 {
+	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	remat_warn("%s", A.msg);
-	A.st = ACQUIRE_FAILED;
-	return A.st;
+	remat_warn("%s", msg);
+	acq.st = ACQUIRE_FAILED;
+	return acq.st;
 }
 
 /* A message that does not end the acquisition (a damaged cache entry). */
 __attribute__((format(printf, 1, 2))) static void warn(const char *fmt, ...)
 {
+	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	remat_warn("%s", A.msg);
-}
-
-__attribute__((format(printf, 1, 2))) static void info(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(A.msg, sizeof(A.msg), fmt, ap);
-	va_end(ap);
-	remat_log(REMAT_LOG_INFO, "%s", A.msg);
-}
-
-const char *acquire_last_message(void)
-{
-	return A.msg;
+	remat_warn("%s", msg);
 }
 
 /* The last line of the planner log containing needle, or with needle NULL
@@ -95,7 +83,7 @@ const char *acquire_last_message(void)
 static void log_line(const char *needle, char *out, size_t n)
 {
 	snprintf(out, n, "no output");
-	FILE *f = fopen(A.log, "r");
+	FILE *f = fopen(acq.log, "r");
 	if (!f)
 		return;
 	char line[1024];
@@ -117,30 +105,30 @@ static void log_line(const char *needle, char *out, size_t n)
 
 static void kill_planner(void)
 {
-	if (A.pid <= 0)
+	if (acq.pid <= 0)
 		return;
 	/* The wrapper leads its own group: this takes remat-plan with it. */
-	kill(-A.pid, SIGKILL);
-	while (waitpid(A.pid, NULL, 0) < 0 && errno == EINTR)
+	kill(-acq.pid, SIGKILL);
+	while (waitpid(acq.pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	A.pid = 0;
-	if (A.tmp[0] && strcmp(A.tmp, A.final)) {
+	acq.pid = 0;
+	if (acq.tmp[0] && strcmp(acq.tmp, acq.final)) {
 		/* remat-plan writes <tmp>.tmp, then renames it to <tmp>. */
-		char t[sizeof(A.tmp) + 4];
-		snprintf(t, sizeof(t), "%s.tmp", A.tmp);
+		char t[sizeof(acq.tmp) + 4];
+		snprintf(t, sizeof(t), "%s.tmp", acq.tmp);
 		unlink(t);
-		unlink(A.tmp);
+		unlink(acq.tmp);
 	}
 }
 
 static void reset_locked(void)
 {
-	if (A.st == ACQUIRE_PENDING && A.owner == getpid())
+	if (acq.st == ACQUIRE_PENDING && acq.owner == getpid())
 		kill_planner();
-	pl_plan_free(A.plan);
-	A.plan = NULL;
-	A.pid = 0;
-	A.st = ACQUIRE_IDLE;
+	pl_plan_free(acq.plan);
+	acq.plan = NULL;
+	acq.pid = 0;
+	acq.st = ACQUIRE_IDLE;
 }
 
 static void human(int64_t b, char *buf, size_t n)
@@ -151,20 +139,21 @@ static void human(int64_t b, char *buf, size_t n)
 static void ready(struct pl_plan *p, const char *how, const char *path)
 {
 	if (p->iteration_ns < 0)
-		p->iteration_ns = A.iter_ns;
-	A.plan = p;
-	A.st = ACQUIRE_READY;
+		p->iteration_ns = acq.iter_ns;
+	acq.plan = p;
+	acq.st = ACQUIRE_READY;
 	char pk[32], bu[32];
 	human(p->peak, pk, sizeof(pk));
 	human(p->budget, bu, sizeof(bu));
 	if (p->iteration_ns > 0)
-		info("%s %s (planner %s: peak %s for a budget of %s, recompute %.1f%% of the "
-		     "iteration)",
-		     how, path, p->planner, pk, bu,
-		     100.0 * (double)p->recompute_ns / (double)p->iteration_ns);
+		remat_log(REMAT_LOG_INFO,
+		          "%s %s (planner %s: peak %s for a budget of %s, recompute %.1f%% of the "
+		          "iteration)",
+		          how, path, p->planner, pk, bu,
+		          100.0 * (double)p->recompute_ns / (double)p->iteration_ns);
 	else
-		info("%s %s (planner %s: peak %s for a budget of %s)", how, path, p->planner, pk,
-		     bu);
+		remat_log(REMAT_LOG_INFO, "%s %s (planner %s: peak %s for a budget of %s)", how,
+		          path, p->planner, pk, bu);
 }
 
 /* A loaded plan that evicts an excluded buffer is refused: verification
@@ -172,11 +161,11 @@ static void ready(struct pl_plan *p, const char *how, const char *path)
 static int check_excluded(const struct pl_plan *p, const char *path, char *err, size_t errlen)
 {
 	for (uint32_t k = 0; k < p->evict_off[p->nops]; k++)
-		for (int i = 0; i < A.nexcl; i++)
-			if (p->evict[k] == A.excl[i]) {
+		for (int i = 0; i < acq.nexcl; i++)
+			if (p->evict[k] == acq.excl[i]) {
 				snprintf(err, errlen,
 				         "%s: evicts buffer %d, which must stay resident", path,
-				         A.excl[i]);
+				         acq.excl[i]);
 				return -1;
 			}
 	return 0;
@@ -184,7 +173,7 @@ static int check_excluded(const struct pl_plan *p, const char *path, char *err, 
 
 static int load_plan(const char *path, struct pl_plan **p, char *err, size_t errlen)
 {
-	if (acq_plan_read(path, A.hash, A.nops, A.budget, A.nbufs, p, err, errlen))
+	if (acq_plan_read(path, acq.hash, acq.nops, acq.budget, acq.nbufs, p, err, errlen))
 		return -1;
 	if (check_excluded(*p, path, err, errlen)) {
 		pl_plan_free(*p);
@@ -202,17 +191,17 @@ static int exclude_args(char *list, size_t n, char *suffix, size_t sn)
 	uint64_t h = 0xcbf29ce484222325ull;
 	size_t w = 0;
 	list[0] = suffix[0] = '\0';
-	for (int i = 0; i < A.nexcl; i++) {
-		int r = snprintf(list + w, n - w, "%s%d", i ? "," : "", A.excl[i]);
+	for (int i = 0; i < acq.nexcl; i++) {
+		int r = snprintf(list + w, n - w, "%s%d", i ? "," : "", acq.excl[i]);
 		if (r < 0 || (size_t)r >= n - w)
 			return -1;
 		w += (size_t)r;
 		for (int b = 0; b < 4; b++) {
-			h ^= (uint8_t)((uint32_t)A.excl[i] >> (8 * b));
+			h ^= (uint8_t)((uint32_t)acq.excl[i] >> (8 * b));
 			h *= 0x100000001b3ull;
 		}
 	}
-	if (A.nexcl)
+	if (acq.nexcl)
 		snprintf(suffix, sn, "-x%016llx", (unsigned long long)h);
 	return 0;
 }
@@ -229,25 +218,25 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 	char err[1536];
 	pthread_mutex_lock(&lock);
 	reset_locked();
-	free(A.excl);
-	A.excl = NULL;
-	A.nexcl = 0;
+	free(acq.excl);
+	acq.excl = NULL;
+	acq.nexcl = 0;
 	if (n > 0 && excluded) {
-		if (!(A.excl = malloc((size_t)n * sizeof(*A.excl)))) {
+		if (!(acq.excl = malloc((size_t)n * sizeof(*acq.excl)))) {
 			failed("out of memory for the excluded buffers; running unmodified");
 			pthread_mutex_unlock(&lock);
 			return -1;
 		}
-		memcpy(A.excl, excluded, (size_t)n * sizeof(*A.excl));
-		qsort(A.excl, (size_t)n, sizeof(*A.excl), cmp_i32);
-		A.nexcl = n;
+		memcpy(acq.excl, excluded, (size_t)n * sizeof(*acq.excl));
+		qsort(acq.excl, (size_t)n, sizeof(*acq.excl), cmp_i32);
+		acq.nexcl = n;
 	}
-	A.hash = graph_hash;
-	A.nops = nops;
-	A.budget = budget;
-	A.nbufs = -1;
-	A.iter_ns = -1;
-	A.final[0] = A.tmp[0] = A.log[0] = A.cache_dir[0] = '\0';
+	acq.hash = graph_hash;
+	acq.nops = nops;
+	acq.budget = budget;
+	acq.nbufs = -1;
+	acq.iter_ns = -1;
+	acq.final[0] = acq.tmp[0] = acq.log[0] = acq.cache_dir[0] = '\0';
 	int rc = -1;
 	if (!trace_dir || !*trace_dir || nops <= 0 || budget <= 0) {
 		failed("run mode: no plan can be made (trace directory %s, %d ops, budget %lld)",
@@ -267,8 +256,8 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 			       (unsigned long long)graph_hash);
 			goto out;
 		}
-		A.nbufs = ti.nbufs;
-		A.iter_ns = ti.duration_ns;
+		acq.nbufs = ti.nbufs;
+		acq.iter_ns = ti.duration_ns;
 	} else {
 		/* The planner reads the trace too and will say what is wrong. */
 		remat_log(REMAT_LOG_DEBUG, "%s", err);
@@ -277,30 +266,30 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 	char xlist[4096], xsuffix[24];
 	if (exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix))) {
 		failed("too many excluded buffers (%d) to pass to remat-plan; running unmodified",
-		       A.nexcl);
+		       acq.nexcl);
 		goto out;
 	}
-	if (acq_cache_dir(A.cache_dir, sizeof(A.cache_dir), err, sizeof(err)) == 0) {
-		acq_cache_path(A.cache_dir, graph_hash, budget, A.final, sizeof(A.final));
+	if (acq_cache_dir(acq.cache_dir, sizeof(acq.cache_dir), err, sizeof(err)) == 0) {
+		acq_cache_path(acq.cache_dir, graph_hash, budget, acq.final, sizeof(acq.final));
 		if (xsuffix[0]) /* <hash>-<budget>-x<set>.plan.json */
-			snprintf(A.final + strlen(A.final) - strlen(".plan.json"),
-			         sizeof(A.final) - strlen(A.final) + strlen(".plan.json"),
+			snprintf(acq.final + strlen(acq.final) - strlen(".plan.json"),
+			         sizeof(acq.final) - strlen(acq.final) + strlen(".plan.json"),
 			         "%s.plan.json", xsuffix);
-		if (access(A.final, F_OK) == 0) {
+		if (access(acq.final, F_OK) == 0) {
 			struct pl_plan *p;
-			if (load_plan(A.final, &p, err, sizeof(err)) == 0) {
-				acq_cache_touch(A.final);
-				ready(p, "cached plan", A.final);
+			if (load_plan(acq.final, &p, err, sizeof(err)) == 0) {
+				acq_cache_touch(acq.final);
+				ready(p, "cached plan", acq.final);
 				rc = 0;
 				goto out;
 			}
 			warn("cached plan unusable, removed it and planning again: %s", err);
-			unlink(A.final);
+			unlink(acq.final);
 		}
 	} else {
 		warn("%s; plans will not be cached", err);
-		A.cache_dir[0] = '\0';
-		snprintf(A.final, sizeof(A.final), "%s/plan.json", trace_dir);
+		acq.cache_dir[0] = '\0';
+		snprintf(acq.final, sizeof(acq.final), "%s/plan.json", trace_dir);
 	}
 
 	struct acq_settings s;
@@ -308,30 +297,31 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		failed("%s", err);
 		goto out;
 	}
-	snprintf(A.planner, sizeof(A.planner), "%s", s.planner);
-	if (A.cache_dir[0])
-		snprintf(A.tmp, sizeof(A.tmp), "%s/.%016llx-%lld.%d.part", A.cache_dir,
+	snprintf(acq.planner, sizeof(acq.planner), "%s", s.planner);
+	if (acq.cache_dir[0])
+		snprintf(acq.tmp, sizeof(acq.tmp), "%s/.%016llx-%lld.%d.part", acq.cache_dir,
 		         (unsigned long long)graph_hash, (long long)budget, (int)getpid());
 	else
-		snprintf(A.tmp, sizeof(A.tmp), "%s/plan.json.part", trace_dir);
-	snprintf(A.log, sizeof(A.log), "%s/plan.log", trace_dir);
-	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, A.tmp, A.final, A.log,
-	                              A.nexcl ? xlist : NULL, err, sizeof(err));
+		snprintf(acq.tmp, sizeof(acq.tmp), "%s/plan.json.part", trace_dir);
+	snprintf(acq.log, sizeof(acq.log), "%s/plan.log", trace_dir);
+	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, acq.tmp, acq.final, acq.log,
+	                              acq.nexcl ? xlist : NULL, err, sizeof(err));
 	if (pid < 0) {
 		failed("%s", err);
 		goto out;
 	}
-	A.pid = pid;
-	A.owner = getpid();
-	A.timeout_s = s.timeout_s;
+	acq.pid = pid;
+	acq.owner = getpid();
+	acq.timeout_s = s.timeout_s;
 	/* The time limit bounds the ILP; loading the trace and writing the plan
 	 * come on top, hence the grace before the kill. */
-	A.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
-	A.deadline = now_s() + A.timeout_s + A.grace_s;
-	A.st = ACQUIRE_PENDING;
-	info("planning for a budget of %lld bytes%s%s: %s started (pid %d, log %s)",
-	     (long long)budget, A.nexcl ? ", never evicting buffers " : "", A.nexcl ? xlist : "",
-	     A.planner, (int)pid, A.log);
+	acq.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
+	acq.deadline = now_s() + acq.timeout_s + acq.grace_s;
+	acq.st = ACQUIRE_PENDING;
+	remat_log(REMAT_LOG_INFO,
+	          "planning for a budget of %lld bytes%s%s: %s started (pid %d, log %s)",
+	          (long long)budget, acq.nexcl ? ", never evicting buffers " : "",
+	          acq.nexcl ? xlist : "", acq.planner, (int)pid, acq.log);
 	rc = 0;
 out:
 	pthread_mutex_unlock(&lock);
@@ -353,10 +343,10 @@ int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t 
  * not rename it, still at the temporary name). */
 static enum acquire_state planner_done(void)
 {
-	const char *path = A.final;
+	const char *path = acq.final;
 	/* The wrapper could not rename it (no mv on PATH?): do it here. */
-	if (access(A.final, F_OK) != 0 && rename(A.tmp, A.final) != 0)
-		path = A.tmp;
+	if (access(acq.final, F_OK) != 0 && rename(acq.tmp, acq.final) != 0)
+		path = acq.tmp;
 	char err[1536];
 	struct pl_plan *p;
 	if (load_plan(path, &p, err, sizeof(err))) {
@@ -364,18 +354,18 @@ static enum acquire_state planner_done(void)
 		return failed(
 		    "remat-plan wrote an unusable plan (removed it): %s; log: %s; running "
 		    "unmodified",
-		    err, A.log);
+		    err, acq.log);
 	}
-	if (A.cache_dir[0])
-		acq_cache_prune(A.cache_dir, ACQ_CACHE_KEEP);
+	if (acq.cache_dir[0])
+		acq_cache_prune(acq.cache_dir, ACQ_CACHE_KEEP);
 	ready(p, "new plan", path);
-	return A.st;
+	return acq.st;
 }
 
 static enum acquire_state planner_exited(int status)
 {
 	char line[512];
-	A.pid = 0;
+	acq.pid = 0;
 	if (WIFEXITED(status)) {
 		int code = WEXITSTATUS(status);
 		if (code == 0)
@@ -384,24 +374,24 @@ static enum acquire_state planner_exited(int status)
 			log_line("smallest reachable peak", line, sizeof(line));
 			return failed("REMAT_BUDGET of %lld bytes cannot be reached for this job "
 			              "(remat-plan: %s); running unmodified (log: %s)",
-			              (long long)A.budget, line, A.log);
+			              (long long)acq.budget, line, acq.log);
 		}
 		if (code > 128 && code < 128 + 65) {
 			/* sh reports a child killed by signal n as 128 + n. */
 			return failed("remat-plan crashed (signal %d, %s); log: %s; running "
 			              "unmodified",
-			              code - 128, strsignal(code - 128), A.log);
+			              code - 128, strsignal(code - 128), acq.log);
 		}
 		log_line(NULL, line, sizeof(line));
 		if (code == 126 || code == 127)
 			return failed("could not run %s (%s); log: %s; running unmodified",
-			              A.planner, line, A.log);
+			              acq.planner, line, acq.log);
 		return failed("remat-plan failed (exit %d: %s); log: %s; running unmodified", code,
-		              line, A.log);
+		              line, acq.log);
 	}
 	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	return failed("remat-plan crashed (signal %d, %s); log: %s; running unmodified", sig,
-	              strsignal(sig), A.log);
+	              strsignal(sig), acq.log);
 }
 
 static enum acquire_state timed_out(int reap)
@@ -409,37 +399,37 @@ static enum acquire_state timed_out(int reap)
 	if (reap)
 		kill_planner();
 	else {
-		kill(-A.pid, SIGKILL);
-		A.pid = 0;
+		kill(-acq.pid, SIGKILL);
+		acq.pid = 0;
 	}
 	return failed("remat-plan did not finish within REMAT_PLAN_TIMEOUT=%g s (killed after "
 	              "%g s more); log: %s; running unmodified",
-	              A.timeout_s, A.grace_s, A.log);
+	              acq.timeout_s, acq.grace_s, acq.log);
 }
 
 static enum acquire_state poll_pending(void)
 {
 	int status;
 	pid_t r;
-	while ((r = waitpid(A.pid, &status, WNOHANG)) < 0 && errno == EINTR)
+	while ((r = waitpid(acq.pid, &status, WNOHANG)) < 0 && errno == EINTR)
 		;
-	if (r == A.pid)
+	if (r == acq.pid)
 		return planner_exited(status);
 	if (r == 0)
-		return now_s() > A.deadline ? timed_out(1) : ACQUIRE_PENDING;
+		return now_s() > acq.deadline ? timed_out(1) : ACQUIRE_PENDING;
 	/* ECHILD: the process ignores SIGCHLD (children are reaped by the
 	 * kernel) or someone else reaped ours.  The exit status is lost; the
 	 * plan file, if any, still tells. */
-	if (kill(A.pid, 0) == 0)
-		return now_s() > A.deadline ? timed_out(0) : ACQUIRE_PENDING;
-	A.pid = 0;
-	if (access(A.final, F_OK) == 0 || access(A.tmp, F_OK) == 0)
+	if (kill(acq.pid, 0) == 0)
+		return now_s() > acq.deadline ? timed_out(0) : ACQUIRE_PENDING;
+	acq.pid = 0;
+	if (access(acq.final, F_OK) == 0 || access(acq.tmp, F_OK) == 0)
 		return planner_done();
 	char line[512];
 	log_line(NULL, line, sizeof(line));
 	return failed("remat-plan ended without a plan and its exit status was lost (%s); "
 	              "log: %s; running unmodified",
-	              line, A.log);
+	              line, acq.log);
 }
 
 enum acquire_state acquire_poll(struct pl_plan **out)
@@ -447,16 +437,16 @@ enum acquire_state acquire_poll(struct pl_plan **out)
 	if (out)
 		*out = NULL;
 	pthread_mutex_lock(&lock);
-	enum acquire_state st = A.st;
+	enum acquire_state st = acq.st;
 	/* A forked child inherits the state, not the planner: only the parent
 	 * may wait for it. */
-	if (st == ACQUIRE_PENDING && A.owner == getpid())
+	if (st == ACQUIRE_PENDING && acq.owner == getpid())
 		st = poll_pending();
 	if (st == ACQUIRE_READY && out) {
 		/* Handed over once; the acquisition is then over (IDLE). */
-		*out = A.plan;
-		A.plan = NULL;
-		A.st = ACQUIRE_IDLE;
+		*out = acq.plan;
+		acq.plan = NULL;
+		acq.st = ACQUIRE_IDLE;
 	}
 	pthread_mutex_unlock(&lock);
 	return st;
@@ -476,7 +466,7 @@ void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 	if (acq_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0) {
 		acq_cache_path(dir, graph_hash, budget, path, sizeof(path));
 		if (unlink(path) == 0)
-			info("removed cached plan %s", path);
+			remat_log(REMAT_LOG_INFO, "removed cached plan %s", path);
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -487,10 +477,10 @@ __attribute__((destructor)) static void acquire_at_exit(void)
 {
 	if (pthread_mutex_trylock(&lock))
 		return;
-	if (A.st == ACQUIRE_PENDING && A.cache_dir[0] && A.owner == getpid())
+	if (acq.st == ACQUIRE_PENDING && acq.cache_dir[0] && acq.owner == getpid())
 		remat_log(REMAT_LOG_INFO,
 		          "the job ended before remat-plan finished; it goes on and stores its "
 		          "plan in %s for the next run",
-		          A.cache_dir);
+		          acq.cache_dir);
 	pthread_mutex_unlock(&lock);
 }

@@ -38,8 +38,4 @@ int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t 
 /* After ACQUIRE_READY has handed the plan over (out non-NULL), the
  * acquisition is over and acquire_poll answers ACQUIRE_IDLE. */
 
-/* The last message acquisition printed or logged ("" if none): for tests
- * and reports. */
-const char *acquire_last_message(void);
-
 #endif

@@ -31,19 +31,19 @@ static struct {
 	json_int_t (*integer_value)(const json_t *);
 	void (*delete_)(json_t *);
 	int state; /* 0 not tried, 1 usable, -1 missing */
-} J;
-static pthread_mutex_t J_lock = PTHREAD_MUTEX_INITIALIZER;
+} jansson;
+static pthread_mutex_t jansson_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int acq_json_ready(char *err, size_t errlen)
 {
-	pthread_mutex_lock(&J_lock);
-	if (J.state == 0) {
+	pthread_mutex_lock(&jansson_lock);
+	if (jansson.state == 0) {
 		/* Kept open for the life of the process: plans may be read again. */
 		void *h = dlopen(acq_jansson_soname, RTLD_NOW | RTLD_LOCAL);
 		int ok = h != NULL;
 #define SYM(field, name)                                                                           \
 	do {                                                                                       \
-		if (ok && !(*(void **)&J.field = dlsym(h, name)))                                  \
+		if (ok && !(*(void **)&jansson.field = dlsym(h, name)))                            \
 			ok = 0;                                                                    \
 	} while (0)
 		SYM(load_file, "json_load_file");
@@ -54,10 +54,10 @@ int acq_json_ready(char *err, size_t errlen)
 		SYM(integer_value, "json_integer_value");
 		SYM(delete_, "json_delete");
 #undef SYM
-		J.state = ok ? 1 : -1;
+		jansson.state = ok ? 1 : -1;
 	}
-	int st = J.state;
-	pthread_mutex_unlock(&J_lock);
+	int st = jansson.state;
+	pthread_mutex_unlock(&jansson_lock);
 	if (st < 0)
 		snprintf(err, errlen,
 		         "run mode needs %s (Debian: libjansson4) to read plans; running "
@@ -71,13 +71,13 @@ int acq_json_ready(char *err, size_t errlen)
 static void drop(json_t *root)
 {
 	if (root)
-		J.delete_(root);
+		jansson.delete_(root);
 }
 
 static json_t *load(const char *path, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *root = J.load_file(path, 0, &je);
+	json_t *root = jansson.load_file(path, 0, &je);
 	if (!root) {
 		FILE *f = fopen(path, "r");
 		if (!f)
@@ -120,7 +120,7 @@ __attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, const char 
 static int get_int(struct ctx *c, json_t *obj, const char *where, const char *key, int required,
                    int64_t *out)
 {
-	json_t *v = J.object_get(obj, key);
+	json_t *v = jansson.object_get(obj, key);
 	if (!v) {
 		if (required)
 			return fail(c, where, "missing member \"%s\"", key);
@@ -128,14 +128,14 @@ static int get_int(struct ctx *c, json_t *obj, const char *where, const char *ke
 	}
 	if (!json_is_integer(v))
 		return fail(c, where, "member \"%s\" must be an integer", key);
-	*out = (int64_t)J.integer_value(v);
+	*out = (int64_t)jansson.integer_value(v);
 	return 0;
 }
 
 static int get_hash(struct ctx *c, json_t *obj, const char *key, uint64_t *out)
 {
-	json_t *v = J.object_get(obj, key);
-	const char *s = json_is_string(v) ? J.string_value(v) : NULL;
+	json_t *v = jansson.object_get(obj, key);
+	const char *s = json_is_string(v) ? jansson.string_value(v) : NULL;
 	if (!s)
 		return fail(c, "$", "missing member \"%s\" (a hex string like 0x1234abcd)", key);
 	char *end;
@@ -156,9 +156,9 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, ui
 	char where[96];
 	int64_t last = -1;
 	uint64_t ns = 0, ne = 0;
-	size_t n = J.array_size(ops);
+	size_t n = jansson.array_size(ops);
 	for (size_t k = 0; k < n; k++) {
-		json_t *e = J.array_get(ops, k);
+		json_t *e = jansson.array_get(ops, k);
 		snprintf(where, sizeof(where), "$.ops[%zu]", k);
 		if (!json_is_object(e))
 			return fail(c, where, "expected an object");
@@ -172,28 +172,29 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, ui
 			return fail(c, where, "op %lld after op %lld: positions must increase",
 			            (long long)op, (long long)last);
 		last = op;
-		json_t *before = J.object_get(e, "before"), *evict = J.object_get(e, "evict_after");
+		json_t *before = jansson.object_get(e, "before"),
+		       *evict = jansson.object_get(e, "evict_after");
 		if (before && !json_is_array(before))
 			return fail(c, where, "member \"before\" must be an array");
 		if (evict && !json_is_array(evict))
 			return fail(c, where, "member \"evict_after\" must be an array");
-		size_t nb = before ? J.array_size(before) : 0;
+		size_t nb = before ? jansson.array_size(before) : 0;
 		for (size_t j = 0; j < nb; j++) {
-			json_t *st = J.array_get(before, j);
+			json_t *st = jansson.array_get(before, j);
 			snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
-			json_t *kn = json_is_array(st) ? J.array_get(st, 0) : NULL;
-			json_t *av = json_is_array(st) ? J.array_get(st, 1) : NULL;
-			const char *name = json_is_string(kn) ? J.string_value(kn) : NULL;
+			json_t *kn = json_is_array(st) ? jansson.array_get(st, 0) : NULL;
+			json_t *av = json_is_array(st) ? jansson.array_get(st, 1) : NULL;
+			const char *name = json_is_string(kn) ? jansson.string_value(kn) : NULL;
 			int kind = -1;
 			for (int t = 0; name && t < PL_STEP_KINDS; t++)
 				if (!strcmp(name, pl_step_names[t]))
 					kind = t;
-			if (!json_is_array(st) || J.array_size(st) != 2 || kind < 0 ||
+			if (!json_is_array(st) || jansson.array_size(st) != 2 || kind < 0 ||
 			    !json_is_integer(av))
 				return fail(c, where,
 				            "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
 				            "\"release\", integer]");
-			int64_t arg = (int64_t)J.integer_value(av);
+			int64_t arg = (int64_t)jansson.integer_value(av);
 			if (kind == PL_STEP_REPLAY && (arg < 0 || arg >= op))
 				return fail(c, where, "replay %lld: not an earlier op than %lld",
 				            (long long)arg, (long long)op);
@@ -202,10 +203,10 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, ui
 				return fail(c, where, "%s %lld: no such buffer (the trace has %d)",
 				            name, (long long)arg, nbufs);
 		}
-		size_t nv = evict ? J.array_size(evict) : 0;
+		size_t nv = evict ? jansson.array_size(evict) : 0;
 		for (size_t j = 0; j < nv; j++) {
-			json_t *b = J.array_get(evict, j);
-			int64_t arg = json_is_integer(b) ? (int64_t)J.integer_value(b) : -1;
+			json_t *b = jansson.array_get(evict, j);
+			int64_t arg = json_is_integer(b) ? (int64_t)jansson.integer_value(b) : -1;
 			if (arg < 0 || arg >= (nbufs >= 0 ? nbufs : INT32_MAX)) {
 				snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
 				return fail(c, where, "not a buffer id (the trace has %d buffers)",
@@ -228,28 +229,30 @@ static void fill_ops(json_t *ops, struct pl_plan *p)
 {
 	uint32_t s = 0, v = 0;
 	int32_t pos = 0;
-	size_t n = J.array_size(ops);
+	size_t n = jansson.array_size(ops);
 	for (size_t k = 0; k < n; k++) {
-		json_t *e = J.array_get(ops, k);
-		int32_t op = (int32_t)J.integer_value(J.object_get(e, "op"));
+		json_t *e = jansson.array_get(ops, k);
+		int32_t op = (int32_t)jansson.integer_value(jansson.object_get(e, "op"));
 		for (; pos <= op; pos++) {
 			p->step_off[pos] = s;
 			p->evict_off[pos] = v;
 		}
-		json_t *before = J.object_get(e, "before"), *evict = J.object_get(e, "evict_after");
-		size_t nb = before ? J.array_size(before) : 0, nv = evict ? J.array_size(evict) : 0;
+		json_t *before = jansson.object_get(e, "before"),
+		       *evict = jansson.object_get(e, "evict_after");
+		size_t nb = before ? jansson.array_size(before) : 0,
+		       nv = evict ? jansson.array_size(evict) : 0;
 		for (size_t j = 0; j < nb; j++) {
-			json_t *st = J.array_get(before, j);
-			const char *name = J.string_value(J.array_get(st, 0));
+			json_t *st = jansson.array_get(before, j);
+			const char *name = jansson.string_value(jansson.array_get(st, 0));
 			int kind = 0;
 			while (strcmp(name, pl_step_names[kind]))
 				kind++;
 			p->steps[s].kind = kind;
-			p->steps[s].arg = (int32_t)J.integer_value(J.array_get(st, 1));
+			p->steps[s].arg = (int32_t)jansson.integer_value(jansson.array_get(st, 1));
 			s++;
 		}
 		for (size_t j = 0; j < nv; j++)
-			p->evict[v++] = (int32_t)J.integer_value(J.array_get(evict, j));
+			p->evict[v++] = (int32_t)jansson.integer_value(jansson.array_get(evict, j));
 	}
 	for (; pos <= p->nops; pos++) {
 		p->step_off[pos] = s;
@@ -260,8 +263,8 @@ static void fill_ops(json_t *ops, struct pl_plan *p)
 static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, int64_t budget,
                       int32_t nbufs, struct pl_plan **out)
 {
-	json_t *v = J.object_get(root, "format");
-	const char *fmt = json_is_string(v) ? J.string_value(v) : NULL;
+	json_t *v = jansson.object_get(root, "format");
+	const char *fmt = json_is_string(v) ? jansson.string_value(v) : NULL;
 	if (!fmt || strcmp(fmt, "remat-plan"))
 		return fail(c, "$.format", "not a plan (expected \"remat-plan\")");
 	int64_t ver, n, b;
@@ -270,7 +273,7 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 	if (ver != 1)
 		return fail(c, "$.version", "plan version %lld, this reader knows version 1",
 		            (long long)ver);
-	v = J.object_get(root, "end");
+	v = jansson.object_get(root, "end");
 	if (!v || json_typeof(v) != JSON_TRUE)
 		return fail(c, "$", "no \"end\": true member (truncated plan?)");
 	uint64_t h;
@@ -305,10 +308,10 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 	if (fig[1] > budget)
 		return fail(c, "$.peak", "planned peak %lld bytes is over the budget of %lld",
 		            (long long)fig[1], (long long)budget);
-	v = J.object_get(root, "planner");
+	v = jansson.object_get(root, "planner");
 	if (v && !json_is_string(v))
 		return fail(c, "$", "member \"planner\" must be a string");
-	json_t *ops = J.object_get(root, "ops");
+	json_t *ops = jansson.object_get(root, "ops");
 	if (!json_is_array(ops))
 		return fail(c, "$", "missing member \"ops\" (an array)");
 	uint32_t nsteps = 0, nevict = 0;
@@ -326,7 +329,7 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 	p->peak = fig[1];
 	p->recompute_ns = fig[2];
 	p->iteration_ns = fig[3];
-	snprintf(p->planner, sizeof(p->planner), "%s", v ? J.string_value(v) : "");
+	snprintf(p->planner, sizeof(p->planner), "%s", v ? jansson.string_value(v) : "");
 	*out = p;
 	return 0;
 }
@@ -356,16 +359,17 @@ int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, 
 	if (!root)
 		return -1;
 	struct ctx c = {path, err, errlen};
-	json_t *fmt = J.object_get(root, "format"), *bufs = J.object_get(root, "buffers");
-	json_t *it = J.object_get(root, "iteration");
+	json_t *fmt = jansson.object_get(root, "format"),
+	       *bufs = jansson.object_get(root, "buffers");
+	json_t *it = jansson.object_get(root, "iteration");
 	int rc = -1;
-	if (!json_is_string(fmt) || strcmp(J.string_value(fmt), "remat-trace"))
+	if (!json_is_string(fmt) || strcmp(jansson.string_value(fmt), "remat-trace"))
 		fail(&c, "$.format", "not a trace (expected \"remat-trace\")");
 	else if (get_hash(&c, root, "graph_hash", &ti->graph_hash) == 0) {
 		if (!json_is_array(bufs))
 			fail(&c, "$", "missing member \"buffers\" (an array)");
 		else {
-			ti->nbufs = (int32_t)J.array_size(bufs);
+			ti->nbufs = (int32_t)jansson.array_size(bufs);
 			ti->duration_ns = -1;
 			if (json_is_object(it))
 				get_int(&c, it, "$.iteration", "duration_ns", 0, &ti->duration_ns);

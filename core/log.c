@@ -21,6 +21,8 @@ void remat_log_open(void)
 		remat_warn("cannot open REMAT_LOG_FILE=%s; logging to stderr", remat_cfg.log_file);
 		return;
 	}
+	if (log_fd != 2)
+		close(log_fd);
 	log_fd = fd;
 }
 

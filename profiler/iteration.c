@@ -69,18 +69,6 @@ static int64_t map_swap(struct remat_detector *d, uint64_t key, int64_t i)
 	return old;
 }
 
-size_t remat_det_find_period(const uint64_t *sig, size_t n)
-{
-	for (size_t p = 1; 2 * p <= n; p++) {
-		size_t k = 0;
-		while (k < p && sig[n - 1 - k] == sig[n - 1 - k - p])
-			k++;
-		if (k == p)
-			return p;
-	}
-	return 0;
-}
-
 size_t remat_det_choose_phase(const int64_t *gap, size_t n, size_t p)
 {
 	const int64_t *g = gap + n - p; /* the last period; g[t] is op n-p+t */

@@ -5,9 +5,11 @@
  * paired with the managed bytes allocated when it was issued.  Pairing
  * matters: a model of N identical layers repeats every layer, but the
  * memory level climbs from one layer to the next, so only the whole
- * iteration repeats the pairs.  The period is the smallest P for which the
- * last 2P pairs are two copies of one sequence; the boundary goes after the
- * plateau of lowest memory (between optimizer step and next forward).
+ * iteration repeats the pairs.  A period P holds as long as every pair
+ * repeats the pair P earlier; when one does not, the period becomes the
+ * smallest P for which the last 2P pairs are two copies of one sequence
+ * (or none).  The boundary goes after the plateau of lowest memory
+ * (between optimizer step and next forward).
  */
 #ifndef REMAT_ITERATION_H
 #define REMAT_ITERATION_H
@@ -46,7 +48,6 @@ int remat_det_steady(const struct remat_detector *d);
 size_t remat_det_iteration_index(const struct remat_detector *d, size_t i);
 
 /* Pure helpers, exposed for the tests. */
-size_t remat_det_find_period(const uint64_t *sig, size_t n);
 size_t remat_det_choose_phase(const int64_t *level, size_t n, size_t period);
 uint64_t remat_det_pair(uint64_t sig, int64_t level);
 

@@ -489,6 +489,11 @@ void replay_alloc(CUdeviceptr p, size_t size)
 		int32_t b = n < engine.nseq ? engine.seq[n] : -1;
 		const struct prof_buf *u = b >= 0 ? &engine.profile->bufs[b] : NULL;
 		if (!u || u->size != size || u->addr != p) {
+			remat_log(
+			    REMAT_LOG_DEBUG,
+			    "allocation %d: %zu bytes at 0x%llx, the profile's %llu at 0x%llx", n,
+			    size, (unsigned long long)p, u ? (unsigned long long)u->size : 0ull,
+			    u ? (unsigned long long)u->addr : 0ull);
 			if (engine.tentative)
 				forget_guess();
 			else
@@ -506,8 +511,10 @@ void replay_free(CUdeviceptr p)
 	struct remat_alloc_info info;
 	if (!engine.profile || !remat_alloc_owns(p, &info))
 		return;
-	if (engine.boundary_due)
-		boundary(engine.due_tentative);
+	/* A free after the iteration's last op (a due boundary) still belongs
+	 * to it: its range is quarantined with the iteration's and handed back
+	 * at the boundary, so the next iteration's allocation finds its
+	 * address free again. */
 	engine.level -= (int64_t)info.size;
 	int32_t b = replay_buf_at(p);
 	if (b >= 0) {

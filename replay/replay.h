@@ -53,7 +53,7 @@ enum replay_verdict replay_op_begin(struct remat_op *op);
  * evictions the plan makes after op->pos, ordered after it on its stream. */
 void replay_op_end(struct remat_op *op, CUresult rc);
 /* Managed allocations in run mode: replay_alloc_before before the
- * allocator hands one out (an iteration may end there: the next one's
+ * allocator hands one out (the next iteration may begin there: its
  * allocations follow the profile's addresses), replay_alloc after;
  * replay_free before the allocator takes one back. */
 void replay_alloc_before(void);

@@ -14,7 +14,9 @@
 #    with different --iters, both applying the cached plan from the same
 #    iteration, divided by the difference in iterations.
 # 2. Host cost per kernel launch with a plan applied (bench/run/iter_bench),
-#    against no preload and the preload's pass-through, interleaved.
+#    from one and from two launching threads, against no preload and the
+#    preload's pass-through: wall clock, interleaved, and (with valgrind)
+#    libremat's own instructions per launch, which are repeatable.
 set -eu
 BUILD=${BUILD:-build}
 LIB=$(pwd)/$BUILD/libremat.so
@@ -160,33 +162,73 @@ echo " of predicted)"
 bin=$BUILD/bench/run/iter_bench
 mod=$BUILD/bench/preload/empty.so
 N=${BENCH_RUN_LAUNCH_ITERS:-40}
-launch() { # NAME ENV...: ns per launch
-	_n=$1
-	shift
-	env "$@" "$SIMRUN" "$bin" "$mod" "$N" >"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
+launch() { # NAME THREADS ENV...: ns per launch
+	_n=$1 _t=$2
+	shift 2
+	env "$@" "$SIMRUN" "$bin" "$mod" "$N" "$_t" >"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
 		die "$_n: iter_bench failed: $(tail -n 3 "$tmp/$_n.err")"
+	grep -q "diverges" "$tmp/$_n.err" && die "$_n: iterations diverged: $(grep diverges "$tmp/$_n.err" | head -n 1)"
 	awk '$1 == "ns_per_launch" { print $2 }' "$tmp/$_n.out"
 }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 RUNENV="LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/ib-trace"
-launch ib-fill $RUNENV >/dev/null
+# shellcheck disable=SC2086
+launch ib-fill 1 $RUNENV >/dev/null
 for i in $(seq 1 300); do
 	ls "$REMAT_CACHE_DIR"/*-1073741824.plan.json >/dev/null 2>&1 && break
 	sleep 0.1
 done
-none="" pass="" runm=""
+none="" pass="" runm="" run2=""
 for i in 1 2 3 4 5; do
-	none=$(min "$none" "$(launch ib-none)")
-	pass=$(min "$pass" "$(launch ib-pass LD_PRELOAD="$LIB")")
+	none=$(min "$none" "$(launch ib-none 1)")
+	pass=$(min "$pass" "$(launch ib-pass 1 LD_PRELOAD="$LIB")")
 	# shellcheck disable=SC2086
-	runm=$(min "$runm" "$(launch ib-run $RUNENV)")
+	runm=$(min "$runm" "$(launch ib-run 1 $RUNENV)")
+	# shellcheck disable=SC2086
+	run2=$(min "$run2" "$(launch ib-run2 2 $RUNENV)")
 done
-grep -q "applied from iteration" "$tmp/ib-run.err" ||
-	echo "bench/run: note: the plan was not applied in the launch benchmark: $(tail -n 3 "$tmp/ib-run.err")"
+for r in ib-run ib-run2; do
+	grep -q "applied from iteration" "$tmp/$r.err" ||
+		echo "bench/run: note: the plan was not applied in $r: $(tail -n 3 "$tmp/$r.err")"
+done
 echo
 echo "host cost per kernel launch, best of 5 interleaved runs ($N iterations of 256 launches):"
-awk -v n="$none" -v p="$pass" -v r="$runm" 'BEGIN {
-	printf "  %-36s %8.1f ns  %6.3fx\n", "no preload", n, 1
-	printf "  %-36s %8.1f ns  %6.3fx\n", "preload, no REMAT_* (pass-through)", p, p / n
-	printf "  %-36s %8.1f ns  %6.3fx\n", "run mode, plan applied", r, r / n
+awk -v n="$none" -v p="$pass" -v r="$runm" -v r2="$run2" 'BEGIN {
+	printf "  %-46s %8.1f ns  %6.3fx\n", "no preload", n, 1
+	printf "  %-46s %8.1f ns  %6.3fx\n", "preload, no REMAT_* (pass-through)", p, p / n
+	printf "  %-46s %8.1f ns  %6.3fx\n", "run mode, plan applied", r, r / n
+	printf "  %-46s %8.1f ns  %6.3fx\n", "run mode, plan applied, 2 launching threads", r2, r2 / n
 }'
+
+# Instructions are repeatable where wall clock is not: callgrind counts the
+# timed rounds only (iter_bench switches instrumentation on for them), and
+# libremat's own share of a launch is its cuLaunchKernel's inclusive cost
+# minus the real driver's.
+if command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1; then
+	own() { # NAME THREADS ENV...: libremat's instructions per launch
+		_n=$1 _t=$2
+		shift 2
+		env SIMCUDA_MEMORY=256M "$@" LD_LIBRARY_PATH="$BUILD/simcuda" valgrind --tool=callgrind \
+			--instr-atstart=no --callgrind-out-file="$tmp/$_n.cg" "$bin" "$mod" 4 "$_t" \
+			>"$tmp/$_n.out" 2>"$tmp/$_n.err" || die "$_n: iter_bench under callgrind failed"
+		callgrind_annotate --inclusive=yes "$tmp/$_n.cg" 2>/dev/null | awk \
+		    -v n="$(awk '$1 == "launches" { print $2 }' "$tmp/$_n.out")" '
+			/launch.c:cuLaunchKernel \[.*libremat.so\]/ { gsub(",", "", $1); w = $1 }
+			/launch.c:cuLaunchKernel \[.*libcuda.so.1\]/ { gsub(",", "", $1); r = $1 }
+			END { printf "%.1f", (w - r) / n }'
+	}
+	p=$(own cg-pass 1 LD_PRELOAD="$LIB")
+	# shellcheck disable=SC2086
+	r1=$(own cg-run 1 $RUNENV)
+	# shellcheck disable=SC2086
+	r2=$(own cg-run2 2 $RUNENV)
+	for r in cg-run cg-run2; do
+		grep -q "applied from iteration" "$tmp/$r.err" ||
+			die "$r: the plan was not applied under callgrind: $(tail -n 3 "$tmp/$r.err")"
+	done
+	echo
+	echo "libremat's own instructions per launch (callgrind, repeatable):"
+	printf "  %-46s %8s\n" "preload, no REMAT_* (pass-through)" "$p"
+	printf "  %-46s %8s\n" "run mode, plan applied" "$r1"
+	printf "  %-46s %8s\n" "run mode, plan applied, 2 launching threads" "$r2"
+fi

@@ -107,17 +107,55 @@ static void test_flat_runs_are_not_iterations(void **state)
 	remat_det_fini(&d);
 }
 
-static void test_find_period_pure(void **state)
+/* The definition of the period, by brute force: the smallest p for which
+ * the last 2p keys are two copies of one sequence, 0 when none. */
+static size_t period_by_definition(const uint64_t *key, size_t n)
+{
+	for (size_t p = 1; 2 * p <= n; p++) {
+		size_t k = 0;
+		while (k < p && key[n - 1 - k] == key[n - 1 - k - p])
+			k++;
+		if (k == p)
+			return p;
+	}
+	return 0;
+}
+
+/* The incremental detector agrees with its definition after every op, on
+ * sequences with noise before, within and after repetitions: a period
+ * holds as long as every op repeats the op one period earlier (an
+ * iteration with repeated layers inside keeps its length); once broken,
+ * the period is the smallest that the definition allows. */
+static void test_period_matches_definition(void **state)
 {
 	(void)state;
-	uint64_t a[] = {1, 2, 3, 1, 2, 3};
-	assert_int_equal(remat_det_find_period(a, 6), 3);
-	uint64_t b[] = {9, 9, 1, 2, 1, 2};
-	assert_int_equal(remat_det_find_period(b, 6), 2);
-	uint64_t c[] = {1, 2, 3, 4, 5};
-	assert_int_equal(remat_det_find_period(c, 5), 0);
-	uint64_t d[] = {7, 7};
-	assert_int_equal(remat_det_find_period(d, 2), 1);
+	uint64_t seed = 12345;
+	static uint64_t key[4096];
+	for (int round = 0; round < 40; round++) {
+		struct remat_detector d;
+		remat_det_init(&d, 1 << 20);
+		size_t n = 0, want = 0;
+		for (int part = 0; part < 6 && n < 3000; part++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			size_t period = 1 + (seed >> 33) % 40, reps = 1 + (seed >> 20) % 5;
+			uint64_t base = seed >> 40;
+			for (size_t r = 0; r < reps; r++)
+				for (size_t j = 0; j < period && n < 3000; j++) {
+					uint64_t sig =
+					    base + j % 7; /* repeats inside a period too */
+					int64_t level = (int64_t)(j % 3);
+					remat_det_push(&d, sig, level, level);
+					key[n] = remat_det_pair(sig, level);
+					if (!want || key[n] != key[n - want])
+						want = period_by_definition(key, n + 1);
+					n++;
+					if (d.period != want)
+						fail_msg("op %zu: period %zu, by definition %zu", n,
+						         d.period, want);
+				}
+		}
+		remat_det_fini(&d);
+	}
 }
 
 static void test_choose_phase_pure(void **state)
@@ -266,7 +304,7 @@ static void test_history_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_find_period_pure),
+	    cmocka_unit_test(test_period_matches_definition),
 	    cmocka_unit_test(test_choose_phase_pure),
 	    cmocka_unit_test(test_identical_layers),
 	    cmocka_unit_test(test_different_first_iteration),

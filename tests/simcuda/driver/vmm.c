@@ -6,8 +6,10 @@
  * unmap.  The descriptor is closed at once (a job with thousands of chunks
  * would run out of descriptors): a PROT_NONE "holder" mapping outside the
  * device range keeps the pages, and mremap(holder, 0, ...) makes each new
- * mapping of the same pages.  cuMemAddressReserve takes a range of the device address space;
- * cuMemMap maps the memfd there MAP_SHARED|MAP_FIXED but inaccessible;
+ * mapping of the same pages.  Where mremap cannot do that (valgrind does
+ * not implement it), each handle keeps its descriptor and mappings are
+ * made from it, with the descriptor limit raised.  cuMemAddressReserve takes a range of the device
+ * address space; cuMemMap maps the memfd there MAP_SHARED|MAP_FIXED but inaccessible;
  * cuMemSetAccess makes it readable/writable; cuMemUnmap puts a PROT_NONE
  * mapping back, so any later touch faults.  Arguments are checked as the
  * real driver checks them (granularity alignment, mapping only inside a
@@ -19,10 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct phys {
 	void *holder; /* shared mapping of the memfd, never accessible */
+	int fd;       /* the memfd, kept only where mremap cannot duplicate (-1) */
 	size_t size;
 	CUmemAllocationProp prop;
 	int refs; /* handle references: cuMemCreate, cuMemRetainAllocationHandle */
@@ -98,9 +102,43 @@ EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity_out,
 
 static void phys_destroy(struct phys *h)
 {
+	if (h->fd >= 0)
+		close(h->fd);
 	munmap(h->holder, h->size);
 	phys_release(h->size);
 	free(h);
+}
+
+/* 1 when mremap(old, 0, ...) makes a second mapping of shared pages (Linux
+ * does; valgrind does not), tried once on a page of its own. */
+static bool mremap_duplicates(void)
+{
+	static int known = -1;
+	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE) >= 0)
+		return known;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = memfd_create("simcuda-probe", MFD_CLOEXEC);
+	void *a = MAP_FAILED, *b = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, page) == 0)
+		a = mmap(NULL, (size_t)page, PROT_NONE, MAP_SHARED, fd, 0);
+	if (a != MAP_FAILED)
+		b = mremap(a, 0, (size_t)page, MREMAP_MAYMOVE);
+	int works = b != MAP_FAILED;
+	if (b != MAP_FAILED)
+		munmap(b, (size_t)page);
+	if (a != MAP_FAILED)
+		munmap(a, (size_t)page);
+	if (fd >= 0)
+		close(fd);
+	if (!works) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	__atomic_store_n(&known, works, __ATOMIC_RELEASE);
+	return works;
 }
 
 static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
@@ -122,7 +160,8 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0)
 		holder =
 		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	if (fd >= 0)
+	int keep_fd = fd >= 0 && holder != MAP_FAILED && !mremap_duplicates();
+	if (fd >= 0 && !keep_fd)
 		close(fd);
 	if (holder != MAP_FAILED) {
 		/* Fresh physical memory holds junk, not zeroes, as on a GPU
@@ -134,10 +173,13 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 	if (h == NULL || holder == MAP_FAILED) {
 		if (holder != MAP_FAILED)
 			munmap(holder, size);
+		if (keep_fd)
+			close(fd);
 		free(h);
 		phys_release(size);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	h->fd = keep_fd ? fd : -1;
 	h->holder = holder;
 	h->size = size;
 	h->prop = *prop;
@@ -361,8 +403,11 @@ static CUresult mem_map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGeneri
 		}
 	}
 	/* A second mapping of the holder's pages, inaccessible like it. */
-	if (rc == CUDA_SUCCESS && mremap(h->holder, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED,
-	                                 (void *)(uintptr_t)ptr) == MAP_FAILED)
+	if (rc == CUDA_SUCCESS &&
+	    (h->fd >= 0
+	         ? mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, h->fd, 0)
+	         : mremap(h->holder, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED,
+	                  (void *)(uintptr_t)ptr)) == MAP_FAILED)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	if (rc == CUDA_SUCCESS) {
 		memmove(&r->maps[i + 1], &r->maps[i], (r->nmaps - i) * sizeof(*r->maps));

@@ -13,8 +13,10 @@
 		if (likely(!remat_session_watch))                                                  \
 			return CALL;                                                               \
 		struct remat_op op = {__VA_ARGS__};                                                \
-		session_op_begin(&op);                                                             \
-		CUresult r_ = CALL;                                                                \
+		CUresult r_ = session_op_begin(&op);                                               \
+		if (r_ != CUDA_SUCCESS)                                                            \
+			return r_;                                                                 \
+		r_ = CALL;                                                                         \
 		session_op_end(&op, r_);                                                           \
 		return r_;                                                                         \
 	} while (0)

@@ -52,8 +52,10 @@ static __attribute__((noinline)) CUresult launch_slow(struct remat_hook *h, int 
 	                      .stream = remat_stream(s, h->per_thread),
 	                      .params = params,
 	                      .extra = extra};
-	session_op_begin(&op);
-	CUresult r = ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	CUresult r = session_op_begin(&op);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = ((launch_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 	session_op_end(&op, r);
 	return r;
 }
@@ -84,8 +86,10 @@ REMAT_INLINE CUresult launch_ex(void *real, const char *via, int pt, const CUlau
 	                      .stream = remat_stream(c->hStream, pt),
 	                      .params = params,
 	                      .extra = extra};
-	session_op_begin(&op);
-	CUresult r = ((launch_ex_fn)real)(c, f, params, extra);
+	CUresult r = session_op_begin(&op);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = ((launch_ex_fn)real)(c, f, params, extra);
 	session_op_end(&op, r);
 	return r;
 }
@@ -106,8 +110,10 @@ REMAT_INLINE CUresult coop(void *real, const char *via, int pt, CUfunction f, un
 	                      .shmem = shmem,
 	                      .stream = remat_stream(s, pt),
 	                      .params = params};
-	session_op_begin(&op);
-	CUresult r = ((coop_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+	CUresult r = session_op_begin(&op);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = ((coop_fn)real)(f, gx, gy, gz, bx, by, bz, shmem, s, params);
 	session_op_end(&op, r);
 	return r;
 }
@@ -122,8 +128,10 @@ REMAT_INLINE CUresult graph(void *real, const char *via, int pt, CUgraphExec g, 
 		return ((graph_fn)real)(g, s);
 	struct remat_op op = {
 	    .kind = REMAT_OP_GRAPH, .via = via, .func = g, .stream = remat_stream(s, pt)};
-	session_op_begin(&op);
-	CUresult r = ((graph_fn)real)(g, s);
+	CUresult r = session_op_begin(&op);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = ((graph_fn)real)(g, s);
 	session_op_end(&op, r);
 	return r;
 }

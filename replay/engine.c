@@ -40,6 +40,7 @@ static void free_state(void)
 	free(engine.live);
 	free(engine.evicted);
 	free(engine.transient);
+	free(engine.lost);
 	free(engine.saved);
 	free(engine.bstreams);
 	free(engine.seq);
@@ -237,13 +238,14 @@ static int index_profile(const struct remat_profile *p)
 	engine.live = calloc(nb, 1);
 	engine.evicted = calloc(nb, 1);
 	engine.transient = calloc(nb, 1);
+	engine.lost = calloc(nb, 1);
 	engine.saved = calloc(nb, sizeof(*engine.saved));
 	engine.bstreams = calloc(nb, sizeof(*engine.bstreams));
 	engine.iv = calloc(nb, sizeof(*engine.iv));
 	engine.by_addr = malloc(nb * sizeof(*engine.by_addr));
 	engine.seq = malloc(nb * sizeof(*engine.seq));
 	engine.src_of = malloc((p->nops ? p->nops : 1) * sizeof(*engine.src_of));
-	if (!engine.live || !engine.evicted || !engine.transient || !engine.saved ||
+	if (!engine.live || !engine.evicted || !engine.transient || !engine.lost || !engine.saved ||
 	    !engine.bstreams || !engine.iv || !engine.by_addr || !engine.seq || !engine.src_of)
 		return -1;
 	memset(engine.src_of, 0xff, p->nops * sizeof(*engine.src_of));
@@ -373,6 +375,35 @@ static enum replay_verdict reprofile(const char *why)
 	return REPLAY_REPROFILE;
 }
 
+/* A planned rebuild failed.  The plan stops for good and everything
+ * evicted is rebuilt without the budget: if that works, the op runs as it
+ * would have; if not, its inputs are not what the program wrote, so it
+ * gets the error instead of running (and the session gives it to every
+ * later op, as a sticky device error would be). */
+static enum replay_verdict rebuild_failed(const struct remat_op *op, int32_t pos, CUresult e)
+{
+	lift_budget();
+	CUresult again = replay_rebuild_all(op->stream);
+	if (again == CUDA_SUCCESS) {
+		remat_warn("rebuild before op %d failed (CUDA error %d) and was done again without "
+		           "the budget; the plan is dropped, training continues unmodified",
+		           pos, (int)e);
+		let_go();
+		return REPLAY_STOP;
+	}
+	remat_warn("rebuild before op %d failed (CUDA error %d) and cannot be done again (CUDA "
+	           "error %d): the program gets the error from its next CUDA call on",
+	           pos, (int)e, (int)again);
+	let_go();
+	engine.totals.error = e;
+	return REPLAY_FAIL;
+}
+
+CUresult replay_error(void)
+{
+	return engine.totals.error;
+}
+
 /* The guessed boundary was none. */
 static void forget_guess(void)
 {
@@ -436,9 +467,11 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 		replay_verify_begin(pos, op->stream);
 	} else if (engine.applying) {
 		const struct pl_plan *pl = engine.plan;
-		if (pl->step_off[pos] != pl->step_off[pos + 1] &&
-		    replay_steps(pos, op->stream, 0, pos))
-			remat_log(REMAT_LOG_ERROR, "rebuild before op %d incomplete", pos);
+		if (pl->step_off[pos] != pl->step_off[pos + 1]) {
+			CUresult e = replay_steps(pos, op->stream, 0, pos);
+			if (e != CUDA_SUCCESS)
+				return rebuild_failed(op, pos, e);
+		}
 		int32_t b = engine.niv ? touches_evicted(q, op) : -1;
 		if (b >= 0) {
 			engine.totals.rebuilds_unplanned++;

@@ -27,6 +27,7 @@ struct replay_totals {
 	int peak_reset;        /* a replay iteration began: applied_peak means something */
 	uint64_t applied_peak; /* physical peak while the plan was applied */
 	int64_t budget;
+	CUresult error; /* why run mode failed for good (REPLAY_FAIL), else 0 */
 };
 
 struct replay_engine {
@@ -47,6 +48,7 @@ struct replay_engine {
 	int32_t nalloc;          /* allocations seen in this iteration */
 	int64_t level;           /* requested bytes of live managed allocations */
 	uint8_t *live, *evicted, *transient;
+	uint8_t *lost;      /* per buffer: said it could not be rebuilt (warned once) */
 	uint64_t *saved;    /* SAVE: transient copy per buffer, 0 none */
 	uint64_t *bstreams; /* per buffer: stream ids that reference it (bits) */
 	int32_t *seq;       /* buffer id of the n-th allocation of the iteration, -1 none */
@@ -65,16 +67,19 @@ struct replay_engine {
 extern struct replay_engine engine;
 
 /* steps.c */
-/* Runs the steps before op position q on stream s.  mode 0: as planned;
+/* Runs the steps before op position q on stream s, up to the first that
+ * fails (its error returned; what they mapped is evicted again).  mode 0: as planned;
  * 1 recovery, running ahead of the ops after a divergence at cur (replays
  * of ops not issued yet are skipped, live buffers are never released);
  * 2 verification (live buffers are never released). */
-int replay_steps(int32_t q, CUstream s, int mode, int32_t cur);
+CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur);
 void replay_evict_after(int32_t p, CUstream s);
-/* Rebuilds every evicted live buffer (divergence, an unplanned access). */
-void replay_rebuild_all(CUstream s);
+/* Rebuilds every evicted live buffer (divergence, an unplanned access, a
+ * failed rebuild).  What cannot be rebuilt stays unmapped; the first error
+ * is returned. */
+CUresult replay_rebuild_all(CUstream s);
 void replay_capture(int32_t pos, const struct remat_op *op);
-int replay_launch(int32_t k, CUstream s);
+CUresult replay_launch(int32_t k, CUstream s);
 int32_t replay_find_evicted(uint64_t lo, uint64_t hi);
 void replay_iv_add(int32_t b);
 void replay_iv_del(int32_t b);

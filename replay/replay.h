@@ -45,10 +45,14 @@ enum replay_verdict {
 	REPLAY_EVICT_AFTER, /* call replay_op_end after the real call (op->pos is set) */
 	REPLAY_REPROFILE,   /* the program no longer does what was profiled: profile again */
 	REPLAY_STOP,        /* no plan for good: the job runs unmodified from now on */
+	REPLAY_FAIL,        /* a rebuild failed and could not be done again: the op must not
+	                       run; replay_error() is the device error the program gets */
 };
 /* Before the real call of every op.  On REPROFILE and STOP the engine has
  * let go of its profile. */
 enum replay_verdict replay_op_begin(struct remat_op *op);
+/* The error of REPLAY_FAIL. */
+CUresult replay_error(void);
 /* After the real call, when replay_op_begin said REPLAY_EVICT_AFTER: the
  * evictions the plan makes after op->pos, ordered after it on its stream. */
 void replay_op_end(struct remat_op *op, CUresult rc);

@@ -98,16 +98,17 @@ void replay_capture(int32_t pos, const struct remat_op *op)
 		memcpy(s->params + k->param[j][0], op->params[j], k->param[j][1]);
 }
 
-int replay_launch(int32_t k, CUstream st)
+CUresult replay_launch(int32_t k, CUstream st)
 {
 	int32_t si = engine.src_of[k];
 	struct replay_src *s = si >= 0 ? &engine.srcs[si] : NULL;
 	if (!s || s->iter != engine.iter) {
 		if (!engine.warned_src++)
-			remat_warn("replay of op %d: it was not recorded in this iteration; the "
-			           "rebuilt buffer is wrong",
-			           k);
-		return -1;
+			remat_warn(
+			    "replay of op %d: it was not recorded in this iteration; the buffer "
+			    "it writes cannot be rebuilt",
+			    k);
+		return CUDA_ERROR_NOT_FOUND;
 	}
 	const struct prof_op *q = &engine.profile->ops[k];
 	const struct remat_op *o = &s->op;
@@ -126,7 +127,7 @@ int replay_launch(int32_t k, CUstream st)
 			const struct prof_kernel *ki = &engine.profile->kernels[q->kernel];
 			void *stack[64], **kp = stack;
 			if (ki->nparams > 64 && !(kp = malloc(ki->nparams * sizeof(*kp))))
-				return -1;
+				return CUDA_ERROR_OUT_OF_MEMORY;
 			/* kernelParams point into this iteration's copy of the bytes */
 			for (size_t j = 0; j < ki->nparams; j++)
 				kp[j] = s->params + ki->param[j][0];
@@ -148,28 +149,26 @@ int replay_launch(int32_t k, CUstream st)
 		                   : remat_drv.cuMemsetD32Async(o->dst, o->value, o->bytes / 4, st);
 		break;
 	default:
-		return -1;
+		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	if (r != CUDA_SUCCESS) {
-		remat_warn("replay of op %d failed (CUDA error %d)", k, (int)r);
-		return -1;
-	}
-	return 0;
+	if (r != CUDA_SUCCESS)
+		remat_log(REMAT_LOG_INFO, "replay of op %d failed (CUDA error %d)", k, (int)r);
+	return r;
 }
 
 /* ---- memory -------------------------------------------------------------- */
 
-static int map_buf(int32_t b, CUstream s)
+static CUresult map_buf(int32_t b, CUstream s)
 {
 	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUresult r = remat_alloc_map(u->addr, u->rounded, s);
-	if (r != CUDA_SUCCESS) {
-		remat_warn("rebuild of buffer %d (%llu bytes) does not fit in the budget of %lld "
-		           "bytes (CUDA error %d)",
-		           b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
-		return -1;
-	}
-	return 0;
+	if (r != CUDA_SUCCESS)
+		remat_log(
+		    REMAT_LOG_INFO,
+		    "rebuild of buffer %d (%llu bytes) does not fit in the budget of %lld bytes "
+		    "(CUDA error %d)",
+		    b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
+	return r;
 }
 
 /* The streams whose work on buffer b must finish before it is unmapped:
@@ -201,54 +200,66 @@ void replay_evict_after(int32_t p, CUstream s)
 	}
 }
 
-static int step(const struct pl_step *st, CUstream s, int mode, int32_t cur)
+/* One step.  *mapped is set when a MAP step mapped a live buffer here (not
+ * when it was mapped already). */
+static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur, int *mapped)
 {
 	int32_t b = st->arg;
 	const struct prof_buf *u = st->kind == PL_STEP_REPLAY ? NULL : &engine.profile->bufs[b];
+	CUresult r;
+	*mapped = 0;
 	switch (st->kind) {
 	case PL_STEP_MAP:
 		if (engine.live[b] ? !engine.evicted[b] : engine.transient[b])
-			return 0; /* mapped already (recovery runs steps out of place) */
-		if (map_buf(b, s))
-			return -1;
+			return CUDA_SUCCESS; /* mapped already (recovery runs steps out of place) */
+		if ((r = map_buf(b, s)) != CUDA_SUCCESS)
+			return r;
 		if (engine.live[b]) {
 			engine.evicted[b] = 0;
 			replay_iv_del(b);
+			*mapped = 1;
 		} else {
 			engine.transient[b] = 1;
 		}
-		return 0;
+		return CUDA_SUCCESS;
 	case PL_STEP_SAVE: {
 		if (engine.saved[b])
-			return 0;
+			return CUDA_SUCCESS;
 		uint64_t a;
-		if (remat_alloc_scratch(u->size, &a, s) != CUDA_SUCCESS) {
-			remat_warn(
-			    "no room for a copy of buffer %d within the budget of %lld bytes", b,
-			    (long long)engine.budget);
-			return -1;
+		if ((r = remat_alloc_scratch(u->size, &a, s)) != CUDA_SUCCESS) {
+			remat_log(REMAT_LOG_INFO,
+			          "no room for a copy of buffer %d within the budget of %lld bytes",
+			          b, (long long)engine.budget);
+			return r;
 		}
-		remat_drv.cuMemcpyDtoDAsync(a, u->addr, u->size, s);
+		if ((r = remat_drv.cuMemcpyDtoDAsync(a, u->addr, u->size, s)) != CUDA_SUCCESS) {
+			remat_alloc_scratch_free(a, u->size, s);
+			return r;
+		}
 		engine.saved[b] = a;
-		return 0;
+		return CUDA_SUCCESS;
 	}
 	case PL_STEP_RESTORE:
 		if (!engine.saved[b])
-			return 0;
-		remat_drv.cuMemcpyDtoDAsync(u->addr, engine.saved[b], u->size, s);
+			return CUDA_SUCCESS;
+		/* The saved copy stays until it is back: a failed copy leaves it
+		 * for the recovery to try again. */
+		if ((r = remat_drv.cuMemcpyDtoDAsync(u->addr, engine.saved[b], u->size, s)) !=
+		    CUDA_SUCCESS)
+			return r;
 		remat_alloc_scratch_free(engine.saved[b], u->size, s);
 		engine.saved[b] = 0;
-		return 0;
+		return CUDA_SUCCESS;
 	case PL_STEP_REPLAY:
 		if (mode == 1 && b >= cur)
-			return 0; /* not issued yet in this iteration */
+			return CUDA_SUCCESS; /* not issued yet in this iteration */
 		return replay_launch(b, s);
 	case PL_STEP_RELEASE:
 		if (engine.live[b]) {
 			/* In recovery, a live buffer stays: the ops after cur will
 			 * not run as planned. */
 			if (engine.evicted[b] || mode)
-				return 0;
+				return CUDA_SUCCESS;
 			unmap_buf(b, s);
 			engine.evicted[b] = 1;
 			replay_iv_add(b);
@@ -256,19 +267,42 @@ static int step(const struct pl_step *st, CUstream s, int mode, int32_t cur)
 			unmap_buf(b, s);
 			engine.transient[b] = 0;
 		}
-		return 0;
+		return CUDA_SUCCESS;
 	}
-	return -1;
+	return CUDA_ERROR_INVALID_VALUE;
 }
 
-int replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
+#define MAX_UNDO 256
+
+/* Live buffers this sequence mapped hold nothing trustworthy once a step
+ * fails: evicted again, so a recovery rebuilds them from the start. */
+static void undo_maps(const int32_t *bufs, int n, CUstream s)
+{
+	for (int i = 0; i < n; i++) {
+		unmap_buf(bufs[i], s);
+		engine.evicted[bufs[i]] = 1;
+		replay_iv_add(bufs[i]);
+	}
+}
+
+CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 {
 	const struct pl_plan *pl = engine.plan;
-	int rc = 0;
-	for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1]; i++)
-		if (step(&pl->steps[i], s, mode, cur))
-			rc = -1;
-	return rc;
+	int32_t done[MAX_UNDO];
+	int ndone = 0;
+	for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1]; i++) {
+		int mapped;
+		CUresult r = step(&pl->steps[i], s, mode, cur, &mapped);
+		if (r != CUDA_SUCCESS) {
+			undo_maps(done, ndone, s);
+			return r;
+		}
+		if (mapped && ndone < MAX_UNDO)
+			done[ndone++] = pl->steps[i].arg;
+		else if (mapped)
+			return CUDA_ERROR_OUT_OF_MEMORY; /* too long to undo: say it failed */
+	}
+	return CUDA_SUCCESS;
 }
 
 /* The op before position cur that last wrote buffer b, or -1. */
@@ -303,10 +337,11 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 	return 1;
 }
 
-void replay_rebuild_all(CUstream s)
+CUresult replay_rebuild_all(CUstream s)
 {
 	if (!engine.plan || !engine.niv)
-		return;
+		return CUDA_SUCCESS;
+	CUresult first = CUDA_SUCCESS;
 	int32_t cur = engine.pos < 0 ? (int32_t)engine.profile->nops : engine.pos;
 	/* The plan's own recipes, in plan order: an input rebuilt earlier in
 	 * the plan is rebuilt here first too. */
@@ -316,27 +351,46 @@ void replay_rebuild_all(CUstream s)
 		for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1] && !touches; i++)
 			touches = pl->steps[i].kind == PL_STEP_MAP &&
 			          engine.live[pl->steps[i].arg] && engine.evicted[pl->steps[i].arg];
-		if (touches)
-			replay_steps(q, s, 1, cur);
+		CUresult r = touches ? replay_steps(q, s, 1, cur) : CUDA_SUCCESS;
+		if (r != CUDA_SUCCESS && first == CUDA_SUCCESS)
+			first = r;
 	}
 	/* Evicted until freed by the plan: no recipe in the plan, so replay
-	 * the op that last wrote it, when that is safe. */
-	while (engine.niv) {
-		int32_t b = engine.iv[0].buf;
-		map_buf(b, s);
-		engine.evicted[b] = 0;
-		replay_iv_del(b);
+	 * the op that last wrote it, when that is safe.  One that cannot be
+	 * rebuilt stays unmapped: an op reading it then fails on the device
+	 * rather than computing with wrong data. */
+	for (int32_t i = 0; i < engine.niv;) {
+		int32_t b = engine.iv[i].buf;
 		int32_t k = last_writer(b, cur);
-		if (k < 0 || !replay_safe(k, b, cur) || replay_launch(k, s))
-			remat_warn("buffer %d was evicted with no rebuild planned before its free; "
-			           "mapped again, its content is lost",
-			           b);
+		CUresult r =
+		    k >= 0 && replay_safe(k, b, cur) ? map_buf(b, s) : CUDA_ERROR_NOT_FOUND;
+		if (r == CUDA_SUCCESS) {
+			engine.evicted[b] = 0;
+			replay_iv_del(b);
+			r = replay_launch(k, s);
+			if (r != CUDA_SUCCESS) {
+				unmap_buf(b, s);
+				engine.evicted[b] = 1;
+				replay_iv_add(b);
+			}
+		}
+		if (r == CUDA_SUCCESS)
+			continue; /* iv[i] is the next one now */
+		if (first == CUDA_SUCCESS)
+			first = r;
+		if (!engine.lost[b]++)
+			remat_warn(
+			    "buffer %d cannot be rebuilt (CUDA error %d); it stays unmapped: an op "
+			    "that reads it fails on the device instead of reading wrong data",
+			    b, (int)r);
+		i++;
 	}
 	for (size_t b = 0; b < engine.profile->nbufs; b++)
 		if (engine.transient[b]) {
-			unmap_buf(b, s);
+			unmap_buf((int32_t)b, s);
 			engine.transient[b] = 0;
 		}
+	return first;
 }
 
 /* ---- plan install -------------------------------------------------------- */

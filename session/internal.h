@@ -18,6 +18,7 @@ enum session_state {
 	SESSION_PLAN,
 	SESSION_RUN,
 	SESSION_DONE,
+	SESSION_FAILED,
 };
 
 /* One lock for the profiler's and replay's state: taken once per op, held

@@ -22,6 +22,7 @@
 int remat_session_active, remat_session_watch;
 pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 enum session_state session_state = SESSION_OFF;
+static CUresult failure; /* FAILED: what every op gets */
 
 /* What session_op_end has to do for an op (op->end). */
 enum {
@@ -35,6 +36,7 @@ void session_update_watch(void)
 	int watch = session_state != SESSION_OFF &&
 	            (session_state != SESSION_DONE ||
 	             __atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE));
+	/* FAILED watches too: every op gets the error. */
 	__atomic_store_n(&remat_session_watch, watch, __ATOMIC_RELEASE);
 }
 
@@ -91,6 +93,10 @@ static int to_replay(struct remat_op *op)
 	switch (replay_op_begin(op)) {
 	case REPLAY_EVICT_AFTER:
 		return 1;
+	case REPLAY_FAIL:
+		failure = replay_error();
+		session_set_state(SESSION_FAILED);
+		return 0;
 	case REPLAY_REPROFILE:
 		planning_reset();
 		prof_restart();
@@ -141,12 +147,12 @@ static int to_profiler(struct remat_op *op)
 	return 0;
 }
 
-void session_op_begin(struct remat_op *op)
+CUresult session_op_begin(struct remat_op *op)
 {
 	op->end = 0;
 	op->pos = -1;
 	if (session_ready())
-		return;
+		return CUDA_SUCCESS;
 	pthread_mutex_lock(&session_lock);
 	/* Something went to the host before a plan applied: what this op
 	 * touches comes back before anyone looks at it (the write-set hashes,
@@ -160,7 +166,7 @@ void session_op_begin(struct remat_op *op)
 	case SESSION_PROFILE:
 		if (to_profiler(op)) {
 			op->end |= END_PROFILE;
-			return; /* the lock is held until session_op_end */
+			return CUDA_SUCCESS; /* the lock is held until session_op_end */
 		}
 		break;
 	case SESSION_PLAN:
@@ -171,7 +177,11 @@ void session_op_begin(struct remat_op *op)
 	default:
 		break;
 	}
+	CUresult r = session_state == SESSION_FAILED ? failure : CUDA_SUCCESS;
 	pthread_mutex_unlock(&session_lock);
+	if (r != CUDA_SUCCESS && (op->end & END_UNPIN))
+		prof_swap_release();
+	return r;
 }
 
 void session_op_end(struct remat_op *op, CUresult rc)
@@ -193,7 +203,7 @@ void session_op_end(struct remat_op *op, CUresult rc)
 /* States in which the live allocations matter: a profile, or replay. */
 static int following(void)
 {
-	return session_state != SESSION_OFF && session_state != SESSION_DONE;
+	return session_state >= SESSION_DETECT && session_state <= SESSION_RUN;
 }
 
 CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
@@ -202,6 +212,10 @@ CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
 	/* Held across the allocator's work (which takes its own lock inside):
 	 * replay must see allocations in the order they are made. */
 	pthread_mutex_lock(&session_lock);
+	if (session_state == SESSION_FAILED) {
+		pthread_mutex_unlock(&session_lock);
+		return failure;
+	}
 	int replaying = session_state == SESSION_PLAN || session_state == SESSION_RUN;
 	if (replaying)
 		replay_alloc_before();

@@ -9,6 +9,8 @@
  *   PLAN     run mode, waiting for a plan; iterations are followed (replay/)
  *   RUN      run mode, a plan applied                      (replay/)
  *   DONE     trace written, or no plan for good: unmodified
+ *   FAILED   a rebuild failed beyond repair: every op gets its error, as
+ *            after a sticky device error
  *
  * and alone writes the two flags every entry point tests first.
  */
@@ -32,12 +34,15 @@ extern int remat_session_watch;
  * works, -1 when it passes through for good. */
 int session_ready(void);
 
-/* Around the real call of every op while remat_session_watch is set. */
-void session_op_begin(struct remat_op *op);
+/* Around the real call of every op while remat_session_watch is set.  A
+ * result other than CUDA_SUCCESS is the op's: the real call must not be
+ * made, nor session_op_end called. */
+CUresult session_op_begin(struct remat_op *op);
 void session_op_end(struct remat_op *op, CUresult rc);
 
 /* A managed allocation (active only).  CUDA_ERROR_NOT_SUPPORTED: the
- * device cannot be managed, the caller uses the real allocator. */
+ * device cannot be managed, the caller uses the real allocator.  FAILED:
+ * the sticky error. */
 CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async);
 /* 1 when p was ours and is freed, 0 when the caller must free it for real.
  * A synchronous free synchronizes the context first, as the real ones do. */

@@ -241,7 +241,9 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
 {
 	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s;
 	assert_null(extra);
-	if (++fake.launches == fake.fail_launch_at)
+	++fake.launches;
+	if (fake.fail_launch_at && (fake.launches == fake.fail_launch_at ||
+	                            (fake.sticky && fake.launches > fake.fail_launch_at)))
 		return CUDA_ERROR_LAUNCH_FAILED;
 	((const struct fake_kernel *)f)->run(params);
 	return CUDA_SUCCESS;

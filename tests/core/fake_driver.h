@@ -33,6 +33,7 @@ struct fake_driver {
 	int events_complete_at_record; /* 1: every event is done as soon as recorded */
 	int launches;                  /* kernels run */
 	int fail_launch_at;            /* the n-th launch (from 1) fails, 0 never */
+	int sticky;                    /* ... and so does every launch after it, as on a GPU */
 	char last_warn[512];
 };
 extern struct fake_driver fake;

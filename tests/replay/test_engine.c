@@ -63,6 +63,8 @@ static int replaying;   /* the engine follows the program (it has not said stop)
 
 /* An op of the program: kernel k on S1.  The engine tells ops apart by
  * function and launch configuration: op n of the profile has grid n + 1. */
+static int op_failures; /* the program's launches that returned an error */
+
 static void prog_op_grid(CUdeviceptr in, CUdeviceptr out, uint64_t seed, unsigned grid)
 {
 	uint64_t n = SZ;
@@ -73,11 +75,17 @@ static void prog_op_grid(CUdeviceptr in, CUdeviceptr out, uint64_t seed, unsigne
 	op.block[0] = op.block[1] = op.block[2] = 1;
 	enum replay_verdict v = replaying ? replay_op_begin(&op) : REPLAY_CONTINUE;
 	verdicts[v]++;
-	if (v == REPLAY_STOP || v == REPLAY_REPROFILE)
+	if (v == REPLAY_STOP || v == REPLAY_REPROFILE || v == REPLAY_FAIL)
 		replaying = 0;
-	assert_int_equal(
-	    remat_drv.cuLaunchKernel((CUfunction)&kern, grid, 1, 1, 1, 1, 1, 0, S1, kp, NULL),
-	    CUDA_SUCCESS);
+	if (v == REPLAY_FAIL) {
+		op_failures++; /* the session gives the op the error instead */
+		return;
+	}
+	if (remat_drv.cuLaunchKernel((CUfunction)&kern, grid, 1, 1, 1, 1, 1, 0, S1, kp, NULL) !=
+	    CUDA_SUCCESS) {
+		op_failures++;
+		return;
+	}
 	if (v == REPLAY_EVICT_AFTER)
 		replay_op_end(&op, CUDA_SUCCESS);
 }
@@ -301,6 +309,8 @@ static int setup(void **state)
 	fake_install();
 	fake.events_complete_at_record = 1;
 	memset(verdicts, 0, sizeof(verdicts));
+	op_failures = 0;
+	fake.fail_launch_at = fake.sticky = 0;
 	answer = REPLAY_PLAN_WAIT;
 	plan_maker = make_plan;
 	polls = rejected = replans = 0;
@@ -336,9 +346,10 @@ static int teardown(void **state)
 	remat_alloc_follow(NULL, 0);
 	remat_alloc_quarantine(0);
 	CUresult rc;
-	remat_free(G, NULL, 0, &rc);
-	remat_free(G2, NULL, 0, &rc);
-	remat_free(G3, NULL, 0, &rc);
+	CUdeviceptr left[] = {G, G2, G3, a, b, c};
+	for (size_t i = 0; i < sizeof(left) / sizeof(left[0]); i++)
+		if (remat_alloc_owns(left[i], NULL))
+			remat_free(left[i], NULL, 0, &rc);
 	remat_alloc_boundary(1);
 	return 0;
 }
@@ -482,12 +493,74 @@ static void test_verify_excludes(void **state)
 	prog_op(0, a, 1);
 }
 
+/* A replay launch fails once: what was evicted is rebuilt again without
+ * the budget, the plan is dropped, and the program computes what it would
+ * have. */
+static void test_rebuild_failure_recovered(void **state)
+{
+	(void)state;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0);
+	/* The first launch after op3's is the rebuild of a for op4. */
+	a = prog_alloc();
+	prog_op(0, a, 1);
+	b = prog_alloc();
+	prog_op(a, b, 2);
+	c = prog_alloc();
+	prog_op(b, c, 3);
+	prog_op(c, G, 4);
+	prog_free(c);
+	fake.fail_launch_at = fake.launches + 1;
+	prog_op(b, G2, 5);
+	assert_int_equal(verdicts[REPLAY_STOP], 1);
+	assert_non_null(strstr(fake.last_warn,
+	                       "rebuild before op 4 failed (CUDA error 719) and was "
+	                       "done again"));
+	prog_free(b);
+	prog_op(a, G3, 6);
+	prog_free(a);
+	prog_op(G, G, 7);
+	check_results(0);
+	assert_int_equal(op_failures, 0);
+}
+
+/* A replay launch fails for good (a sticky device error): the op that
+ * needed the rebuild does not run on wrong inputs; the session hands it
+ * the error. */
+static void test_rebuild_failure_sticky(void **state)
+{
+	(void)state;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0);
+	a = prog_alloc();
+	prog_op(0, a, 1);
+	b = prog_alloc();
+	prog_op(a, b, 2);
+	c = prog_alloc();
+	prog_op(b, c, 3);
+	prog_op(c, G, 4);
+	prog_free(c);
+	fake.fail_launch_at = fake.launches + 1;
+	fake.sticky = 1;
+	prog_op(b, G2, 5);
+	assert_int_equal(verdicts[REPLAY_FAIL], 1);
+	assert_int_equal(replay_error(), CUDA_ERROR_LAUNCH_FAILED);
+	assert_int_equal(op_failures, 1);
+	assert_non_null(strstr(fake.last_warn, "the program gets the error"));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_plan_applies), T(test_divergence),    T(test_unplanned_access),
-	    T(test_no_plan),      T(test_plan_rejected), T(test_verify_excludes),
+	    T(test_plan_applies),
+	    T(test_divergence),
+	    T(test_unplanned_access),
+	    T(test_no_plan),
+	    T(test_plan_rejected),
+	    T(test_verify_excludes),
+	    T(test_rebuild_failure_recovered),
+	    T(test_rebuild_failure_sticky),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

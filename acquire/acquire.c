@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,19 +33,19 @@ static struct {
 	uint64_t hash;
 	int32_t nops, nbufs;
 	int64_t budget, iter_ns;
-	pid_t pid;   /* the planner's wrapper */
+	pid_t pid;   /* the planner's wrapper, leading its process group */
+	int tie;     /* our end of the socket tying the planner to this job, -1 none */
 	pid_t owner; /* the process that started it (a forked child is not) */
 	double deadline, timeout_s, grace_s;
 	char planner[PATH_MAX];
 	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
 	/* Room for a file name after the directory: */
 	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
-	char tmp[PATH_MAX + 128];   /* where remat-plan writes it */
 	char log[PATH_MAX + 128];
 	int32_t *excl; /* buffers the plan must not evict (verification mode) */
 	int nexcl;
 	struct pl_plan *plan; /* READY: not yet handed out */
-} acq;
+} acq = {.tie = -1};
 
 static double now_s(void)
 {
@@ -103,22 +104,23 @@ static void log_line(const char *needle, char *out, size_t n)
 	fclose(f);
 }
 
+static void untie(void)
+{
+	if (acq.tie >= 0)
+		close(acq.tie);
+	acq.tie = -1;
+}
+
 static void kill_planner(void)
 {
+	untie();
 	if (acq.pid <= 0)
 		return;
-	/* The wrapper leads its own group: this takes remat-plan with it. */
+	/* The wrapper leads its own group: this takes the planner with it. */
 	kill(-acq.pid, SIGKILL);
 	while (waitpid(acq.pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	acq.pid = 0;
-	if (acq.tmp[0] && strcmp(acq.tmp, acq.final)) {
-		/* remat-plan writes <tmp>.tmp, then renames it to <tmp>. */
-		char t[sizeof(acq.tmp) + 4];
-		snprintf(t, sizeof(t), "%s.tmp", acq.tmp);
-		unlink(t);
-		unlink(acq.tmp);
-	}
 }
 
 static void reset_locked(void)
@@ -164,8 +166,8 @@ static int check_excluded(const struct pl_plan *p, const char *path, char *err, 
 		for (int i = 0; i < acq.nexcl; i++)
 			if (p->evict[k] == acq.excl[i]) {
 				snprintf(err, errlen,
-				         "%s: evicts buffer %d, which must stay resident", path,
-				         acq.excl[i]);
+				         "%.1200s: evicts buffer %d, which must stay resident",
+				         path, acq.excl[i]);
 				return -1;
 			}
 	return 0;
@@ -236,7 +238,7 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 	acq.budget = budget;
 	acq.nbufs = -1;
 	acq.iter_ns = -1;
-	acq.final[0] = acq.tmp[0] = acq.log[0] = acq.cache_dir[0] = '\0';
+	acq.final[0] = acq.log[0] = acq.cache_dir[0] = '\0';
 	int rc = -1;
 	if (!trace_dir || !*trace_dir || nops <= 0 || budget <= 0) {
 		failed("run mode: no plan can be made (trace directory %s, %d ops, budget %lld)",
@@ -298,14 +300,9 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		goto out;
 	}
 	snprintf(acq.planner, sizeof(acq.planner), "%s", s.planner);
-	if (acq.cache_dir[0])
-		snprintf(acq.tmp, sizeof(acq.tmp), "%s/.%016llx-%lld.%d.part", acq.cache_dir,
-		         (unsigned long long)graph_hash, (long long)budget, (int)getpid());
-	else
-		snprintf(acq.tmp, sizeof(acq.tmp), "%s/plan.json.part", trace_dir);
 	snprintf(acq.log, sizeof(acq.log), "%s/plan.log", trace_dir);
-	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, acq.tmp, acq.final, acq.log,
-	                              acq.nexcl ? xlist : NULL, err, sizeof(err));
+	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, acq.final, acq.log,
+	                              acq.nexcl ? xlist : NULL, &acq.tie, err, sizeof(err));
 	if (pid < 0) {
 		failed("%s", err);
 		goto out;
@@ -339,14 +336,10 @@ int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t 
 	return begin(trace_dir, graph_hash, nops, budget, excluded, n);
 }
 
-/* The planner exited 0: its plan is in the cache (or, if the wrapper could
- * not rename it, still at the temporary name). */
+/* The planner exited 0: its plan is in the cache (or the trace directory). */
 static enum acquire_state planner_done(void)
 {
 	const char *path = acq.final;
-	/* The wrapper could not rename it (no mv on PATH?): do it here. */
-	if (access(acq.final, F_OK) != 0 && rename(acq.tmp, acq.final) != 0)
-		path = acq.tmp;
 	char err[1536];
 	struct pl_plan *p;
 	if (load_plan(path, &p, err, sizeof(err))) {
@@ -366,6 +359,7 @@ static enum acquire_state planner_exited(int status)
 {
 	char line[512];
 	acq.pid = 0;
+	untie();
 	if (WIFEXITED(status)) {
 		int code = WEXITSTATUS(status);
 		if (code == 0)
@@ -401,6 +395,7 @@ static enum acquire_state timed_out(int reap)
 	else {
 		kill(-acq.pid, SIGKILL);
 		acq.pid = 0;
+		untie();
 	}
 	return failed("remat-plan did not finish within REMAT_PLAN_TIMEOUT=%g s (killed after "
 	              "%g s more); log: %s; running unmodified",
@@ -423,7 +418,8 @@ static enum acquire_state poll_pending(void)
 	if (kill(acq.pid, 0) == 0)
 		return now_s() > acq.deadline ? timed_out(0) : ACQUIRE_PENDING;
 	acq.pid = 0;
-	if (access(acq.final, F_OK) == 0 || access(acq.tmp, F_OK) == 0)
+	untie();
+	if (access(acq.final, F_OK) == 0)
 		return planner_done();
 	char line[512];
 	log_line(NULL, line, sizeof(line));
@@ -471,16 +467,35 @@ void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 	pthread_mutex_unlock(&lock);
 }
 
-/* A job that ends while remat-plan runs leaves it running: the wrapper
- * still stores the plan, and the next run of the job starts from it. */
+void acquire_fork_child(void)
+{
+	/* The child's copy of the tie must not keep the planner alive (nor
+	 * kill it when the child ends): only the parent's counts. */
+	if (acq.tie >= 0)
+		close(acq.tie);
+	acq.tie = -1;
+}
+
+/* A job that exits normally while remat-plan runs lets it finish within
+ * its deadline, so the plan serves the next run; any other end of the job
+ * closes the tie without a word and the planner ends at once (spawn.c). */
 __attribute__((destructor)) static void acquire_at_exit(void)
 {
 	if (pthread_mutex_trylock(&lock))
 		return;
-	if (acq.st == ACQUIRE_PENDING && acq.cache_dir[0] && acq.owner == getpid())
-		remat_log(REMAT_LOG_INFO,
-		          "the job ended before remat-plan finished; it goes on and stores its "
-		          "plan in %s for the next run",
-		          acq.cache_dir);
+	if (acq.st == ACQUIRE_PENDING && acq.owner == getpid() && acq.tie >= 0) {
+		double left = acq.deadline - now_s();
+		if (acq.cache_dir[0] && left > 0) {
+			char word[32];
+			int n = snprintf(word, sizeof(word), "%.3f\n", left);
+			if (send(acq.tie, word, (size_t)n, MSG_NOSIGNAL) == n)
+				remat_log(
+				    REMAT_LOG_INFO,
+				    "the job ended before remat-plan finished; it may go on for "
+				    "%.0f s more and store its plan in %s for the next run",
+				    left, acq.cache_dir);
+		}
+		untie();
+	}
 	pthread_mutex_unlock(&lock);
 }

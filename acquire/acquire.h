@@ -25,6 +25,9 @@ enum acquire_state acquire_poll(struct pl_plan **out);
  * kills a running planner. */
 void acquire_reset(void);
 
+/* In a forked child (pthread_atfork): the child has no planner. */
+void acquire_fork_child(void);
+
 /* Marks the cached plan for this graph and budget as bad (verification
  * mode excluded buffers, or the plan failed at run time). */
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);

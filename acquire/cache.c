@@ -3,7 +3,7 @@
  * of the same job applies its plan right after its first profile.
  *
  * Entries are written by rename() from a temporary name in the same
- * directory (by the planner's wrapper, see spawn.c), so a reader
+ * directory (by remat-plan itself, see spawn.c), so a reader
  * never sees half a plan; a plan is validated again every time it is read,
  * so a damaged entry costs one message and a re-plan, never a bad replay.
  */
@@ -114,9 +114,11 @@ void acq_cache_prune(const char *dir, int keep)
 	time_t now = time(NULL);
 	while ((de = readdir(d))) {
 		struct stat st;
-		/* Temporaries of planners killed with their job (SIGKILL leaves no
-		 * chance to clean up); a day is far past any time limit. */
-		if (de->d_name[0] == '.' && strstr(de->d_name, ".part") &&
+		/* Temporaries of planners killed mid-write (remat-plan writes
+		 * <entry>.<pid>.tmp, then renames it); a day is far past any time
+		 * limit. */
+		size_t len = strlen(de->d_name);
+		if (len > 4 && !strcmp(de->d_name + len - 4, ".tmp") &&
 		    !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
 		    S_ISREG(st.st_mode) && st.st_mtime < now - 86400) {
 			unlinkat(dirfd(d), de->d_name, 0);

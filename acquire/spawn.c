@@ -7,10 +7,14 @@
  * environment without LD_PRELOAD and REMAT_* so libremat is not loaded
  * into it (it would try to profile the planner).
  *
- * The planner runs under a two-line sh wrapper that renames its output
- * into the cache when it succeeds.  The rename therefore happens even if
- * the training process has exited by then (a short job, a first run that
- * only fills the cache): the next run finds the plan.
+ * remat-plan writes its plan straight into the cache (under a name of its
+ * own, renamed when complete).  It runs under a few lines of sh that tie
+ * its life to the job's through a socket on fd 3, whatever the planner is
+ * (REMAT_PLANNER may name anything): the socket closing without a word (the
+ * job killed, or ended without its exit handlers) kills the planner's
+ * process group at once; after a normal exit the job sends the seconds
+ * left to the deadline, and the group dies when they are up, so a short
+ * first run still leaves its plan for the next.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -106,40 +111,72 @@ char **acq_child_env(char *const *env)
 	return out;
 }
 
-/* $1 planner, $2 trace dir, $3 budget, $4 time limit, $5 temporary, $6 cache entry,
- * $7 buffers not to evict (optional).  A failed rename leaves the plan at $5,
- * where the parent looks next. */
-static const char wrapper[] =
-    "echo \"+ $1 $2 --budget $3 --time-limit $4 -o $5${7:+ --exclude $7}\"\n"
-    "\"$1\" \"$2\" --budget \"$3\" --time-limit \"$4\" -o \"$5\" ${7:+--exclude \"$7\"} || exit "
-    "$?\n"
-    "[ \"$5\" = \"$6\" ] || mv -f \"$5\" \"$6\" || :\n";
+/* The watcher reads the job's word on fd 3: none (end of file) ends the
+ * group now; "SECONDS" ends it then.  The planner runs without fd 3, and
+ * its exit status is the wrapper's; the watcher goes with the wrapper. */
+static const char wrapper[] = "{ if read -r left <&3; then sleep \"$left\"; fi; kill -KILL 0; } &\n"
+                              "watcher=$!\n"
+                              "\"$@\" 3<&-\n"
+                              "rc=$?\n"
+                              "kill -KILL $watcher 2>/dev/null\n"
+                              "exit $rc\n";
 
 pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
-                        const char *tmp, const char *dest, const char *log, const char *exclude,
-                        char *err, size_t errlen)
+                        const char *dest, const char *log, const char *exclude, int *tie, char *err,
+                        size_t errlen)
 {
+	*tie = -1;
+	char bs[24], ts[32];
+	snprintf(bs, sizeof(bs), "%lld", (long long)budget);
+	snprintf(ts, sizeof(ts), "%g", s->timeout_s);
+	char *argv[16] = {"/bin/sh",
+	                  "-c",
+	                  (char *)wrapper,
+	                  "remat-plan-wrapper",
+	                  (char *)s->planner,
+	                  (char *)trace_dir,
+	                  "--budget",
+	                  bs,
+	                  "--time-limit",
+	                  ts,
+	                  "-o",
+	                  (char *)dest};
+	const int first = 4; /* the planner's own command line starts here */
+	int argc = 12;
+	if (exclude) {
+		argv[argc++] = "--exclude";
+		argv[argc++] = (char *)exclude;
+	}
+	argv[argc] = NULL;
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot write the planner log %s: %s; running unmodified",
 		         log, strerror(errno));
 		return -1;
 	}
-	char bs[24], ts[32];
-	snprintf(bs, sizeof(bs), "%lld", (long long)budget);
-	snprintf(ts, sizeof(ts), "%g", s->timeout_s);
-	char *argv[] = {"/bin/sh",
-	                "-c",
-	                (char *)wrapper,
-	                "remat-plan-wrapper",
-	                (char *)s->planner,
-	                (char *)trace_dir,
-	                bs,
-	                ts,
-	                (char *)tmp,
-	                (char *)dest,
-	                (char *)exclude,
-	                NULL};
+	/* The command first, as a shell would echo it. */
+	dprintf(fd, "+");
+	for (int i = first; i < argc; i++)
+		dprintf(fd, " %s", argv[i]);
+	dprintf(fd, "\n");
+	/* A socket rather than a pipe: the job's word to the planner goes with
+	 * MSG_NOSIGNAL, so a planner already gone raises no SIGPIPE here.  The
+	 * wrapper's end is moved above 3 so that the dup2 onto 3 below always
+	 * clears its close-on-exec flag. */
+	int sv[2] = {-1, -1}, far = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+		far = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+		close(sv[1]);
+	}
+	if (far < 0) {
+		snprintf(err, errlen,
+		         "cannot tie the planner to this process: %s; running unmodified",
+		         strerror(errno));
+		if (sv[0] >= 0)
+			close(sv[0]);
+		close(fd);
+		return -1;
+	}
 	char **envp = acq_child_env(environ);
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -152,15 +189,17 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, fd, 1);
 	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	posix_spawn_file_actions_adddup2(&fa, far, 3);
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
 	/* The training process's descriptors (driver, sockets) are not the
 	 * planner's business. */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
 #endif
 	posix_spawnattr_init(&at);
-	/* Own process group: a timeout kills the wrapper and the planner
-	 * together.  Default dispositions and an empty mask: the training
-	 * process may ignore or block signals the planner must obey. */
+	/* Own process group: a timeout kills the wrapper, the planner and the
+	 * watcher together.  Default
+	 * dispositions and an empty mask: the training process may ignore or
+	 * block signals the planner must obey. */
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
 	                                  POSIX_SPAWN_SETSIGDEF);
 	posix_spawnattr_setpgroup(&at, 0);
@@ -172,12 +211,13 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	posix_spawn_file_actions_destroy(&fa);
 	free(envp);
 	close(fd);
+	close(far);
 	if (rc) {
-		snprintf(err, errlen,
-		         "cannot start the planner (%s via /bin/sh): %s; running "
-		         "unmodified",
+		close(sv[0]);
+		snprintf(err, errlen, "cannot start the planner %s: %s; running unmodified",
 		         s->planner, strerror(rc));
 		return -1;
 	}
+	*tie = sv[0];
 	return pid;
 }

@@ -1,16 +1,19 @@
 /*
- * atomic_file.c — graph and plan files are written to PATH.tmp and
+ * atomic_file.c — graph and plan files are written to PATH.<pid>.tmp and
  * renamed over PATH, so a reader (libremat loading a cached plan) never
- * sees half a file and a failed write leaves the old one in place.
+ * sees half a file, a failed write leaves the old one in place, and two
+ * planners writing one cache entry (two ranks of a job) never share a
+ * temporary file.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 FILE *pl_atomic_open(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
-	snprintf(tmp, tmplen, "%s.tmp", path);
+	snprintf(tmp, tmplen, "%s.%d.tmp", path, (int)getpid());
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		pl_errf(err, errlen, PL_EINPUT, "%s: %s", tmp, strerror(errno));

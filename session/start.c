@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../acquire/acquire.h"
 #include "../alloc/alloc.h"
 #include "../core/config.h"
 #include "../core/driver.h"
@@ -30,6 +31,7 @@ static void fork_child(void)
 {
 	session_state = SESSION_OFF;
 	remat_session_active = remat_session_watch = 0;
+	acquire_fork_child();
 }
 
 __attribute__((constructor)) static void session_constructor(void)

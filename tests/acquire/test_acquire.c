@@ -263,7 +263,7 @@ static void test_child_environment(void **state)
 	/* The planner was asked for this budget and the default time limit. */
 	planner_args(line, sizeof(line));
 	char want[8800];
-	snprintf(want, sizeof(want), "%s --budget %d --time-limit 60 -o %s/.", trace, BUDG, cache);
+	snprintf(want, sizeof(want), "%s --budget %d --time-limit 60 -o %s\n", trace, BUDG, entry);
 	if (strncmp(line, want, strlen(want)))
 		fail_msg("planner arguments '%s', expected '%s...'", line, want);
 }
@@ -654,8 +654,8 @@ static void test_prune(void **state)
 	acq_write(p, 0644, "not a plan: kept");
 	/* A planner temporary from two days ago goes, a fresh one stays. */
 	char old[4400], fresh[4400];
-	snprintf(old, sizeof(old), "%s/.%016x-1.99.part.tmp", cache, 1);
-	snprintf(fresh, sizeof(fresh), "%s/.%016x-1.98.part", cache, 1);
+	snprintf(old, sizeof(old), "%s/%016x-1.plan.json.99.tmp", cache, 1);
+	snprintf(fresh, sizeof(fresh), "%s/%016x-1.plan.json.98.tmp", cache, 1);
 	acq_write(old, 0644, "{");
 	acq_write(fresh, 0644, "{");
 	struct timeval two_days[2] = {{time(NULL) - 2 * 86400, 0}, {time(NULL) - 2 * 86400, 0}};

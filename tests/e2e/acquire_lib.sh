@@ -21,7 +21,7 @@ quiet() {
 # own (the run says so) and the entry appears shortly after.
 planned() {
 	if ! grep -qF "new plan $2" "$tmp/$1.err"; then
-		says "$1" "the job ended before remat-plan finished; it goes on and stores its plan"
+		says "$1" "the job ended before remat-plan finished; it may go on for"
 		for _i in $(seq 1 100); do
 			[ -e "$2" ] && break
 			sleep 0.1
@@ -31,8 +31,8 @@ planned() {
 }
 
 # budget_of TRAINER PERCENT ARGS...: bytes for PERCENT of the trainer's
-# per-iteration peak, from a trace and remat-plan (REMAT_BUDGET's own
-# percentages are of device memory).
+# per-iteration peak, from a trace and remat-plan (REMAT_BUDGET=PERCENT
+# resolves to the same bytes; the tests use bytes to name cache entries).
 budget_of() {
 	_t=$1 _p=$2
 	shift 2

@@ -15,6 +15,9 @@ OPT       ?= -O2 -g
 CFLAGS    += $(CSTD) $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include
 CXXFLAGS  += -std=c++17 $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# The sanitizer libremat.so, remat-plan and remat-report are built with, for
+# check-asan and check-tsan (each in its own tree); empty in a normal build.
+TOOL_SAN  ?=
 
 # Filled by the fragments.
 ALL_TARGETS   :=
@@ -22,7 +25,8 @@ UNIT_TESTS    :=   # built with $(SAN); run by check-unit
 E2E_TESTS     :=   # shell scripts run by check-e2e, each from the repo root
 BENCHES       :=   # scripts or binaries run by `make bench`
 
-.PHONY: all test check-unit check-e2e demo bench clean deps help format format-check
+.PHONY: all test check-unit check-e2e check-asan check-tsan demo bench clean deps help format \
+	format-check
 all: deps-ok
 
 include mk/deps.mk
@@ -40,6 +44,8 @@ help:
 	@echo "make test     install deps, build, run unit (ASan+UBSan) and end-to-end tests"
 	@echo "make demo     train gpt on the simulated device, with and without libremat"
 	@echo "make bench    benchmarks: preload overhead, planners, replay overhead"
+	@echo "make check-asan, check-tsan   the end-to-end tests on a libremat.so, remat-plan"
+	@echo "              and remat-report built with ASan+UBSan, or TSan"
 	@echo "make format   clang-format every C source"
 
 format:

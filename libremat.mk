@@ -9,7 +9,7 @@
 REMAT_DIRS := core alloc interpose session profiler replay acquire
 REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
-REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP
+REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP $(TOOL_SAN)
 
 ALL_TARGETS += $(BUILD)/libremat.so
 
@@ -24,7 +24,7 @@ profiler/hash.ptx: profiler/hash.cu
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -ptx -arch=compute_75 $< -o $@; else touch $@; fi
 
 $(BUILD)/libremat.so: $(REMAT_OBJS) interpose/exports.map
-	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs \
+	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs $(TOOL_SAN) \
 		-Wl,--version-script=interpose/exports.map -o $@ $(REMAT_OBJS) -lunwind -ldl -lpthread
 
 -include $(REMAT_OBJS:.o=.d)

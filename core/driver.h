@@ -66,12 +66,18 @@ extern struct remat_driver remat_drv;
  * 0 when the driver is usable; -1 (with one message) when it is not. */
 int remat_driver_init(void);
 
+/* The interposed dlsym runs inside a sanitizer's start-up (it looks up
+ * libc with dlsym before anything else works): what it calls must not be
+ * instrumented (make check-asan, check-tsan). */
+#define REMAT_UNINSTRUMENTED                                                                       \
+	__attribute__((no_sanitize("address", "undefined", "thread"), noinline))
+
 /* The real dlsym (glibc's), for every lookup libremat makes itself; the
  * interposed dlsym (interpose/dlsym.c) jumps to it for everything else. */
 extern void *(*remat_dlsym_next)(void *, const char *);
 /* Sets remat_dlsym_next (once; any thread). */
-void remat_dlsym_next_resolve(void);
-void *remat_real_dlsym(void *handle, const char *name);
+REMAT_UNINSTRUMENTED void remat_dlsym_next_resolve(void);
+REMAT_UNINSTRUMENTED void *remat_real_dlsym(void *handle, const char *name);
 /* A real driver entry point by exported name, NULL when absent. */
 void *remat_real_driver_symbol(const char *name);
 /* A real runtime entry point (the next definition after libremat). */

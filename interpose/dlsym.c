@@ -16,7 +16,8 @@
 
 /* Called by the trampoline: our replacement for name, or NULL to forward
  * to glibc's dlsym (remat_dlsym_next, core/driver.c). */
-__attribute__((visibility("hidden"))) void *remat_dlsym_override(void *handle, const char *name)
+__attribute__((visibility("hidden"))) REMAT_UNINSTRUMENTED void *
+remat_dlsym_override(void *handle, const char *name)
 {
 	(void)handle;
 	remat_dlsym_next_resolve();

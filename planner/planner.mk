@@ -15,7 +15,7 @@ PLANNER_SAN_OBJS := $(PLANNER_SRCS:%.c=$(BUILD)/san/%.o)
 
 $(PLANNER_OBJS): $(BUILD)/%.o: %.c $(PLANNER_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(TOOL_SAN) -c $< -o $@
 
 $(PLANNER_SAN_OBJS): $(BUILD)/san/%.o: %.c $(PLANNER_HDRS)
 	@mkdir -p $(dir $@)
@@ -34,7 +34,7 @@ ALL_TARGETS += $(BUILD)/libplanner.a
 
 $(BUILD)/remat-plan: planner/remat_plan.c planner/planner.h $(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(BUILD)/libplanner.a $(PLANNER_LIBS)
+	$(CC) $(CFLAGS) $(TOOL_SAN) $< -o $@ $(BUILD)/libplanner.a $(PLANNER_LIBS)
 
 ALL_TARGETS += $(BUILD)/remat-plan
 
@@ -53,7 +53,7 @@ UNIT_TESTS += $(PLANNER_TESTS)
 $(BUILD)/bench/plan_bench: bench/planner/plan_bench.c bench/planner/gen.c bench/planner/gen.h \
 		$(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iplanner bench/planner/plan_bench.c bench/planner/gen.c -o $@ \
+	$(CC) $(CFLAGS) $(TOOL_SAN) -Iplanner bench/planner/plan_bench.c bench/planner/gen.c -o $@ \
 		$(BUILD)/libplanner.a $(PLANNER_LIBS)
 
 ALL_TARGETS += $(BUILD)/bench/plan_bench

@@ -50,6 +50,9 @@ void prof_publish(struct remat_profile *p, const char *dir,
 	j->profile = p;
 	j->done = done;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
+	/* A new profile (the job was profiled again): the previous trace has
+	 * long been written; its thread is reaped here, not leaked. */
+	prof_publish_join();
 	if (pthread_create(&writer, NULL, write_trace, j) == 0)
 		writer_running = 1;
 	else

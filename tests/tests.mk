@@ -17,6 +17,24 @@ check-e2e-only:
 	@mkdir -p $(BUILD)/test-results
 	@sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_TESTS)
 
+# The end-to-end suite on sanitized libremat.so, remat-plan and remat-report
+# (the simulator and the trainers, which stand for the driver and the
+# user's program, are not instrumented).  The preloaded library needs its
+# sanitizer's runtime first in LD_PRELOAD (TEST_SAN_RUNTIME).
+SANITIZED = $(MAKE) --no-print-directory BUILD=$(BUILD)/$(1) TOOL_SAN="$(2)"
+check-asan:
+	@$(call SANITIZED,asan,$(SAN)) all
+	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
+	 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	 $(call SANITIZED,asan,$(SAN)) check-e2e-only
+	@sh tests/summary.sh $(BUILD)/asan/test-results
+check-tsan:
+	@$(call SANITIZED,tsan,-fsanitize=thread) all
+	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libtsan.so) \
+	 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	 $(call SANITIZED,tsan,-fsanitize=thread) check-e2e-only
+	@sh tests/summary.sh $(BUILD)/tsan/test-results
+
 bench: all
 	@for b in $(BENCHES); do echo "== $$b"; sh $$b || exit 1; done
 

@@ -41,6 +41,7 @@ if [ -n "${NODE_RANK:-}" ] && [ "$NODE_RANK" != 0 ]; then
 fi
 REMAT_TRACE_DIR=$dir/rank$rank
 export REMAT_TRACE_DIR
-LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}
+# After what is preloaded already (a sanitizer's runtime must stay first).
+LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$lib
 export LD_PRELOAD
 exec "$@"

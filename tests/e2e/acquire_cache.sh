@@ -11,7 +11,7 @@
 
 B=$(budget_of gpt 70% --iters 6)
 [ -n "$B" ] || fail "no budget from remat-plan"
-RUN="LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/gpt-trace"
+RUN="LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/gpt-trace"
 run plain -- $TR/gpt --iters 6
 run first $RUN -- $TR/gpt --iters 6
 same plain first
@@ -29,7 +29,7 @@ says second "applied from iteration"
 
 # The same key holding mlp's plan: refused with one message, re-planned.
 M=$(budget_of mlp 70% --iters 6)
-run mlp-first LD_PRELOAD=$LIB REMAT_BUDGET=$M REMAT_TRACE_DIR=$tmp/mlp-trace REMAT_LOG=1 \
+run mlp-first LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$M REMAT_TRACE_DIR=$tmp/mlp-trace REMAT_LOG=1 \
 	-- $TR/mlp --iters 6
 mhash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/mlp-trace/trace.json")
 mlpentry=$tmp/cache/$mhash-$M.plan.json
@@ -43,7 +43,7 @@ planned other "$entry"
 
 # Another budget is another cache entry: planned anew, the first one kept.
 B2=$(budget_of gpt 80% --iters 6)
-run budget2 LD_PRELOAD=$LIB REMAT_BUDGET=$B2 REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/gpt-trace2 \
+run budget2 LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B2 REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/gpt-trace2 \
 	-- $TR/gpt --iters 6
 same plain budget2
 says budget2 "planning for a budget of $B2 bytes"

@@ -4,7 +4,7 @@
 # run.
 . tests/e2e/acquire_lib.sh
 B=$(budget_of mlp 70% --iters 6)
-RUN="LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/trace"
+RUN="LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/trace"
 run plain -- $TR/mlp --iters 6
 run first $RUN -- $TR/mlp --iters 6
 same plain first
@@ -15,7 +15,7 @@ good=$(cat "$entry")
 head -c 200 "$entry" >"$tmp/cut" && cp "$tmp/cut" "$entry"
 
 # Not at REMAT_LOG=1: the message about the entry is shown regardless.
-run corrupt LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 6
+run corrupt LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 6
 same plain corrupt
 says corrupt "libremat: cached plan unusable, removed it and planning again: $entry: not valid JSON"
 [ "$(grep -c . "$tmp/corrupt.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/corrupt.err")"

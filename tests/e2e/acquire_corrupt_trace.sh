@@ -13,7 +13,7 @@ real=$(pwd)/$BUILD/remat-plan
 # trace first, then hand over to the real planner.
 printf '#!/bin/sh\nf="$1/trace.json"; head -c $(($(wc -c <"$f") / 2)) "$f" >"$f.cut" && mv "$f.cut" "$f"\nexec %s "$@"\n' "$real" >"$fake"
 chmod +x "$fake"
-run cut LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t1 \
+run cut LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t1 \
 	-- $TR/gpt --iters 8
 same plain cut
 says cut "libremat: remat-plan failed (exit 2: "
@@ -21,7 +21,7 @@ grep -q "trace.json" "$tmp/cut.err" || fail "the message does not name the trace
 [ "$(wc -l <"$tmp/cut.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/cut.err")"
 
 printf '#!/bin/sh\nprintf X | dd of="$1/params.bin" bs=1 seek=0 conv=notrunc 2>/dev/null\nexec %s "$@"\n' "$real" >"$fake"
-run flip LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t2 \
+run flip LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t2 \
 	-- $TR/gpt --iters 8
 same plain flip
 says flip "libremat: remat-plan failed (exit 2: "

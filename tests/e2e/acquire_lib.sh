@@ -36,7 +36,7 @@ planned() {
 budget_of() {
 	_t=$1 _p=$2
 	shift 2
-	env LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_TRACE_DIR="$tmp/$_t-budget-trace" \
+	env LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR="$tmp/$_t-budget-trace" \
 		"$SIMRUN" "$TR/$_t" "$@" >/dev/null 2>"$tmp/$_t-budget.err" ||
 		fail "tracing $_t: $(tail -n 3 "$tmp/$_t-budget.err")"
 	"$BUILD/remat-plan" "$tmp/$_t-budget-trace" --budget "$_p" --planner none 2>&1 |

@@ -12,7 +12,7 @@ slow=$tmp/slow-remat-plan
 printf '#!/bin/sh\nsleep 2\nexec "%s" "$@"\n' "$(pwd)/$BUILD/remat-plan" >"$slow"
 chmod +x "$slow"
 run plain -- $TR/mlp --iters 5
-run short LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$slow REMAT_LOG=1 \
+run short LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$slow REMAT_LOG=1 \
 	REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 5
 same plain short
 says short "the job ended before remat-plan finished; it may go on for"
@@ -23,7 +23,7 @@ for i in $(seq 1 100); do
 	sleep 0.1
 done
 ls "$tmp"/cache/*-"$B".plan.json >/dev/null 2>&1 || fail "no plan in the cache after 10 s"
-run next LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$slow REMAT_LOG=1 \
+run next LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$slow REMAT_LOG=1 \
 	REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 7
 says next "cached plan"
 says next "applied from iteration"
@@ -52,7 +52,7 @@ gone() {
 }
 
 rm -f "$tmp/hung.pid"
-run hang-exit LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$hang REMAT_PLAN_TIMEOUT=1 \
+run hang-exit LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$hang REMAT_PLAN_TIMEOUT=1 \
 	REMAT_LOG=1 "REMAT_CACHE_DIR=$tmp/c2" REMAT_TRACE_DIR=$tmp/t2 -- $TR/mlp --iters 5
 same plain hang-exit
 pid=$(planner_pid)
@@ -61,7 +61,7 @@ gone "$pid" 5 || fail "a hung planner outlived its deadline after the job exited
 
 for sig in TERM KILL; do
 	rm -f "$tmp/hung.pid"
-	env LD_PRELOAD="$LIB" REMAT_BUDGET="$B" REMAT_PLANNER="$hang" REMAT_PLAN_TIMEOUT=600 \
+	env LD_PRELOAD="$PRELOAD" REMAT_BUDGET="$B" REMAT_PLANNER="$hang" REMAT_PLAN_TIMEOUT=600 \
 		"REMAT_CACHE_DIR=$tmp/c-$sig" "REMAT_TRACE_DIR=$tmp/t-$sig" \
 		"$SIMRUN" "$TR/mlp" --iters 100000 >/dev/null 2>"$tmp/sig-$sig.err" &
 	job=$!

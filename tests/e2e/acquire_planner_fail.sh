@@ -9,7 +9,7 @@ fake=$tmp/fake-remat-plan
 
 printf '#!/bin/sh\nenv > "$1/planner.env"\nkill -SEGV $$\n' >"$fake"
 chmod +x "$fake"
-run crash LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t1 \
+run crash LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_TRACE_DIR=$tmp/t1 \
 	-- $TR/gpt --iters 8
 same plain crash
 says crash "libremat: remat-plan crashed (signal 11, Segmentation fault); log: $tmp/t1/plan.log; running unmodified"
@@ -21,7 +21,7 @@ grep -q '^SIMCUDA_GRANULARITY=64K$' "$tmp/t1/planner.env" || fail "planner envir
 # Hangs: killed 0.2 s + 1 s grace after it started, long before training ends.
 printf '#!/bin/sh\necho $$ > "$1/planner.pid"\nexec sleep 30\n' >"$fake"
 run plain16 -- $TR/gpt --iters 16
-run hang LD_PRELOAD=$LIB REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_PLAN_TIMEOUT=0.2 \
+run hang LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_PLAN_TIMEOUT=0.2 \
 	REMAT_TRACE_DIR=$tmp/t2 -- $TR/gpt --iters 16
 same plain16 hang
 says hang "libremat: remat-plan did not finish within REMAT_PLAN_TIMEOUT=0.2 s (killed after 1 s more); log: $tmp/t2/plan.log; running unmodified"
@@ -30,7 +30,7 @@ state=$(sed 's/.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null || echo gone)
 [ "$state" = gone ] || [ "$state" = Z ] || fail "the hanging planner $pid is still there ($state)"
 
 # The real planner, a budget no plan reaches.
-run small LD_PRELOAD=$LIB REMAT_BUDGET=64K REMAT_TRACE_DIR=$tmp/t3 -- $TR/gpt --iters 8
+run small LD_PRELOAD="$PRELOAD" REMAT_BUDGET=64K REMAT_TRACE_DIR=$tmp/t3 -- $TR/gpt --iters 8
 same plain small
 says small "libremat: REMAT_BUDGET of 65536 bytes cannot be reached for this job (remat-plan: smallest reachable peak:"
 [ "$(wc -l <"$tmp/small.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/small.err")"

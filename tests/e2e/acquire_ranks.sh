@@ -9,7 +9,9 @@ B=$(budget_of mlp 70% --iters 8)
 run plain -- $TR/mlp --iters 8
 W=$(pwd)/tools/remat-torchrun-wrapper.sh
 for r in 0 1; do
-	env LOCAL_RANK=$r REMAT_TRACE_DIR="$tmp/traces" REMAT_BUDGET="$B" REMAT_LOG=1 \
+	# shellcheck disable=SC2086
+	env ${TEST_SAN_RUNTIME:+LD_PRELOAD=$PRELOAD} LOCAL_RANK=$r \
+		REMAT_TRACE_DIR="$tmp/traces" REMAT_BUDGET="$B" REMAT_LOG=1 \
 		LIBREMAT_SO="$LIB" "$W" "$SIMRUN" "$TR/mlp" --iters 8 \
 		>"$tmp/rank$r.out" 2>"$tmp/rank$r.err" &
 	eval "pid$r=\$!"
@@ -37,7 +39,9 @@ done
 [ "$(ls "$tmp"/cache/*.plan.json | wc -l)" = 1 ] || fail "cache: $(ls -a "$tmp/cache")"
 [ -z "$(ls -A "$tmp"/cache | grep -v '\.plan\.json$')" ] || fail "leftovers: $(ls -a "$tmp/cache")"
 # A later run of rank 1 finds the plan.
-run later LOCAL_RANK=1 REMAT_TRACE_DIR=$tmp/traces REMAT_BUDGET=$B REMAT_LOG=1 LIBREMAT_SO=$LIB \
+# shellcheck disable=SC2086
+run later ${TEST_SAN_RUNTIME:+LD_PRELOAD=$PRELOAD} LOCAL_RANK=1 \
+	REMAT_TRACE_DIR=$tmp/traces REMAT_BUDGET=$B REMAT_LOG=1 LIBREMAT_SO=$LIB \
 	-- "$W" "$TR/mlp" --iters 8
 same plain later
 says later "cached plan"

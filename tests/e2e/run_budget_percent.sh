@@ -7,7 +7,7 @@
 . tests/e2e/run_lib.sh
 run plain -- "$TR/gpt" --iters 10
 run pct REMAT_BUDGET=70% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/pct.d" "REMAT_CACHE_DIR=$tmp/pct.c" \
-	LD_PRELOAD="$LIB" -- "$TR/gpt" --iters 10
+	LD_PRELOAD="$PRELOAD" -- "$TR/gpt" --iters 10
 same plain pct
 line=$(grep "libremat: budget: " "$tmp/pct.err") || fail "no budget line: $(cat "$tmp/pct.err")"
 bytes=$(echo "$line" | sed -n 's/.*budget: \([0-9]*\) bytes (REMAT_BUDGET=70% of the baseline peak, \([0-9]*\) bytes).*/\1/p')
@@ -20,7 +20,7 @@ peak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "
 [ -n "$peak" ] && [ "$peak" -le "$bytes" ] || fail "replay peak '$peak' over the budget $bytes"
 
 run tiny REMAT_BUDGET=0.00001% "REMAT_TRACE_DIR=$tmp/tiny.d" "REMAT_CACHE_DIR=$tmp/tiny.c" \
-	LD_PRELOAD="$LIB" -- "$TR/gpt" --iters 10
+	LD_PRELOAD="$PRELOAD" -- "$TR/gpt" --iters 10
 same plain tiny
 [ "$(grep -c "libremat:" "$tmp/tiny.err")" = 1 ] || fail "tiny: not one message: $(cat "$tmp/tiny.err")"
 grep -q "REMAT_BUDGET: budget .*% of a baseline peak of [0-9]* bytes rounds to 0 bytes" \

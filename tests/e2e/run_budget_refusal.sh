@@ -16,7 +16,7 @@ plan["ops"] = []
 json.dump(plan, open(sys.argv[1], "w"))
 PY
 if env SIMCUDA_GRANULARITY=64K REMAT_BUDGET="$m" "REMAT_TRACE_DIR=$tmp/r.d" \
-	"REMAT_CACHE_DIR=$tmp/refuse.cache" LD_PRELOAD="$LIB" "$SIMRUN" "$TR/mlp" --iters 7 \
+	"REMAT_CACHE_DIR=$tmp/refuse.cache" LD_PRELOAD="$PRELOAD" "$SIMRUN" "$TR/mlp" --iters 7 \
 	>"$tmp/refuse.out" 2>"$tmp/refuse.err"; then
 	fail "mlp ran although nothing was evicted under a budget of $m"
 fi

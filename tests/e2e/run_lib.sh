@@ -17,7 +17,7 @@ no_fault() {
 budgets() {
 	_b=$1
 	shift
-	run "$_b-trace" REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/$_b-trace.d" LD_PRELOAD="$LIB" \
+	run "$_b-trace" REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/$_b-trace.d" LD_PRELOAD="$PRELOAD" \
 		-- "$@"
 	"$PLAN" "$tmp/$_b-trace.d" --budget 1 >"$tmp/$_b-min.txt" 2>&1 || true
 	python3 - "$tmp/$_b-trace.d/trace.json" "$tmp/$_b-min.txt" <<'PY'
@@ -44,7 +44,7 @@ run_budget() {
 	shift 3
 	# shellcheck disable=SC2086
 	run "$_n" ${RUN_ENV:-} "REMAT_BUDGET=$_bud" "REMAT_TRACE_DIR=$tmp/$_n.d" "REMAT_CACHE_DIR=$tmp/$_n.cache" \
-		REMAT_LOG=1 "SIMCUDA_REPORT_FILE=$tmp/$_n.sim" LD_PRELOAD="$LIB" -- "$@"
+		REMAT_LOG=1 "SIMCUDA_REPORT_FILE=$tmp/$_n.sim" LD_PRELOAD="$PRELOAD" -- "$@"
 	same "$_base" "$_n"
 	grep -q "applied from iteration" "$tmp/$_n.err" ||
 		fail "$_n: no plan applied: $(grep libremat "$tmp/$_n.err" | tail -n 3)"

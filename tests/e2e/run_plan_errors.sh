@@ -16,7 +16,7 @@ plan=$(ls "$tmp"/first.cache/*.plan.json 2>/dev/null | head -n 1)
 mkdir -p "$tmp/corrupt.cache"
 head -c "$(($(wc -c <"$plan") / 2))" "$plan" >"$tmp/corrupt.cache/$(basename "$plan")"
 run corrupt "REMAT_BUDGET=$m" "REMAT_TRACE_DIR=$tmp/corrupt.d" "REMAT_CACHE_DIR=$tmp/corrupt.cache" \
-	LD_PRELOAD="$LIB" -- "$TR/mlp" --iters 7
+	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 7
 same base corrupt
 grep -q "libremat: .*plan" "$tmp/corrupt.err" || fail "corrupt plan: no message"
 
@@ -31,7 +31,7 @@ gplan=$(ls "$tmp"/gfirst.cache/*.plan.json | head -n 1)
 mkdir -p "$tmp/other.cache"
 cp "$gplan" "$tmp/other.cache/$(basename "$plan")"
 run other "REMAT_BUDGET=$m" "REMAT_TRACE_DIR=$tmp/other.d" "REMAT_CACHE_DIR=$tmp/other.cache" \
-	LD_PRELOAD="$LIB" -- "$TR/mlp" --iters 7
+	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 7
 same base other
 grep -q "libremat: .*plan" "$tmp/other.err" || fail "plan of another graph: no message"
 echo "corrupt: $(grep libremat "$tmp/corrupt.err" | head -n 2 | tr '\n' ' ')"

@@ -8,14 +8,14 @@
 . tests/e2e/run_lib.sh
 run plain -- "$TR/mlp" --iters 8
 run fill REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/fill.d" "REMAT_CACHE_DIR=$tmp/cache" \
-	LD_PRELOAD="$LIB" -- "$TR/mlp" --iters 8
+	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 8
 same plain fill
 grep -q "applied from iteration" "$tmp/fill.err" || fail "no plan: $(tail -n 3 "$tmp/fill.err")"
 recovered=0 ended=0
 for n in $(seq 180 230); do
 	rc=0
 	env SIMCUDA_FAIL_LAUNCH=$n REMAT_BUDGET=80% "REMAT_TRACE_DIR=$tmp/t$n.d" \
-		"REMAT_CACHE_DIR=$tmp/cache" LD_PRELOAD="$LIB" "$SIMRUN" "$TR/mlp" --iters 8 \
+		"REMAT_CACHE_DIR=$tmp/cache" LD_PRELOAD="$PRELOAD" "$SIMRUN" "$TR/mlp" --iters 8 \
 		>"$tmp/f.out" 2>"$tmp/f.err" || rc=$?
 	if [ $rc = 0 ]; then
 		cmp -s "$tmp/plain.out" "$tmp/f.out" ||

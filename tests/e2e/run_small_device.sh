@@ -79,7 +79,7 @@ grep -q "swapping before the plan: [1-9]" "$tmp/gpt-min.err" || fail "gpt-min: n
 # still finishes by swapping all along, with identical output.
 half=$((_p / 2 / GRAN * GRAN))
 run gpt-half "SIMCUDA_MEMORY=$half" "REMAT_BUDGET=$half" "REMAT_TRACE_DIR=$tmp/gpt-half.d" \
-	"REMAT_CACHE_DIR=$tmp/gpt-half.cache" REMAT_LOG=1 LD_PRELOAD="$LIB" -- "$TR/gpt" --iters 8
+	"REMAT_CACHE_DIR=$tmp/gpt-half.cache" REMAT_LOG=1 LD_PRELOAD="$PRELOAD" -- "$TR/gpt" --iters 8
 same gpt-base gpt-half
 grep -q "cannot be reached for this job" "$tmp/gpt-half.err" ||
 	fail "gpt-half: $(grep libremat "$tmp/gpt-half.err" | tail -n 2)"

@@ -15,11 +15,11 @@ read -r c p m <<EOT
 $(budgets chain "$P/chain" "$P/chain.so" 40 --indirect)
 EOT
 run noverify "REMAT_BUDGET=$m" "REMAT_TRACE_DIR=$tmp/nv.d" "REMAT_CACHE_DIR=$tmp/nv.cache" \
-	LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect
+	LD_PRELOAD="$PRELOAD" -- "$P/chain" "$P/chain.so" 40 --indirect
 ! cmp -s "$tmp/base.out" "$tmp/noverify.out" ||
 	fail "the non-replayable kernel was not planned for replay: the test proves nothing"
 run verify "REMAT_BUDGET=$m" REMAT_VERIFY=1 REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/v.d" \
-	"REMAT_CACHE_DIR=$tmp/v.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect
+	"REMAT_CACHE_DIR=$tmp/v.cache" LD_PRELOAD="$PRELOAD" -- "$P/chain" "$P/chain.so" 40 --indirect
 same base verify
 grep -q "^libremat: verify: buffer [0-9]* rebuilt before op [0-9]* differs" "$tmp/verify.err" ||
 	fail "no per-buffer verification line: $(grep libremat "$tmp/verify.err" | tail -n 4)"
@@ -35,7 +35,7 @@ sed -n '/planning again without them/,$p' "$tmp/verify.err" |
 	fail "the re-plan ended neither with a plan nor with its message"
 # The summary is printed whatever REMAT_LOG says.
 run verify0 "REMAT_BUDGET=$m" REMAT_VERIFY=1 "REMAT_TRACE_DIR=$tmp/v0.d" \
-	"REMAT_CACHE_DIR=$tmp/v0.cache" LD_PRELOAD="$LIB" -- "$P/chain" "$P/chain.so" 40 --indirect
+	"REMAT_CACHE_DIR=$tmp/v0.cache" LD_PRELOAD="$PRELOAD" -- "$P/chain" "$P/chain.so" 40 --indirect
 same base verify0
 grep -q "^libremat: verify: 1 buffer(s) rebuild differently" "$tmp/verify0.err" ||
 	fail "no verification summary at the default log level"

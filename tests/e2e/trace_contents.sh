@@ -4,7 +4,7 @@
 # in-place ReLU writes its input, a matmul writes only its output, batch
 # norm writes its output, its running statistics and its saved statistics.
 . tests/e2e/trace_lib.sh
-run mlp LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/mlp -- $TR/mlp --iters 6
+run mlp LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/mlp -- $TR/mlp --iters 6
 check_trace "$tmp/mlp"
 python3 - "$tmp/mlp/trace.json" <<'PY' || fail "mlp trace contents"
 import json, sys
@@ -60,11 +60,13 @@ for o in ops:
 print("ok")
 PY
 # Profiling a later iteration (more warm-up) gives the same graph hash and
-# the same address for the n-th allocation of the iteration: what lets run
-# mode replay recorded parameters.
-run gpt1 LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/gpt1 -- $TR/gpt --iters 6
-run gpt2 LD_PRELOAD=$LIB REMAT_WARMUP=4 REMAT_TRACE_DIR=$tmp/gpt2 -- $TR/gpt --iters 7
-run mlp2 LD_PRELOAD=$LIB REMAT_WARMUP=5 REMAT_TRACE_DIR=$tmp/mlp2 -- $TR/mlp --iters 8
+# the same address for the n-th allocation of the iteration (relative to the
+# process's lowest buffer: under a sanitizer the simulated device's range
+# itself moves between processes): what lets run mode replay recorded
+# parameters.
+run gpt1 LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/gpt1 -- $TR/gpt --iters 6
+run gpt2 LD_PRELOAD="$PRELOAD" REMAT_WARMUP=4 REMAT_TRACE_DIR=$tmp/gpt2 -- $TR/gpt --iters 7
+run mlp2 LD_PRELOAD="$PRELOAD" REMAT_WARMUP=5 REMAT_TRACE_DIR=$tmp/mlp2 -- $TR/mlp --iters 8
 check_trace "$tmp/gpt1"
 for pair in "gpt1 gpt2" "mlp mlp2"; do
 	set -- $pair
@@ -74,8 +76,9 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["iteration"]["profiled"] < b["iteration"]["profiled"], "same iteration profiled"
 assert a["graph_hash"] == b["graph_hash"], (a["graph_hash"], b["graph_hash"])
 def inside(t):
+    base = min(int(x["addr"], 16) for x in t["buffers"])
     bufs = sorted((x for x in t["buffers"] if x["alloc_seq"] >= 0), key=lambda x: x["alloc_seq"])
-    return [(x["addr"], x["size"]) for x in bufs]
+    return [(int(x["addr"], 16) - base, x["size"]) for x in bufs]
 assert inside(a) and inside(a) == inside(b), "addresses of the iteration's allocations differ"
 PY
 done
@@ -85,7 +88,7 @@ mkdir "$tmp/nocupti"
 for f in libcuda.so.1 libcudart.so.13 libsimcuda_kernel.so; do
 	ln -s "$(pwd)/$BUILD/simcuda/$f" "$tmp/nocupti/$f"
 done
-LD_PRELOAD=$LIB REMAT_TRACE_DIR=$tmp/nc REMAT_LOG=1 REMAT_LOG_FILE=$tmp/nc.log \
+LD_PRELOAD="$PRELOAD" REMAT_TRACE_DIR=$tmp/nc REMAT_LOG=1 REMAT_LOG_FILE=$tmp/nc.log \
 	SIMCUDA_DIR=$tmp/nocupti "$SIMRUN" $TR/mlp --iters 6 >"$tmp/nc.out" 2>"$tmp/nc.err" ||
 	fail "mlp without CUPTI exited $?: $(tail -n 3 "$tmp/nc.err")"
 check_trace "$tmp/nc"

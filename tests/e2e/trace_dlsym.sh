@@ -33,16 +33,16 @@ int main(void)
 }
 C
 cc -o "$tmp/next" "$tmp/next.c" -ldl || fail "cannot compile the probe"
-LD_PRELOAD=$LIB REMAT_MODE=trace "$SIMRUN" "$tmp/next" >"$tmp/next.out" 2>"$tmp/next.err" ||
+LD_PRELOAD="$PRELOAD" REMAT_MODE=trace "$SIMRUN" "$tmp/next" >"$tmp/next.out" 2>"$tmp/next.err" ||
 	fail "probe exited $?"
 [ "$(sed -n 1p "$tmp/next.out")" = "$LIB" ] || fail "RTLD_NEXT from the program: $(cat "$tmp/next.out")"
 [ "$(sed -n 2p "$tmp/next.out")" = "$LIB" ] || fail "dlsym(libcuda, cuGetProcAddress_v2): $(cat "$tmp/next.out")"
 sed -n 3p "$tmp/next.out" | grep -q "simcuda/libcuda.so.1" || fail "forked child not inert: $(cat "$tmp/next.out")"
 # Pass-through: the real driver's entry point is handed out untouched.
-LD_PRELOAD=$LIB "$SIMRUN" "$tmp/next" >"$tmp/pt.out" 2>&1 || fail "probe exited $?"
+LD_PRELOAD="$PRELOAD" "$SIMRUN" "$tmp/next" >"$tmp/pt.out" 2>&1 || fail "probe exited $?"
 sed -n 2p "$tmp/pt.out" | grep -q "simcuda/libcuda.so.1" || fail "pass-through dlsym: $(cat "$tmp/pt.out")"
 [ ! -s "$tmp/next.err" ] || fail "output from libremat: $(cat "$tmp/next.err")"
 # No CUDA at all: nothing printed, not even with a bad value.
-LD_PRELOAD=$LIB REMAT_BUDGET=bad true 2>"$tmp/true.err" || fail "true failed"
+LD_PRELOAD="$PRELOAD" REMAT_BUDGET=bad true 2>"$tmp/true.err" || fail "true failed"
 [ ! -s "$tmp/true.err" ] || fail "the constructor printed: $(cat "$tmp/true.err")"
 echo "PASS: dlsym hook and RTLD_NEXT"

@@ -81,7 +81,7 @@ C
 cc -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$tmp/probe" "$tmp/probe.c" \
 	-L"${CUDA_HOME:-/usr/local/cuda}/lib64/stubs" -lcuda || fail "cannot compile the probe"
 run none -- "$tmp/probe" "$tmp/k.so"
-run trace LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/tr -- "$tmp/probe" "$tmp/k.so"
+run trace LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/tr -- "$tmp/probe" "$tmp/k.so"
 same none trace
 grep -q "iter 7 0x1.3p+3 0x1.3p+3" "$tmp/none.out" || fail "probe results: $(tail -n 2 "$tmp/none.out")"
 check_trace "$tmp/tr"

@@ -5,9 +5,9 @@
 . tests/e2e/trace_lib.sh
 for t in mlp gpt; do
 	run $t-none -- $TR/$t --iters 6
-	run $t-pass LD_PRELOAD=$LIB -- $TR/$t --iters 6
-	run $t-off LD_PRELOAD=$LIB REMAT_MODE=off -- $TR/$t --iters 6
-	run $t-trace LD_PRELOAD=$LIB REMAT_TRACE_DIR=$tmp/$t-trace -- $TR/$t --iters 6
+	run $t-pass LD_PRELOAD="$PRELOAD" -- $TR/$t --iters 6
+	run $t-off LD_PRELOAD="$PRELOAD" REMAT_MODE=off -- $TR/$t --iters 6
+	run $t-trace LD_PRELOAD="$PRELOAD" REMAT_TRACE_DIR=$tmp/$t-trace -- $TR/$t --iters 6
 	same $t-none $t-pass
 	same $t-none $t-off
 	same $t-none $t-trace
@@ -18,7 +18,7 @@ for t in mlp gpt; do
 done
 # A second host thread for backward: still identical, still traced.
 run mlp-bwd-none -- $TR/mlp --iters 6 --bwd-thread
-run mlp-bwd-trace LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/bwd -- $TR/mlp --iters 6 \
+run mlp-bwd-trace LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/bwd -- $TR/mlp --iters 6 \
 	--bwd-thread
 same mlp-bwd-none mlp-bwd-trace
 check_trace "$tmp/bwd"

@@ -4,6 +4,9 @@ set -eu
 BUILD=${BUILD:-build}
 TR=$BUILD/trainers
 LIB=$(pwd)/$BUILD/libremat.so
+# What the tests preload: the library, after a sanitizer's runtime when
+# libremat.so is built with one (make check-asan / check-tsan).
+PRELOAD="${TEST_SAN_RUNTIME:+$TEST_SAN_RUNTIME:}$LIB"
 SIMRUN=$(pwd)/tools/simrun
 export SIMCUDA_GRANULARITY=64K
 tmp=$(mktemp -d)

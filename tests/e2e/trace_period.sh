@@ -9,7 +9,7 @@ check() { # NAME TRAINER ARGS...
 	name=$1
 	shift
 	for it in 6 8; do
-		run $name-$it LD_PRELOAD=$LIB REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/$name-$it \
+		run $name-$it LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/$name-$it \
 			SIMCUDA_REPORT_FILE=$tmp/$name-$it.report -- "$@" --iters $it
 	done
 	python3 - "$tmp/$name-6.report" "$tmp/$name-8.report" "$tmp/$name-8/trace.json" "$name" <<'PY'

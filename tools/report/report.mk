@@ -8,10 +8,10 @@ REPORT_HDRS := tools/report/report.h planner/planner.h
 
 $(BUILD)/tools/report/%.o: tools/report/%.c $(REPORT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(TOOL_SAN) -c $< -o $@
 
 $(BUILD)/remat-report: $(REPORT_OBJS) $(BUILD)/libplanner.a
-	$(CC) $(CFLAGS) -o $@ $(REPORT_OBJS) $(BUILD)/libplanner.a -ljansson -lglpk -lm
+	$(CC) $(CFLAGS) $(TOOL_SAN) -o $@ $(REPORT_OBJS) $(BUILD)/libplanner.a -ljansson -lglpk -lm
 
 ALL_TARGETS += $(BUILD)/remat-report
 

@@ -68,7 +68,7 @@ static void mixed_parameter_layout(void **state)
 		assert_int_equal(k->param_size[i], size[i]);
 	}
 	assert_int_equal(k->param_bytes, 64);
-	assert_int_equal(k->uses_syncthreads, 0);
+	assert_int_equal(k->synchronizes, 0);
 
 	const struct simcuda_kernel *z = kernel("no_params");
 	assert_int_equal(z->nparams, 0);
@@ -138,7 +138,7 @@ static void block_reduction_with_barriers(void **state)
 		for (int c = 0; c < COLS; c++)
 			in[r * COLS + c] = (float)((r + 1) * (c % 7));
 	const struct simcuda_kernel *k = kernel("row_sum");
-	assert_int_equal(k->uses_syncthreads, 1);
+	assert_int_equal(k->synchronizes, 1);
 	const float *inp = in;
 	float *outp = out;
 	int cols = COLS;
@@ -188,7 +188,7 @@ static void atomics_combine_all_threads(void **state)
 	const float *vp = vals;
 	void *args[] = {&cp, &fp, &mp, &flp, &vp, &n};
 	const struct simcuda_kernel *k = kernel("atomics");
-	assert_int_equal(k->uses_syncthreads, 0);
+	assert_int_equal(k->synchronizes, 0);
 	assert_int_equal(
 	    simcuda_run_grid(k, args, (simcuda_dim3){3, 1, 1}, (simcuda_dim3){128, 1, 1}, 0), 0);
 	assert_int_equal(count, N);

@@ -40,6 +40,6 @@ UNIT_TESTS  += $(BUILD)/simcc/test_simcc $(BUILD)/simcc/test_warp
 E2E_TESTS   += tests/simcc/simcc_errors.sh
 ifeq ($(HAVE_NVCC),1)
 ALL_TARGETS += $(SIMCC_SOURCES:%=$(BUILD)/simcc/sm_90/%.cubin)
-E2E_TESTS   += tests/simcc/simcc_nvcc.sh
 endif
+E2E_NVCC_TESTS += tests/simcc/simcc_nvcc.sh
 endif

@@ -133,7 +133,8 @@ extern "C" __global__ void bits(const unsigned *in, unsigned long long *out, siz
 }
 
 // C++ names: nvcc registers these mangled, and so must simcc.
-namespace simcc_test {
+namespace simcc_test
+{
 __global__ void scale(float *p, float f)
 {
 	p[threadIdx.x] *= f;

@@ -264,14 +264,14 @@ static void integer_intrinsics(void **state)
 	void *args[] = {&pi, &po, &n};
 	run("bits", 1, 3, args);
 	/* thread 0: x = 1, wide = 1 << 32 | 0xf0000000 */
-	static const unsigned long long want0[] = {1, 5, 0x80000000u, 0x0000000f80000000ull, 31,
-	                                           1, 2, 2,          32};
+	static const unsigned long long want0[] = {1, 5, 0x80000000u, 0x0000000f80000000ull, 31, 1,
+	                                           2, 2, 32};
 	/* thread 1: x = 0xf0000000, wide = x << 32 | 0x12345678 */
-	static const unsigned long long want1[] = {
-	    4, 17, 0x0000000fu, 0x1e6a2c480000000full, 0, 29, 3, 2, 32};
+	static const unsigned long long want1[] = {4, 17, 0x0000000fu, 0x1e6a2c480000000full, 0, 29,
+	                                           3, 2,  32};
 	/* thread 2: x = 0x12345678, wide = x << 32 | 1 */
-	static const unsigned long long want2[] = {
-	    13, 14, 0x1e6a2c48u, 0x800000001e6a2c48ull, 3, 4, 3, 2, 32};
+	static const unsigned long long want2[] = {13, 14, 0x1e6a2c48u, 0x800000001e6a2c48ull, 3, 4,
+	                                           3,  2,  32};
 	for (int k = 0; k < 9; k++) {
 		assert_int_equal(out[k], want0[k]);
 		assert_int_equal(out[9 + k], want1[k]);
@@ -320,8 +320,9 @@ static void misuse_is_refused(void **state)
 	          "__syncthreads");
 	dies_with("_Z13mask_mismatchPi", "warp 0: lane 16 calls __shfl_sync(mask 0xffff0000) "
 	                                 "while lane 0 waits in __shfl_sync(mask 0xffffffff)");
-	dies_with("_Z11not_in_maskPi",
-	          "thread 1 calls __shfl_sync with mask 0x00000001, which leaves out its own lane 1");
+	dies_with(
+	    "_Z11not_in_maskPi",
+	    "thread 1 calls __shfl_sync with mask 0x00000001, which leaves out its own lane 1");
 	dies_with("_Z9bad_widthPi",
 	          "thread 0 calls __shfl_sync with width 12 (a power of two from 1 to 32)");
 }

@@ -58,9 +58,7 @@ ALL_TARGETS += $(TRAINERS)
 E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh \
 	     tests/e2e/trainer_pinned.sh
-ifeq ($(HAVE_NVCC),1)
-E2E_TESTS += tests/e2e/trainer_nvcc.sh
-endif
+E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh
 
 # Finite-difference checks of the backward kernels, gemm against a loop.
 $(TR_DIR)/test_kernels: tests/trainers/test_kernels.c tests/simcuda/include/simcuda_abi.h \

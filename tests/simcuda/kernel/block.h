@@ -32,14 +32,14 @@ struct grid_run {
 	const struct simcuda_kernel *k;
 	void *const *args;
 	struct fiber *pool;
-	simcuda_dim3 *tid;           /* threadIdx of each fiber */
-	unsigned char *state;        /* enum thread_state of each fiber */
-	struct lane_op *lanes;       /* each fiber's pending warp operation */
-	unsigned current;            /* fiber now running (linear thread index) */
-	unsigned block_threads;      /* threads per block */
-	unsigned live;               /* fibers of this block not yet returned */
-	unsigned at_barrier;         /* fibers waiting at __syncthreads */
-	int fibered;                 /* threads run as fibers */
+	simcuda_dim3 *tid;      /* threadIdx of each fiber */
+	unsigned char *state;   /* enum thread_state of each fiber */
+	struct lane_op *lanes;  /* each fiber's pending warp operation */
+	unsigned current;       /* fiber now running (linear thread index) */
+	unsigned block_threads; /* threads per block */
+	unsigned live;          /* fibers of this block not yet returned */
+	unsigned at_barrier;    /* fibers waiting at __syncthreads */
+	int fibered;            /* threads run as fibers */
 };
 
 /* The launch running on this thread, or NULL outside kernels. */

@@ -206,8 +206,8 @@ static void check_agreement(const struct grid_run *r, unsigned me, const struct 
 			simk_fatal(r,
 			           "warp %u: lane %u calls %s(mask 0x%08x) while lane %u waits in "
 			           "%s(mask 0x%08x)",
-			           w, lane, simk_op_name(mine->op), mine->mask, l, simk_op_name(o->op),
-			           o->mask);
+			           w, lane, simk_op_name(mine->op), mine->mask, l,
+			           simk_op_name(o->op), o->mask);
 	}
 }
 
@@ -217,7 +217,8 @@ static void check_call(const struct grid_run *r, unsigned me, const struct lane_
 	if (o->op > SIMCUDA_WARP_ALL)
 		simk_fatal(r, "unknown warp operation %u", o->op);
 	if (!(o->mask >> lane & 1))
-		simk_fatal(r, "thread %u calls %s with mask 0x%08x, which leaves out its own lane %u",
+		simk_fatal(r,
+		           "thread %u calls %s with mask 0x%08x, which leaves out its own lane %u",
 		           me, simk_op_name(o->op), o->mask, lane);
 	if (is_shuffle(o->op) &&
 	    (o->width < 1 || o->width > (int)WARP_LANES || (o->width & (o->width - 1))))

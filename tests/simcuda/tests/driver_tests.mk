@@ -2,7 +2,8 @@
 # (cmocka, ASan+UBSan), with the hand-written test modules they load.
 DRVT_DIR := tests/simcuda/tests
 DRVT_OUT := $(BUILD)/simcuda/tests
-DRVT_MODULES := $(DRVT_OUT)/modules/testkernels.so $(DRVT_OUT)/modules/badabi.so
+DRVT_MODULES := $(DRVT_OUT)/modules/testkernels.so $(DRVT_OUT)/modules/badabi.so \
+	$(DRVT_OUT)/modules/second.so
 
 # Modules are built like simcc output: plain -fPIC shared objects linked
 # against libsimcuda_kernel.so, without sanitizers (their code runs on the

@@ -1,9 +1,10 @@
 // runtime_nvcc_stub.cu — host code as nvcc generates it for <<<>>>
 // (fat binary registration, __cudaPushCallConfiguration, __cudaGetKernel,
-// __cudaLaunchKernel) running on the simulated runtime.  The fat binary
-// holds real GPU code the simulated device cannot run, so the launch must
-// fail the way a GPU without a matching image fails, and everything else
-// must keep working.
+// __cudaLaunchKernel) running on the simulated runtime, built by plain nvcc.
+// The fat binary holds real GPU code the simulated device cannot run and no
+// simcc module sits beside it (tools/simnvcc would add one), so the launch
+// must fail the way a GPU without a matching image fails, and everything
+// else must keep working.
 #include <cstdio>
 #include <cuda_runtime.h>
 

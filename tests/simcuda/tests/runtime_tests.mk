@@ -31,5 +31,5 @@ $(SIMT_DIR)/cupti_test: tests/simcuda/tests/cupti_test.c $(SIMT_LIBS) \
 
 ALL_TARGETS += $(SIMT_MODULE)
 UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/runtime_sticky_test $(SIMT_DIR)/cupti_test
-E2E_TESTS   += tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh \
-               tests/simcuda/tests/runtime_nvcc_stub.sh
+E2E_TESTS   += tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh
+E2E_NVCC_TESTS += tests/simcuda/tests/runtime_nvcc_stub.sh tests/simcuda/tests/runtime_nvcc_host.sh

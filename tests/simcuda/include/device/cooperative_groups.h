@@ -10,10 +10,12 @@
 #ifndef SIMCUDA_COOPERATIVE_GROUPS_H
 #define SIMCUDA_COOPERATIVE_GROUPS_H
 
-namespace cooperative_groups {
+namespace cooperative_groups
+{
 
-class thread_block {
-public:
+class thread_block
+{
+      public:
 	static void sync()
 	{
 		__syncthreads();
@@ -54,7 +56,8 @@ static inline thread_block this_thread_block()
 }
 
 /* N consecutive threads of the block (by thread rank) inside one warp. */
-template <unsigned N, typename Parent = void> class thread_block_tile {
+template <unsigned N, typename Parent = void> class thread_block_tile
+{
 	static_assert(N == 1 || N == 2 || N == 4 || N == 8 || N == 16 || N == 32,
 	              "Size must be one of 1/2/4/8/16/32");
 	static unsigned lane()
@@ -62,7 +65,7 @@ template <unsigned N, typename Parent = void> class thread_block_tile {
 		return thread_block::thread_rank() % 32u;
 	}
 
-public:
+      public:
 	thread_block_tile() = default;
 	/* A tile of a known parent converts to the plain thread_block_tile<N>. */
 	template <typename Q> thread_block_tile(const thread_block_tile<N, Q> &) {}
@@ -127,8 +130,8 @@ public:
 	}
 };
 
-template <unsigned N> static inline thread_block_tile<N, thread_block>
-tiled_partition(const thread_block &)
+template <unsigned N>
+static inline thread_block_tile<N, thread_block> tiled_partition(const thread_block &)
 {
 	return thread_block_tile<N, thread_block>();
 }

@@ -9,7 +9,8 @@
 
 #include <cooperative_groups.h>
 
-namespace cooperative_groups {
+namespace cooperative_groups
+{
 
 template <unsigned N, typename P, typename T, typename Op>
 static inline T reduce(const thread_block_tile<N, P> &group, T val, Op op)

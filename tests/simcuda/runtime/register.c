@@ -231,8 +231,8 @@ static cudaError_t find_in_object(struct object *o, const char *name, cudaKernel
 	for (unsigned i = 0; i < o->nimages; i++) {
 		struct image *im = &o->images[i];
 		if (im->loaded == CUDA_ERROR_NOT_READY)
-			im->loaded = DRV(cuLibraryLoadData, &im->lib, im->bytes, NULL, NULL, 0, NULL,
-			                 NULL, 0);
+			im->loaded = DRV(cuLibraryLoadData, &im->lib, im->bytes, NULL, NULL, 0,
+			                 NULL, NULL, 0);
 		if (im->loaded != CUDA_SUCCESS)
 			continue;
 		CUkernel k;

@@ -27,14 +27,16 @@ static __global__ void twice(float *a)
 	a[blockIdx.x * blockDim.x + threadIdx.x] *= 2.0f;
 }
 
-namespace {
+namespace
+{
 __global__ void add_one(float *a)
 {
 	a[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f;
 }
 } // namespace
 
-namespace ops {
+namespace ops
+{
 __global__ void reverse(const float *in, float *out)
 {
 	extern __shared__ float tile[];

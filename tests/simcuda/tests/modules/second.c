@@ -14,5 +14,5 @@ static const struct simcuda_kernel kernels[] = {
     {"second_kernel", second_kernel, 0, none, none, 0, 0, NULL},
 };
 
-__attribute__((visibility("default"))) const struct simcuda_module simcuda_module = {
-    SIMCUDA_ABI_VERSION, 1, kernels};
+__attribute__((visibility("default")))
+const struct simcuda_module simcuda_module = {SIMCUDA_ABI_VERSION, 1, kernels};

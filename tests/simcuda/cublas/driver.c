@@ -72,7 +72,8 @@ static cublasStatus_t setup(void)
 	if (r == CUDA_SUCCESS)
 		r = d->primary_ctx_retain(&primary, dev);
 	if (r == CUDA_SUCCESS)
-		r = cublas_bind() == CUBLAS_STATUS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+		r = cublas_bind() == CUBLAS_STATUS_SUCCESS ? CUDA_SUCCESS
+		                                           : CUDA_ERROR_INVALID_CONTEXT;
 	CUmodule mod;
 	if (r == CUDA_SUCCESS)
 		r = d->module_load_data(&mod, cublas_gemm_image);

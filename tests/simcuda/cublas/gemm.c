@@ -51,9 +51,9 @@ static cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa,
 		float *c = C + stride_c * done;
 		void *args[] = {&ta,       &tb, &m,   &n,        &k,  &al, &a,   &lda,
 		                &stride_a, &b,  &ldb, &stride_b, &be, &c,  &ldc, &stride_c};
-		CUresult r = cublas_drv.launch_kernel(cublas_drv.sgemm, gx, gy, (unsigned)count,
-		                                      BLOCK, BLOCK, 1, 0, handle->stream, args,
-		                                      NULL);
+		CUresult r =
+		    cublas_drv.launch_kernel(cublas_drv.sgemm, gx, gy, (unsigned)count, BLOCK,
+		                             BLOCK, 1, 0, handle->stream, args, NULL);
 		if (r != CUDA_SUCCESS)
 			return CUBLAS_STATUS_EXECUTION_FAILED;
 	}

@@ -57,10 +57,12 @@ CUBLAS_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath
 {
 	if (handle == NULL)
 		return CUBLAS_STATUS_NOT_INITIALIZED;
-	unsigned base = (unsigned)mode & ~(unsigned)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+	unsigned base =
+	    (unsigned)mode & ~(unsigned)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
 	if (base != CUBLAS_DEFAULT_MATH && base != CUBLAS_TENSOR_OP_MATH &&
 	    base != CUBLAS_PEDANTIC_MATH && base != CUBLAS_TF32_TENSOR_OP_MATH &&
-	    base != CUBLAS_FP32_EMULATED_BF16X9_MATH && base != CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH)
+	    base != CUBLAS_FP32_EMULATED_BF16X9_MATH &&
+	    base != CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH)
 		return CUBLAS_STATUS_INVALID_VALUE;
 	handle->math_mode = mode;
 	return CUBLAS_STATUS_SUCCESS;
@@ -138,8 +140,7 @@ static const struct {
      "an access to GPU memory space failed"},
     {CUBLAS_STATUS_EXECUTION_FAILED, "CUBLAS_STATUS_EXECUTION_FAILED",
      "the GPU program failed to execute"},
-    {CUBLAS_STATUS_INTERNAL_ERROR, "CUBLAS_STATUS_INTERNAL_ERROR",
-     "an internal operation failed"},
+    {CUBLAS_STATUS_INTERNAL_ERROR, "CUBLAS_STATUS_INTERNAL_ERROR", "an internal operation failed"},
     {CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED",
      "the functionality requested is not supported"},
     {CUBLAS_STATUS_LICENSE_ERROR, "CUBLAS_STATUS_LICENSE_ERROR",

@@ -41,6 +41,8 @@
 	X(cuDevicePrimaryCtxRetain)                                                                \
 	X(cuDevicePrimaryCtxRelease)                                                               \
 	X(cuDevicePrimaryCtxReset)                                                                 \
+	X(cuDevicePrimaryCtxSetFlags)                                                              \
+	X(cuDevicePrimaryCtxGetState)                                                              \
 	X(cuCtxSetCurrent)                                                                         \
 	X(cuCtxGetCurrent)                                                                         \
 	XV(cuCtxSynchronize, cuCtxSynchronize_v2)                                                  \

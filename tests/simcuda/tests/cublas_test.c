@@ -62,8 +62,8 @@ static void fill(float *x, size_t n, int seed)
 }
 
 /* One GEMM of m x n x k with padded leading dimensions, checked exactly. */
-static void check_gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                       float alpha, float beta)
+static void check_gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
+                       float beta)
 {
 	int a_rows = ta == CUBLAS_OP_N ? m : k, a_cols = ta == CUBLAS_OP_N ? k : m;
 	int b_rows = tb == CUBLAS_OP_N ? k : n, b_cols = tb == CUBLAS_OP_N ? n : k;
@@ -155,13 +155,14 @@ static void strided_batched(void **state)
 		RT(cudaMemset(dc, 0xff, sizeof got));
 		RT(cudaDeviceSynchronize());
 		if (ex)
-			CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one,
-			                                 da, CUDA_R_32F, M, SA, db, CUDA_R_32F, K, SB,
-			                                 &zero, dc, CUDA_R_32F, M, SC, BATCH,
-			                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			CHECK(cublasGemmStridedBatchedEx(
+			    handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, da, CUDA_R_32F, M, SA,
+			    db, CUDA_R_32F, K, SB, &zero, dc, CUDA_R_32F, M, SC, BATCH,
+			    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		else
-			CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one,
-			                                da, M, SA, db, K, SB, &zero, dc, M, SC, BATCH));
+			CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K,
+			                                &one, da, M, SA, db, K, SB, &zero, dc, M,
+			                                SC, BATCH));
 		RT(cudaMemcpyAsync(got, dc, sizeof got, cudaMemcpyDeviceToHost, s));
 		RT(cudaStreamSynchronize(s));
 		for (int p = 0; p < BATCH; p++)
@@ -169,7 +170,8 @@ static void strided_batched(void **state)
 				for (int i = 0; i < M; i++) {
 					float acc = 0.0f;
 					for (int l = 0; l < K; l++)
-						acc += a[p * SA + l * M + i] * b[p * SB + j * K + l];
+						acc +=
+						    a[p * SA + l * M + i] * b[p * SB + j * K + l];
 					assert_true(got[p * SC + j * M + i] == acc);
 				}
 	}
@@ -210,33 +212,33 @@ static void argument_errors(void **state)
 	float one = 1.0f, x[64] = {0};
 	float *d = to_device(x, 64);
 	const cublasStatus_t bad = CUBLAS_STATUS_INVALID_VALUE;
-	assert_int_equal(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 3, d, 4,
-	                             &one, d, 4),
-	                 bad); /* lda < m */
-	assert_int_equal(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 6, &one, d, 4, d, 6,
-	                             &one, d, 4),
-	                 bad); /* lda < k for op(A) = A^T */
-	assert_int_equal(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, 4, 5, 4, &one, d, 4, d, 4,
-	                             &one, d, 4),
-	                 bad); /* ldb < n for op(B) = B^T */
-	assert_int_equal(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4,
-	                             &one, d, 3),
-	                 bad); /* ldc < m */
-	assert_int_equal(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, -1, 4, 4, &one, d, 4, d, 4,
-	                             &one, d, 4),
-	                 bad);
+	assert_int_equal(
+	    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 3, d, 4, &one, d, 4),
+	    bad); /* lda < m */
+	assert_int_equal(
+	    cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 6, &one, d, 4, d, 6, &one, d, 4),
+	    bad); /* lda < k for op(A) = A^T */
+	assert_int_equal(
+	    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, 4, 5, 4, &one, d, 4, d, 4, &one, d, 4),
+	    bad); /* ldb < n for op(B) = B^T */
+	assert_int_equal(
+	    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &one, d, 3),
+	    bad); /* ldc < m */
+	assert_int_equal(
+	    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, -1, 4, 4, &one, d, 4, d, 4, &one, d, 4),
+	    bad);
 	assert_int_equal(cublasSgemm(handle, (cublasOperation_t)7, CUBLAS_OP_N, 4, 4, 4, &one, d, 4,
 	                             d, 4, &one, d, 4),
 	                 bad);
-	assert_int_equal(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, NULL, d, 4, d, 4,
-	                             &one, d, 4),
-	                 bad);
+	assert_int_equal(
+	    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, NULL, d, 4, d, 4, &one, d, 4),
+	    bad);
 	assert_int_equal(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one,
 	                                           d, 4, 0, d, 4, 0, &one, d, 4, 0, -1),
 	                 bad);
-	assert_int_equal(cublasSgemm(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4,
-	                             &one, d, 4),
-	                 CUBLAS_STATUS_NOT_INITIALIZED);
+	assert_int_equal(
+	    cublasSgemm(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &one, d, 4),
+	    CUBLAS_STATUS_NOT_INITIALIZED);
 	/* Nothing to do is no error, and touches nothing. */
 	CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 0, 4, 4, &one, NULL, 1, NULL, 4, &one,
 	                  NULL, 1));
@@ -293,9 +295,9 @@ static void unimplemented_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(sgemm_all_transposes),  cmocka_unit_test(alpha_beta_zero_do_not_read),
-	    cmocka_unit_test(strided_batched),       cmocka_unit_test(gemm_ex_types),
-	    cmocka_unit_test(argument_errors),       cmocka_unit_test(handle_state_and_queries),
+	    cmocka_unit_test(sgemm_all_transposes), cmocka_unit_test(alpha_beta_zero_do_not_read),
+	    cmocka_unit_test(strided_batched),      cmocka_unit_test(gemm_ex_types),
+	    cmocka_unit_test(argument_errors),      cmocka_unit_test(handle_state_and_queries),
 	    cmocka_unit_test(unimplemented_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

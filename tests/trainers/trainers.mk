@@ -1,6 +1,7 @@
-# The training programs (build/trainers/{mlp,gpt}) and their kernels
-# (build/kernels/*.so for the simulated device; build/kernels/sm_90/*.cubin
-# when nvcc exists).  Matmuls go through cuBLAS.
+# The training programs (build/trainers/{mlp,gpt}, and build/trainers/arena
+# when nvcc exists) and their kernels (build/kernels/*.so for the simulated
+# device; build/kernels/sm_90/*.cubin when nvcc exists).  Matmuls go
+# through cuBLAS.
 include tools/simcc.mk
 
 TR_DIR      := $(BUILD)/trainers
@@ -32,14 +33,29 @@ $(TR_DIR)/obj/%.o: tests/trainers/%.c $(TR_HDRS)
 $(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13
 	$(CC) $(TR_DIR)/obj/$*.o $(TR_OBJS) -o $@ $(TR_LIBS)
 
+# arena: host code compiled by nvcc, device code by simcc (tools/simnvcc),
+# warnings as errors on both sides.
+ARENA_DIR  := tests/trainers/arena
+ARENA_OBJS := $(patsubst $(ARENA_DIR)/%.cu,$(TR_DIR)/arena-obj/%.o,$(wildcard $(ARENA_DIR)/*.cu))
+ARENA_NVCC := SIMCUDA_DIR=$(abspath $(SIMCUDA_DIR)) SIMNVCC_NVCC=$(NVCC) CUDA_HOME=$(CUDA_HOME) \
+	      tools/simnvcc -std=c++17 -O2 -Xcompiler -Wall,-Wextra -Werror all-warnings \
+	      -Xsimcc -Werror
+
+$(TR_DIR)/arena-obj/%.o: $(ARENA_DIR)/%.cu $(ARENA_DIR)/arena.h tools/simnvcc $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(ARENA_NVCC) -c $< -o $@
+$(TR_DIR)/arena: $(ARENA_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13
+	$(ARENA_NVCC) $(ARENA_OBJS) -o $@ -lcublas
+
 TRAINERS := $(TR_DIR)/mlp $(TR_DIR)/gpt $(TR_MODULES)
 ifeq ($(HAVE_NVCC),1)
-TRAINERS += $(TR_CUBINS)
+TRAINERS += $(TR_CUBINS) $(TR_DIR)/arena
 else
 TRAINERS += trainers-no-nvcc
 .PHONY: trainers-no-nvcc
 trainers-no-nvcc:
-	@echo "note: no nvcc at $(NVCC): the kernels are not compiled for sm_90"
+	@echo "note: no nvcc at $(NVCC): build/trainers/arena, the kernels' sm_90 cubins and" \
+		"the tests that need nvcc are not built (make test reports them as not run)"
 endif
 .PHONY: trainers
 trainers: $(TRAINERS)
@@ -48,7 +64,7 @@ ALL_TARGETS += $(TRAINERS)
 E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh \
 	     tests/e2e/trainer_pinned.sh
-E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh
+E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/trainer_arena_remat.sh
 
 # Finite-difference checks of the backward kernels.
 $(TR_DIR)/test_kernels: tests/trainers/test_kernels.c tests/simcuda/include/simcuda_abi.h \

@@ -68,8 +68,10 @@ void simk_block(struct grid_run *r)
 static void release_barrier(struct grid_run *r)
 {
 	for (unsigned i = 0; i < r->block_threads; i++)
-		if (r->state[i] == T_BARRIER)
+		if (r->state[i] == T_BARRIER) {
 			r->state[i] = T_READY;
+			simk_warp_ready(r, i);
+		}
 	r->at_barrier = 0;
 }
 
@@ -92,7 +94,7 @@ EXPORT void simcuda_syncthreads(void)
 	if (++r->at_barrier == r->live)
 		release_barrier(r);
 	else
-		simk_warp_settle(r, me / WARP_LANES);
+		simk_warp_left(r, me, 0);
 	/* Every thread passes the turn on, also the one that released the
 	 * barrier: all threads of a round run up to the barrier before any
 	 * goes past it. */
@@ -106,9 +108,9 @@ static void fiber_main(void *arg)
 	r->k->thread_fn(r->args);
 	r->state[me] = T_DONE;
 	r->live--;
+	simk_warp_left(r, me, 1);
 	if (r->at_barrier && r->at_barrier == r->live)
 		release_barrier(r);
-	simk_warp_settle(r, me / WARP_LANES);
 	pass_on(r, me); /* never resumed */
 }
 
@@ -186,6 +188,7 @@ static void run_block_fibers(struct grid_run *r, simcuda_dim3 block)
 			}
 	r->live = n;
 	r->at_barrier = 0;
+	simk_warps_reset(r, n);
 	/* Each round runs every ready fiber, in order, until it waits (at a
 	 * barrier, in a warp operation) or returns; the fibers hand over to
 	 * each other (pass_on). */
@@ -226,12 +229,15 @@ EXPORT int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, s
 		r.tid = calloc(r.block_threads, sizeof(*r.tid));
 		r.state = calloc(r.block_threads, 1);
 		r.lanes = calloc(r.block_threads, sizeof(*r.lanes));
-		if (r.pool == NULL || r.tid == NULL || r.state == NULL || r.lanes == NULL) {
+		r.warps = calloc((r.block_threads + WARP_LANES - 1) / WARP_LANES, sizeof(*r.warps));
+		if (r.pool == NULL || r.tid == NULL || r.state == NULL || r.lanes == NULL ||
+		    r.warps == NULL) {
 			if (r.pool)
 				fiber_pool_release(r.pool);
 			free(r.tid);
 			free(r.state);
 			free(r.lanes);
+			free(r.warps);
 			free(smem);
 			errno = ENOMEM;
 			return -1;
@@ -261,6 +267,7 @@ EXPORT int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, s
 	free(r.tid);
 	free(r.state);
 	free(r.lanes);
+	free(r.warps);
 	free(smem);
 	return 0;
 }

@@ -53,31 +53,20 @@ static int is_shuffle(unsigned op)
 	return op >= SIMCUDA_WARP_SHFL_IDX && op <= SIMCUDA_WARP_SHFL_XOR;
 }
 
-/* Lanes of warp w that will never arrive: past the block's end, or
- * returned from the kernel. */
-static unsigned gone(const struct grid_run *r, unsigned w)
+void simk_warps_reset(struct grid_run *r, unsigned n)
 {
-	unsigned first = w * WARP_LANES, n = r->block_threads - first, out = 0;
-	if (n < WARP_LANES)
-		out = ~((1u << n) - 1);
-	else
-		n = WARP_LANES;
-	for (unsigned l = 0; l < n; l++)
-		if (r->state[first + l] == T_DONE)
-			out |= 1u << l;
-	return out;
+	for (unsigned w = 0; w * WARP_LANES < n; w++) {
+		unsigned lanes = n - w * WARP_LANES;
+		struct warp_state *ws = &r->warps[w];
+		ws->present = lanes >= WARP_LANES ? ~0u : (1u << lanes) - 1u;
+		ws->done = ws->blocked = ws->leaders = ws->activemask = 0;
+	}
 }
 
-/* Lanes of warp w that wait in the operation (op, mask). */
-static unsigned waiting_in(const struct grid_run *r, unsigned w, unsigned op, unsigned mask)
+/* Lanes that will never arrive: past the block's end, or returned. */
+static unsigned gone(const struct warp_state *ws)
 {
-	unsigned first = w * WARP_LANES, out = 0;
-	for (unsigned l = 0; l < WARP_LANES && first + l < r->block_threads; l++) {
-		const struct lane_op *o = &r->lanes[first + l];
-		if (r->state[first + l] == T_WARP && o->op == op && o->mask == mask)
-			out |= 1u << l;
-	}
-	return out;
+	return ~ws->present | ws->done;
 }
 
 /* The source lane of a shuffle, or -1 when the lane keeps its own value
@@ -138,30 +127,30 @@ static void compute(struct lane_op *ops, unsigned group)
 	}
 }
 
-/* Completes the operation (op, mask) of warp w if every lane it names has
- * arrived or is gone. */
-static void try_complete(struct grid_run *r, unsigned w, unsigned op, unsigned mask)
+/* Completes the group led by `leader` of warp w if every lane its mask
+ * names has arrived or is gone. */
+static void try_complete(struct grid_run *r, unsigned w, unsigned leader)
 {
-	unsigned group = waiting_in(r, w, op, mask);
-	if (group == 0 || (mask & ~gone(r, w) & ~group) != 0)
+	struct warp_state *ws = &r->warps[w];
+	struct warp_group *g = &ws->group[leader];
+	if (g->mask & ~gone(ws) & ~g->members)
 		return;
-	compute(&r->lanes[w * WARP_LANES], group);
+	compute(&r->lanes[w * WARP_LANES], g->members);
 	for (unsigned l = 0; l < WARP_LANES; l++)
-		if (group >> l & 1)
+		if (g->members >> l & 1)
 			r->state[w * WARP_LANES + l] = T_READY;
+	ws->blocked &= ~g->members;
+	ws->leaders &= ~(1u << leader);
 }
 
 /* __activemask waiters of warp w learn who came (to the same call site)
  * once no lane of the warp that could still join is running. */
 static void settle_activemask(struct grid_run *r, unsigned w)
 {
-	unsigned first = w * WARP_LANES, waiting = 0;
-	for (unsigned l = 0; l < WARP_LANES && first + l < r->block_threads; l++) {
-		if (r->state[first + l] == T_READY)
-			return;
-		if (r->state[first + l] == T_WARP && r->lanes[first + l].op == LANE_ACTIVEMASK)
-			waiting |= 1u << l;
-	}
+	struct warp_state *ws = &r->warps[w];
+	unsigned first = w * WARP_LANES, waiting = ws->activemask;
+	if (!waiting || (ws->blocked | ~ws->present) != ~0u)
+		return;
 	while (waiting) {
 		int site = r->lanes[first + (unsigned)__builtin_ctz(waiting)].arg;
 		unsigned group = 0;
@@ -175,40 +164,56 @@ static void settle_activemask(struct grid_run *r, unsigned w)
 			}
 		waiting &= ~group;
 	}
+	ws->blocked &= ~ws->activemask;
+	ws->activemask = 0;
 }
 
-void simk_warp_settle(struct grid_run *r, unsigned w)
+void simk_warp_left(struct grid_run *r, unsigned t, int returned)
 {
-	unsigned first = w * WARP_LANES, done = 0;
-	for (unsigned l = 0; l < WARP_LANES && first + l < r->block_threads; l++) {
-		const struct lane_op *o = &r->lanes[first + l];
-		if (r->state[first + l] != T_WARP || o->op == LANE_ACTIVEMASK || (done >> l & 1))
-			continue;
-		done |= waiting_in(r, w, o->op, o->mask);
-		try_complete(r, w, o->op, o->mask);
+	unsigned w = t / WARP_LANES, bit = 1u << (t % WARP_LANES);
+	struct warp_state *ws = &r->warps[w];
+	ws->blocked |= bit;
+	if (returned) {
+		ws->done |= bit;
+		/* Groups whose masks name it may now be complete. */
+		for (unsigned pending = ws->leaders; pending; pending &= pending - 1)
+			try_complete(r, w, (unsigned)__builtin_ctz(pending));
 	}
 	settle_activemask(r, w);
 }
 
-/* Lanes named in each other's masks must be in the same operation with
- * the same mask ("all non-exited threads named in mask must execute the
- * same intrinsic with the same mask"). */
-static void check_agreement(const struct grid_run *r, unsigned me, const struct lane_op *mine)
+void simk_warp_ready(struct grid_run *r, unsigned t)
 {
-	unsigned w = me / WARP_LANES, lane = me % WARP_LANES, first = w * WARP_LANES;
-	for (unsigned l = 0; l < WARP_LANES && first + l < r->block_threads; l++) {
-		const struct lane_op *o = &r->lanes[first + l];
-		if (r->state[first + l] != T_WARP || o->op == LANE_ACTIVEMASK)
-			continue;
-		if (!((o->mask >> lane & 1) || (mine->mask >> l & 1)))
-			continue;
-		if (o->op != mine->op || o->mask != mine->mask)
+	r->warps[t / WARP_LANES].blocked &= ~(1u << (t % WARP_LANES));
+}
+
+/* The group lane `lane` of warp w joins with its operation: lanes named in
+ * each other's masks must be in the same operation with the same mask
+ * ("all non-exited threads named in mask must execute the same intrinsic
+ * with the same mask"); returns the group's leader. */
+static unsigned join(struct grid_run *r, unsigned w, unsigned lane, const struct lane_op *mine)
+{
+	struct warp_state *ws = &r->warps[w];
+	unsigned bit = 1u << lane;
+	for (unsigned pending = ws->leaders; pending; pending &= pending - 1) {
+		unsigned leader = (unsigned)__builtin_ctz(pending);
+		struct warp_group *g = &ws->group[leader];
+		if (g->op == mine->op && g->mask == mine->mask) {
+			g->members |= bit;
+			return leader;
+		}
+		if ((g->mask & bit) || (mine->mask & g->members)) {
+			unsigned other = (unsigned)__builtin_ctz(g->members);
 			simk_fatal(r,
 			           "warp %u: lane %u calls %s(mask 0x%08x) while lane %u waits in "
 			           "%s(mask 0x%08x)",
-			           w, lane, simk_op_name(mine->op), mine->mask, l,
-			           simk_op_name(o->op), o->mask);
+			           w, lane, simk_op_name(mine->op), mine->mask, other,
+			           simk_op_name(g->op), g->mask);
+		}
 	}
+	ws->group[lane] = (struct warp_group){.op = mine->op, .mask = mine->mask, .members = bit};
+	ws->leaders |= bit;
+	return lane;
 }
 
 static void check_call(const struct grid_run *r, unsigned me, const struct lane_op *o)
@@ -250,10 +255,10 @@ EXPORT unsigned long long simcuda_warp(enum simcuda_warp_op op, unsigned mask,
 	}
 	unsigned me = r->current, w = me / WARP_LANES;
 	check_call(r, me, &mine);
-	check_agreement(r, me, &mine);
 	r->lanes[me] = mine;
 	r->state[me] = T_WARP;
-	try_complete(r, w, op, mask);
+	r->warps[w].blocked |= 1u << (me % WARP_LANES);
+	try_complete(r, w, join(r, w, me % WARP_LANES, &mine));
 	if (r->state[me] != T_READY) {
 		settle_activemask(r, w);
 		simk_block(r);
@@ -272,9 +277,11 @@ EXPORT unsigned simcuda_activemask(int site)
 		simk_fatal(r, "calls __activemask but is not marked as synchronizing "
 		              "(synchronizes is 0)");
 	}
-	unsigned me = r->current, w = me / WARP_LANES;
+	unsigned me = r->current, w = me / WARP_LANES, bit = 1u << (me % WARP_LANES);
 	r->lanes[me] = (struct lane_op){.op = LANE_ACTIVEMASK, .arg = site};
 	r->state[me] = T_WARP;
+	r->warps[w].blocked |= bit;
+	r->warps[w].activemask |= bit;
 	settle_activemask(r, w);
 	if (r->state[me] != T_READY)
 		simk_block(r);

@@ -330,7 +330,6 @@ int main(void)
 	    cmocka_unit_test(bias_gelu_gradient),     cmocka_unit_test(batchnorm_gradient),
 	    cmocka_unit_test(layernorm_gradient),     cmocka_unit_test(causal_softmax_gradient),
 	    cmocka_unit_test(cross_entropy_gradient), cmocka_unit_test(dropout_mask_replays),
-	    cmocka_unit_test(gemm_matches_reference),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -96,8 +96,8 @@ static float *arena_alloc(size_t floats, const char *what)
 	size_t bytes = floats * sizeof(float);
 	cudaError_t e = cudaMalloc(&p, bytes);
 	if (e == cudaErrorMemoryAllocation) {
-		fprintf(stderr, "%s: out of device memory allocating %zu bytes for %s (%s)\n", arena_prog,
-		        bytes, what, cudaGetErrorName(e));
+		fprintf(stderr, "%s: out of device memory allocating %zu bytes for %s (%s)\n",
+		        arena_prog, bytes, what, cudaGetErrorName(e));
 		exit(2);
 	}
 	CUDA_CHECK(e);
@@ -108,9 +108,10 @@ static float *arena_alloc(size_t floats, const char *what)
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: %s [--batch N] [--seq N] [--width N] [--heads N] [--layers N]\n"
-	            "       [--vocab N] [--iters N] [--lr X] [--seed N]\n",
-	            arena_prog);
+	fprintf(to,
+	        "usage: %s [--batch N] [--seq N] [--width N] [--heads N] [--layers N]\n"
+	        "       [--vocab N] [--iters N] [--lr X] [--seed N]\n",
+	        arena_prog);
 }
 
 static void parse(int argc, char **argv, config &c)
@@ -155,7 +156,8 @@ static void parse(int argc, char **argv, config &c)
 	// Warps own rows: the width and the head size are whole warps' work
 	// split evenly, heads split the width.
 	if (c.C % c.NH || c.C % 32) {
-		fprintf(stderr, "%s: --width must be a multiple of 32 and of --heads\n", arena_prog);
+		fprintf(stderr, "%s: --width must be a multiple of 32 and of --heads\n",
+		        arena_prog);
 		exit(1);
 	}
 }
@@ -285,7 +287,8 @@ int main(int argc, char **argv)
 
 	for (int it = 0; it < c.iters; it++) {
 		make_batch(c, &rng, host_io, host_io + N);
-		CUDA_CHECK(cudaMemcpy(io, host_io, 2 * (size_t)N * sizeof(int), cudaMemcpyHostToDevice));
+		CUDA_CHECK(
+		    cudaMemcpy(io, host_io, 2 * (size_t)N * sizeof(int), cudaMemcpyHostToDevice));
 		CUDA_CHECK(cudaMemset(m.grad_arena, 0, pbytes));
 		CUDA_CHECK(cudaMemset(m.grad_act_arena, 0, ngrad * sizeof(float)));
 		model_forward(m);
@@ -303,7 +306,8 @@ int main(int argc, char **argv)
 	free(host_params);
 	free(host_io);
 	CUDA_CHECK(cudaFree(io));
-	float *arenas[] = {m.param_arena, m.grad_arena, m.adam_arena, m.act_arena, m.grad_act_arena};
+	float *arenas[] = {m.param_arena, m.grad_arena, m.adam_arena, m.act_arena,
+	                   m.grad_act_arena};
 	for (float *a : arenas)
 		CUDA_CHECK(cudaFree(a));
 	CUBLAS_CHECK(cublasDestroy(m.blas));

@@ -127,8 +127,8 @@ void model_backward(model &m); // adds into the gradient arena
 // kernels.cu: launchers (every one on the legacy default stream).
 void encoder_forward(float *out, const int *tokens, const float *wte, const float *wpe, int B,
                      int T, int C);
-void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *tokens, int B,
-                      int T, int C, int V);
+void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *tokens, int B, int T,
+                      int C, int V);
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int N, int C);
 void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
@@ -139,8 +139,8 @@ void residual_forward(float *out, const float *a, const float *b, int n);
 void gelu_forward(float *out, const float *inp, int n);
 void gelu_backward(float *dinp, const float *inp, const float *dout, int n);
 void qkv_split(float *q, float *k, float *v, const float *qkv, int B, int T, int NH, int HS);
-void qkv_join(float *dqkv, const float *dq, const float *dk, const float *dv, int B, int T,
-              int NH, int HS);
+void qkv_join(float *dqkv, const float *dq, const float *dk, const float *dv, int B, int T, int NH,
+              int HS);
 void heads_join(float *out, const float *y, int B, int T, int NH, int HS);
 void heads_split(float *dy, const float *dout, int B, int T, int NH, int HS);
 void softmax_causal_forward(float *att, const float *preatt, float scale, int rows, int T);
@@ -148,7 +148,7 @@ void softmax_causal_backward(float *dpreatt, const float *datt, const float *att
                              int rows, int T);
 void crossentropy_fused(float *logits, float *losses, const int *targets, int N, int V);
 void mean_loss(float *loss, const float *losses, int N);
-void adamw(float *params, const float *grads, float *m, float *v, size_t n, float lr,
-           float beta1, float beta2, float eps, float weight_decay, int step);
+void adamw(float *params, const float *grads, float *m, float *v, size_t n, float lr, float beta1,
+           float beta2, float eps, float weight_decay, int step);
 
 #endif

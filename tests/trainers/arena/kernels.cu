@@ -50,8 +50,8 @@ __global__ void encoder_forward_kernel(float *out, const int *tokens, const floa
 void encoder_forward(float *out, const int *tokens, const float *wte, const float *wpe, int B,
                      int T, int C)
 {
-	encoder_forward_kernel<<<blocks_for((long long)B * T * C, 256), 256>>>(out, tokens, wte, wpe,
-	                                                                        B, T, C);
+	encoder_forward_kernel<<<blocks_for((long long)B * T * C, 256), 256>>>(out, tokens, wte,
+	                                                                       wpe, B, T, C);
 	LAUNCHED();
 }
 
@@ -82,11 +82,11 @@ __global__ void wpe_backward_kernel(float *dwpe, const float *dout, int B, int T
 	dwpe[i] += acc;
 }
 
-void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *tokens, int B,
-                      int T, int C, int V)
+void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *tokens, int B, int T,
+                      int C, int V)
 {
-	wte_backward_kernel<<<blocks_for((long long)V * C, 256), 256>>>(dwte, dout, tokens, B * T, C,
-	                                                                 V);
+	wte_backward_kernel<<<blocks_for((long long)V * C, 256), 256>>>(dwte, dout, tokens, B * T,
+	                                                                C, V);
 	LAUNCHED();
 	wpe_backward_kernel<<<blocks_for((long long)T * C, 256), 256>>>(dwpe, dout, B, T, C);
 	LAUNCHED();
@@ -130,8 +130,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 // dinp += (dnorm - mean(dnorm) - norm * mean(dnorm * norm)) * rstd, with
 // dnorm = dout * w; one warp per row.
 __global__ void layernorm_dinp_kernel(float *dinp, const float *dout, const float *inp,
-                                      const float *w, const float *mean, const float *rstd,
-                                      int N, int C)
+                                      const float *w, const float *mean, const float *rstd, int N,
+                                      int C)
 {
 	cg::thread_block block = cg::this_thread_block();
 	cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
@@ -293,8 +293,8 @@ __global__ void qkv_kernel(float *q, float *k, float *v, float *qkv, int B, int 
 
 void qkv_split(float *q, float *k, float *v, const float *qkv, int B, int T, int NH, int HS)
 {
-	qkv_kernel<<<blocks_for((long long)B * T * NH * HS, 256), 256>>>(q, k, v, (float *)qkv, B, T,
-	                                                                  NH, HS, 0);
+	qkv_kernel<<<blocks_for((long long)B * T * NH * HS, 256), 256>>>(q, k, v, (float *)qkv, B,
+	                                                                 T, NH, HS, 0);
 	LAUNCHED();
 }
 
@@ -323,15 +323,15 @@ __global__ void heads_kernel(float *out, float *y, int B, int T, int NH, int HS,
 
 void heads_join(float *out, const float *y, int B, int T, int NH, int HS)
 {
-	heads_kernel<<<blocks_for((long long)B * T * NH * HS, 256), 256>>>(out, (float *)y, B, T, NH,
-	                                                                    HS, 0);
+	heads_kernel<<<blocks_for((long long)B * T * NH * HS, 256), 256>>>(out, (float *)y, B, T,
+	                                                                   NH, HS, 0);
 	LAUNCHED();
 }
 
 void heads_split(float *dy, const float *dout, int B, int T, int NH, int HS)
 {
 	heads_kernel<<<blocks_for((long long)B * T * NH * HS, 256), 256>>>((float *)dout, dy, B, T,
-	                                                                    NH, HS, 1);
+	                                                                   NH, HS, 1);
 	LAUNCHED();
 }
 
@@ -452,7 +452,8 @@ __global__ void mean_loss_kernel(float *loss, const float *losses, int N)
 		partial[warp.meta_group_rank()] = acc;
 	block.sync();
 	if (warp.meta_group_rank() == 0) {
-		acc = warp.thread_rank() < warp.meta_group_size() ? partial[warp.thread_rank()] : 0.0f;
+		acc = warp.thread_rank() < warp.meta_group_size() ? partial[warp.thread_rank()]
+		                                                  : 0.0f;
 		acc = cg::reduce(warp, acc, cg::plus<float>());
 		if (warp.thread_rank() == 0)
 			*loss = acc / N;
@@ -487,8 +488,8 @@ void adamw(float *params, const float *grads, float *m, float *v, size_t n, floa
            float beta2, float eps, float weight_decay, int step)
 {
 	float c1 = 1.0f - powf(beta1, (float)step), c2 = 1.0f - powf(beta2, (float)step);
-	adamw_kernel<<<blocks_for((long long)n, 256), 256>>>(params, grads, m, v, n, lr, beta1, beta2,
-	                                                      eps, weight_decay, c1, c2);
+	adamw_kernel<<<blocks_for((long long)n, 256), 256>>>(params, grads, m, v, n, lr, beta1,
+	                                                     beta2, eps, weight_decay, c1, c2);
 	LAUNCHED();
 }
 

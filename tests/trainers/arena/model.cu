@@ -19,8 +19,8 @@ static float *layer(float *base, size_t per_layer, int l)
 static void matmul_forward(model &m, float *out, const float *inp, const float *w,
                            const float *bias, int N, int C, int OC)
 {
-	CUBLAS_CHECK(
-	    cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, C, &one, w, C, inp, C, &zero, out, OC));
+	CUBLAS_CHECK(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, C, &one, w, C, inp, C,
+	                         &zero, out, OC));
 	if (bias)
 		add_bias(out, bias, N, OC);
 }
@@ -48,11 +48,12 @@ static void attention_forward(model &m, const attention &a, float *out, const fl
 	int T = a.T, HS = a.HS, BH = a.B * a.NH;
 	long long sq = (long long)T * HS, ss = (long long)T * T;
 	qkv_split(a.q, a.k, a.v, qkv, a.B, T, a.NH, HS);
-	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, HS, &one, a.k,
-	                                       HS, sq, a.q, HS, sq, &zero, a.preatt, T, ss, BH));
+	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, HS, &one,
+	                                       a.k, HS, sq, a.q, HS, sq, &zero, a.preatt, T, ss,
+	                                       BH));
 	softmax_causal_forward(a.att, a.preatt, 1.0f / sqrtf((float)HS), BH * T, T);
-	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_N, HS, T, T, &one, a.v,
-	                                       HS, sq, a.att, T, ss, &zero, a.y, HS, sq, BH));
+	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_N, HS, T, T, &one,
+	                                       a.v, HS, sq, a.att, T, ss, &zero, a.y, HS, sq, BH));
 	heads_join(out, a.y, a.B, T, a.NH, HS);
 }
 
@@ -63,19 +64,20 @@ static void attention_backward(model &m, const attention &a, float *dqkv, const 
 	float **g = m.grad_acts;
 	heads_split(g[G_Y], dout, a.B, T, a.NH, HS);
 	// datt = dy v^T, dv = att^T dy
-	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, HS, &one, a.v,
-	                                       HS, sq, g[G_Y], HS, sq, &zero, g[G_ATT], T, ss, BH));
+	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, HS, &one,
+	                                       a.v, HS, sq, g[G_Y], HS, sq, &zero, g[G_ATT], T, ss,
+	                                       BH));
 	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_T, HS, T, T, &one,
 	                                       g[G_Y], HS, sq, a.att, T, ss, &zero, g[G_V], HS, sq,
 	                                       BH));
 	softmax_causal_backward(g[G_PREATT], g[G_ATT], a.att, 1.0f / sqrtf((float)HS), BH * T, T);
 	// dq = dpreatt k, dk = dpreatt^T q
-	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_N, HS, T, T, &one, a.k,
-	                                       HS, sq, g[G_PREATT], T, ss, &zero, g[G_Q], HS, sq,
-	                                       BH));
-	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_T, HS, T, T, &one, a.q,
-	                                       HS, sq, g[G_PREATT], T, ss, &zero, g[G_K], HS, sq,
-	                                       BH));
+	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_N, HS, T, T, &one,
+	                                       a.k, HS, sq, g[G_PREATT], T, ss, &zero, g[G_Q], HS,
+	                                       sq, BH));
+	CUBLAS_CHECK(cublasSgemmStridedBatched(m.blas, CUBLAS_OP_N, CUBLAS_OP_T, HS, T, T, &one,
+	                                       a.q, HS, sq, g[G_PREATT], T, ss, &zero, g[G_K], HS,
+	                                       sq, BH));
 	qkv_join(dqkv, g[G_Q], g[G_K], g[G_V], a.B, T, a.NH, HS);
 }
 
@@ -111,8 +113,8 @@ void model_forward(model &m)
 		float *ln1 = layer(a[A_LN1], nc, l), *ln2 = layer(a[A_LN2], nc, l);
 		float *res2 = layer(a[A_RES2], nc, l), *atty = layer(a[A_ATTY], nc, l);
 		float *fch = layer(a[A_FCH], 4 * nc, l), *gelu = layer(a[A_FCH_GELU], 4 * nc, l);
-		layernorm_forward(ln1, layer(a[A_LN1_MEAN], N, l), layer(a[A_LN1_RSTD], N, l), residual,
-		                  layer(p[P_LN1W], C, l), layer(p[P_LN1B], C, l), N, C);
+		layernorm_forward(ln1, layer(a[A_LN1_MEAN], N, l), layer(a[A_LN1_RSTD], N, l),
+		                  residual, layer(p[P_LN1W], C, l), layer(p[P_LN1B], C, l), N, C);
 		float *qkv = layer(a[A_QKV], 3 * nc, l);
 		matmul_forward(m, qkv, ln1, layer(p[P_QKVW], 3 * (size_t)C * C, l),
 		               layer(p[P_QKVB], 3 * (size_t)C, l), N, C, 3 * C);
@@ -153,14 +155,15 @@ void model_backward(model &m)
 		const float *residual = l ? layer(a[A_RES3], nc, l - 1) : a[A_ENCODED];
 		// G_RES is the gradient of res3 = res2 + fcproj(gelu(fc(ln2(res2)))).
 		matmul_backward(m, g[G_FCH2], layer(d[P_FCPROJW], 4 * (size_t)C * C, l),
-		                layer(d[P_FCPROJB], C, l), g[G_RES], layer(a[A_FCH_GELU], 4 * nc, l),
+		                layer(d[P_FCPROJB], C, l), g[G_RES],
+		                layer(a[A_FCH_GELU], 4 * nc, l),
 		                layer(p[P_FCPROJW], 4 * (size_t)C * C, l), N, 4 * C, C);
 		gelu_backward(g[G_FCH], layer(a[A_FCH], 4 * nc, l), g[G_FCH2], 4 * (int)nc);
 		matmul_backward(m, g[G_LN], layer(d[P_FCW], 4 * (size_t)C * C, l),
 		                layer(d[P_FCB], 4 * (size_t)C, l), g[G_FCH], layer(a[A_LN2], nc, l),
 		                layer(p[P_FCW], 4 * (size_t)C * C, l), N, C, 4 * C);
-		layernorm_backward(g[G_RES], layer(d[P_LN2W], C, l), layer(d[P_LN2B], C, l), g[G_LN],
-		                   layer(a[A_RES2], nc, l), layer(p[P_LN2W], C, l),
+		layernorm_backward(g[G_RES], layer(d[P_LN2W], C, l), layer(d[P_LN2B], C, l),
+		                   g[G_LN], layer(a[A_RES2], nc, l), layer(p[P_LN2W], C, l),
 		                   layer(a[A_LN2_MEAN], N, l), layer(a[A_LN2_RSTD], N, l), N, C);
 		// Now the gradient of res2 = residual + proj(attention(ln1(residual))).
 		matmul_backward(m, g[G_ATTY], layer(d[P_PROJW], (size_t)C * C, l),
@@ -168,11 +171,12 @@ void model_backward(model &m)
 		                layer(p[P_PROJW], (size_t)C * C, l), N, C, C);
 		attention_backward(m, attention_of(m, l), g[G_QKV], g[G_ATTY]);
 		matmul_backward(m, g[G_LN], layer(d[P_QKVW], 3 * (size_t)C * C, l),
-		                layer(d[P_QKVB], 3 * (size_t)C, l), g[G_QKV], layer(a[A_LN1], nc, l),
-		                layer(p[P_QKVW], 3 * (size_t)C * C, l), N, C, 3 * C);
-		layernorm_backward(g[G_RES], layer(d[P_LN1W], C, l), layer(d[P_LN1B], C, l), g[G_LN],
-		                   residual, layer(p[P_LN1W], C, l), layer(a[A_LN1_MEAN], N, l),
-		                   layer(a[A_LN1_RSTD], N, l), N, C);
+		                layer(d[P_QKVB], 3 * (size_t)C, l), g[G_QKV],
+		                layer(a[A_LN1], nc, l), layer(p[P_QKVW], 3 * (size_t)C * C, l), N,
+		                C, 3 * C);
+		layernorm_backward(g[G_RES], layer(d[P_LN1W], C, l), layer(d[P_LN1B], C, l),
+		                   g[G_LN], residual, layer(p[P_LN1W], C, l),
+		                   layer(a[A_LN1_MEAN], N, l), layer(a[A_LN1_RSTD], N, l), N, C);
 	}
 	encoder_backward(d[P_WTE], d[P_WPE], g[G_RES], m.tokens, c.B, c.T, C, c.V);
 }

@@ -20,7 +20,7 @@ $(BUILD)/simcc/sm_90/%.cubin: tests/simcc/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
 
-$(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcuda/include/simcuda_abi.h \
+$(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcc/simcc_test.h tests/simcuda/include/simcuda_abi.h \
 		$(BUILD)/simcc/simcc_kernels.so $(BUILD)/simcc/simcc_plain.so \
 		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
@@ -28,10 +28,11 @@ $(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcuda/include/simcud
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
 		-lcmocka -ldl -lm
 
-$(BUILD)/simcc/test_warp: tests/simcc/test_warp.c tests/simcuda/include/simcuda_abi.h \
+$(BUILD)/simcc/test_warp: tests/simcc/test_warp.c tests/simcc/simcc_test.h tests/simcuda/tests/child.h \
 		$(BUILD)/simcc/simcc_warp.so $(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -DSIMCC_WARP_MODULE=\"$(BUILD)/simcc/simcc_warp.so\" $< -o $@ \
+	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -Itests/simcuda/tests \
+		-DSIMCC_WARP_MODULE=\"$(abspath $(BUILD)/simcc/simcc_warp.so)\" $< -o $@ \
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) -lcmocka -ldl
 
 SIMCC_SOURCES := simcc_kernels simcc_plain simcc_warp

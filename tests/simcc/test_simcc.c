@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "simcuda_abi.h"
+#include "simcc_test.h"
 
 #ifndef SIMCC_TEST_MODULE
 #define SIMCC_TEST_MODULE "build/simcc/simcc_kernels.so"
@@ -112,9 +112,7 @@ static void default_cost_and_no_cost(void **state)
 	char *slash = strrchr(path, '/');
 	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
 	         "simcc_plain.so");
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	assert_non_null(h);
-	const struct simcuda_module *plain = dlsym(h, SIMCUDA_MODULE_SYMBOL);
+	const struct simcuda_module *plain = simcc_open(path);
 	assert_non_null(plain);
 	assert_int_equal(plain->nkernels, 1);
 	assert_string_equal(plain->kernels[0].name, "plain_fill");

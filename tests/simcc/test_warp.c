@@ -7,20 +7,17 @@
  * mask, a lane outside its own mask, a bad width) must end the process
  * with one message; those run in a child.
  */
-#include <dlfcn.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <cmocka.h>
 
-#include "simcuda_abi.h"
+#include "child.h"
+#include "simcc_test.h"
 
 #ifndef SIMCC_WARP_MODULE
 #define SIMCC_WARP_MODULE "build/simcc/simcc_warp.so"
@@ -29,11 +26,7 @@ static const struct simcuda_module *mod;
 
 static const struct simcuda_kernel *kernel(const char *name)
 {
-	for (unsigned i = 0; i < mod->nkernels; i++)
-		if (strcmp(mod->kernels[i].name, name) == 0)
-			return &mod->kernels[i];
-	fail_msg("kernel %s not registered", name);
-	return NULL;
+	return simcc_kernel(mod, name);
 }
 
 static void run(const char *name, unsigned blocks, unsigned threads, void *const *args)
@@ -45,12 +38,7 @@ static void run(const char *name, unsigned blocks, unsigned threads, void *const
 static int load(void **state)
 {
 	(void)state;
-	void *h = dlopen(SIMCC_WARP_MODULE, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		fprintf(stderr, "test_warp: %s\n", dlerror());
-		return -1;
-	}
-	mod = dlsym(h, SIMCUDA_MODULE_SYMBOL);
+	mod = simcc_open(SIMCC_WARP_MODULE);
 	return mod ? 0 : -1;
 }
 
@@ -279,36 +267,20 @@ static void integer_intrinsics(void **state)
 	}
 }
 
-/* Runs a misusing kernel in a child; it must abort with `text`. */
+/* The child: runs one misusing kernel in a block of 32 threads. */
+static int run_misuse(const char *name)
+{
+	mod = simcc_open(SIMCC_WARP_MODULE);
+	int out[32], *po = out;
+	void *args[] = {&po};
+	simcuda_dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+	return mod ? simcuda_run_grid(simcc_kernel(mod, name), args, grid, block, 0) : 2;
+}
+
 static void dies_with(const char *name, const char *text)
 {
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 2);
-		int out[32], *po = out;
-		void *args[] = {&po};
-		simcuda_dim3 grid = {1, 1, 1}, block = {32, 1, 1};
-		simcuda_run_grid(kernel(name), args, grid, block, 0);
-		_exit(0);
-	}
-	close(fds[1]);
-	char err[4096];
-	size_t n = 0;
-	ssize_t got;
-	while ((got = read(fds[0], err + n, sizeof err - 1 - n)) > 0)
-		n += (size_t)got;
-	err[n] = '\0';
-	close(fds[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
-		fail_msg("%s: child should have aborted (status 0x%x): %s", name, status, err);
-	if (strstr(err, text) == NULL)
-		fail_msg("%s: stderr lacks '%s': %s", name, text, err);
+	struct child_result r = run_child(name, NULL);
+	assert_died_with(&r, text);
 }
 
 static void misuse_is_refused(void **state)
@@ -327,8 +299,10 @@ static void misuse_is_refused(void **state)
 	          "thread 0 calls __shfl_sync with width 12 (a power of two from 1 to 32)");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1)
+		return run_misuse(argv[1]);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(kernels_carry_nvcc_names),
 	    cmocka_unit_test(shuffle_variants),

@@ -81,10 +81,16 @@ CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
 
 /* The Ex forms: fp32 operands and an fp32 compute type (a "fast" one only
  * permits lower precision), any algorithm. */
-static cublasStatus_t ex_types(cudaDataType a, cudaDataType b, cudaDataType c,
-                               cublasComputeType_t compute)
+static cublasStatus_t gemm_ex(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                              const void *A, cudaDataType Atype, int lda, long long stride_a,
+                              const void *B, cudaDataType Btype, int ldb, long long stride_b,
+                              const void *beta, void *C, cudaDataType Ctype, int ldc,
+                              long long stride_c, int batch, cublasComputeType_t compute)
 {
-	if (a != CUDA_R_32F || b != CUDA_R_32F || c != CUDA_R_32F)
+	if (handle == NULL)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (Atype != CUDA_R_32F || Btype != CUDA_R_32F || Ctype != CUDA_R_32F)
 		return CUBLAS_STATUS_NOT_SUPPORTED;
 	switch (compute) {
 	case CUBLAS_COMPUTE_32F:
@@ -92,7 +98,8 @@ static cublasStatus_t ex_types(cudaDataType a, cudaDataType b, cudaDataType c,
 	case CUBLAS_COMPUTE_32F_FAST_16F:
 	case CUBLAS_COMPUTE_32F_FAST_16BF:
 	case CUBLAS_COMPUTE_32F_FAST_TF32:
-		return CUBLAS_STATUS_SUCCESS;
+		return sgemm(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+		             stride_b, beta, C, ldc, stride_c, batch);
 	default:
 		return CUBLAS_STATUS_NOT_SUPPORTED;
 	}
@@ -106,13 +113,8 @@ CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation
                                           cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
 	(void)algo;
-	if (handle == NULL)
-		return CUBLAS_STATUS_NOT_INITIALIZED;
-	cublasStatus_t s = ex_types(Atype, Btype, Ctype, computeType);
-	if (s != CUBLAS_STATUS_SUCCESS)
-		return s;
-	return sgemm(handle, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
-	             1);
+	return gemm_ex(handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0,
+	               beta, C, Ctype, ldc, 0, 1, computeType);
 }
 
 CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
@@ -123,11 +125,6 @@ CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     cublasGemmAlgo_t algo)
 {
 	(void)algo;
-	if (handle == NULL)
-		return CUBLAS_STATUS_NOT_INITIALIZED;
-	cublasStatus_t s = ex_types(Atype, Btype, Ctype, computeType);
-	if (s != CUBLAS_STATUS_SUCCESS)
-		return s;
-	return sgemm(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
-	             beta, C, ldc, stride_c, batch);
+	return gemm_ex(handle, transa, transb, m, n, k, alpha, A, Atype, lda, stride_a, B, Btype,
+	               ldb, stride_b, beta, C, Ctype, ldc, stride_c, batch, computeType);
 }

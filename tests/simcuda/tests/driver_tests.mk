@@ -15,7 +15,7 @@ $(DRVT_OUT)/modules/%.so: $(DRVT_DIR)/modules/%.c tests/simcuda/include/simcuda_
 
 DRVT_TESTS := $(patsubst $(DRVT_DIR)/%.c,$(BUILD)/tests/%,$(wildcard $(DRVT_DIR)/driver_*.c $(DRVT_DIR)/kernel_*.c))
 
-DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(SIMD_SAN_LIB) $(DRVT_MODULES) \
+DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(DRVT_DIR)/child.h $(SIMD_SAN_LIB) $(DRVT_MODULES) \
 	tests/simcuda/include/simcuda_stats.h
 define DRVT_LINK
 	@mkdir -p $(@D)

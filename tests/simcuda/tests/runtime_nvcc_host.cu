@@ -6,16 +6,9 @@
 #include <cuda_runtime.h>
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include "expect.h"
 
 namespace cg = cooperative_groups;
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #cond);            \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 __global__ void fill(float *a, float v)
 {

@@ -7,19 +7,12 @@
 // else must keep working.
 #include <cstdio>
 #include <cuda_runtime.h>
+#include "expect.h"
 
 __global__ void iota(int *p)
 {
 	p[threadIdx.x] = threadIdx.x;
 }
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #cond);            \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 int main()
 {

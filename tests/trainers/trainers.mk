@@ -54,7 +54,7 @@ else
 TRAINERS += trainers-no-nvcc
 .PHONY: trainers-no-nvcc
 trainers-no-nvcc:
-	@echo "note: no nvcc at $(NVCC): build/trainers/arena, the kernels' sm_90 cubins and" \
+	@echo "note: no nvcc at $(NVCC): $(TR_DIR)/arena, the kernels' sm_90 cubins and" \
 		"the tests that need nvcc are not built (make test reports them as not run)"
 endif
 .PHONY: trainers

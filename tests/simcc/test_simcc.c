@@ -48,11 +48,11 @@ static int load(void **state)
 static void registers_every_kernel_in_order(void **state)
 {
 	(void)state;
-	static const char *names[] = {"params_mixed",  "no_params", "row_sum",
-	                              "reverse_block", "atomics",   "math2d"};
+	static const char *names[] = {"params_mixed", "no_params", "row_sum",  "reverse_block",
+	                              "atomics",      "math2d",    "fast_math"};
 	assert_int_equal(mod->abi_version, SIMCUDA_ABI_VERSION);
-	assert_int_equal(mod->nkernels, 6);
-	for (unsigned i = 0; i < 6; i++)
+	assert_int_equal(mod->nkernels, 7);
+	for (unsigned i = 0; i < 7; i++)
 		assert_string_equal(mod->kernels[i].name, names[i]);
 }
 
@@ -216,6 +216,24 @@ static void math_and_cost_function(void **state)
 	assert_true(k->cost_ns(args, grid, block) == 100.0 + 2.0 * W * 2 * 4);
 }
 
+/* The fast-math intrinsics link and compute what libm does. */
+static void fast_math_intrinsics(void **state)
+{
+	(void)state;
+	float in[3] = {0.5f, 1.0f, 2.25f}, out[30];
+	float *pi = in, *po = out;
+	void *args[] = {&pi, &po};
+	simcuda_dim3 one = {1, 1, 1}, three = {3, 1, 1};
+	assert_int_equal(simcuda_run_grid(kernel("fast_math"), args, one, three, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		float x = in[i], *o = out + 10 * i;
+		assert_true(o[0] == expf(x) && o[1] == exp10f(x) && o[2] == logf(x));
+		assert_true(o[3] == log2f(x) && o[4] == log10f(x) && o[5] == sinf(x));
+		assert_true(o[6] == cosf(x) && o[7] == tanf(x) && o[8] == powf(x, 1.5f));
+		assert_true(o[9] == sinf(x) + cosf(x));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -231,6 +249,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(atomics_combine_all_threads),
 	    cmocka_unit_test(math_and_cost_function),
 	    cmocka_unit_test(default_cost_and_no_cost),
+	    cmocka_unit_test(fast_math_intrinsics),
 	};
 	return cmocka_run_group_tests(tests, load, NULL);
 }

@@ -89,7 +89,8 @@ static inline float rsqrtf(float x)
 {
 	return 1.0f / sqrtf(x);
 }
-/* __expf and __logf: glibc's libm already declares and exports them. */
+/* __expf, __logf, __sinf and the other fast-math intrinsics: glibc's
+ * <math.h> declares them, libsimcuda_kernel.so defines them (mathfn.c). */
 static inline float __fdividef(float a, float b)
 {
 	return a / b;

@@ -9,6 +9,6 @@ $(BUILD)/simcuda/kernel/%.o: tests/simcuda/kernel/%.c tests/simcuda/kernel/fiber
 
 $(SIMCUDA_DIR)/libsimcuda_kernel.so: $(SIMK_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libsimcuda_kernel.so -Wl,-z,defs -o $@ $^ -lpthread
+	$(CC) -shared -Wl,-soname,libsimcuda_kernel.so -Wl,-z,defs -o $@ $^ -lpthread -lm
 
 ALL_TARGETS += $(SIMCUDA_DIR)/libsimcuda_kernel.so

@@ -1,16 +1,31 @@
 #!/bin/sh
-# run-tests.sh RESULTS_DIR GROUP TEST... — runs each test (a binary or a
-# .sh script) from the repository root with a time limit, prints one line
-# per test, keeps its output in RESULTS_DIR/GROUP/NAME.log, and records
-# pass/fail counts for tests/summary.sh.
+# run-tests.sh RESULTS_DIR GROUP TEST... [--not-run REASON TEST...] — runs
+# each test (a binary or a .sh script) from the repository root with a
+# time limit, prints one line per test, keeps its output in
+# RESULTS_DIR/GROUP/NAME.log, and records pass/fail counts for
+# tests/summary.sh.  Tests after --not-run are not run (what they need is
+# missing, REASON says what): each is reported and recorded as not run,
+# never as passed.
 set -u
 results=$1 group=$2
 shift 2
 mkdir -p "$results/$group"
 : >"$results/$group.passed"
 : >"$results/$group.failed"
+: >"$results/$group.notrun"
 limit=${TEST_TIMEOUT:-300}
-for t in "$@"; do
+while [ $# -gt 0 ]; do
+	t=$1
+	shift
+	if [ "$t" = --not-run ]; then
+		reason=$1
+		shift
+		for t in "$@"; do
+			echo "NOT RUN  $t ($reason)"
+			echo "$t ($reason)" >>"$results/$group.notrun"
+		done
+		break
+	fi
 	name=$(echo "$t" | tr '/' '_')
 	log="$results/$group/$name.log"
 	case "$t" in

@@ -1,5 +1,6 @@
 # Test and benchmark drivers.  Fragments append unit-test binaries
-# (UNIT_TESTS, built with $(SAN)) and end-to-end scripts (E2E_TESTS).
+# (UNIT_TESTS, built with $(SAN)) and end-to-end scripts (E2E_TESTS, and
+# E2E_NVCC_TESTS for those that need nvcc: reported as not run without it).
 
 .PHONY: test check-unit check-e2e bench demo
 test: deps-ok
@@ -15,7 +16,8 @@ check-e2e: all check-e2e-only
 .PHONY: check-e2e-only
 check-e2e-only:
 	@mkdir -p $(BUILD)/test-results
-	@sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_TESTS)
+	@sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_TESTS) \
+		$(if $(HAVE_NVCC),$(E2E_NVCC_TESTS),--not-run "no nvcc at $(NVCC)" $(E2E_NVCC_TESTS))
 
 # The end-to-end suite on sanitized libremat.so, remat-plan and remat-report
 # (the simulator and the trainers, which stand for the driver and the

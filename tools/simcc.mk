@@ -7,7 +7,9 @@ SIMCC_MK_INCLUDED := 1
 SIMCC       := tools/simcc
 SIMCC_FLAGS := --simcuda-dir $(SIMCUDA_DIR) -Werror
 SIMCC_DEPS  := tools/simcc tools/simcc-scan.awk tests/simcuda/include/simcuda_kernel.h \
-	       tests/simcuda/include/simcuda_abi.h $(SIMCUDA_DIR)/libsimcuda_kernel.so
+	       tests/simcuda/include/simcuda_abi.h tests/simcuda/include/simcuda_qualifiers.h \
+	       $(wildcard tests/simcuda/include/device/*.h tests/simcuda/include/device/*/*.h) \
+	       $(SIMCUDA_DIR)/libsimcuda_kernel.so
 HAVE_NVCC   := $(shell test -x $(NVCC) && echo 1)
 
 $(BUILD)/simcc/%.so: tests/simcc/%.cu $(SIMCC_DEPS)
@@ -18,7 +20,7 @@ $(BUILD)/simcc/sm_90/%.cubin: tests/simcc/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
 
-$(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcuda/include/simcuda_abi.h \
+$(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcc/simcc_test.h tests/simcuda/include/simcuda_abi.h \
 		$(BUILD)/simcc/simcc_kernels.so $(BUILD)/simcc/simcc_plain.so \
 		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
@@ -26,10 +28,19 @@ $(BUILD)/simcc/test_simcc: tests/simcc/test_simcc.c tests/simcuda/include/simcud
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
 		-lcmocka -ldl -lm
 
-ALL_TARGETS += $(BUILD)/simcc/simcc_kernels.so
-UNIT_TESTS  += $(BUILD)/simcc/test_simcc
+$(BUILD)/simcc/test_warp: tests/simcc/test_warp.c tests/simcc/simcc_test.h tests/simcuda/tests/child.h \
+		$(BUILD)/simcc/simcc_warp.so $(SIMCUDA_DIR)/libsimcuda_kernel.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -Itests/simcuda/tests \
+		-DSIMCC_WARP_MODULE=\"$(abspath $(BUILD)/simcc/simcc_warp.so)\" $< -o $@ \
+		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) -lcmocka -ldl
+
+SIMCC_SOURCES := simcc_kernels simcc_plain simcc_warp
+ALL_TARGETS += $(SIMCC_SOURCES:%=$(BUILD)/simcc/%.so)
+UNIT_TESTS  += $(BUILD)/simcc/test_simcc $(BUILD)/simcc/test_warp
 E2E_TESTS   += tests/simcc/simcc_errors.sh
 ifeq ($(HAVE_NVCC),1)
-ALL_TARGETS += $(BUILD)/simcc/sm_90/simcc_kernels.cubin
+ALL_TARGETS += $(SIMCC_SOURCES:%=$(BUILD)/simcc/sm_90/%.cubin)
 endif
+E2E_NVCC_TESTS += tests/simcc/simcc_nvcc.sh
 endif

@@ -30,7 +30,7 @@ assert relu
 for o in relu:
     x = param_buf(o, 0)
     assert o["writes"] == [x] and x in o["reads"], o
-gemm = by("simblas_sgemm_kernel")
+gemm = by("cublas_sgemm_kernel")
 assert gemm
 for o in gemm:
     c = param_buf(o, 80)          # C, after 13 parameters (CUDA ABI offsets)
@@ -83,9 +83,9 @@ assert inside(a) and inside(a) == inside(b), "addresses of the iteration's alloc
 PY
 done
 # Without the simulated CUPTI (a library directory holding only the driver,
-# the runtime and the kernel support): no durations, and the trace says why.
+# the runtime, cuBLAS and the kernel support): no durations, and the trace says why.
 mkdir "$tmp/nocupti"
-for f in libcuda.so.1 libcudart.so.13 libsimcuda_kernel.so; do
+for f in libcuda.so.1 libcudart.so.13 libcublas.so.13 libsimcuda_kernel.so; do
 	ln -s "$(pwd)/$BUILD/simcuda/$f" "$tmp/nocupti/$f"
 done
 LD_PRELOAD="$PRELOAD" REMAT_TRACE_DIR=$tmp/nc REMAT_LOG=1 REMAT_LOG_FILE=$tmp/nc.log \

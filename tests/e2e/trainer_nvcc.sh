@@ -9,9 +9,7 @@ for m in "$BUILD"/kernels/*.so; do
 	[ -s "$cubin" ] || fail "no $cubin"
 	readelf -h "$cubin" | grep -q 'Machine:.*NVIDIA CUDA' || fail "$cubin is not a CUDA ELF"
 	syms=$(readelf -sW "$cubin" | awk '$4 == "FUNC" && $5 == "GLOBAL" { print $NF }')
-	src=tests/trainers/kernels/$name.cu
-	[ -e "$src" ] || src=tests/trainers/blas/$name.cu
-	for k in $(awk -f tools/simcc-scan.awk "$src" | awk '$1 == "kernel" { print $2 }'); do
+	for k in $(python3 tests/simcc/module_names.py "$m"); do
 		echo "$syms" | grep -qx "$k" || fail "$cubin has no global function $k"
 	done
 done

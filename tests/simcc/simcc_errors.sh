@@ -1,6 +1,8 @@
 #!/bin/sh
 # simcc reports bad input clearly: a compiler error points at the .cu file
-# and line; a kernel without extern "C" and a missing file are refused.
+# and line; a template kernel and a missing file are refused.  A file with
+# host code (<<<>>> launches, main) beside its kernels builds, and a C++
+# kernel is registered under its mangled name.
 set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -26,17 +28,43 @@ grep -q "bad.cu:7:[0-9]*: error: .undeclared_thing" "$tmp/err" ||
 	fail "error not reported at bad.cu:7: $(cat "$tmp/err")"
 [ ! -e "$tmp/bad.so" ] || fail "a module was written despite the error"
 
-cat >"$tmp/mangled.cu" <<'CU'
-__global__ void not_extern_c(float *a)
+cat >"$tmp/tmpl.cu" <<'CU'
+template <int N> __global__ void unrolled(float *a)
 {
-	a[0] = 1.0f;
+	a[0] = N;
 }
 CU
-if tools/simcc "$tmp/mangled.cu" -o "$tmp/m.so" 2>"$tmp/err"; then
-	fail "simcc accepted a kernel without extern \"C\""
+if tools/simcc "$tmp/tmpl.cu" -o "$tmp/t.so" 2>"$tmp/err"; then
+	fail "simcc accepted a template kernel"
 fi
-grep -q "kernel 'not_extern_c' must be declared extern \"C\"" "$tmp/err" ||
+grep -q "tmpl.cu:2: template kernel 'unrolled' is not supported" "$tmp/err" ||
 	fail "unexpected message: $(cat "$tmp/err")"
+
+# Host code in the same file: launches, the runtime API, main.
+cat >"$tmp/whole.cu" <<'CU'
+#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void fill(float *a, float v)
+{
+	a[threadIdx.x] = v;
+}
+static void launch(float *a, cudaStream_t s)
+{
+	dim3 grid(1), block(32);
+	fill<<<grid, block, 0, s>>>(a, 2.0f);
+}
+int main()
+{
+	float *a;
+	cudaMalloc(&a, 32 * sizeof(float));
+	launch(a, 0);
+	std::printf("%d\n", (int)cudaDeviceSynchronize());
+	return 0;
+}
+CU
+tools/simcc -Werror "$tmp/whole.cu" -o "$tmp/whole.so" 2>"$tmp/err" || fail "host code: $(cat "$tmp/err")"
+strings "$tmp/whole.so" | grep -qx _Z4fillPff || fail "fill is not registered as _Z4fillPff"
+nm -D --undefined-only "$tmp/whole.so" | grep -q cudaMalloc && fail "the module imports the host code's cudaMalloc"
 
 if tools/simcc "$tmp/nonexistent.cu" -o "$tmp/n.so" 2>"$tmp/err"; then
 	fail "simcc accepted a missing file"

@@ -94,3 +94,21 @@ SIMCUDA_DEFAULT_COST
 	return 7.0 * grid.x * block.x;
 }
 #endif
+
+// CUDA's fast-math intrinsics, one per thread.
+extern "C" __global__ void fast_math(const float *in, float *out)
+{
+	float x = in[threadIdx.x], s, c;
+	__sincosf(x, &s, &c);
+	float *o = out + 10 * threadIdx.x;
+	o[0] = __expf(x);
+	o[1] = __exp10f(x);
+	o[2] = __logf(x);
+	o[3] = __log2f(x);
+	o[4] = __log10f(x);
+	o[5] = __sinf(x);
+	o[6] = __cosf(x);
+	o[7] = __tanf(x);
+	o[8] = __powf(x, 1.5f);
+	o[9] = s + c;
+}

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "simcuda_abi.h"
+#include "simcc_test.h"
 
 #ifndef SIMCC_TEST_MODULE
 #define SIMCC_TEST_MODULE "build/simcc/simcc_kernels.so"
@@ -48,11 +48,11 @@ static int load(void **state)
 static void registers_every_kernel_in_order(void **state)
 {
 	(void)state;
-	static const char *names[] = {"params_mixed",  "no_params", "row_sum",
-	                              "reverse_block", "atomics",   "math2d"};
+	static const char *names[] = {"params_mixed", "no_params", "row_sum",  "reverse_block",
+	                              "atomics",      "math2d",    "fast_math"};
 	assert_int_equal(mod->abi_version, SIMCUDA_ABI_VERSION);
-	assert_int_equal(mod->nkernels, 6);
-	for (unsigned i = 0; i < 6; i++)
+	assert_int_equal(mod->nkernels, 7);
+	for (unsigned i = 0; i < 7; i++)
 		assert_string_equal(mod->kernels[i].name, names[i]);
 }
 
@@ -68,7 +68,7 @@ static void mixed_parameter_layout(void **state)
 		assert_int_equal(k->param_size[i], size[i]);
 	}
 	assert_int_equal(k->param_bytes, 64);
-	assert_int_equal(k->uses_syncthreads, 0);
+	assert_int_equal(k->synchronizes, 0);
 
 	const struct simcuda_kernel *z = kernel("no_params");
 	assert_int_equal(z->nparams, 0);
@@ -112,9 +112,7 @@ static void default_cost_and_no_cost(void **state)
 	char *slash = strrchr(path, '/');
 	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
 	         "simcc_plain.so");
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	assert_non_null(h);
-	const struct simcuda_module *plain = dlsym(h, SIMCUDA_MODULE_SYMBOL);
+	const struct simcuda_module *plain = simcc_open(path);
 	assert_non_null(plain);
 	assert_int_equal(plain->nkernels, 1);
 	assert_string_equal(plain->kernels[0].name, "plain_fill");
@@ -138,7 +136,7 @@ static void block_reduction_with_barriers(void **state)
 		for (int c = 0; c < COLS; c++)
 			in[r * COLS + c] = (float)((r + 1) * (c % 7));
 	const struct simcuda_kernel *k = kernel("row_sum");
-	assert_int_equal(k->uses_syncthreads, 1);
+	assert_int_equal(k->synchronizes, 1);
 	const float *inp = in;
 	float *outp = out;
 	int cols = COLS;
@@ -188,7 +186,7 @@ static void atomics_combine_all_threads(void **state)
 	const float *vp = vals;
 	void *args[] = {&cp, &fp, &mp, &flp, &vp, &n};
 	const struct simcuda_kernel *k = kernel("atomics");
-	assert_int_equal(k->uses_syncthreads, 0);
+	assert_int_equal(k->synchronizes, 0);
 	assert_int_equal(
 	    simcuda_run_grid(k, args, (simcuda_dim3){3, 1, 1}, (simcuda_dim3){128, 1, 1}, 0), 0);
 	assert_int_equal(count, N);
@@ -218,6 +216,24 @@ static void math_and_cost_function(void **state)
 	assert_true(k->cost_ns(args, grid, block) == 100.0 + 2.0 * W * 2 * 4);
 }
 
+/* The fast-math intrinsics link and compute what libm does. */
+static void fast_math_intrinsics(void **state)
+{
+	(void)state;
+	float in[3] = {0.5f, 1.0f, 2.25f}, out[30];
+	float *pi = in, *po = out;
+	void *args[] = {&pi, &po};
+	simcuda_dim3 one = {1, 1, 1}, three = {3, 1, 1};
+	assert_int_equal(simcuda_run_grid(kernel("fast_math"), args, one, three, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		float x = in[i], *o = out + 10 * i;
+		assert_true(o[0] == expf(x) && o[1] == exp10f(x) && o[2] == logf(x));
+		assert_true(o[3] == log2f(x) && o[4] == log10f(x) && o[5] == sinf(x));
+		assert_true(o[6] == cosf(x) && o[7] == tanf(x) && o[8] == powf(x, 1.5f));
+		assert_true(o[9] == sinf(x) + cosf(x));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -233,6 +249,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(atomics_combine_all_threads),
 	    cmocka_unit_test(math_and_cost_function),
 	    cmocka_unit_test(default_cost_and_no_cost),
+	    cmocka_unit_test(fast_math_intrinsics),
 	};
 	return cmocka_run_group_tests(tests, load, NULL);
 }

@@ -47,7 +47,7 @@ static struct param P[12 * MAX_LAYERS + 5];
 static int nparams;
 static struct param *wte, *wpe, *lnf_g, *lnf_b, *w_lm;
 static cudaStream_t S;
-static simblas_handle_t blas;
+static cublasHandle_t blas;
 static float *loss_dev;
 static int cur_batch;
 static const int *tokens, *targets;

@@ -4,7 +4,7 @@
  * own cudaMallocAsync allocation and is freed with cudaFreeAsync once the
  * backward pass has used it.
  *
- * Each hidden layer: Linear (libsimblas gemm) -> bias + GELU -> batch norm
+ * Each hidden layer: Linear (cuBLAS gemm) -> bias + GELU -> batch norm
  * (updates its running statistics in place) -> ReLU in place -> dropout
  * (seed and offset passed by value, the offset advancing every launch).
  * Then a Linear head, log-softmax + NLL loss, Adam.  The task is
@@ -48,7 +48,7 @@ static struct param P[4 * MAX_LAYERS + 2];
 static int nparams;
 static struct param *head_w, *head_b;
 static cudaStream_t S;
-static simblas_handle_t blas;
+static cublasHandle_t blas;
 static float *loss_dev;
 static unsigned long long rng_offset; /* dropout counter, advances every launch */
 

@@ -1,8 +1,8 @@
 /*
  * test_kernels.c — checks the trainers' backward kernels against finite
- * differences of their forward kernels, and the gemm kernel against a
- * plain triple loop, by running the simcc-built modules straight through
- * libsimcuda_kernel.so's grid runner (no driver involved).
+ * differences of their forward kernels, by running the simcc-built
+ * modules straight through libsimcuda_kernel.so's grid runner (no driver
+ * involved).  The GEMMs are cuBLAS's: tests/simcuda/tests/cublas_test.c.
  *
  * Each check takes a random weighting w of the forward output, so that
  * L(x) = sum w * f(x), feeds dy = w to the backward kernel and compares
@@ -25,7 +25,7 @@
 #define KERNELS_DIR "build/kernels"
 #endif
 
-static const struct simcuda_module *ew, *red, *gemm;
+static const struct simcuda_module *ew, *red;
 
 static const struct simcuda_module *load(const char *name)
 {
@@ -44,8 +44,7 @@ static int setup(void **state)
 	(void)state;
 	ew = load("elementwise");
 	red = load("reduce");
-	gemm = load("gemm");
-	return ew && red && gemm ? 0 : -1;
+	return ew && red ? 0 : -1;
 }
 
 static void run(const struct simcuda_module *m, const char *name, unsigned blocks, unsigned threads,
@@ -325,63 +324,12 @@ static void dropout_mask_replays(void **state)
 	assert_true(differ > 100);
 }
 
-/* column-major C = alpha op(A) op(B) + beta C against a triple loop, all
- * four transpose combinations, batched; beta = 0 ignores NaN in C. */
-static void gemm_matches_reference(void **state)
-{
-	(void)state;
-	enum { M = 5, Nn = 7, Kk = 3, BATCH = 2 };
-	float A[BATCH][M * Kk], B[BATCH][Kk * Nn], C[BATCH][M * Nn], C0[BATCH][M * Nn];
-	for (int ta = 0; ta < 2; ta++)
-		for (int tb = 0; tb < 2; tb++)
-			for (int zero_beta = 0; zero_beta < 2; zero_beta++) {
-				fill(&A[0][0], sizeof A / sizeof(float), 1.0f);
-				fill(&B[0][0], sizeof B / sizeof(float), 1.0f);
-				fill(&C[0][0], sizeof C / sizeof(float), 1.0f);
-				if (zero_beta)
-					for (int i = 0; i < BATCH * M * Nn; i++)
-						(&C[0][0])[i] = NAN;
-				memcpy(C0, C, sizeof C);
-				int m = M, n = Nn, k = Kk, lda = ta ? Kk : M, ldb = tb ? Nn : Kk,
-				    ldc = M;
-				long long sa = M * Kk, sb = Kk * Nn, sc = M * Nn;
-				float alpha = 1.5f, beta = zero_beta ? 0.0f : -0.5f;
-				float *ap = &A[0][0], *bp = &B[0][0], *cp = &C[0][0];
-				void *args[] = {&ta, &tb, &m,   &n,  &k,    &alpha, &ap,  &lda,
-				                &sa, &bp, &ldb, &sb, &beta, &cp,    &ldc, &sc};
-				const struct simcuda_kernel *kk = &gemm->kernels[0];
-				assert_int_equal(simcuda_run_grid(kk, args,
-				                                  (simcuda_dim3){1, 1, BATCH},
-				                                  (simcuda_dim3){16, 16, 1}, 0),
-				                 0);
-				for (int z = 0; z < BATCH; z++)
-					for (int i = 0; i < M; i++)
-						for (int j = 0; j < Nn; j++) {
-							double s = 0;
-							for (int l = 0; l < Kk; l++)
-								s += (double)(ta ? A[z][l + i * lda]
-								                 : A[z]
-								                    [i + l * lda]) *
-								     (tb ? B[z][j + l * ldb]
-								         : B[z][l + j * ldb]);
-							double want = alpha * s;
-							if (!zero_beta)
-								want += beta * C0[z][i + j * ldc];
-							assert_true(fabs(C[z][i + j * ldc] - want) <
-							            1e-4);
-						}
-			}
-	/* the cost function grows with m * n * k * batch */
-	assert_non_null(gemm->kernels[0].cost_ns);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(bias_gelu_gradient),     cmocka_unit_test(batchnorm_gradient),
 	    cmocka_unit_test(layernorm_gradient),     cmocka_unit_test(causal_softmax_gradient),
 	    cmocka_unit_test(cross_entropy_gradient), cmocka_unit_test(dropout_mask_replays),
-	    cmocka_unit_test(gemm_matches_reference),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

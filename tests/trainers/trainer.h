@@ -2,7 +2,7 @@
  * trainer.h — what mlp.c and gpt.c share: command-line flags, CUDA error
  * handling (one clear message, exit 2), kernel modules and the three
  * launch paths, the input pipeline on a second stream, row-major matmuls
- * over libsimblas, deterministic host data, the parameter checksum and
+ * over cuBLAS, deterministic host data, the parameter checksum and
  * the training loop itself.
  *
  * Everything printed on stdout is deterministic: `iter N loss HEX` lines
@@ -16,7 +16,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include "blas/simblas.h"
+#include <cublas_v2.h>
 
 extern const char *trainer_prog; /* "mlp" or "gpt", prefix of every message */
 
@@ -45,7 +45,7 @@ int trainer_batch(const struct trainer_opts *o, int iter);
 /* Exit 2 with "<prog>: <call> failed: <name> (<description>)" on error. */
 void rt_check(cudaError_t e, const char *call);
 void drv_check(CUresult r, const char *call);
-void blas_check(simblas_handle_t h, simblas_status_t s, const char *call);
+void blas_check(cublasStatus_t s, const char *call);
 #define RT(call)  rt_check((call), #call)
 #define DRV(call) drv_check((call), #call)
 
@@ -89,9 +89,9 @@ void launch(const struct kernel *k, dim3 grid, dim3 block, unsigned smem, cudaSt
 /* Row-major C[M x N] = alpha * op(A) op(B) + beta * C, A stored M x K
  * (K x M when ta), B stored K x N (N x K when tb); batched over `batch`
  * problems at the given element strides. */
-void matmul(simblas_handle_t h, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+void matmul(cublasHandle_t h, int ta, int tb, int M, int N, int K, float alpha, const float *A,
             const float *B, float beta, float *C);
-void matmul_batched(simblas_handle_t h, int ta, int tb, int M, int N, int K, float alpha,
+void matmul_batched(cublasHandle_t h, int ta, int tb, int M, int N, int K, float alpha,
                     const float *A, long long sa, const float *B, long long sb, float beta,
                     float *C, long long sc, int batch);
 
@@ -145,11 +145,11 @@ void run_on_thread(void (*fn)(void *), void *arg);
 /* A model as trainer_run drives it.  The pointers name the program's own
  * statics, which trainer_run sets before the hooks that use them run. */
 struct trainer_model {
-	cudaStream_t *stream;   /* the compute stream */
-	simblas_handle_t *blas; /* bound to *stream */
-	float **loss;           /* the device float the loss kernels accumulate into */
-	int *batch;             /* this iteration's batch size */
-	struct param *params;   /* filled by init; checksummed at the end */
+	cudaStream_t *stream; /* the compute stream */
+	cublasHandle_t *blas; /* bound to *stream */
+	float **loss;         /* the device float the loss kernels accumulate into */
+	int *batch;           /* this iteration's batch size */
+	struct param *params; /* filled by init; checksummed at the end */
 	const int *nparams;
 	float *const *extra; /* more tensors for the checksum (may be NULL) */
 	const int *extra_n;
@@ -162,7 +162,7 @@ struct trainer_model {
 	void (*backward)(void *unused);
 	void (*step)(int step); /* the optimizer; steps count from 1 */
 };
-/* Sets up device, stream and libsimblas, trains for o->iters iterations
+/* Sets up device, stream and cuBLAS, trains for o->iters iterations
  * printing `iter N loss HEX`, then `checksum HEX16`.  Returns the exit
  * status. */
 int trainer_run(const struct trainer_opts *o, const struct trainer_model *m);

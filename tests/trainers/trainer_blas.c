@@ -1,27 +1,27 @@
-/* trainer_blas.c — row-major matmuls on the column-major libsimblas: the
+/* trainer_blas.c — row-major matmuls on column-major cuBLAS: the
  * row-major product C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
  * so the operands swap and each keeps its own transpose flag. */
 #include "trainer.h"
 
-void matmul_batched(simblas_handle_t h, int ta, int tb, int M, int N, int K, float alpha,
+static cublasOperation_t op(int t)
+{
+	return t ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+void matmul_batched(cublasHandle_t h, int ta, int tb, int M, int N, int K, float alpha,
                     const float *A, long long sa, const float *B, long long sb, float beta,
                     float *C, long long sc, int batch)
 {
 	int lda = ta ? M : K, ldb = tb ? K : N;
-	blas_check(h,
-	           simblas_sgemm_strided_batched(h, tb ? SIMBLAS_OP_T : SIMBLAS_OP_N,
-	                                         ta ? SIMBLAS_OP_T : SIMBLAS_OP_N, N, M, K, &alpha,
-	                                         B, ldb, sb, A, lda, sa, &beta, C, N, sc, batch),
-	           "simblas_sgemm_strided_batched");
+	blas_check(cublasSgemmStridedBatched(h, op(tb), op(ta), N, M, K, &alpha, B, ldb, sb, A, lda,
+	                                     sa, &beta, C, N, sc, batch),
+	           "cublasSgemmStridedBatched");
 }
 
-void matmul(simblas_handle_t h, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+void matmul(cublasHandle_t h, int ta, int tb, int M, int N, int K, float alpha, const float *A,
             const float *B, float beta, float *C)
 {
 	int lda = ta ? M : K, ldb = tb ? K : N;
-	blas_check(h,
-	           simblas_sgemm(h, tb ? SIMBLAS_OP_T : SIMBLAS_OP_N,
-	                         ta ? SIMBLAS_OP_T : SIMBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
-	                         &beta, C, N),
-	           "simblas_sgemm");
+	blas_check(cublasSgemm(h, op(tb), op(ta), N, M, K, &alpha, B, ldb, A, lda, &beta, C, N),
+	           "cublasSgemm");
 }

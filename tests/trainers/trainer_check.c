@@ -34,16 +34,12 @@ void drv_check(CUresult r, const char *call)
 	exit(2);
 }
 
-void blas_check(simblas_handle_t h, simblas_status_t s, const char *call)
+void blas_check(cublasStatus_t s, const char *call)
 {
-	if (s == SIMBLAS_STATUS_SUCCESS)
+	if (s == CUBLAS_STATUS_SUCCESS)
 		return;
-	CUresult r = simblas_last_error(h);
-	const char *name = NULL;
-	if (r == CUDA_SUCCESS || cuGetErrorName(r, &name) != CUDA_SUCCESS)
-		name = "no CUDA error";
-	fprintf(stderr, "%s: %s failed: %s (%s)\n", trainer_prog, call, simblas_status_string(s),
-	        name);
+	fprintf(stderr, "%s: %s failed: %s (%s)\n", trainer_prog, call, cublasGetStatusName(s),
+	        cublasGetStatusString(s));
 	exit(2);
 }
 

@@ -1,6 +1,6 @@
 /*
  * trainer_loop.c — the run both programs share: device, stream and
- * libsimblas setup, the iteration loop (gradient accumulation, staged
+ * cuBLAS setup, the iteration loop (gradient accumulation, staged
  * inputs, optional backward thread, loss read back) and the final
  * checksum.  Each program plugs in its model through struct trainer_model;
  * keeping one copy keeps the CUDA call order of mlp and gpt alike, which
@@ -13,12 +13,12 @@
 int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 {
 	RT(cudaSetDevice(0));
-	RT(cudaFree(0)); /* creates the primary context libsimblas needs */
+	RT(cudaFree(0)); /* creates the primary context */
 	RT(cudaStreamCreateWithFlags(m->stream, cudaStreamNonBlocking));
 	cudaStream_t s = *m->stream;
 	m->load_kernels();
-	blas_check(NULL, simblas_create(m->blas), "simblas_create");
-	blas_check(*m->blas, simblas_set_stream(*m->blas, s), "simblas_set_stream");
+	blas_check(cublasCreate(m->blas), "cublasCreate");
+	blas_check(cublasSetStream(*m->blas, s), "cublasSetStream");
 	int rc = m->init();
 	if (rc)
 		return rc;
@@ -59,7 +59,7 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	printf("checksum %016llx\n", (unsigned long long)params_checksum(
 	                                 m->params, *m->nparams, m->extra, m->extra_n, m->n_extra));
 	stager_destroy(&st);
-	simblas_destroy(*m->blas);
+	blas_check(cublasDestroy(*m->blas), "cublasDestroy");
 	host_free(loss_host, o->pinned);
 	return 0;
 }

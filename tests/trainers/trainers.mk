@@ -1,55 +1,61 @@
-# The training programs (build/trainers/{mlp,gpt}), their kernels
-# (build/kernels/*.so for the simulated device; build/kernels/sm_90/*.cubin
-# when nvcc exists) and libsimblas (build/trainers/libsimblas.so).
+# The training programs (build/trainers/{mlp,gpt}, and build/trainers/arena
+# when nvcc exists) and their kernels (build/kernels/*.so for the simulated
+# device; build/kernels/sm_90/*.cubin when nvcc exists).  Matmuls go
+# through cuBLAS.
 include tools/simcc.mk
 
 TR_DIR      := $(BUILD)/trainers
 KERNEL_DIR  := $(BUILD)/kernels
-TR_KERNELS  := $(patsubst tests/trainers/kernels/%.cu,%,$(wildcard tests/trainers/kernels/*.cu)) gemm
+TR_KERNELS  := $(patsubst tests/trainers/kernels/%.cu,%,$(wildcard tests/trainers/kernels/*.cu))
 TR_MODULES  := $(TR_KERNELS:%=$(KERNEL_DIR)/%.so)
 TR_CUBINS   := $(TR_KERNELS:%=$(KERNEL_DIR)/sm_90/%.cubin)
 TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data trainer_loop
 TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
-TR_HDRS     := tests/trainers/trainer.h tests/trainers/blas/simblas.h
-# Linked like a real CUDA program: the real libcudart and the driver stub
-# (NEEDED libcuda.so.1); tools/simrun swaps in the simulated libraries.
-TR_LIBS     := -L$(TR_DIR) -lsimblas -Wl,-rpath,'$$ORIGIN' \
-	       -L$(CUDA_HOME)/lib64 -lcudart -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread -lm
+TR_HDRS     := tests/trainers/trainer.h
+# Linked like a real CUDA program: the real libcublas and libcudart and the
+# driver stub (NEEDED libcuda.so.1); tools/simrun swaps in the simulated
+# libraries.  The real libcublas needs libcublasLt at link time.
+TR_LIBS     := -L$(CUDA_HOME)/lib64 -Wl,-rpath-link,$(CUDA_HOME)/lib64 -lcublas -lcudart \
+	       -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread -lm
 TR_CFLAGS   := $(CFLAGS) -Itests/trainers -DTRAINER_KERNELS_DIR='"$(abspath $(KERNEL_DIR))"'
 
 $(KERNEL_DIR)/%.so: tests/trainers/kernels/%.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(KERNEL_DIR)/gemm.so: tests/trainers/blas/gemm.cu $(SIMCC_DEPS)
-	@mkdir -p $(@D)
-	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
 $(KERNEL_DIR)/sm_90/%.cubin: tests/trainers/kernels/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
-$(KERNEL_DIR)/sm_90/gemm.cubin: tests/trainers/blas/gemm.cu
-	@mkdir -p $(@D)
-	$(NVCC) -cubin -arch=sm_90 $< -o $@
-
-$(TR_DIR)/libsimblas.so: tests/trainers/blas/simblas.c tests/trainers/blas/simblas.h
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fvisibility=hidden -shared -Wl,-soname,libsimblas.so -Wl,-z,defs \
-		$< -o $@ -ldl -lpthread
 
 $(TR_DIR)/obj/%.o: tests/trainers/%.c $(TR_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TR_CFLAGS) -c $< -o $@
 
-$(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) $(TR_DIR)/libsimblas.so
+$(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13
 	$(CC) $(TR_DIR)/obj/$*.o $(TR_OBJS) -o $@ $(TR_LIBS)
 
-TRAINERS := $(TR_DIR)/mlp $(TR_DIR)/gpt $(TR_DIR)/libsimblas.so $(TR_MODULES)
+# arena: host code compiled by nvcc, device code by simcc (tools/simnvcc),
+# warnings as errors on both sides.
+ARENA_DIR  := tests/trainers/arena
+ARENA_OBJS := $(patsubst $(ARENA_DIR)/%.cu,$(TR_DIR)/arena-obj/%.o,$(wildcard $(ARENA_DIR)/*.cu))
+ARENA_NVCC := SIMCUDA_DIR=$(abspath $(SIMCUDA_DIR)) SIMNVCC_NVCC=$(NVCC) CUDA_HOME=$(CUDA_HOME) \
+	      tools/simnvcc -std=c++17 -O2 -Xcompiler -Wall,-Wextra -Werror all-warnings \
+	      -Xsimcc -Werror
+
+$(TR_DIR)/arena-obj/%.o: $(ARENA_DIR)/%.cu $(ARENA_DIR)/arena.h tools/simnvcc $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(ARENA_NVCC) -c $< -o $@
+$(TR_DIR)/arena: $(ARENA_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13
+	$(ARENA_NVCC) $(ARENA_OBJS) -o $@ -lcublas
+
+TRAINERS := $(TR_DIR)/mlp $(TR_DIR)/gpt $(TR_MODULES)
 ifeq ($(HAVE_NVCC),1)
-TRAINERS += $(TR_CUBINS)
+TRAINERS += $(TR_CUBINS) $(TR_DIR)/arena
 else
 TRAINERS += trainers-no-nvcc
 .PHONY: trainers-no-nvcc
 trainers-no-nvcc:
-	@echo "note: no nvcc at $(NVCC): the kernels are not compiled for sm_90"
+	@echo "note: no nvcc at $(NVCC): $(TR_DIR)/arena, the kernels' sm_90 cubins and" \
+		"the tests that need nvcc are not built (make test reports them as not run)"
 endif
 .PHONY: trainers
 trainers: $(TRAINERS)
@@ -58,13 +64,11 @@ ALL_TARGETS += $(TRAINERS)
 E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh \
 	     tests/e2e/trainer_pinned.sh
-ifeq ($(HAVE_NVCC),1)
-E2E_TESTS += tests/e2e/trainer_nvcc.sh
-endif
+E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/trainer_arena_remat.sh
 
-# Finite-difference checks of the backward kernels, gemm against a loop.
+# Finite-difference checks of the backward kernels.
 $(TR_DIR)/test_kernels: tests/trainers/test_kernels.c tests/simcuda/include/simcuda_abi.h \
-		$(KERNEL_DIR)/elementwise.so $(KERNEL_DIR)/reduce.so $(KERNEL_DIR)/gemm.so \
+		$(KERNEL_DIR)/elementwise.so $(KERNEL_DIR)/reduce.so \
 		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -DKERNELS_DIR='"$(KERNEL_DIR)"' $< -o $@ \

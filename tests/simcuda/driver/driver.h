@@ -30,6 +30,7 @@ struct sim_config {
 	uint64_t fail_alloc;     /* SIMCUDA_FAIL_ALLOC: 1-based, 0 = never */
 	uint64_t fail_launch;    /* SIMCUDA_FAIL_LAUNCH */
 	unsigned slow_stream_ms; /* SIMCUDA_SLOW_STREAM */
+	enum { FILL_POISON, FILL_ZERO, FILL_RANDOM } fill; /* SIMCUDA_FILL */
 };
 extern struct sim_config sim_cfg;
 void sim_config_load(void);
@@ -266,6 +267,10 @@ double clock_kernel_ns(const struct sim_func *f, void *const *args, simcuda_dim3
                        simcuda_dim3 block);
 uint64_t clock_copy_ns(size_t bytes, int copy_kind);
 uint64_t clock_set_ns(size_t bytes);
+
+/* ---- fill.c: the contents of fresh memory (SIMCUDA_FILL) --------------- */
+/* Fills bytes of memory just mapped (so zeroed) at p by the policy. */
+void fresh_fill(void *p, size_t bytes);
 
 /* ---- devmem.c: the device address range and physical capacity -------- */
 

@@ -101,6 +101,16 @@ void sim_config_load(void)
 	if ((v = getenv("SIMCUDA_FAIL_LAUNCH")) && *v)
 		sim_cfg.fail_launch =
 		    parse_count("SIMCUDA_FAIL_LAUNCH", v, "N >= 1, the launch to fail");
+	if ((v = getenv("SIMCUDA_FILL")) && *v) {
+		if (strcmp(v, "poison") == 0)
+			sim_cfg.fill = FILL_POISON;
+		else if (strcmp(v, "zero") == 0)
+			sim_cfg.fill = FILL_ZERO;
+		else if (strcmp(v, "random") == 0)
+			sim_cfg.fill = FILL_RANDOM;
+		else
+			bad("SIMCUDA_FILL", v, "zero, poison or random");
+	}
 	if ((v = getenv("SIMCUDA_SLOW_STREAM")) && *v) {
 		uint64_t ms = parse_count("SIMCUDA_SLOW_STREAM", v, "milliseconds, 0 to 10000");
 		if (ms > 10000)

@@ -29,11 +29,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc *allocs; /* sorted by base */
 static size_t nallocs, cap;
 
-/* Small allocations start out as junk, as device memory does, so code
- * that assumes zeroed memory fails here too; large ones are left alone
- * because touching them would commit host memory for nothing. */
-#define JUNK_LIMIT (1u << 20)
-
 static size_t find_index(uintptr_t p) /* last allocation with base <= p */
 {
 	size_t lo = 0, hi = nallocs;
@@ -83,8 +78,7 @@ static void map_rw(uintptr_t base, size_t span, size_t size)
 	if (mmap((void *)base, span, PROT_READ | PROT_WRITE,
 	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
 		abort();
-	if (size <= JUNK_LIMIT)
-		memset((void *)base, 0xcd, size);
+	fresh_fill((void *)base, size);
 }
 
 static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)

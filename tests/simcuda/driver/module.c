@@ -95,6 +95,7 @@ static CUresult open_so(const char *path, const char *shown, struct sim_module *
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	mod->dl = dl;
+	mod->image_fd = -1;
 	mod->m = m;
 	mod->funcs = funcs;
 	mod->kernels = kernels;
@@ -168,7 +169,10 @@ CUresult module_load_image(const void *image, struct sim_module **out, bool libr
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	r = open_so(path, "(in-memory image)", out, library);
-	close(fd); /* the loader keeps its own mapping */
+	if (r == CUDA_SUCCESS)
+		(*out)->image_fd = fd;
+	else
+		close(fd);
 	return r;
 }
 
@@ -184,6 +188,8 @@ void module_unload(struct sim_module *mod)
 			handle_del(&mod->kernels[i]);
 	}
 	dlclose(mod->dl);
+	if (mod->image_fd >= 0)
+		close(mod->image_fd);
 	free(mod->funcs);
 	free(mod->kernels);
 	free(mod);

@@ -18,6 +18,10 @@ struct sim_module {
 	struct sim_func *funcs;   /* CUfunction handles, one per kernel */
 	struct sim_func *kernels; /* CUkernel handles (libraries only) */
 	bool library;
+	/* The memfd of an in-memory image, open while loaded: dlopen knows the
+	 * object by its /proc/self/fd path, which a reused descriptor number
+	 * would give the next image. */
+	int image_fd;
 };
 
 CUresult module_load_file(const char *path, struct sim_module **out, bool library);

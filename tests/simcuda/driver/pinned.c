@@ -119,6 +119,7 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned flags)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	fresh_fill(p, bytes);
 	r = add((uintptr_t)p, bytes, flags, false);
 	if (r != CUDA_SUCCESS) {
 		munmap(p, bytes);

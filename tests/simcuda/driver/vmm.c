@@ -47,8 +47,6 @@ struct reservation {
 	size_t nmaps, cap;
 };
 
-#define JUNK_LIMIT (64u << 20)
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reservation *res; /* sorted by base */
 static size_t nres, capres;
@@ -164,10 +162,7 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 	if (fd >= 0 && !keep_fd)
 		close(fd);
 	if (holder != MAP_FAILED) {
-		/* Fresh physical memory holds junk, not zeroes, as on a GPU
-		 * (up to a size where filling it would only cost memory). */
-		if (size <= JUNK_LIMIT)
-			memset(holder, 0xcd, size);
+		fresh_fill(holder, size);
 		mprotect(holder, size, PROT_NONE);
 	}
 	if (h == NULL || holder == MAP_FAILED) {

@@ -14,8 +14,8 @@
  * Kernel code runs on the stream's worker thread.  The CUDA built-ins are
  * thread-local variables owned by libsimcuda_kernel.so; `__shared__` maps to
  * a function-static thread_local, which is block-shared because a block's
- * threads all run (as fibers, when the kernel calls __syncthreads) on one
- * worker thread, and blocks of one launch run one after another.
+ * threads all run (as fibers, when the kernel synchronizes) on one worker
+ * thread, and blocks of one launch run one after another.
  */
 #ifndef SIMCUDA_ABI_H
 #define SIMCUDA_ABI_H
@@ -33,7 +33,8 @@ typedef struct {
 
 struct simcuda_kernel {
 	/* What cuFuncGetName / cuKernelGetName report and cuModuleGetFunction
-	 * looks up: the extern "C" name, as nvcc would emit it. */
+	 * looks up: the symbol name nvcc gives the kernel (the plain name of an
+	 * extern "C" kernel, else the C++ mangled name). */
 	const char *name;
 	/* Runs one CUDA thread; the indices are in the thread-locals below.
 	 * args[i] points at parameter i, as in cuLaunchKernel's kernelParams. */
@@ -41,8 +42,10 @@ struct simcuda_kernel {
 	unsigned nparams;
 	const unsigned *param_offset; /* offsets in the packed buffer (CUDA ABI) */
 	const unsigned *param_size;
-	unsigned param_bytes;      /* size of the packed buffer */
-	unsigned uses_syncthreads; /* 0: threads may run as a plain loop */
+	unsigned param_bytes; /* size of the packed buffer */
+	/* 1: the kernel reaches __syncthreads or a warp-synchronous primitive,
+	 * so its threads run as fibers; 0: they may run as a plain loop. */
+	unsigned synchronizes;
 	/* Optional deterministic duration of the whole launch, in simulated
 	 * nanoseconds; NULL selects the driver's default model. */
 	double (*cost_ns)(void *const *args, simcuda_dim3 grid, simcuda_dim3 block);
@@ -60,6 +63,40 @@ extern __thread simcuda_dim3 simcuda_threadIdx, simcuda_blockIdx, simcuda_blockD
 
 /* Block-wide barrier: switches to the block's next fiber. */
 void simcuda_syncthreads(void);
+
+/* Warp-synchronous operations (simcuda_kernel.h spells them __shfl_sync,
+ * __ballot_sync, ...).  The calling thread waits until every lane of
+ * `mask` in its warp has called the same operation with the same mask;
+ * lanes that have exited, or that the block does not have, count as
+ * arrived.  Other warps of the block go on meanwhile.  `value` carries
+ * the shuffled bits or the predicate, `arg` the source lane, delta or lane
+ * mask, `width` the shuffle segment (a power of two up to 32). */
+enum simcuda_warp_op {
+	SIMCUDA_WARP_SYNC,
+	SIMCUDA_WARP_SHFL_IDX,
+	SIMCUDA_WARP_SHFL_UP,
+	SIMCUDA_WARP_SHFL_DOWN,
+	SIMCUDA_WARP_SHFL_XOR,
+	SIMCUDA_WARP_BALLOT,
+	SIMCUDA_WARP_ANY,
+	SIMCUDA_WARP_ALL,
+};
+unsigned long long simcuda_warp(enum simcuda_warp_op op, unsigned mask, unsigned long long value,
+                                int arg, int width);
+
+/* __activemask(): the lanes of the caller's warp that reach this call
+ * site (`site`: its line) together.  Lanes that take another path are
+ * waited for until they block (at a barrier or another warp operation)
+ * or exit, as a diverged warp runs one path at a time. */
+unsigned simcuda_activemask(int site);
+
+/* What a shuffle returns when its source lane is not taking part (not in
+ * the mask, exited, or past the end of the block): undefined on a GPU,
+ * this pattern here. */
+#define SIMCUDA_WARP_JUNK 0xcdcdcdcdcdcdcdcdull
+
+/* CUDA's warpSize: a variable, as on a GPU (not a constant expression). */
+extern const int simcuda_warpSize;
 
 /* Dynamic shared memory of the current block (extern __shared__ arrays). */
 void *simcuda_dynamic_smem(void);

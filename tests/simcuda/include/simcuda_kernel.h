@@ -10,12 +10,21 @@
  * Atomics use the GCC __atomic builtins because two streams may run kernels
  * on two worker threads at once, as two streams may on a GPU.
  *
+ * Warp-level functions go through simcuda_warp (a real per-warp rendezvous,
+ * see simcuda_abi.h); cooperative groups come from include/device/.
+ *
  * The second half holds the templates the generated registration code
  * (appended by simcc after the .cu source) uses to describe each kernel.
  */
 #ifndef SIMCUDA_KERNEL_H
 #define SIMCUDA_KERNEL_H
 
+/* The host side of the CUDA headers first: dim3, uint3, float4,
+ * make_float4, cudaStream_t ... for the kernels and for host code in the
+ * same file (a later #include of them is a no-op).  For a host compiler
+ * they define __global__, __device__, __host__ and __constant__ as
+ * nothing, which is what the simulator wants. */
+#include <cuda_runtime.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,23 +36,35 @@
 #include "simcuda_abi.h"
 
 /* ---- qualifiers ---------------------------------------------------------- */
-#define __global__
-#define __device__
-#define __host__
-#define __constant__
-#define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__    __attribute__((noinline))
+/* simcc's first pass (the preprocessor, with SIMCUDA_SCAN) keeps them as
+ * words for its scanner; the compile pass defines them. */
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __constant__
+#undef __shared__
+#undef __managed__
+#ifndef SIMCUDA_SCAN
+#include "simcuda_qualifiers.h"
+#endif
+#undef __launch_bounds__
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
-#define __shared__   static thread_local
+#undef __grid_constant__
+#define __grid_constant__
 
 /* ---- built-ins ----------------------------------------------------------- */
-#define threadIdx       simcuda_threadIdx
-#define blockIdx        simcuda_blockIdx
-#define blockDim        simcuda_blockDim
-#define gridDim         simcuda_gridDim
-#define warpSize        32
+/* Read-only views of libsimcuda_kernel.so's thread-locals, typed as CUDA's
+ * (uint3 for the indices, dim3 for the sizes). */
+#define threadIdx       (reinterpret_cast<const uint3 &>(simcuda_threadIdx))
+#define blockIdx        (reinterpret_cast<const uint3 &>(simcuda_blockIdx))
+#define blockDim        (reinterpret_cast<const dim3 &>(simcuda_blockDim))
+#define gridDim         (reinterpret_cast<const dim3 &>(simcuda_gridDim))
 #define __syncthreads() simcuda_syncthreads()
+/* A variable as on a GPU (cudaDeviceProp::warpSize and the runtime's own
+ * locals named warpSize stay untouched, unlike with a #define). */
+static const int &warpSize = simcuda_warpSize;
+static_assert(sizeof(uint3) == sizeof(simcuda_dim3) && sizeof(dim3) == sizeof(simcuda_dim3),
+              "built-in layout");
 
 /* `extern __shared__ T name[];` is rewritten by simcc into
  * `static simcuda_dynamic_shared<T> name;` (same line, so line numbers hold):
@@ -68,7 +89,8 @@ static inline float rsqrtf(float x)
 {
 	return 1.0f / sqrtf(x);
 }
-/* __expf and __logf: glibc's libm already declares and exports them. */
+/* __expf, __logf, __sinf and the other fast-math intrinsics: glibc's
+ * <math.h> declares them, libsimcuda_kernel.so defines them (mathfn.c). */
 static inline float __fdividef(float a, float b)
 {
 	return a / b;
@@ -101,27 +123,160 @@ static inline float __uint_as_float(unsigned u)
 	memcpy(&f, &u, sizeof f);
 	return f;
 }
-template <typename T> static inline T __ldg(const T *p)
-{
-	return *p;
-}
-/* CUDA's overloaded integer/float min and max. */
-#define SIMCUDA_MINMAX(T)                                                                          \
-	static inline T min(T a, T b)                                                              \
+
+/* ---- loads and stores with cache hints: plain accesses here -------------- */
+template <typename T> struct simcuda_same {
+	using type = T;
+};
+#define SIMCUDA_LOAD(name)                                                                         \
+	template <typename T> static inline T name(const T *p)                                     \
 	{                                                                                          \
-		return a < b ? a : b;                                                              \
-	}                                                                                          \
-	static inline T max(T a, T b)                                                              \
-	{                                                                                          \
-		return a > b ? a : b;                                                              \
+		return *p;                                                                         \
 	}
-SIMCUDA_MINMAX(int)
-SIMCUDA_MINMAX(unsigned)
-SIMCUDA_MINMAX(long long)
-SIMCUDA_MINMAX(unsigned long long)
-SIMCUDA_MINMAX(float)
-SIMCUDA_MINMAX(double)
+#define SIMCUDA_STORE(name)                                                                        \
+	template <typename T> static inline void name(T *p, typename simcuda_same<T>::type v)      \
+	{                                                                                          \
+		*p = v;                                                                            \
+	}
+SIMCUDA_LOAD(__ldg)
+SIMCUDA_LOAD(__ldca)
+SIMCUDA_LOAD(__ldcg)
+SIMCUDA_LOAD(__ldcs)
+SIMCUDA_LOAD(__ldlu)
+SIMCUDA_LOAD(__ldcv)
+SIMCUDA_STORE(__stwb)
+SIMCUDA_STORE(__stcg)
+SIMCUDA_STORE(__stcs)
+SIMCUDA_STORE(__stwt)
+#undef SIMCUDA_LOAD
+#undef SIMCUDA_STORE
+
+/* ---- integer intrinsics -------------------------------------------------- */
+static inline int __popc(unsigned x)
+{
+	return __builtin_popcount(x);
+}
+static inline int __popcll(unsigned long long x)
+{
+	return __builtin_popcountll(x);
+}
+static inline unsigned __brev(unsigned x)
+{
+	x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+	x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+	x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+	return __builtin_bswap32(x);
+}
+static inline unsigned long long __brevll(unsigned long long x)
+{
+	return (unsigned long long)__brev((unsigned)x) << 32 | __brev((unsigned)(x >> 32));
+}
+static inline int __clz(int x)
+{
+	return x ? __builtin_clz((unsigned)x) : 32;
+}
+static inline int __clzll(long long x)
+{
+	return x ? __builtin_clzll((unsigned long long)x) : 64;
+}
+static inline int __ffs(int x)
+{
+	return __builtin_ffs(x);
+}
+static inline int __ffsll(long long x)
+{
+	return __builtin_ffsll(x);
+}
+
+/* ---- CUDA's overloaded min and max (the set crt/math_functions.hpp has:
+ * each width, mixed signedness giving the unsigned type, float with
+ * double giving double) ---------------------------------------------------- */
+#define SIMCUDA_MINMAX(R, A, B)                                                                    \
+	static inline R min(A a, B b)                                                              \
+	{                                                                                          \
+		return (R)a < (R)b ? (R)a : (R)b;                                                  \
+	}                                                                                          \
+	static inline R max(A a, B b)                                                              \
+	{                                                                                          \
+		return (R)a > (R)b ? (R)a : (R)b;                                                  \
+	}
+#define SIMCUDA_MINMAX_INT(S, U)                                                                   \
+	SIMCUDA_MINMAX(S, S, S)                                                                    \
+	SIMCUDA_MINMAX(U, U, U)                                                                    \
+	SIMCUDA_MINMAX(U, S, U)                                                                    \
+	SIMCUDA_MINMAX(U, U, S)
+SIMCUDA_MINMAX_INT(int, unsigned)
+SIMCUDA_MINMAX_INT(long, unsigned long)
+SIMCUDA_MINMAX_INT(long long, unsigned long long)
+SIMCUDA_MINMAX(float, float, float)
+SIMCUDA_MINMAX(double, double, double)
+SIMCUDA_MINMAX(double, float, double)
+SIMCUDA_MINMAX(double, double, float)
+#undef SIMCUDA_MINMAX_INT
 #undef SIMCUDA_MINMAX
+
+/* ---- warp-synchronous functions (libsimcuda_kernel.so's simcuda_warp) ----- */
+/* Shuffles move 32 or 64 bits, for the types CUDA overloads them on. */
+template <typename T>
+static inline T simcuda_shfl(enum simcuda_warp_op op, unsigned mask, T var, int arg, int width)
+{
+	static_assert(sizeof(T) == 4 || sizeof(T) == 8, "32- or 64-bit shuffles");
+	unsigned long long bits = 0;
+	memcpy(&bits, &var, sizeof var);
+	bits = simcuda_warp(op, mask, bits, arg, width);
+	memcpy(&var, &bits, sizeof var);
+	return var;
+}
+#define SIMCUDA_SHFL(T)                                                                            \
+	static inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize)      \
+	{                                                                                          \
+		return simcuda_shfl(SIMCUDA_WARP_SHFL_IDX, mask, var, src_lane, width);            \
+	}                                                                                          \
+	static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) \
+	{                                                                                          \
+		return simcuda_shfl(SIMCUDA_WARP_SHFL_UP, mask, var, (int)delta, width);           \
+	}                                                                                          \
+	static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta,                     \
+	                                 int width = warpSize)                                     \
+	{                                                                                          \
+		return simcuda_shfl(SIMCUDA_WARP_SHFL_DOWN, mask, var, (int)delta, width);         \
+	}                                                                                          \
+	static inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) \
+	{                                                                                          \
+		return simcuda_shfl(SIMCUDA_WARP_SHFL_XOR, mask, var, lane_mask, width);           \
+	}
+SIMCUDA_SHFL(int)
+SIMCUDA_SHFL(unsigned)
+SIMCUDA_SHFL(long)
+SIMCUDA_SHFL(unsigned long)
+SIMCUDA_SHFL(long long)
+SIMCUDA_SHFL(unsigned long long)
+SIMCUDA_SHFL(float)
+SIMCUDA_SHFL(double)
+#undef SIMCUDA_SHFL
+
+static inline unsigned __ballot_sync(unsigned mask, int predicate)
+{
+	return (unsigned)simcuda_warp(SIMCUDA_WARP_BALLOT, mask, predicate != 0, 0, 0);
+}
+static inline int __any_sync(unsigned mask, int predicate)
+{
+	return (int)simcuda_warp(SIMCUDA_WARP_ANY, mask, predicate != 0, 0, 0);
+}
+static inline int __all_sync(unsigned mask, int predicate)
+{
+	return (int)simcuda_warp(SIMCUDA_WARP_ALL, mask, predicate != 0, 0, 0);
+}
+static inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+	simcuda_warp(SIMCUDA_WARP_SYNC, mask, 0, 0, 0);
+}
+/* The default argument names the caller's line: lanes on two sides of a
+ * branch are two groups, as a diverged warp is. */
+static inline unsigned __activemask(int site = __builtin_LINE())
+{
+	return simcuda_activemask(site);
+}
 
 /* ---- atomics: return the old value, like CUDA ----------------------------- */
 #define SIMCUDA_ATOMIC_INT(T)                                                                      \
@@ -287,13 +442,28 @@ template <typename... A> struct simcuda_sig<void (*)(A...)> {
 	}
 };
 
-#define SIMCUDA_KERNEL_ENTRY(k, sync, costfn)                                                      \
-	{                                                                                          \
-#k, &simcuda_sig < decltype(&k)> ::thread_fn < &k>,                                \
-		    simcuda_sig < decltype(&k)> ::n, simcuda_sig < decltype(&k)> ::lay.offset,     \
-		    simcuda_sig < decltype(&k)> ::lay.size,                                        \
-		    simcuda_sig < decltype(&k)> ::lay.bytes, sync, costfn                          \
-	}
-#define SIMCUDA_COST_OF(k) (&simcuda_sig<decltype(&k)>::cost<simcuda_cost_##k>)
+/* One registration entry (what the code simcc appends builds per kernel,
+ * a constant initializer).  `name` is the kernel's symbol name, which simcc
+ * has the assembler spell: the plain name of an extern "C" kernel, the
+ * mangled one of a C++ kernel, as nvcc registers them. */
+template <auto K>
+constexpr simcuda_kernel simcuda_entry(const char *name, unsigned synchronizes,
+                                       double (*cost)(void *const *, simcuda_dim3, simcuda_dim3))
+{
+	using S = simcuda_sig<decltype(K)>;
+	return {name,         &S::template thread_fn<K>,
+	        S::n,         S::lay.offset,
+	        S::lay.size,  S::lay.bytes,
+	        synchronizes, cost};
+}
+/* Macros do not outlive simcc's preprocessing pass; the registration
+ * block it appends afterwards uses this. */
+static constexpr unsigned simcuda_abi_version = SIMCUDA_ABI_VERSION;
+/* The cost_ns of a kernel K with the SIMCUDA_COST function C. */
+template <auto K, auto C>
+constexpr double (*simcuda_cost_of())(void *const *, simcuda_dim3, simcuda_dim3)
+{
+	return &simcuda_sig<decltype(K)>::template cost<C>;
+}
 
 #endif

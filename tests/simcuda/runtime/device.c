@@ -45,6 +45,47 @@ RT_EXPORT cudaError_t cudaSetDevice(int device)
 	return rt_exit(&c, e);
 }
 
+/* The flags of the current device's primary context, as the driver keeps
+ * them (they also apply to a context already in use, since CUDA 11).
+ * cudaDeviceMapHost is implicit in the runtime and always reported. */
+RT_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+	cudaSetDeviceFlags_v3020_params p = {flags};
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, RT_FN(cudaSetDeviceFlags_v3020), &p, NULL, RT_NO_CONTEXT);
+	unsigned known = cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax |
+	                 cudaDeviceSyncMemops;
+	unsigned sched = flags & cudaDeviceScheduleMask;
+	if (e == cudaSuccess &&
+	    ((flags & ~known) || sched == 3 || sched > cudaDeviceScheduleBlockingSync))
+		e = cudaErrorInvalidValue;
+	CUdevice d;
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuDeviceGet, &d, rt_current_device()));
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuDevicePrimaryCtxSetFlags, d, flags | cudaDeviceMapHost));
+	return rt_exit(&c, e);
+}
+
+RT_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
+{
+	cudaGetDeviceFlags_v7000_params p = {flags};
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, RT_FN(cudaGetDeviceFlags_v7000), &p, NULL, RT_NO_CONTEXT);
+	if (e == cudaSuccess && !flags)
+		e = cudaErrorInvalidValue;
+	CUdevice d;
+	unsigned f = 0;
+	int active = 0;
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuDeviceGet, &d, rt_current_device()));
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuDevicePrimaryCtxGetState, d, &f, &active));
+	if (e == cudaSuccess)
+		*flags = f | cudaDeviceMapHost;
+	return rt_exit(&c, e);
+}
+
 RT_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
 	cudaDeviceGetAttribute_v5000_params p = {value, attr, device};

@@ -1,20 +1,16 @@
 /*
  * launch.c — kernel launches: cudaLaunchKernel, cudaLaunchKernelExC,
- * cudaLaunchHostFunc and their _ptsz forms, plus the entry points nvcc's
- * host code calls (__cudaPushCallConfiguration, __cudaLaunchKernel,
- * __cudaRegisterFatBinary, ...).
+ * cudaLaunchHostFunc and their _ptsz forms, plus the launch entry points
+ * nvcc's host code calls (__cudaPushCallConfiguration, __cudaLaunchKernel).
  *
  * A launchable func is a cudaKernel_t (the driver's CUkernel, from
- * cudaLibraryGetKernel or cuLibraryGetKernel); the runtime turns it into
- * the current context's CUfunction and launches that through the driver.
- * Host stubs registered by nvcc-built code carry real GPU code the
- * simulated device cannot run: launching one answers
- * cudaErrorNoKernelImageForDevice, as a real GPU of an architecture the
- * fat binary lacks would.
+ * cudaLibraryGetKernel or cuLibraryGetKernel) or the host stub of an
+ * nvcc-built kernel (register.c finds its kernel); the runtime turns it
+ * into the current context's CUfunction and launches that through the
+ * driver.
  */
 #include <assert.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rt.h"
@@ -102,81 +98,6 @@ static const char *kernel_name(const void *k)
 	return found;
 }
 
-/* ---- nvcc host-stub registration --------------------------------------- */
-
-struct stub {
-	const void *host_fun;
-	struct stub *next;
-};
-static struct stub *stubs;
-static pthread_mutex_t stubs_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static _Atomic int any_stubs; /* launches skip the lookup in simcc-only programs */
-
-static int is_registered_stub(const void *f)
-{
-	if (!atomic_load_explicit(&any_stubs, memory_order_relaxed))
-		return 0;
-	int found = 0;
-	pthread_mutex_lock(&stubs_lock);
-	for (struct stub *s = stubs; s && !found; s = s->next)
-		found = s->host_fun == f;
-	pthread_mutex_unlock(&stubs_lock);
-	return found;
-}
-
-/* The handle only has to be unique and non-NULL: the fat binary inside is
- * never loaded. */
-RT_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
-{
-	void **h = calloc(1, sizeof(void *));
-	if (h)
-		*h = fatCubin;
-	return h;
-}
-
-RT_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
-{
-	(void)fatCubinHandle;
-}
-
-RT_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
-{
-	free(fatCubinHandle);
-}
-
-RT_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                                      const char *deviceName, int thread_limit, uint3 *tid,
-                                      uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
-{
-	(void)fatCubinHandle, (void)deviceFun, (void)deviceName, (void)thread_limit, (void)tid;
-	(void)bid, (void)bDim, (void)gDim, (void)wSize;
-	struct stub *s = malloc(sizeof(*s));
-	if (!s)
-		return;
-	s->host_fun = hostFun;
-	pthread_mutex_lock(&stubs_lock);
-	s->next = stubs;
-	stubs = s;
-	atomic_store(&any_stubs, 1);
-	pthread_mutex_unlock(&stubs_lock);
-}
-
-/* The generated stub asks once for its kernel handle and ignores the
- * answer; a registered stub gets itself back, so the launch can say why
- * it cannot run. */
-RT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
-{
-	if (!kernel)
-		return cudaErrorInvalidValue;
-	if (is_registered_stub(func)) {
-		*kernel = (cudaKernel_t)func;
-		return cudaErrorNoKernelImageForDevice;
-	}
-	*kernel = NULL;
-	return cudaErrorInvalidDeviceFunction;
-}
-
 /* <<<grid, block, smem, stream>>> pushes a configuration that the
  * generated stub pops right before launching; a small per-thread stack
  * covers launches nested in argument evaluation. */
@@ -227,8 +148,12 @@ struct launch {
  * done once per handle. */
 static const char *name_of(const void *func)
 {
-	const char *n = kernel_name(func);
-	if (n || !func || is_registered_stub(func) || !rt.drv.cuKernelGetName)
+	const char *n = kernel_name(func), *stub_name = NULL;
+	cudaKernel_t k;
+	cudaError_t e;
+	if (!n && func && rt_stub_kernel(func, &k, &stub_name, &e))
+		return stub_name;
+	if (n || !func || !rt.drv.cuKernelGetName)
 		return n;
 	const char *drv_name = NULL;
 	if (DRV(cuKernelGetName, &drv_name, (CUkernel)func) != CUDA_SUCCESS || !drv_name)
@@ -241,10 +166,16 @@ static cudaError_t do_launch(int pt, const struct launch *l)
 {
 	if (!l->func)
 		return cudaErrorInvalidDeviceFunction;
-	if (is_registered_stub(l->func))
-		return cudaErrorNoKernelImageForDevice;
+	const void *kernel = l->func;
+	cudaKernel_t k;
+	cudaError_t e;
+	if (rt_stub_kernel(l->func, &k, NULL, &e)) {
+		if (e != cudaSuccess)
+			return e;
+		kernel = k;
+	}
 	CUfunction f = NULL;
-	CUresult r = DRV(cuKernelGetFunction, &f, (CUkernel)l->func);
+	CUresult r = DRV(cuKernelGetFunction, &f, (CUkernel)kernel);
 	if (r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_INVALID_VALUE ||
 	    r == CUDA_ERROR_NOT_FOUND)
 		return cudaErrorInvalidDeviceFunction;

@@ -41,6 +41,8 @@
 	X(cuDevicePrimaryCtxRetain)                                                                \
 	X(cuDevicePrimaryCtxRelease)                                                               \
 	X(cuDevicePrimaryCtxReset)                                                                 \
+	X(cuDevicePrimaryCtxSetFlags)                                                              \
+	X(cuDevicePrimaryCtxGetState)                                                              \
 	X(cuCtxSetCurrent)                                                                         \
 	X(cuCtxGetCurrent)                                                                         \
 	XV(cuCtxSynchronize, cuCtxSynchronize_v2)                                                  \
@@ -177,6 +179,11 @@ struct rt_error_text {
 };
 extern const struct rt_error_text rt_error_texts[];
 extern const unsigned rt_error_text_count;
+
+/* register.c: when func is the host stub of an nvcc-built kernel, sets
+ * *err to how finding its kernel went, *kernel to the kernel, *name to the
+ * name nvcc registered, and returns 1; returns 0 for anything else. */
+int rt_stub_kernel(const void *func, cudaKernel_t *kernel, const char **name, cudaError_t *err);
 
 /* launch.c: name of a kernel handle, remembered at cudaLibraryGetKernel. */
 void rt_remember_kernel(cudaKernel_t k, const char *name);

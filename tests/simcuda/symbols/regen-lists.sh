@@ -1,7 +1,7 @@
 #!/bin/sh
 # regen-lists.sh [CUDA_HOME] — rewrites the committed lists of names the
-# real NVIDIA libraries export (libcudart.syms, libcupti.syms, libcuda.syms)
-# from the installed toolkit.  Run by hand when the toolkit changes; the
+# real NVIDIA libraries export (libcudart.syms, libcupti.syms, libcuda.syms,
+# libcublas.syms) from the installed toolkit.  Run by hand when the toolkit changes; the
 # build only reads the committed lists, so it works without the toolkit's
 # shared libraries.
 #
@@ -53,3 +53,4 @@ write_list() {
 write_list "$(find_lib lib64/libcudart.so.13 lib/libcudart.so.13)" "$here/libcudart.syms"
 write_list "$(find_lib lib64/libcupti.so.13 lib/libcupti.so.13 extras/CUPTI/lib64/libcupti.so.13)" "$here/libcupti.syms"
 write_list "$(find_lib lib64/stubs/libcuda.so lib/stubs/libcuda.so)" "$here/libcuda.syms"
+write_list "$(find_lib lib64/libcublas.so.13 lib/libcublas.so.13)" "$here/libcublas.syms"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # abi_exports.sh — the simulated libraries export what the real ones do:
 # every name of the committed lists under the real version node (cudart,
-# CUPTI) or unversioned (driver), the real SONAMEs, and nothing else but
-# the simulator's documented additions (driver/extra.syms).
+# CUPTI, cuBLAS) or unversioned (driver), the real SONAMEs, and nothing
+# else but the simulator's documented additions (driver/extra.syms).
 set -u
 lib=${BUILD:-build}/simcuda
 syms=tests/simcuda/symbols
@@ -42,6 +42,7 @@ mktemp_list() {
 
 check "$lib/libcudart.so.13" libcudart.so.13 $syms/libcudart.syms libcudart.so.13
 check "$lib/libcupti.so.13" libcupti.so.13 $syms/libcupti.syms libcupti.so.13
+check "$lib/libcublas.so.13" libcublas.so.13 $syms/libcublas.syms libcublas.so.13
 driver_extra=tests/simcuda/driver/extra.syms
 [ -r $driver_extra ] || driver_extra=/dev/null
 check "$lib/libcuda.so.1" - $syms/libcuda.syms libcuda.so.1 $driver_extra

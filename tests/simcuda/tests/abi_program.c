@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+#include "expect.h"
 
 #define CHECK(call)                                                                                \
 	do {                                                                                       \
@@ -28,13 +29,6 @@
 		CUptiResult r_ = (call);                                                           \
 		if (r_ != CUPTI_SUCCESS) {                                                         \
 			fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)r_);    \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
 			exit(1);                                                                   \
 		}                                                                                  \
 	} while (0)

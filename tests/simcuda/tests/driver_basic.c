@@ -319,10 +319,9 @@ static void test_image_rejection(void **state)
 	assert_int_equal(cuModuleLoad(&m, TEST_MODULE_DIR "/badabi.so"), CUDA_ERROR_INVALID_IMAGE);
 }
 
-static void test_load_from_memory(void **state)
+static char *read_image(const char *path)
 {
-	(void)state;
-	FILE *f = fopen(TEST_MODULE, "rb");
+	FILE *f = fopen(path, "rb");
 	assert_non_null(f);
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
@@ -330,9 +329,31 @@ static void test_load_from_memory(void **state)
 	char *image = malloc((size_t)n);
 	assert_int_equal(fread(image, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
+	return image;
+}
+
+static void test_load_from_memory(void **state)
+{
+	(void)state;
+	char *image = read_image(TEST_MODULE);
 	CUmodule m;
 	CHECK(cuModuleLoadData(&m, image));
 	free(image); /* the driver keeps its own copy */
+	/* A second, different image loaded meanwhile is a module of its own
+	 * (libraries too), not the first one again. */
+	char *second = read_image(TEST_MODULE_DIR "/second.so");
+	CUmodule m2;
+	CUlibrary lib;
+	CUkernel k;
+	CHECK(cuModuleLoadData(&m2, second));
+	CHECK(cuLibraryLoadData(&lib, second, NULL, NULL, 0, NULL, NULL, 0));
+	free(second);
+	CUfunction f2;
+	CHECK(cuModuleGetFunction(&f2, m2, "second_kernel"));
+	CHECK(cuLibraryGetKernel(&k, lib, "second_kernel"));
+	assert_int_equal(cuModuleGetFunction(&f2, m2, "fill_u32"), CUDA_ERROR_NOT_FOUND);
+	CHECK(cuLibraryUnload(lib));
+	CHECK(cuModuleUnload(m2));
 	CUfunction fn = get_fn(m, "fill_u32");
 	unsigned count;
 	CHECK(cuModuleGetFunctionCount(&count, m));

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "simcuda_stats.h"
 
 #ifndef TEST_MODULE_DIR
@@ -53,56 +54,6 @@ static inline CUfunction get_fn(CUmodule m, const char *name)
 	CUfunction f;
 	CHECK(cuModuleGetFunction(&f, m, name));
 	return f;
-}
-
-/* What a child scenario did: exit status and its stdout and stderr. */
-struct child_result {
-	int status;
-	char err[8192];
-};
-
-/* Runs this test binary again as `self MODE` with extra environment
- * entries ("NAME=value", NULL-terminated), collecting its output. */
-static inline struct child_result run_child(const char *mode, const char *const *env)
-{
-	struct child_result r = {0};
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		for (const char *const *e = env; e && *e; e++)
-			putenv((char *)*e);
-		char *argv[] = {"self", (char *)mode, NULL};
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t got;
-	while ((got = read(fds[0], r.err + n, sizeof(r.err) - 1 - n)) > 0)
-		n += (size_t)got;
-	r.err[n] = '\0';
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &r.status, 0), pid);
-	return r;
-}
-
-static inline void assert_exit_ok(const struct child_result *r)
-{
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
-		fail_msg("child failed (status 0x%x), stderr:\n%s", r->status, r->err);
-}
-
-static inline void assert_died_with(const struct child_result *r, const char *text)
-{
-	if (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT)
-		fail_msg("child should have aborted (status 0x%x), stderr:\n%s", r->status, r->err);
-	if (strstr(r->err, text) == NULL)
-		fail_msg("child stderr lacks '%s':\n%s", text, r->err);
 }
 
 #endif

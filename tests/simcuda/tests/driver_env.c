@@ -2,8 +2,9 @@
  * driver_env.c — what the SIMCUDA_* variables do: the exit report (to
  * stderr and to a file, in the key=value format other tools parse), fault
  * injection of allocations and launches, the deterministic simulated
- * clock (same times every run, with or without a slowed stream), and one
- * clear message for a malformed value.  Each scenario runs in a child.
+ * clock (same times every run, with or without a slowed stream), the
+ * fill policy of fresh memory on every allocation path, and one clear
+ * message for a malformed value.  Each scenario runs in a child.
  */
 #include "driver_common.h"
 
@@ -248,6 +249,8 @@ static void test_malformed(void **state)
 	    {"SIMCUDA_FAIL_ALLOC=x", "simcuda: invalid SIMCUDA_FAIL_ALLOC='x'"},
 	    {"SIMCUDA_SLOW_STREAM=1e3", "simcuda: invalid SIMCUDA_SLOW_STREAM='1e3'"},
 	    {"SIMCUDA_REPORT=yes", "simcuda: invalid SIMCUDA_REPORT='yes'"},
+	    {"SIMCUDA_FILL=junk", "simcuda: invalid SIMCUDA_FILL='junk' (expected zero, poison "
+	                          "or random)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *env[] = {cases[i].env, NULL};
@@ -266,6 +269,86 @@ static void test_malformed(void **state)
 	}
 }
 
+/* Prints, for each allocation path, "PATH FIRST8BYTES UNIFORM" about the
+ * memory it just handed out (UNIFORM: every byte the same). */
+static void describe(const char *path, const unsigned char *bytes, size_t n)
+{
+	int uniform = 1;
+	for (size_t i = 1; i < n; i++)
+		uniform &= bytes[i] == bytes[0];
+	uint64_t first;
+	memcpy(&first, bytes, sizeof first);
+	printf("%s %016" PRIx64 " %d\n", path, first, uniform);
+}
+
+static int child_fill(void)
+{
+	enum { SMALL = 4096, LARGE = 3u << 20 };
+	static unsigned char host[LARGE];
+	setup_context();
+	CUdeviceptr small, large, async, va;
+	CHECK(cuMemAlloc(&small, SMALL));
+	CHECK(cuMemAlloc(&large, LARGE));
+	CHECK(cuMemAllocAsync(&async, SMALL, NULL));
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+	                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE}};
+	CUmemAccessDesc rw = {.location = prop.location,
+	                      .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	size_t g;
+	CUmemGenericAllocationHandle h;
+	CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CHECK(cuMemCreate(&h, g, &prop, 0));
+	CHECK(cuMemAddressReserve(&va, g, 0, 0, 0));
+	CHECK(cuMemMap(va, g, 0, h, 0));
+	CHECK(cuMemSetAccess(va, g, &rw, 1));
+	void *pinned;
+	CHECK(cuMemAllocHost(&pinned, SMALL));
+	CHECK(cuMemcpyDtoH(host, small, SMALL));
+	describe("cuMemAlloc", host, SMALL);
+	CHECK(cuMemcpyDtoH(host, large, LARGE));
+	describe("cuMemAlloc-3M", host, LARGE);
+	CHECK(cuMemcpyDtoH(host, async, SMALL));
+	describe("cuMemAllocAsync", host, SMALL);
+	CHECK(cuMemcpyDtoH(host, va, g));
+	describe("cuMemCreate", host, g);
+	describe("cuMemAllocHost", pinned, SMALL);
+	return 0;
+}
+
+/* SIMCUDA_FILL: poison (the default) 0xcd bytes, zero, or random bytes
+ * that differ between allocations and between runs, on every path. */
+static void test_fill(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {"cuMemAlloc", "cuMemAlloc-3M", "cuMemAllocAsync",
+	                                    "cuMemCreate", "cuMemAllocHost"};
+	const char *poison[] = {NULL}, *zero[] = {"SIMCUDA_FILL=zero", NULL};
+	const char *random[] = {"SIMCUDA_FILL=random", NULL};
+	struct child_result p = run_child("fill", poison), z = run_child("fill", zero);
+	struct child_result r1 = run_child("fill", random), r2 = run_child("fill", random);
+	assert_exit_ok(&p);
+	assert_exit_ok(&z);
+	assert_exit_ok(&r1);
+	assert_exit_ok(&r2);
+	char line[128];
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		snprintf(line, sizeof line, "%s cdcdcdcdcdcdcdcd 1\n", paths[i]);
+		if (!strstr(p.err, line))
+			fail_msg("poison: no '%s' in:\n%s", line, p.err);
+		snprintf(line, sizeof line, "%s 0000000000000000 1\n", paths[i]);
+		if (!strstr(z.err, line))
+			fail_msg("zero: no '%s' in:\n%s", line, z.err);
+		/* random: not uniform, and not what the other run saw */
+		const char *at = strstr(r1.err, paths[i]), *at2 = strstr(r2.err, paths[i]);
+		assert_non_null(at);
+		assert_non_null(at2);
+		size_t len = strlen(paths[i]) + 1 + 16;
+		assert_int_equal(at[len + 1], '0');
+		assert_memory_not_equal(at, at2, len);
+	}
+	assert_int_equal(strcmp(r1.err, r2.err) != 0, 1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) {
@@ -281,12 +364,18 @@ int main(int argc, char **argv)
 			return child_clock_legacy();
 		if (strcmp(argv[1], "async-peak") == 0)
 			return child_async_peak();
+		if (strcmp(argv[1], "fill") == 0)
+			return child_fill();
 		return 2;
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_report_file),     cmocka_unit_test(test_fail_alloc),
-	    cmocka_unit_test(test_fail_launch),     cmocka_unit_test(test_clock),
-	    cmocka_unit_test(test_async_free_peak), cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_report_file),
+	    cmocka_unit_test(test_fail_alloc),
+	    cmocka_unit_test(test_fail_launch),
+	    cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_async_free_peak),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_fill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

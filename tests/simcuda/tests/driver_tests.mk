@@ -2,7 +2,8 @@
 # (cmocka, ASan+UBSan), with the hand-written test modules they load.
 DRVT_DIR := tests/simcuda/tests
 DRVT_OUT := $(BUILD)/simcuda/tests
-DRVT_MODULES := $(DRVT_OUT)/modules/testkernels.so $(DRVT_OUT)/modules/badabi.so
+DRVT_MODULES := $(DRVT_OUT)/modules/testkernels.so $(DRVT_OUT)/modules/badabi.so \
+	$(DRVT_OUT)/modules/second.so
 
 # Modules are built like simcc output: plain -fPIC shared objects linked
 # against libsimcuda_kernel.so, without sanitizers (their code runs on the
@@ -14,7 +15,7 @@ $(DRVT_OUT)/modules/%.so: $(DRVT_DIR)/modules/%.c tests/simcuda/include/simcuda_
 
 DRVT_TESTS := $(patsubst $(DRVT_DIR)/%.c,$(BUILD)/tests/%,$(wildcard $(DRVT_DIR)/driver_*.c $(DRVT_DIR)/kernel_*.c))
 
-DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(SIMD_SAN_LIB) $(DRVT_MODULES) \
+DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(DRVT_DIR)/child.h $(SIMD_SAN_LIB) $(DRVT_MODULES) \
 	tests/simcuda/include/simcuda_stats.h
 define DRVT_LINK
 	@mkdir -p $(@D)

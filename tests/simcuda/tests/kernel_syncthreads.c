@@ -139,7 +139,8 @@ static void test_syncthreads_needs_flag(void **state)
 {
 	(void)state;
 	struct child_result r = run_child("bad-sync", NULL);
-	assert_died_with(&r, "kernel 'bad_sync' calls __syncthreads but its uses_syncthreads is 0");
+	assert_died_with(&r, "kernel 'bad_sync' block (0,0,0): calls __syncthreads but is not "
+	                     "marked as synchronizing");
 }
 
 int main(int argc, char **argv)

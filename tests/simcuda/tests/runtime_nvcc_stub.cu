@@ -1,24 +1,18 @@
 // runtime_nvcc_stub.cu — host code as nvcc generates it for <<<>>>
 // (fat binary registration, __cudaPushCallConfiguration, __cudaGetKernel,
-// __cudaLaunchKernel) running on the simulated runtime.  The fat binary
-// holds real GPU code the simulated device cannot run, so the launch must
-// fail the way a GPU without a matching image fails, and everything else
-// must keep working.
+// __cudaLaunchKernel) running on the simulated runtime, built by plain nvcc.
+// The fat binary holds real GPU code the simulated device cannot run and no
+// simcc module sits beside it (tools/simnvcc would add one), so the launch
+// must fail the way a GPU without a matching image fails, and everything
+// else must keep working.
 #include <cstdio>
 #include <cuda_runtime.h>
+#include "expect.h"
 
 __global__ void iota(int *p)
 {
 	p[threadIdx.x] = threadIdx.x;
 }
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #cond);            \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 int main()
 {

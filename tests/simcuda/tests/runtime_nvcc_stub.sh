@@ -1,8 +1,9 @@
 #!/bin/sh
-# runtime_nvcc_stub.sh — a program built by nvcc against the real shared
-# cudart (<<<>>> launch, fat binary registration) runs on the simulated
-# runtime: registration works, the launch answers
+# runtime_nvcc_stub.sh — a program built by plain nvcc against the real
+# shared cudart (<<<>>> launch, fat binary registration, no simcc module)
+# runs on the simulated runtime: registration works, the launch answers
 # cudaErrorNoKernelImageForDevice, the rest of the program is unaffected.
+# Listed only when nvcc exists.
 set -eu
 cuda=${CUDA_HOME:-/usr/local/cuda}
 sim=${BUILD:-build}/simcuda

@@ -67,6 +67,20 @@ static void test_versions_and_device(void **state)
 	assert_int_equal(attr, p.maxThreadsPerBlock);
 	CHECK(cudaDeviceGetAttribute(&attr, cudaDevAttrComputeCapabilityMajor, 0));
 	assert_int_equal(attr, p.major);
+
+	/* Device flags (darknet sets blocking sync), also on a context in use. */
+	unsigned flags = 0;
+	CHECK(cudaFree(0));
+	CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+	CHECK(cudaGetDeviceFlags(&flags));
+	assert_int_equal(flags, cudaDeviceScheduleBlockingSync | cudaDeviceMapHost);
+	assert_int_equal(cudaSetDeviceFlags(3), cudaErrorInvalidValue);
+	assert_int_equal(cudaSetDeviceFlags(0x400), cudaErrorInvalidValue);
+	assert_int_equal(cudaGetDeviceFlags(NULL), cudaErrorInvalidValue);
+	CHECK(cudaSetDeviceFlags(cudaDeviceScheduleAuto));
+	CHECK(cudaGetDeviceFlags(&flags));
+	assert_int_equal(flags, cudaDeviceMapHost);
+	(void)cudaGetLastError();
 }
 
 static void test_copy_kinds(void **state)

@@ -29,7 +29,15 @@ $(SIMT_DIR)/cupti_test: tests/simcuda/tests/cupti_test.c $(SIMT_LIBS) \
 	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMT_LIBS) $(SIMCUDA_DIR)/libcupti.so.13 \
 		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
 
+# The simulated cuBLAS, through the simulated runtime.
+$(SIMT_DIR)/cublas_test: tests/simcuda/tests/cublas_test.c $(SIMT_LIBS) $(SIMCUDA_DIR)/libcublas.so.13
+	@mkdir -p $(@D)
+	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMCUDA_DIR)/libcublas.so.13 $(SIMT_LIBS) \
+		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
+
 ALL_TARGETS += $(SIMT_MODULE)
-UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/runtime_sticky_test $(SIMT_DIR)/cupti_test
+UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/runtime_sticky_test $(SIMT_DIR)/cupti_test \
+	       $(SIMT_DIR)/cublas_test
 E2E_TESTS   += tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh \
-               tests/simcuda/tests/runtime_nvcc_stub.sh
+	       tests/simcuda/tests/abi_cublas_link.sh
+E2E_NVCC_TESTS += tests/simcuda/tests/runtime_nvcc_stub.sh tests/simcuda/tests/runtime_nvcc_host.sh

@@ -115,7 +115,7 @@ static void index3d(void *const *args)
 }
 
 /* __global__ void bad_sync(): calls __syncthreads but is (wrongly)
- * described with uses_syncthreads = 0; the library must refuse it. */
+ * described with synchronizes = 0; the library must refuse it. */
 static void bad_sync(void *const *args)
 {
 	(void)args;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A launch that fails inside a replay iteration (SIMCUDA_FAIL_LAUNCH=N, N
 # swept over one such iteration, libremat's own rebuild launches counted):
-# the job either ends with the device error, never having printed a loss
+# the job either ends with the device error (from the runtime or, for a GEMM,
+# cuBLAS's EXECUTION_FAILED), never having printed a loss
 # the plain run does not print, or, where the fault hit libremat's rebuild
 # and it could do it again, ends with output identical to the plain run and
 # one message.
@@ -26,7 +27,7 @@ for n in $(seq 180 230); do
 			recovered=$((recovered + 1))
 		fi
 	else
-		grep -q "LAUNCH_FAILED\|LaunchFailure" "$tmp/f.err" ||
+		grep -q "LAUNCH_FAILED\|LaunchFailure\|CUBLAS_STATUS_EXECUTION_FAILED" "$tmp/f.err" ||
 			fail "N=$n: exit $rc without the device error: $(tail -n 3 "$tmp/f.err")"
 		# Every loss printed is the plain run's.
 		head -c "$(wc -c <"$tmp/f.out")" "$tmp/plain.out" | cmp -s - "$tmp/f.out" ||

@@ -88,15 +88,19 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	for (int32_t p = 0; p < n; p++)
 		tm[p + 1] = tm[p] + g->ops[p].duration_ns;
 	/* Ranges bucketed by their first position, each with its key. */
+	/* (a range that adds bytes, a stash, is no reason to evict) */
 	for (int32_t j = 0; j < cs->ncands; j++)
 		for (uint32_t r = 0; r < cs->c[j].nranges; r++)
-			off[cs->ranges[cs->c[j].range_off + r].lo + 1]++;
+			if (cs->ranges[cs->c[j].range_off + r].bytes > 0)
+				off[cs->ranges[cs->c[j].range_off + r].lo + 1]++;
 	for (int32_t p = 0; p < n; p++)
 		off[p + 1] += off[p];
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		for (uint32_t r = 0; r < x->nranges; r++) {
 			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			if (rg->bytes <= 0)
+				continue;
 			double stale = (double)(tm[rg->hi + 1] - tm[rg->lo]) + 1.0;
 			double h = (double)x->cost / (((double)rg->bytes + 1.0) * stale);
 			/* Variant 1 also counts what the eviction blocks: the

@@ -231,6 +231,40 @@ out:
 	return rc;
 }
 
+/* Buffers by alloc_at and by free_at, as CSR lists over positions. */
+int32_t *pl_bufs_by_pos(const struct pl_graph *g, int use_free, uint32_t **off_out)
+{
+	uint32_t *off = calloc((size_t)g->nops + 2, sizeof(uint32_t));
+	int32_t *list = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
+	if (!off || !list) {
+		free(off);
+		free(list);
+		return NULL;
+	}
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
+		if (at >= 0 && at < g->nops)
+			off[at + 1]++;
+	}
+	for (int32_t p = 0; p < g->nops; p++)
+		off[p + 1] += off[p];
+	uint32_t *fill = malloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	if (!fill) {
+		free(off);
+		free(list);
+		return NULL;
+	}
+	memcpy(fill, off, sizeof(uint32_t) * ((size_t)g->nops + 1));
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
+		if (at >= 0 && at < g->nops)
+			list[fill[at]++] = b;
+	}
+	free(fill);
+	*off_out = off;
+	return list;
+}
+
 int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t errlen)
 {
 	struct stat st;

@@ -16,6 +16,7 @@
 
 #include <glpk.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,44 @@ static void callback(glp_tree *tree, void *info)
 	}
 }
 
+/* GLPK aborts the process on an internal assertion (it has, deep in its
+ * primal simplex, on a badly scaled LP).  Its error hook lets us leave
+ * instead: the solve then simply has no answer and the heuristic plan
+ * stands.  After the hook fires GLPK's whole environment is gone, the
+ * problem object included. */
+#define GLPK_FAILED (-1000)
+
+static void glpk_failed(void *info)
+{
+	longjmp(*(jmp_buf *)info, 1);
+}
+
+static int guarded_simplex(glp_prob *lp, const glp_smcp *sp)
+{
+	jmp_buf env;
+	if (setjmp(env)) {
+		glp_free_env();
+		return GLPK_FAILED;
+	}
+	glp_error_hook(glpk_failed, &env);
+	int r = glp_simplex(lp, sp);
+	glp_error_hook(NULL, NULL);
+	return r;
+}
+
+static int guarded_intopt(glp_prob *lp, const glp_iocp *parm)
+{
+	jmp_buf env;
+	if (setjmp(env)) {
+		glp_free_env();
+		return GLPK_FAILED;
+	}
+	glp_error_hook(glpk_failed, &env);
+	int r = glp_intopt(lp, parm);
+	glp_error_hook(NULL, NULL);
+	return r;
+}
+
 struct mat {
 	int *ia, *ja;
 	double *ar;
@@ -83,15 +122,29 @@ static int put(struct mat *m, int i, int j, double v)
 	return 0;
 }
 
+/* Bytes saved in the model's units.  Below one unit a coefficient only
+ * hurts the LP's numerics (GLPK has aborted on a ratio of 1e9), so a
+ * saving that small counts as none and an addition as a whole unit: the
+ * model stays an upper bound of the memory. */
+static double units(int64_t bytes, double unit)
+{
+	double v = (double)bytes / unit;
+	if (v > -1 && v < 1)
+		return v > 0 ? 0 : v < 0 ? -1 : 0;
+	return v;
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* Positions that need a memory row; returns how many (or -1). */
+/* Positions that need a memory row; returns how many (or -1).  added:
+ * the most all candidates together add at each position besides their
+ * transients (stashes), constant between two range boundaries. */
 static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                              const int64_t *trans_at, int32_t *rows)
+                              const int64_t *trans_at, const int64_t *added, int32_t *rows)
 {
 	int32_t n = g->nops, nb = 0;
 	int32_t *bnd = malloc(sizeof(int32_t) * (2 * (size_t)cs->nranges + cs->ncands + 2));
@@ -116,9 +169,10 @@ static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *c
 		for (int32_t p = lo + 1; p <= hi; p++)
 			if (g->live[p] > g->live[best])
 				best = p;
-		if (trans_at[lo] > 0 && g->live[lo] + trans_at[lo] > budget)
+		if (trans_at[lo] > 0 && g->live[lo] + added[lo] + trans_at[lo] > budget)
 			rows[nrows++] = lo;
-		if (g->live[best] > budget && !(best == lo && nrows && rows[nrows - 1] == lo))
+		if (g->live[best] + added[lo] > budget &&
+		    !(best == lo && nrows && rows[nrows - 1] == lo))
 			rows[nrows++] = best;
 	}
 	free(bnd);
@@ -162,6 +216,7 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	r->gap = r->lp_bound = -1;
 	int32_t N = cs->ncands, n = g->nops;
 	int64_t *trans_at = calloc((size_t)n, sizeof(int64_t));
+	int64_t *added = malloc(sizeof(int64_t) * (size_t)n);
 	int32_t *rows = malloc(sizeof(int32_t) * (4 * (size_t)cs->nranges + 2 * (size_t)N + 4));
 	int32_t *row_of = malloc(sizeof(int32_t) * (size_t)n);
 	double *warm_x = NULL;
@@ -170,15 +225,18 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	struct mat m = {0};
 	glp_prob *lp = NULL;
 	int rc = -1;
-	if (!trans_at || !rows || !row_of)
+	if (!trans_at || !added || !rows || !row_of)
 		goto out;
 	memset(chosen, 0, N ? N : 1);
 	for (int32_t j = 0; j < N; j++)
 		if (cs->c[j].at >= 0)
 			trans_at[cs->c[j].at] += cs->c[j].transient;
+	pl_added_bytes(g, cs, added);
+	for (int32_t p = 0; p < n; p++)
+		added[p] -= trans_at[p];
 	if (minpeak)
 		budget = -1; /* every interval gets a row */
-	int32_t nmem = peak_positions(g, cs, budget, trans_at, rows);
+	int32_t nmem = peak_positions(g, cs, budget, trans_at, added, rows);
 	if (nmem < 0)
 		goto out;
 	if (nmem == 0 || N == 0) {
@@ -246,7 +304,9 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
 			if (first >= end)
 				continue; /* covers no memory position */
-			double v = (double)rg->bytes / unit;
+			double v = units(rg->bytes, unit);
+			if (v == 0)
+				continue;
 			if (coef[first] == 0)
 				touched[nt++] = first;
 			coef[first] -= v;
@@ -260,7 +320,7 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			int32_t i = nmem + row_of[x->at];
 			if (coef[i] == 0)
 				touched[nt++] = i;
-			coef[i] -= (double)x->transient / unit;
+			coef[i] += units(-x->transient, unit);
 		}
 		for (int32_t t = 0; t < nt; t++) {
 			if (coef[touched[t]] != 0 &&
@@ -313,9 +373,9 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 				int32_t first = first_at_or_after(rows, nmem, rg->lo);
 				int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
 				if (first < end) { /* a difference array, summed below */
-					sv[first] += (double)rg->bytes / unit;
+					sv[first] += units(rg->bytes, unit);
 					if (end < nmem)
-						sv[end] -= (double)rg->bytes / unit;
+						sv[end] -= units(rg->bytes, unit);
 				}
 			}
 		}
@@ -342,7 +402,13 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		/* the dual simplex copes best with these degenerate LPs */
 		sp.meth = GLP_DUALP;
 		glp_scale_prob(lp, GLP_SF_AUTO);
-		int sr = glp_simplex(lp, &sp);
+		int sr = guarded_simplex(lp, &sp);
+		if (sr == GLPK_FAILED) {
+			lp = NULL;
+			r->status = 2;
+			rc = 0;
+			goto out;
+		}
 		int ls = glp_get_status(lp);
 		if (verbose)
 			fprintf(stderr, "ilp: root LP: simplex rc %d, status %d, %.2f s\n", sr, ls,
@@ -381,7 +447,13 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	if (verbose)
 		fprintf(stderr, "ilp: %d columns, %d rows (%d memory positions), %zu non-zeros\n",
 		        glp_get_num_cols(lp), glp_get_num_rows(lp), nmem, m.n);
-	int ret = glp_intopt(lp, &parm);
+	int ret = guarded_intopt(lp, &parm);
+	if (ret == GLPK_FAILED) {
+		lp = NULL;
+		r->status = 2;
+		rc = 0;
+		goto out;
+	}
 	glp_term_out(term);
 	if (verbose)
 		fprintf(stderr, "ilp: intopt rc %d, status %d, %.2f s\n", ret, glp_mip_status(lp),
@@ -426,6 +498,7 @@ out:
 	free(m.ja);
 	free(m.ar);
 	free(trans_at);
+	free(added);
 	free(rows);
 	free(row_of);
 	free(warm_x);

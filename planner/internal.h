@@ -28,6 +28,10 @@ int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t n
  * curve and the content hash when none was given (has_hash = 0). */
 int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen);
 
+/* Buffers by alloc_at (use_free 0) or free_at (1), as a CSR list over
+ * positions: list[off[p] .. off[p+1]).  NULL when out of memory. */
+int32_t *pl_bufs_by_pos(const struct pl_graph *g, int use_free, uint32_t **off);
+
 /* atomic_file.c: writes go to tmp (PATH.tmp) and replace path on commit.
  * open returns NULL with a message in err; commit closes f either way. */
 FILE *pl_atomic_open(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
@@ -41,9 +45,22 @@ static inline int64_t pl_round_up(int64_t v, int64_t g)
 	return g > 1 ? (v + g - 1) / g * g : v;
 }
 
+/* Any buffer with physical bytes of its own: the versions of a
+ * persistent one written inside the iteration are evicted like
+ * activations; what lives across the boundary stays (see candidates.c). */
 static inline int pl_buf_evictable(const struct pl_buffer *b)
 {
-	return !b->small && !b->persistent && !b->excluded && b->rounded > 0;
+	return !b->small && !b->excluded && b->rounded > 0;
+}
+
+/* Position whose steps take buffer b's stash (its content from before
+ * the iteration): its first writer, or, if it is never written, the last
+ * position it is allocated at.  Plans and candidates must agree on it. */
+static inline int32_t pl_stash_pos(const struct pl_buffer *b, int32_t first_writer)
+{
+	if (first_writer >= 0)
+		return first_writer;
+	return b->free_at > 0 ? b->free_at - 1 : 0;
 }
 
 /* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
@@ -71,6 +88,14 @@ static inline int pl_best_take(struct pl_best *b, int r, int64_t cost, int64_t p
 	return better;
 }
 
+/* The version a buffer holds when the iteration starts: content from
+ * before it, or nothing anyone reads (allocated inside, or dead across
+ * the boundary). */
+static inline int32_t pl_ver_initial(const struct pl_buffer *b)
+{
+	return b->alloc_at < 0 && !b->dead_across ? PL_VER_PRE : PL_VER_FRESH;
+}
+
 static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nops)
 {
 	int32_t lo = b->alloc_at < 0 ? 0 : b->alloc_at;
@@ -82,7 +107,7 @@ static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nop
 
 struct pl_range {
 	int32_t lo, hi; /* positions lo..hi inclusive where bytes are saved */
-	int64_t bytes;
+	int64_t bytes;  /* negative: bytes added there (a stash held until the rebuild) */
 };
 
 struct pl_cand {
@@ -95,14 +120,20 @@ struct pl_cand {
 	uint32_t step_off, nsteps;    /* rebuild steps at `at` */
 	int32_t order_key; /* last replayed op: rebuilds at one position run in this order */
 	uint8_t segment;
+	/* > 0: buffers this many replays from the targets were taken as
+	 * evicted; the plan rebuilds its recipe on the state at `at` */
+	uint8_t flex;
 };
 
 struct pl_gap {
 	int32_t buf;
-	int32_t a, c;  /* last use before, next use (or free_at for a dead gap) */
-	int32_t ver;   /* version held over the gap */
-	uint8_t dead;  /* no use after it: evicted until freed */
-	int64_t bytes; /* physical bytes of the buffer */
+	int32_t a, c;     /* last use before, next use (or free_at for a dead gap) */
+	int32_t ver;      /* version held over the gap */
+	uint8_t dead;     /* no use after it: evicted until freed */
+	uint8_t boundary; /* dead across the boundary: from the last use a over the end
+	                   * of the iteration to the first use c (c <= a); kept
+	                   * unmapped at the boundary, mapped again before c */
+	int64_t bytes;    /* physical bytes of the buffer */
 };
 
 struct pl_cands {
@@ -119,11 +150,19 @@ struct pl_cands {
 	uint32_t *forbid_by_off;
 	int32_t *forbid_by;
 	uint32_t nranges, ngap_list, nforbid_list, nsteps;
+	/* what flexible candidates need to be rebuilt when a plan is made
+	 * (candidates.c) */
+	struct pl_cgen *gen;
 };
 
 int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct pl_cands *cs,
                    char *err, size_t errlen);
 void pl_cands_free(struct pl_cands *cs);
+/* The rebuild steps of candidate j on the state at its position (mapped:
+ * per buffer), valid until the next call; its stored steps unless it is
+ * flexible.  -1 when its recipe does not hold there. */
+int pl_cand_steps(const struct pl_graph *g, const struct pl_cands *cs, int32_t j,
+                  const uint8_t *mapped, const struct pl_step **steps, uint32_t *nsteps);
 
 /* A selection of candidates and its memory curve (without transients
  * overlapping; see selection.c). */
@@ -142,6 +181,8 @@ struct pl_segtree;
 void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int sign);
 void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
                   const int32_t *order, int32_t n, int64_t budget);
+int pl_cand_overshoots(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int64_t budget);
+void pl_added_bytes(const struct pl_graph *g, const struct pl_cands *cs, int64_t *add);
 int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j);
 int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j);
 int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,

@@ -130,5 +130,6 @@ void pl_plan_free(struct pl_plan *p)
 	free(p->evict_off);
 	free(p->steps);
 	free(p->evict);
+	free(p->boundary);
 	free(p);
 }

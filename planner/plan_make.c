@@ -17,6 +17,7 @@ void pl_options_default(struct pl_options *o)
 	o->planner = PL_PLANNER_ILP;
 	o->time_limit_s = 30;
 	o->segments = 1;
+	o->flex = 1;
 	o->max_segment = 8;
 }
 

@@ -25,6 +25,9 @@ enum pl_status {
 
 #define PL_REF_READ  1u /* real read: the op depends on the version it sees */
 #define PL_REF_WRITE 2u /* the op changes the buffer */
+#define PL_REF_PARTIAL                                                                             \
+	4u /* the write covers only part of the buffer: the bytes it leaves                        \
+	    * keep the prior version, so the op also depends on it (READ) */
 
 struct pl_ref {
 	int32_t buf;    /* buffer id */
@@ -52,6 +55,10 @@ struct pl_buffer {
 	int32_t free_at;  /* first op after the free; -1 = live at the end */
 	uint8_t small;    /* packed into a shared chunk: never evicted */
 	uint8_t persistent;
+	/* Live across the iteration boundary (alloc_at = free_at = -1) and its
+	 * content there is never read: the first access in the iteration is a
+	 * full overwrite.  Only a graph or trace that says so sets it. */
+	uint8_t dead_across;
 	/* Never evicted nor rebuilt (remat-plan --exclude): verification found
 	 * that replaying its writers does not reproduce its bytes. */
 	uint8_t excluded;
@@ -99,6 +106,8 @@ enum pl_step_kind {
 	PL_STEP_REPLAY,  /* re-launch op arg with the parameter bytes of this iteration */
 	PL_STEP_RESTORE, /* copy buffer arg back from its saved copy, free the copy */
 	PL_STEP_RELEASE, /* unmap buffer arg (a transient or an intermediate no longer needed) */
+	PL_STEP_STASH,   /* copy buffer arg aside into its stash, which outlives the position */
+	PL_STEP_UNSTASH, /* copy buffer arg back from its stash and free the stash */
 };
 
 struct pl_step {
@@ -117,6 +126,10 @@ struct pl_plan {
 	struct pl_step *steps;
 	uint32_t *evict_off; /* nops + 1 entries */
 	int32_t *evict;
+	/* Buffers live across the boundary that the plan keeps unmapped there
+	 * (dead across it); NULL when none. */
+	int32_t nboundary;
+	int32_t *boundary;
 	/* Informational figures written with the plan. */
 	int64_t baseline_peak, peak, recompute_ns;
 };
@@ -170,6 +183,7 @@ struct pl_options {
 	int segments;        /* offer chain-segment candidates (default 1) */
 	int max_segment;     /* longest segment in buffers; 0 = default (8) */
 	int strict;          /* replays may not read buffers rebuilt at the same position */
+	int flex;            /* offer rebuilds through evicted buffers (default 1) */
 	int no_min_peak;     /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
 };

@@ -43,7 +43,7 @@ static struct pl_plan *mutate(const struct pl_graph *g, const struct pl_plan *p,
 		pl_builder_evict(b, pos, buf); /* a random eviction */
 	if (what == 4 && pos > 0) {
 		/* a random step */
-		int kind = (int)(tu_rand(s) % 5);
+		int kind = (int)(tu_rand(s) % 7);
 		int32_t arg = kind == PL_STEP_REPLAY ? (int32_t)(tu_rand(s) % (uint64_t)pos) : buf;
 		pl_builder_step(b, pos, kind, arg);
 	}
@@ -244,15 +244,134 @@ static void evaluator_names_faults(void **state)
 	pl_builder_step(b, 4, PL_STEP_MAP, 1);
 	pl_builder_step(b, 4, PL_STEP_REPLAY, 1);
 	expect(g, b, "reads buffer 2 version -1 but it holds version 1");
-	/* and the candidates know it: nothing rebuilds B */
+	/* a stash must be taken before it is given back, and given back by the end */
+	b = pl_builder_new(5);
+	pl_builder_step(b, 4, PL_STEP_UNSTASH, 2);
+	expect(g, b, "unstash of buffer 2, which is not stashed");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 1, PL_STEP_STASH, 2);
+	expect(g, b, "buffer 2 is still stashed at the end");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 1, PL_STEP_STASH, 2);
+	pl_builder_step(b, 2, PL_STEP_STASH, 2);
+	expect(g, b, "stash of buffer 2, which is stashed already");
+	/* only content dead across the boundary may be left unmapped there */
+	p = pl_plan_empty(5);
+	p->boundary = malloc(sizeof(int32_t));
+	p->boundary[p->nboundary++] = 2;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_false(e.valid);
+	assert_non_null(strstr(e.error, "its content there is live"));
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	pl_graph_free(g);
+}
+
+/* Batch norm: op 1 reads A, writes B and updates running statistics S in
+ * place; op 2 updates S again (a second use of the same module).
+ * Rebuilding B before op 4 replays op 1 on S's content from before the
+ * iteration (its stash, taken before op 1) and puts S's current content
+ * back afterwards, so S is updated exactly as often as without the plan.
+ * Without the stash the planner could not rebuild B at all. */
+static void batch_norm_replay_stashes_statistics(void **state)
+{
+	(void)state;
+	struct pl_graph *g = pl_graph_new();
+	assert_int_equal(pl_graph_reserve(g, 5, 3, 16), 0);
+	g->name = strdup("bn");
+	g->nops = 5;
+	g->nbufs = 3;
+	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
+	g->bufs[1] = (struct pl_buffer){.size = 400, .rounded = 400, .alloc_at = 1, .free_at = -1};
+	g->bufs[2] = (struct pl_buffer){
+	    .size = 8, .rounded = 8, .alloc_at = -1, .free_at = -1, .persistent = 1};
+	struct {
+		int32_t op, buf;
+		uint32_t flags;
+	} refs[] = {{0, 0, PL_REF_WRITE},
+	            {1, 0, PL_REF_READ},
+	            {1, 1, PL_REF_WRITE},
+	            {1, 2, PL_REF_READ | PL_REF_WRITE},
+	            {2, 2, PL_REF_READ | PL_REF_WRITE},
+	            {3, 0, PL_REF_READ},
+	            {4, 1, PL_REF_READ}};
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		struct pl_op *op = &g->ops[refs[i].op];
+		if (op->nrefs == 0)
+			op->ref_off = g->nrefs;
+		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
+		op->nrefs++;
+		op->duration_ns = 10;
+		op->replayable = 1;
+		op->name = "bn";
+	}
+	char err[256];
+	assert_int_equal(pl_graph_finish(g, 0, "bn", err, sizeof(err)), 0);
 	struct pl_options o;
 	pl_options_default(&o);
 	struct pl_cands cs;
 	assert_int_equal(pl_cands_build(g, &o, &cs, NULL, 0), 0);
+	int32_t pick = -1;
 	for (int32_t j = 0; j < cs.ncands; j++)
-		for (uint32_t k = 0; k < cs.c[j].nsteps; k++)
-			assert_false(cs.steps[cs.c[j].step_off + k].kind == PL_STEP_REPLAY &&
-			             cs.steps[cs.c[j].step_off + k].arg == 1);
+		if (cs.c[j].at == 4 && cs.gaps[cs.gap_list[cs.c[j].gap_off]].buf == 1)
+			pick = j;
+	assert_true(pick >= 0);
+	const struct pl_cand *x = &cs.c[pick];
+	const struct pl_step want[] = {{PL_STEP_MAP, 1},
+	                               {PL_STEP_SAVE, 2},
+	                               {PL_STEP_UNSTASH, 2},
+	                               {PL_STEP_REPLAY, 1},
+	                               {PL_STEP_RESTORE, 2}};
+	assert_int_equal(x->nsteps, 5);
+	for (int k = 0; k < 5; k++) {
+		assert_int_equal(cs.steps[x->step_off + k].kind, want[k].kind);
+		assert_int_equal(cs.steps[x->step_off + k].arg, want[k].arg);
+	}
+	/* the stash is memory from op 1 (S's first write) to the rebuild */
+	int stash_range = 0;
+	for (uint32_t r = 0; r < x->nranges; r++) {
+		const struct pl_range *rg = &cs.ranges[x->range_off + r];
+		stash_range |= rg->lo == 1 && rg->hi == 4 && rg->bytes == -8;
+	}
+	assert_true(stash_range);
+	uint8_t *chosen = calloc(cs.ncands, 1);
+	chosen[pick] = 1;
+	struct pl_plan *p = pl_sel_plan(g, &cs, chosen);
+	assert_non_null(p);
+	assert_int_equal(p->step_off[2] - p->step_off[1], 1);
+	assert_int_equal(p->steps[p->step_off[1]].kind, PL_STEP_STASH);
+	assert_int_equal(p->steps[p->step_off[1]].arg, 2);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	if (!e.valid)
+		fail_msg("%s", e.error);
+	/* A 100 and S 8 (+ its stash 8) while B is out; at 4 B is back and
+	 * S's current content is copied aside during the replay */
+	assert_int_equal(e.curve[2], 100 + 8 + 8);
+	assert_int_equal(e.curve[4], 100 + 400 + 8 + 8 + 8);
+	assert_int_equal(e.replays, 1);
+	struct tu_sim r;
+	tu_simulate(g, p, &r);
+	assert_true(r.valid);
+	assert_int_equal(r.peak, e.peak);
+	free(r.curve);
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	/* without putting S's current content back, S ends updated by op 1
+	 * only: the evaluator sees the double update */
+	struct pl_plan_builder *b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 1);
+	pl_builder_step(b, 1, PL_STEP_STASH, 2);
+	pl_builder_step(b, 4, PL_STEP_MAP, 1);
+	pl_builder_step(b, 4, PL_STEP_UNSTASH, 2);
+	pl_builder_step(b, 4, PL_STEP_REPLAY, 1);
+	p = pl_builder_finish(b);
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_false(e.valid);
+	assert_non_null(strstr(e.error, "buffer 2 ends the iteration with version 1 instead of 2"));
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	free(chosen);
 	pl_cands_free(&cs);
 	pl_graph_free(g);
 }
@@ -354,6 +473,7 @@ int main(void)
 	    cmocka_unit_test(evaluator_matches_reference),
 	    cmocka_unit_test(evaluator_names_faults),
 	    cmocka_unit_test(rebuild_with_side_effects),
+	    cmocka_unit_test(batch_norm_replay_stashes_statistics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,7 +400,8 @@ static void plan_files(void **state)
 	struct {
 		const char *from, *to, *msg;
 	} cases[] = {
-	    {"\"version\": 1", "\"version\": 3", "plan version 3, this reader knows version 1"},
+	    {"\"version\": 1", "\"version\": 3",
+	     "plan version 3, this reader knows versions 1 and 2"},
 	    {"0x00c0ffee12345678", "0x00c0ffee12345679",
 	     "plan made for graph 0x00c0ffee12345679, this graph is 0x00c0ffee12345678"},
 	    {"\"nops\": 9", "\"nops\": 10", "plan has 10 ops, the graph 9"},

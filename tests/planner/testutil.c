@@ -156,8 +156,8 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 
 struct st {
 	const struct pl_graph *g;
-	char *present, *copy;
-	int32_t *content, *copy_content;
+	char *present, *copy, *stash;
+	int32_t *content, *copy_content, *stash_content;
 	int valid;
 };
 
@@ -175,9 +175,12 @@ static int64_t mem(const struct st *s)
 		const struct pl_buffer *bf = &s->g->bufs[b];
 		if (s->present[b] && !bf->small)
 			m += bf->rounded;
+		int64_t copy =
+		    bf->rounded > 0 ? bf->rounded : pl_round_up(bf->size, s->g->granularity);
 		if (s->copy[b])
-			m += bf->rounded > 0 ? bf->rounded
-			                     : pl_round_up(bf->size, s->g->granularity);
+			m += copy;
+		if (s->stash[b])
+			m += copy;
 	}
 	return m;
 }
@@ -206,15 +209,27 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 	struct st s = {g,
 	               calloc(nb + 1, 1),
 	               calloc(nb + 1, 1),
+	               calloc(nb + 1, 1),
+	               calloc(nb + 1, sizeof(int32_t)),
 	               calloc(nb + 1, sizeof(int32_t)),
 	               calloc(nb + 1, sizeof(int32_t)),
 	               1};
+	char *unmapped_at_start = calloc(nb + 1, 1);
 	r->curve = calloc(n, sizeof(int64_t));
 	r->peak = 0;
 	r->recompute = 0;
+	/* only a buffer whose content is dead across the boundary may be unmapped there */
+	for (int32_t i = 0; i < p->nboundary; i++) {
+		int32_t b = p->boundary[i];
+		if (b < 0 || b >= nb || unmapped_at_start[b] || !g->bufs[b].dead_across)
+			s.valid = 0;
+		else
+			unmapped_at_start[b] = 1;
+	}
 	for (int32_t b = 0; b < nb; b++) {
-		s.present[b] = g->bufs[b].alloc_at == -1;
-		s.content[b] = PL_VER_PRE;
+		s.present[b] = g->bufs[b].alloc_at == -1 && !unmapped_at_start[b];
+		/* dead content: nothing may read it, like a fresh allocation */
+		s.content[b] = g->bufs[b].dead_across ? PL_VER_FRESH : PL_VER_PRE;
 	}
 	for (int32_t pos = 0; pos < n && s.valid; pos++) {
 		for (int32_t b = 0; b < nb; b++) {
@@ -258,6 +273,22 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 				else {
 					s.copy[a] = 0;
 					s.content[a] = s.copy_content[a];
+				}
+				break;
+			case PL_STEP_STASH:
+				if (a < 0 || a >= nb || !s.present[a] || s.stash[a])
+					s.valid = 0;
+				else {
+					s.stash[a] = 1;
+					s.stash_content[a] = s.content[a];
+				}
+				break;
+			case PL_STEP_UNSTASH:
+				if (a < 0 || a >= nb || !s.present[a] || !s.stash[a])
+					s.valid = 0;
+				else {
+					s.stash[a] = 0;
+					s.content[a] = s.stash_content[a];
 				}
 				break;
 			case PL_STEP_RELEASE:
@@ -304,24 +335,37 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 			}
 		}
 	}
-	/* final state: what outlives the iteration holds its last version */
+	/* final state: no stash left; what outlives the iteration is mapped
+	 * as it was at the start and holds its last version, unless its
+	 * content is dead across the boundary */
 	for (int32_t b = 0; b < nb && s.valid; b++) {
+		if (s.stash[b])
+			s.valid = 0;
 		if (g->bufs[b].free_at != -1)
 			continue;
-		int32_t last = g->bufs[b].alloc_at == -1 ? PL_VER_PRE : PL_VER_FRESH;
+		if (unmapped_at_start[b]) {
+			if (s.present[b])
+				s.valid = 0;
+			continue;
+		}
+		int32_t last = g->bufs[b].alloc_at == -1 && !g->bufs[b].dead_across ? PL_VER_PRE
+		                                                                    : PL_VER_FRESH;
 		for (int32_t i = 0; i < n; i++)
 			for (uint32_t k = 0; k < g->ops[i].nrefs; k++)
 				if (g->refs[g->ops[i].ref_off + k].buf == b &&
 				    (g->refs[g->ops[i].ref_off + k].flags & PL_REF_WRITE))
 					last = i;
-		if (!s.present[b] || s.content[b] != last)
+		if (!s.present[b] || (!g->bufs[b].dead_across && s.content[b] != last))
 			s.valid = 0;
 	}
 	r->valid = s.valid;
+	free(unmapped_at_start);
 	free(s.present);
 	free(s.copy);
+	free(s.stash);
 	free(s.content);
 	free(s.copy_content);
+	free(s.stash_content);
 }
 
 const char *tu_write(const char *dir, const char *name, const char *text)

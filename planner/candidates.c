@@ -43,7 +43,7 @@ int pl_grow(void **arr, size_t *cap, size_t elem, size_t need)
 
 /* ---- indexes over the graph ---- */
 
-static int build_index(const struct pl_graph *g, struct cindex *ix)
+int pl_cindex_build(const struct pl_graph *g, struct cindex *ix)
 {
 	int32_t nb = g->nbufs ? g->nbufs : 1;
 	ix->wr_off = calloc((size_t)nb + 1, sizeof(uint32_t));
@@ -80,6 +80,20 @@ static int build_index(const struct pl_graph *g, struct cindex *ix)
 		}
 	free(fu);
 	free(fw);
+	ix->chain = malloc(sizeof(int64_t) * (g->nops > 0 ? (size_t)g->nops : 1));
+	if (!ix->chain)
+		return -1;
+	for (int32_t i = 0; i < g->nops; i++) {
+		int64_t c = g->ops[i].duration_ns;
+		for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
+			const struct pl_ref *r = &g->refs[g->ops[i].ref_off + k];
+			if ((r->flags & PL_REF_READ) && (r->flags & PL_REF_WRITE) && r->ver >= 0)
+				c += ix->chain[r->ver];
+			if (c > INT64_MAX / 4)
+				c = INT64_MAX / 4;
+		}
+		ix->chain[i] = c;
+	}
 	return 0;
 }
 
@@ -225,42 +239,8 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 	return 0;
 }
 
-/* Flexible variants of a single candidate: buffers up to d = 1, 2, 4, ...
- * replays from the target taken as evicted (rebuilt on the way), as long
- * as a deeper one still reaches further back. */
-static int add_flex(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb,
-                    struct recipe *rc, int strict, int32_t q, struct pl_range **rg, size_t *cap)
-{
-	const struct pl_gap *gp = &cb->cs->gaps[q];
-	int32_t prev_ops = rc->nops, prev_forbid = rc->nforbid, rcode = 0;
-	for (int d = 1; d <= 128 && prev_forbid > 0; d *= 2) {
-		rc->flex = d;
-		if (pl_recipe_build(rc, g, ix, cb->cs, gp->c, strict) || rc->nops == prev_ops)
-			break;
-		prev_ops = rc->nops;
-		prev_forbid = rc->nforbid;
-		int32_t nr = 0;
-		(*rg)[nr++] = (struct pl_range){gp->a + 1, gp->c - 1, g->bufs[gp->buf].rounded};
-		if (pl_recipe_stash_ranges(rc, g, ix, gp->c, rg, &nr, cap)) {
-			rcode = -1;
-			break;
-		}
-		struct pl_cand proto = {.at = gp->c,
-		                        .cost = rc->cost,
-		                        .transient = rc->transient,
-		                        .order_key = rc->last_op,
-		                        .flex = (uint8_t)d};
-		if (pl_cands_add(cb, &proto, *rg, nr, &q, 1, rc) < 0) {
-			rcode = -1;
-			break;
-		}
-	}
-	rc->flex = 0;
-	return rcode;
-}
-
 static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb,
-                         struct recipe *rc, int strict, int flex)
+                         struct recipe *rc, int strict)
 {
 	struct pl_cands *cs = cb->cs;
 	struct pl_range *rg = NULL;
@@ -300,7 +280,11 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
 			rc->nt = 1;
 			rc->tb[0] = gp->buf;
 			rc->tv[0] = gp->ver;
-			if (pl_recipe_build(rc, g, ix, cs, gp->c, strict))
+			rc->save_bytes = bf->rounded;
+			rc->save_from = gp->a + 1;
+			int r = pl_recipe_build(rc, g, ix, cs, gp->c, strict);
+			rc->save_bytes = 0;
+			if (r)
 				continue;
 			proto.cost = rc->cost;
 			proto.transient = rc->transient;
@@ -315,9 +299,6 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
 			goto out;
 		if (added == 0)
 			ix->single[q] = cs->ncands - 1;
-		if (flex && gp->ver >= 0 && !gp->dead &&
-		    add_flex(g, ix, cb, rc, strict, q, &rg, &cap))
-			goto out;
 	}
 	rcode = 0;
 out:
@@ -361,7 +342,7 @@ static int build_reverse(struct pl_cands *cs)
 	return 0;
 }
 
-static void free_index(struct cindex *ix)
+void pl_cindex_free(struct cindex *ix)
 {
 	free(ix->wr_off);
 	free(ix->writers);
@@ -369,6 +350,7 @@ static void free_index(struct cindex *ix)
 	free(ix->uses);
 	free(ix->gap_off);
 	free(ix->single);
+	free(ix->chain);
 }
 
 void pl_cands_free(struct pl_cands *cs)
@@ -383,64 +365,37 @@ void pl_cands_free(struct pl_cands *cs)
 	free(cs->by_gap);
 	free(cs->forbid_by_off);
 	free(cs->forbid_by);
-	if (cs->gen) {
-		pl_recipe_free(&cs->gen->rc);
-		free_index(&cs->gen->ix);
-		free(cs->gen);
-	}
 	memset(cs, 0, sizeof(*cs));
-}
-
-int pl_cand_steps(const struct pl_graph *g, const struct pl_cands *cs, int32_t j,
-                  const uint8_t *mapped, const struct pl_step **steps, uint32_t *nsteps)
-{
-	const struct pl_cand *x = &cs->c[j];
-	*steps = &cs->steps[x->step_off];
-	*nsteps = x->nsteps;
-	if (!x->flex)
-		return 0;
-	struct recipe *rc = &cs->gen->rc;
-	if (pl_recipe_targets(rc, (int32_t)x->ngaps))
-		return -1;
-	rc->nt = (int32_t)x->ngaps;
-	for (uint32_t i = 0; i < x->ngaps; i++) {
-		const struct pl_gap *q = &cs->gaps[cs->gap_list[x->gap_off + i]];
-		rc->tb[i] = q->buf;
-		rc->tv[i] = q->ver;
-	}
-	rc->mapped = mapped;
-	int r = pl_recipe_build(rc, g, &cs->gen->ix, cs, x->at, cs->gen->strict);
-	rc->mapped = NULL;
-	if (r)
-		return -1;
-	*steps = rc->steps;
-	*nsteps = (uint32_t)rc->nsteps;
-	return 0;
 }
 
 int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct pl_cands *cs,
                    char *err, size_t errlen)
 {
 	memset(cs, 0, sizeof(*cs));
+	struct cindex ix = {0};
+	struct recipe rc;
 	struct cbuild cb = {.cs = cs};
 	int strict = o && o->strict;
 	int rcode = -1;
-	cs->gen = calloc(1, sizeof(*cs->gen));
-	if (!cs->gen)
+	if (pl_recipe_init(&rc, g) || pl_cindex_build(g, &ix))
 		goto out;
-	struct cindex *ix = &cs->gen->ix;
-	struct recipe *rc = &cs->gen->rc;
-	cs->gen->strict = strict;
-	if (pl_recipe_init(rc, g) || build_index(g, ix) || build_gaps(g, ix, &cb) ||
-	    build_singles(g, ix, &cb, rc, strict, !o || o->flex))
+	/* A candidate that alone costs more than a quarter of the iteration
+	 * is never part of a plan cheaper than that; the walk (sim.c), which
+	 * has no candidates, covers budgets that need such rebuilds.  Without
+	 * this, the accumulation chain of a weight gradient makes every
+	 * gradient's rebuild replay the backward pass up to it: O(ops^2). */
+	rc.cost_limit = g->iteration_ns / 4 > 0 ? g->iteration_ns / 4 : 1;
+	if (build_gaps(g, &ix, &cb) || build_singles(g, &ix, &cb, &rc, strict))
 		goto out;
 	if ((!o || o->segments) &&
-	    pl_segments_build(g, ix, &cb, rc, strict, o && o->max_segment ? o->max_segment : 8))
+	    pl_segments_build(g, &ix, &cb, &rc, strict, o && o->max_segment ? o->max_segment : 8))
 		goto out;
 	if (build_reverse(cs))
 		goto out;
 	rcode = 0;
 out:
+	pl_recipe_free(&rc);
+	pl_cindex_free(&ix);
 	if (rcode) {
 		pl_cands_free(cs);
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory building candidates");

@@ -14,7 +14,16 @@ struct cindex {
 	int32_t *uses;
 	uint32_t *gap_off; /* gaps of b: cs->gaps[gap_off[b] .. gap_off[b+1]) */
 	int32_t *single;   /* per gap: its single candidate, or -1 */
+	/* per op: a lower bound of what replaying it costs: itself and, for
+	 * each buffer it updates in place, the chain that rebuilds the version
+	 * it read (never current once the op has run) */
+	int64_t *chain;
 };
+
+/* Writers and uses of every buffer (gap_off and single are filled by
+ * pl_cands_build); -1 when out of memory.  Free with pl_cindex_free. */
+int pl_cindex_build(const struct pl_graph *g, struct cindex *ix);
+void pl_cindex_free(struct cindex *ix);
 
 /* Scratch and result of building one rebuild recipe.  Every list grows
  * as needed: no recipe is refused for its length. */
@@ -22,11 +31,20 @@ struct recipe {
 	/* input: the buffers to rebuild and keep, with the versions they must end with */
 	int32_t nt;
 	int32_t *tb, *tv;
-	/* buffers alive at c up to this many replays away from a target are
-	 * taken as evicted (rebuilt on the way); 0: every one is resident */
-	int32_t flex;
 	/* when set, the actual state at c: an alive buffer is resident iff mapped */
 	const uint8_t *mapped;
+	/* with mapped: keep evicted buffers rebuilt on the way mapped (listed
+	 * in kept) rather than releasing them, those needed soonest first,
+	 * up to keep_limit bytes */
+	int keep;
+	int64_t keep_limit;
+	/* > 0: give up on a recipe whose replays cost more (ns) */
+	int64_t cost_limit;
+	const struct cindex *ix; /* of the current build */
+	/* > 0: the candidate saves this many bytes from position save_from
+	 * on; a stash that would cancel that makes the recipe fail early */
+	int64_t save_bytes;
+	int32_t save_from;
 	/* result */
 	int32_t nops; /* ops replayed, ascending */
 	int32_t *ops;
@@ -36,27 +54,21 @@ struct recipe {
 	int32_t *forbid;
 	int32_t nstash; /* buffers whose pre-iteration content comes from their stash */
 	int32_t *stash;
+	int32_t nkept; /* with keep: rebuilt on the way and left mapped */
+	int32_t *kept;
 	int64_t cost, transient;
 	int32_t last_op;
 	/* scratch */
 	int32_t ntouched, nwork;
 	int32_t *touched, *work, *order;
-	size_t cap_t, cap_ops, cap_steps, cap_forbid, cap_stash, cap_touched, cap_work, cap_order;
+	size_t cap_t, cap_tv, cap_ops, cap_steps, cap_forbid, cap_stash, cap_kept, cap_touched,
+	    cap_work, cap_order;
 	/* per buffer, valid where stamp == epoch; per op, in the set where opstamp == epoch */
 	uint32_t epoch;
 	int32_t nbufs_, nops_; /* sizes of the per-buffer and per-op arrays */
 	uint32_t *stamp, *opstamp;
 	int32_t *lver, *first, *last;
 	uint8_t *bflag, *bflag2;
-	int32_t *opdepth; /* per op in the set: replays between it and a target */
-};
-
-/* Kept with the candidates (pl_cands.gen): a flexible candidate's recipe
- * is built again when a plan is made. */
-struct pl_cgen {
-	struct cindex ix;
-	struct recipe rc;
-	int strict;
 };
 
 struct cbuild {
@@ -73,14 +85,13 @@ int pl_recipe_targets(struct recipe *rc, int32_t n);
 int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
                     const struct pl_cands *cs, int32_t c, int strict);
 /* The memory ranges a recipe adds at c besides its targets: each stash,
- * held from the first write of its buffer to c (negative saved bytes).
+ * held from the first use of its buffer to c (negative saved bytes).
  * Appends to *rg (grown as needed); -1 when out of memory. */
 int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g,
                            const struct cindex *ix, int32_t c, struct pl_range **rg, int32_t *nr,
                            size_t *cap);
 
-/* Where a buffer's stash is taken: before its first write, or before
- * its last op if it is freed unwritten. */
+/* Where a buffer's stash is taken: before its first use (pl_stash_pos). */
 int32_t pl_stash_at(const struct pl_graph *g, const struct cindex *ix, int32_t b);
 int32_t pl_ver_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p);
 int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b, int32_t p,

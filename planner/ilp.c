@@ -270,7 +270,7 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		glp_set_obj_coef(lp, j + 1, minpeak ? 0 : (double)cs->c[j].cost);
 	}
 	for (int32_t i = 0; i < nmem; i++)
-		glp_set_col_bnds(lp, scol + i, GLP_LO, 0, 0);
+		glp_set_col_bnds(lp, scol + i, GLP_FR, 0, 0); /* a stash saves less than nothing */
 	if (minpeak) {
 		glp_set_col_bnds(lp, mcol, GLP_LO, 0, 0);
 		glp_set_obj_coef(lp, mcol, 1);

@@ -53,14 +53,13 @@ static inline int pl_buf_evictable(const struct pl_buffer *b)
 	return !b->small && !b->excluded && b->rounded > 0;
 }
 
-/* Position whose steps take buffer b's stash (its content from before
- * the iteration): its first writer, or, if it is never written, the last
- * position it is allocated at.  Plans and candidates must agree on it. */
-static inline int32_t pl_stash_pos(const struct pl_buffer *b, int32_t first_writer)
+/* Position whose steps take a buffer's stash (its content from before
+ * the iteration): its first use, when that content is still there and
+ * mapped (it is never evicted before its first write).  Plans and
+ * candidates must agree on it. */
+static inline int32_t pl_stash_pos(int32_t first_use)
 {
-	if (first_writer >= 0)
-		return first_writer;
-	return b->free_at > 0 ? b->free_at - 1 : 0;
+	return first_use >= 0 ? first_use : 0;
 }
 
 /* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
@@ -120,9 +119,6 @@ struct pl_cand {
 	uint32_t step_off, nsteps;    /* rebuild steps at `at` */
 	int32_t order_key; /* last replayed op: rebuilds at one position run in this order */
 	uint8_t segment;
-	/* > 0: buffers this many replays from the targets were taken as
-	 * evicted; the plan rebuilds its recipe on the state at `at` */
-	uint8_t flex;
 };
 
 struct pl_gap {
@@ -150,19 +146,11 @@ struct pl_cands {
 	uint32_t *forbid_by_off;
 	int32_t *forbid_by;
 	uint32_t nranges, ngap_list, nforbid_list, nsteps;
-	/* what flexible candidates need to be rebuilt when a plan is made
-	 * (candidates.c) */
-	struct pl_cgen *gen;
 };
 
 int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct pl_cands *cs,
                    char *err, size_t errlen);
 void pl_cands_free(struct pl_cands *cs);
-/* The rebuild steps of candidate j on the state at its position (mapped:
- * per buffer), valid until the next call; its stored steps unless it is
- * flexible.  -1 when its recipe does not hold there. */
-int pl_cand_steps(const struct pl_graph *g, const struct pl_cands *cs, int32_t j,
-                  const uint8_t *mapped, const struct pl_step **steps, uint32_t *nsteps);
 
 /* A selection of candidates and its memory curve (without transients
  * overlapping; see selection.c). */
@@ -194,6 +182,35 @@ void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uin
 struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
                             const uint8_t *chosen);
 
+/* assemble.c: a plan from decided steps and evictions; stashes are
+ * added where the unstashes need them.  pl_asm_finish consumes the
+ * builder; pl_asm_free releases the rest either way. */
+struct pl_asm {
+	const struct pl_graph *g;
+	struct pl_plan_builder *b;
+	struct pl_step *st; /* steps in plan order, at positions pos */
+	int32_t *pos;
+	size_t n, cap;
+	uint8_t *boundary; /* per buffer: kept unmapped at the iteration boundary */
+};
+int pl_asm_init(struct pl_asm *a, const struct pl_graph *g);
+int pl_asm_step(struct pl_asm *a, int32_t pos, int32_t kind, int32_t arg);
+int pl_asm_evict(struct pl_asm *a, int32_t pos, int32_t buf);
+struct pl_plan *pl_asm_finish(struct pl_asm *a);
+void pl_asm_free(struct pl_asm *a);
+
+/* heap.c: binary min-heap on h; j and hi are the user's. */
+struct pl_hent {
+	double h;
+	int32_t j, hi;
+};
+struct pl_heap {
+	struct pl_hent *e;
+	uint32_t n, cap;
+};
+int pl_heap_push(struct pl_heap *hp, struct pl_hent x); /* -1 when out of memory */
+struct pl_hent pl_heap_pop(struct pl_heap *hp);         /* hp->n > 0 */
+
 /* Max segment tree with range add, for the heuristics. */
 struct pl_segtree {
 	int32_t n, size, height;
@@ -207,6 +224,10 @@ int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi);
 /* Heuristics fill chosen[]; return 0 if the budget is met by their curve. */
 int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);
 int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);
+/* DTR run offline (sim.c): a plan straight from a walk of the
+ * iteration.  0 met, 1 the walk went over the budget (*out is still a
+ * plan), -1 out of memory. */
+int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out);
 struct pl_ilp_result {
 	int status; /* 0 = incumbent found */
 	double gap, lp_bound;

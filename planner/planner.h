@@ -183,7 +183,6 @@ struct pl_options {
 	int segments;        /* offer chain-segment candidates (default 1) */
 	int max_segment;     /* longest segment in buffers; 0 = default (8) */
 	int strict;          /* replays may not read buffers rebuilt at the same position */
-	int flex;            /* offer rebuilds through evicted buffers (default 1) */
 	int no_min_peak;     /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
 };

@@ -6,19 +6,16 @@
  * The replayed ops are the writers of the targets and, transitively, the
  * writers of every version a replay reads that is not resident at c.  A
  * version from before the iteration cannot be replayed: it comes from the
- * buffer's stash (a copy taken before its first write, see
+ * buffer's stash (a copy taken at its first use, see
  * docs/plan-format.md), which is how an op that updates running
  * statistics in place is replayed with the statistics it first saw.  A
  * buffer alive at c that a replay writes keeps its content: the replays
  * leave it at its version at c, or it is saved and restored around them.
  *
- * A buffer alive at c that a replay reads is either resident (its gap
- * over c must stay: a forbidden gap) or, for a flexible recipe, rebuilt
- * on the way like an intermediate and released again.  Candidates are
- * built with `flex` levels of buffers next to the targets taken as
- * evicted (an upper bound of the work); when the plan is made, the
- * recipe is built again on the actual state at c (`mapped`), which only
- * drops replays.
+ * A buffer alive at c that a replay reads is resident there (its gap
+ * over c must stay: a forbidden gap), or, on an actual state (`mapped`,
+ * the walk in sim.c), it is not mapped and is rebuilt on the way like an
+ * intermediate, then released or kept.
  *
  * Nothing caps a recipe's length: a long chain is expensive, and the
  * planners weigh that.  Intermediates are released right after the last
@@ -43,7 +40,7 @@ enum {
 };
 /* second flag byte */
 enum {
-	G_EVICTED = 1, /* alive at c but not resident: rebuilt on the way, released after */
+	G_EVICTED = 1, /* alive at c but not mapped: rebuilt on the way */
 };
 
 int pl_recipe_init(struct recipe *rc, const struct pl_graph *g)
@@ -57,11 +54,10 @@ int pl_recipe_init(struct recipe *rc, const struct pl_graph *g)
 	rc->last = malloc(nb * sizeof(int32_t));
 	rc->bflag = malloc(nb);
 	rc->bflag2 = malloc(nb);
-	rc->opdepth = malloc(no * sizeof(int32_t));
 	rc->nbufs_ = (int32_t)nb;
 	rc->nops_ = (int32_t)no;
 	return rc->stamp && rc->opstamp && rc->lver && rc->first && rc->last && rc->bflag &&
-	               rc->bflag2 && rc->opdepth
+	               rc->bflag2
 	           ? 0
 	           : -1;
 }
@@ -74,6 +70,7 @@ void pl_recipe_free(struct recipe *rc)
 	free(rc->steps);
 	free(rc->forbid);
 	free(rc->stash);
+	free(rc->kept);
 	free(rc->touched);
 	free(rc->work);
 	free(rc->order);
@@ -84,14 +81,12 @@ void pl_recipe_free(struct recipe *rc)
 	free(rc->last);
 	free(rc->bflag);
 	free(rc->bflag2);
-	free(rc->opdepth);
 	memset(rc, 0, sizeof(*rc));
 }
 
 int pl_recipe_targets(struct recipe *rc, int32_t n)
 {
-	size_t cap = rc->cap_t;
-	if (n > 0 && (PL_GROW(rc->tb, n - 1, rc->cap_t) || PL_GROW(rc->tv, n - 1, cap)))
+	if (n > 0 && (PL_GROW(rc->tb, n - 1, rc->cap_t) || PL_GROW(rc->tv, n - 1, rc->cap_tv)))
 		return -1;
 	return 0;
 }
@@ -113,72 +108,63 @@ static int touch(struct recipe *rc, const struct pl_graph *g, const struct cinde
 	return 0;
 }
 
-static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k, int32_t depth)
+static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k)
 {
 	if (rc->opstamp[k] == rc->epoch)
 		return 0;
-	if (!g->ops[k].replayable)
+	if (!g->ops[k].replayable || (rc->cost_limit > 0 && rc->ix->chain[k] > rc->cost_limit))
 		return -1;
 	if (PL_GROW(rc->ops, rc->nops, rc->cap_ops) || PL_GROW(rc->work, rc->nwork, rc->cap_work))
 		return -1;
 	rc->opstamp[k] = rc->epoch;
-	rc->opdepth[k] = depth;
+	rc->cost += g->ops[k].duration_ns;
+	if (rc->cost_limit > 0 && rc->cost > rc->cost_limit)
+		return -1;
 	rc->ops[rc->nops++] = k;
 	rc->work[rc->nwork++] = k;
 	return 0;
 }
 
-/* Whether b, alive at c and holding there the version a replay at depth
- * `depth` reads, is rebuilt on the way rather than read where it is. */
-static int evicted_at(const struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                      const struct pl_cands *cs, int32_t c, int32_t b, int32_t v, int32_t depth)
-{
-	if (rc->mapped)
-		return !rc->mapped[b];
-	const struct pl_buffer *bf = &g->bufs[b];
-	return depth < rc->flex && v >= 0 && !bf->excluded && g->ops[v].replayable &&
-	       pl_gap_at(cs, ix, b, c, 0) >= 0;
-}
-
-/* A replay at depth `depth` reads version v of b: it is resident at c,
- * comes from the stash (the content from before the iteration), or its
- * writer is replayed too. */
-static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                const struct pl_cands *cs, int32_t c, int32_t b, int32_t v, int32_t depth)
+/* A replay reads version v of b: it is resident at c, comes from the
+ * stash (the content from before the iteration), or its writer is
+ * replayed too. */
+static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c,
+                int32_t b, int32_t v)
 {
 	if (touch(rc, g, ix, b, c))
 		return -1;
 	uint8_t *f = &rc->bflag[b];
 	if (!(*f & F_TARGET) && (*f & F_ALIVE) && pl_ver_at(g, ix, b, c) == v) {
-		if (!(rc->bflag2[b] & G_EVICTED) && !evicted_at(rc, g, ix, cs, c, b, v, depth)) {
+		if (!(rc->bflag2[b] & G_EVICTED) && !(rc->mapped && !rc->mapped[b])) {
 			*f |= F_RESREAD;
 			return 0;
 		}
-		rc->bflag2[b] |= G_EVICTED;
-		return add_op(rc, g, v, depth + 1);
+		rc->bflag2[b] |= G_EVICTED; /* and rebuilt below */
 	}
 	if (v == PL_VER_PRE) {
+		/* a stash held over the whole window that is as large as what
+		 * the candidate saves there leaves it saving nothing */
+		if (rc->save_bytes > 0 && pl_stash_at(g, ix, b) <= rc->save_from &&
+		    pl_save_bytes(g, &g->bufs[b]) >= rc->save_bytes)
+			return -1;
 		*f |= F_STASH;
 		return 0;
 	}
 	/* excluded: replaying its writers does not give back its bytes */
 	if (v < 0 || g->bufs[b].excluded)
 		return -1;
-	return add_op(rc, g, v, depth + 1);
+	return add_op(rc, g, v);
 }
 
-/* Adds what the ops on the work list read, transitively, nearest first
- * (a buffer's depth is that of its first reader). */
-static int closure(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                   const struct pl_cands *cs, int32_t c)
+/* Adds what the ops on the work list read, transitively. */
+static int closure(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c)
 {
 	for (int32_t h = 0; h < rc->nwork; h++) {
 		int32_t k = rc->work[h];
 		const struct pl_op *op = &g->ops[k];
 		for (uint32_t i = 0; i < op->nrefs; i++) {
 			const struct pl_ref *r = &g->refs[op->ref_off + i];
-			if ((r->flags & PL_REF_READ) &&
-			    need(rc, g, ix, cs, c, r->buf, r->ver, rc->opdepth[k]))
+			if ((r->flags & PL_REF_READ) && need(rc, g, ix, c, r->buf, r->ver))
 				return -1;
 		}
 	}
@@ -194,8 +180,7 @@ static int cmp_i32(const void *a, const void *b)
 
 /* Runs the replays in order on the versions: 0 consistent, 1 an op was
  * added (run again), -1 impossible. */
-static int simulate(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                    const struct pl_cands *cs, int32_t c)
+static int simulate(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c)
 {
 	for (int32_t t = 0; t < rc->ntouched; t++) {
 		int32_t b = rc->touched[t];
@@ -226,12 +211,10 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 			if (rc->lver[b] != r->ver) {
 				/* A replay earlier in the list wrote an older version:
 				 * the writer of the one read here runs again after it. */
-				if (r->ver < 0 || g->bufs[b].excluded || rc->opstamp[r->ver] == rc->epoch)
+				if (r->ver < 0 || g->bufs[b].excluded ||
+				    rc->opstamp[r->ver] == rc->epoch)
 					return -1;
-				return add_op(rc, g, r->ver, rc->opdepth[k] + 1) ||
-				               closure(rc, g, ix, cs, c)
-				           ? -1
-				           : 1;
+				return add_op(rc, g, r->ver) || closure(rc, g, ix, c) ? -1 : 1;
 			}
 		}
 		for (uint32_t i = 0; i < op->nrefs; i++) {
@@ -265,20 +248,31 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 		int32_t b = rc->touched[t];
 		const struct pl_buffer *bf = &g->bufs[b];
 		uint8_t f = rc->bflag[b];
+		/* on an actual state, whatever is alive and not mapped is evicted */
+		if ((f & (F_ALIVE | F_TARGET)) == F_ALIVE && rc->mapped && !rc->mapped[b])
+			rc->bflag2[b] |= G_EVICTED;
 		if (f & F_TARGET) {
 			f |= F_MAP;
 		} else if (!(f & F_ALIVE) || (rc->bflag2[b] & G_EVICTED)) {
 			if (bf->small)
 				return -1; /* its bytes may belong to another allocation now */
 			f |= F_MAP | F_RELEASE;
+			/* may be kept if asked and it ends with the content it has at c */
+			if (rc->keep && (f & F_ALIVE) && !bf->excluded &&
+			    rc->lver[b] == pl_ver_at(g, ix, b, c)) {
+				if (PL_GROW(rc->kept, rc->nkept, rc->cap_kept))
+					return -1;
+				rc->kept[rc->nkept++] = b;
+			}
 		} else {
 			if ((f & (F_WRITTEN | F_STASH)) &&
 			    (rc->lver[b] != pl_ver_at(g, ix, b, c) || bf->excluded))
 				f |= F_SAVE;
 			/* Whatever the replays touch in place must be resident at c;
 			 * a buffer only read may be rebuilt at c by another
-			 * candidate first (unless strict). */
-			if (pl_buf_evictable(bf)) {
+			 * candidate first (unless strict).  On an actual state
+			 * (mapped) there is nothing left to forbid. */
+			if (!rc->mapped && pl_buf_evictable(bf)) {
 				int end_ok = strict || (f & (F_WRITTEN | F_STASH));
 				int32_t q = pl_gap_at(cs, ix, b, c, end_ok);
 				if (q >= 0) {
@@ -295,6 +289,54 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 		}
 		rc->bflag[b] = f;
 	}
+	return 0;
+}
+
+/* The first use of b after position c (INT32_MAX if none). */
+static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
+{
+	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ix->uses[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
+}
+
+static int by_use(const void *a, const void *b, void *arg)
+{
+	const int32_t *key = arg;
+	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+	if (key[i] != key[j])
+		return key[i] < key[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Of the buffers that may be kept, keeps those needed soonest within
+ * keep_limit bytes; the others are released as usual. */
+static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
+                     int32_t c)
+{
+	if (!rc->nkept)
+		return 0;
+	/* lver is free scratch now: the next use of each */
+	for (int32_t i = 0; i < rc->nkept; i++)
+		rc->lver[rc->kept[i]] = use_after(ix, rc->kept[i], c);
+	qsort_r(rc->kept, rc->nkept, sizeof(int32_t), by_use, rc->lver);
+	int64_t room = rc->keep_limit;
+	int32_t n = 0;
+	for (int32_t i = 0; i < rc->nkept; i++) {
+		int32_t b = rc->kept[i];
+		if (g->bufs[b].rounded > room)
+			continue;
+		room -= g->bufs[b].rounded;
+		rc->bflag[b] &= (uint8_t)~F_RELEASE;
+		rc->kept[n++] = b;
+	}
+	rc->nkept = n;
 	return 0;
 }
 
@@ -373,27 +415,29 @@ int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct ci
 		memset(rc->opstamp, 0, sizeof(uint32_t) * rc->nops_);
 		rc->epoch = 1;
 	}
-	rc->nops = rc->nsteps = rc->nforbid = rc->nstash = rc->ntouched = rc->nwork = 0;
+	rc->nops = rc->nsteps = rc->nforbid = rc->nstash = rc->ntouched = rc->nwork = rc->nkept = 0;
+	rc->cost = 0;
+	rc->ix = ix;
 	rc->last_op = -1;
 	for (int32_t t = 0; t < rc->nt; t++) {
 		int32_t b = rc->tb[t];
 		if (rc->tv[t] < 0 || rc->tv[t] >= c || touch(rc, g, ix, b, c))
 			return -1;
 		rc->bflag[b] |= F_TARGET;
-		if (add_op(rc, g, rc->tv[t], 0))
+		if (add_op(rc, g, rc->tv[t]))
 			return -1;
 	}
-	if (closure(rc, g, ix, cs, c))
+	if (closure(rc, g, ix, c))
 		return -1;
 	for (;;) {
 		qsort(rc->ops, rc->nops, sizeof(int32_t), cmp_i32);
-		int r = simulate(rc, g, ix, cs, c);
+		int r = simulate(rc, g, ix, c);
 		if (r < 0)
 			return -1;
 		if (r == 0)
 			break;
 	}
-	if (roles(rc, g, ix, cs, c, strict) || steps(rc, g))
+	if (roles(rc, g, ix, cs, c, strict) || keep_some(rc, g, ix, c) || steps(rc, g))
 		return -1;
 	rc->last_op = rc->nops ? rc->ops[rc->nops - 1] : -1;
 	return 0;
@@ -401,8 +445,9 @@ int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct ci
 
 int32_t pl_stash_at(const struct pl_graph *g, const struct cindex *ix, int32_t b)
 {
-	int written = ix->wr_off[b] < ix->wr_off[b + 1];
-	return pl_stash_pos(&g->bufs[b], written ? ix->writers[ix->wr_off[b]] : -1);
+	(void)g;
+	int used = ix->use_off[b] < ix->use_off[b + 1];
+	return pl_stash_pos(used ? ix->uses[ix->use_off[b]] : -1);
 }
 
 int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g,
@@ -414,7 +459,8 @@ int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g,
 		int32_t at = pl_stash_at(g, ix, b);
 		if (PL_GROW(*rg, *nr, *cap))
 			return -1;
-		(*rg)[(*nr)++] = (struct pl_range){at < c ? at : c, c, -pl_save_bytes(g, &g->bufs[b])};
+		(*rg)[(*nr)++] =
+		    (struct pl_range){at < c ? at : c, c, -pl_save_bytes(g, &g->bufs[b])};
 	}
 	return 0;
 }

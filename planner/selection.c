@@ -106,128 +106,13 @@ static int cmp_rebuild(const void *a, const void *b, void *arg)
 	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
 }
 
-/* First writer of every buffer (-1 if none): where stashes are taken. */
-static int32_t *first_writers(const struct pl_graph *g)
-{
-	int32_t *fw = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
-	if (!fw)
-		return NULL;
-	for (int32_t b = 0; b < g->nbufs; b++)
-		fw[b] = -1;
-	for (int32_t i = g->nops - 1; i >= 0; i--)
-		for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
-			const struct pl_ref *r = &g->refs[g->ops[i].ref_off + k];
-			if (r->flags & PL_REF_WRITE)
-				fw[r->buf] = i;
-		}
-	return fw;
-}
-
-/* A plan's steps as they are made, before the stashes go in. */
-struct pending {
-	struct pl_step *st;
-	int32_t *pos;
-	size_t n, cap;
-};
-
-static int pend(struct pending *pd, int32_t pos, int32_t kind, int32_t arg)
-{
-	if (pd->n == pd->cap) {
-		size_t cap = pd->cap ? pd->cap * 2 : 256;
-		struct pl_step *st = realloc(pd->st, cap * sizeof(*st));
-		if (!st)
-			return -1;
-		pd->st = st;
-		int32_t *ps = realloc(pd->pos, cap * sizeof(*ps));
-		if (!ps)
-			return -1;
-		pd->pos = ps;
-		pd->cap = cap;
-	}
-	pd->st[pd->n] = (struct pl_step){kind, arg};
-	pd->pos[pd->n++] = pos;
-	return 0;
-}
-
-/* Walks the iteration with the selection applied, keeping which buffers
- * are mapped, so a flexible rebuild is made on the state it meets. */
-static int walk(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,
-                const int32_t *order, int32_t n, const uint8_t *boundary, struct pl_plan_builder *b,
-                struct pending *pd)
-{
-	uint32_t *aoff = NULL, *foff = NULL, *eoff = calloc((size_t)g->nops + 1, sizeof(uint32_t));
-	int32_t *alist = pl_bufs_by_pos(g, 0, &aoff), *flist = pl_bufs_by_pos(g, 1, &foff);
-	int32_t *elist = malloc(sizeof(int32_t) * (cs->ngaps ? cs->ngaps : 1));
-	uint8_t *mapped = calloc(g->nbufs ? g->nbufs : 1, 1);
-	int rc = -1;
-	if (!eoff || !alist || !flist || !elist || !mapped)
-		goto out;
-	/* evictions after each position, from the chosen gaps */
-	for (int32_t j = 0; j < cs->ncands; j++)
-		for (uint32_t i = 0; chosen[j] && i < cs->c[j].ngaps; i++)
-			eoff[cs->gaps[cs->gap_list[cs->c[j].gap_off + i]].a]++;
-	for (int32_t p = 1; p <= g->nops; p++)
-		eoff[p] += eoff[p - 1];
-	for (int32_t j = 0; j < cs->ncands; j++)
-		for (uint32_t i = 0; chosen[j] && i < cs->c[j].ngaps; i++) {
-			const struct pl_gap *q = &cs->gaps[cs->gap_list[cs->c[j].gap_off + i]];
-			elist[--eoff[q->a]] = q->buf;
-			pl_builder_evict(b, q->a, q->buf);
-		}
-	for (int32_t x = 0; x < g->nbufs; x++)
-		mapped[x] = g->bufs[x].alloc_at < 0 && !boundary[x];
-	int32_t k = 0;
-	for (int32_t p = 0; p < g->nops; p++) {
-		for (uint32_t i = foff[p]; i < foff[p + 1]; i++)
-			mapped[flist[i]] = 0;
-		for (uint32_t i = aoff[p]; i < aoff[p + 1]; i++)
-			mapped[alist[i]] = 1;
-		for (; k < n && cs->c[order[k]].at == p; k++) {
-			const struct pl_step *st;
-			uint32_t ns;
-			if (pl_cand_steps(g, cs, order[k], mapped, &st, &ns)) {
-				/* cannot happen for a selection whose constraints
-				 * hold; the stored steps fail the evaluator */
-				const struct pl_cand *x = &cs->c[order[k]];
-				st = &cs->steps[x->step_off];
-				ns = x->nsteps;
-			}
-			for (uint32_t i = 0; i < ns; i++) {
-				if (pend(pd, p, st[i].kind, st[i].arg))
-					goto out;
-				if (st[i].kind == PL_STEP_MAP)
-					mapped[st[i].arg] = 1;
-				else if (st[i].kind == PL_STEP_RELEASE)
-					mapped[st[i].arg] = 0;
-			}
-		}
-		for (uint32_t i = eoff[p]; i < eoff[p + 1]; i++)
-			mapped[elist[i]] = 0;
-	}
-	rc = 0;
-out:
-	free(aoff);
-	free(foff);
-	free(eoff);
-	free(alist);
-	free(flist);
-	free(elist);
-	free(mapped);
-	return rc;
-}
-
 struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
                             const uint8_t *chosen)
 {
-	struct pl_plan_builder *b = pl_builder_new(g->nops);
-	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
-	/* per buffer: unstashes still to come in plan order, and boundary use */
-	int32_t *unstash = calloc(g->nbufs ? g->nbufs : 1, sizeof(int32_t));
-	uint8_t *boundary = calloc(g->nbufs ? g->nbufs : 1, 1);
-	int32_t *fw = NULL, nboundary = 0, n = 0;
-	struct pending pd = {0};
+	struct pl_asm pa;
+	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1)), n = 0;
 	struct pl_plan *p = NULL;
-	if (!b || !order || !unstash || !boundary)
+	if (pl_asm_init(&pa, g) || !order)
 		goto out;
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		if (!chosen[j])
@@ -235,10 +120,10 @@ struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
 		const struct pl_cand *x = &cs->c[j];
 		for (uint32_t i = 0; i < x->ngaps; i++) {
 			const struct pl_gap *q = &cs->gaps[cs->gap_list[x->gap_off + i]];
-			if (q->boundary && !boundary[q->buf]) {
-				boundary[q->buf] = 1;
-				nboundary++;
-			}
+			if (pl_asm_evict(&pa, q->a, q->buf))
+				goto out;
+			if (q->boundary)
+				pa.boundary[q->buf] = 1;
 		}
 		if (x->at >= 0)
 			order[n++] = j;
@@ -246,47 +131,17 @@ struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
 	/* Rebuilds at one position run in the order of the ops they end with,
 	 * so one that reads a buffer another rebuilds comes after it. */
 	qsort_r(order, n, sizeof(int32_t), cmp_rebuild, (void *)cs);
-	if (walk(g, cs, chosen, order, n, boundary, b, &pd))
-		goto out;
-	/* A stash is taken once, before the first write of its buffer (ahead
-	 * of anything else at that position), and taken again right after
-	 * each unstash that another one follows. */
-	int32_t nstash = 0;
-	for (size_t i = 0; i < pd.n; i++)
-		if (pd.st[i].kind == PL_STEP_UNSTASH && unstash[pd.st[i].arg]++ == 0)
-			nstash++;
-	if (nstash && !(fw = first_writers(g)))
-		goto out;
-	for (int32_t x = 0; nstash && x < g->nbufs; x++)
-		if (unstash[x])
-			pl_builder_step(b, pl_stash_pos(&g->bufs[x], fw[x]), PL_STEP_STASH, x);
-	for (size_t i = 0; i < pd.n; i++) {
-		pl_builder_step(b, pd.pos[i], pd.st[i].kind, pd.st[i].arg);
-		if (pd.st[i].kind == PL_STEP_UNSTASH && --unstash[pd.st[i].arg] > 0)
-			pl_builder_step(b, pd.pos[i], PL_STEP_STASH, pd.st[i].arg);
+	for (int32_t i = 0; i < n; i++) {
+		const struct pl_cand *x = &cs->c[order[i]];
+		for (uint32_t k = 0; k < x->nsteps; k++)
+			if (pl_asm_step(&pa, x->at, cs->steps[x->step_off + k].kind,
+			                cs->steps[x->step_off + k].arg))
+				goto out;
 	}
-	p = pl_builder_finish(b);
-	b = NULL;
-	if (p && nboundary) {
-		p->boundary = malloc(sizeof(int32_t) * nboundary);
-		if (!p->boundary) {
-			pl_plan_free(p);
-			p = NULL;
-			goto out;
-		}
-		for (int32_t x = 0; x < g->nbufs; x++)
-			if (boundary[x])
-				p->boundary[p->nboundary++] = x;
-	}
+	p = pl_asm_finish(&pa);
 out:
-	if (b)
-		pl_plan_free(pl_builder_finish(b));
+	pl_asm_free(&pa);
 	free(order);
-	free(unstash);
-	free(boundary);
-	free(fw);
-	free(pd.st);
-	free(pd.pos);
 	return p;
 }
 

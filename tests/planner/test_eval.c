@@ -327,7 +327,7 @@ static void batch_norm_replay_stashes_statistics(void **state)
 		assert_int_equal(cs.steps[x->step_off + k].kind, want[k].kind);
 		assert_int_equal(cs.steps[x->step_off + k].arg, want[k].arg);
 	}
-	/* the stash is memory from op 1 (S's first write) to the rebuild */
+	/* the stash is memory from op 1 (S's first use) to the rebuild */
 	int stash_range = 0;
 	for (uint32_t r = 0; r < x->nranges; r++) {
 		const struct pl_range *rg = &cs.ranges[x->range_off + r];

@@ -114,18 +114,25 @@ static void ilp_matches_brute_force(void **state)
 			opt.planner = PL_PLANNER_ILP;
 			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err)),
 			                 0);
-			if (res.recompute_ns != best)
+			/* (the walk, outside the candidates, may do better still) */
+			if (res.recompute_ns > best)
 				fail_msg("seed %llu: plan recompute %lld, optimum %lld",
 				         (unsigned long long)seed, (long long)res.recompute_ns,
 				         (long long)best);
 			assert_true(res.peak <= budget);
 			pl_plan_free(p);
 		}
-		/* Below the lowest peak of any selection: infeasible. */
+		/* Below the lowest peak of any selection: infeasible; and the
+		 * min-peak MILP finds that lowest peak. */
 		uint8_t *ch = calloc(cs.ncands, 1);
 		struct pl_ilp_result r;
 		assert_int_equal(pl_ilp(g, &cs, minp - 1, 10, NULL, ch, &r, 0), 0);
 		assert_int_equal(r.status, 1);
+		assert_int_equal(pl_ilp_min_peak(g, &cs, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(r.status, 0);
+		if (r.peak != minp)
+			fail_msg("seed %llu: min-peak MILP %lld, brute force %lld",
+			         (unsigned long long)seed, (long long)r.peak, (long long)minp);
 		free(ch);
 		pl_cands_free(&cs);
 		pl_graph_free(g);
@@ -136,7 +143,8 @@ static void ilp_matches_brute_force(void **state)
 
 /* Budgets spread between the smallest reachable peak and the baseline,
  * and one below it; every plan that comes back passes the evaluator and
- * the reference simulation. */
+ * the reference simulation.  (The smallest peak is what the searches
+ * found, heuristics among them: a budget below it may still be met.) */
 static void every_plan_passes_the_evaluator(void **state)
 {
 	(void)state;
@@ -176,10 +184,6 @@ static void every_plan_passes_the_evaluator(void **state)
 					fail_msg("seed %llu planner %s: %s",
 					         (unsigned long long)seed, pl_planner_name(pls[q]),
 					         err);
-				if (fr[k] < 0 && pls[q] == PL_PLANNER_ILP)
-					fail_msg(
-					    "seed %llu: the ILP beat the smallest peak it reported",
-					    (unsigned long long)seed);
 				struct pl_eval e;
 				assert_int_equal(pl_evaluate(g, p, &e), 0);
 				if (!e.valid)

@@ -205,6 +205,68 @@ static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, c
 	return peak;
 }
 
+/* Large neighbourhood search from an incumbent: free the candidates that
+ * act on one window of memory positions, fix the others to the
+ * incumbent, solve that small MILP (GLPK's presolver drops the fixed
+ * columns), keep what improves; windows slide over the positions until
+ * `until`.  GLPK's branch and bound stalls on the full problem long
+ * before such windows stop improving it.  -1 if GLPK failed (lp is then
+ * gone), else 0; inc and *obj hold the best selection. */
+static int lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
+               uint8_t *inc, double *obj, double until, int verbose)
+{
+	int32_t N = cs->ncands, w = nmem / 6 > 8 ? nmem / 6 : 8;
+	glp_iocp parm;
+	glp_init_iocp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	parm.fp_heur = GLP_ON;
+	parm.mir_cuts = GLP_ON;
+	parm.clq_cuts = GLP_ON;
+	int improved = 0, rounds = 0;
+	for (int32_t start = 0;; start += w / 2 > 0 ? w / 2 : 1) {
+		double left = until - pl_now();
+		if (left < 0.2)
+			break;
+		if (start >= nmem) {
+			if (!improved)
+				break; /* a whole sweep without a gain */
+			improved = 0;
+			start = 0;
+		}
+		int32_t lo = rows[start], hi = rows[start + w < nmem ? start + w : nmem - 1];
+		for (int32_t j = 0; j < N; j++) {
+			const struct pl_cand *x = &cs->c[j];
+			int free = x->at >= lo && x->at <= hi;
+			for (uint32_t k = 0; k < x->nranges && !free; k++) {
+				const struct pl_range *rg = &cs->ranges[x->range_off + k];
+				free = rg->lo <= hi && rg->hi >= lo;
+			}
+			if (free)
+				glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
+			else
+				glp_set_col_bnds(lp, j + 1, GLP_FX, inc[j], inc[j]);
+		}
+		parm.tm_lim = (int)((left < 2 ? left : 2) * 1000);
+		int ret = guarded_intopt(lp, &parm);
+		if (ret == GLPK_FAILED)
+			return -1;
+		rounds++;
+		int st = glp_mip_status(lp);
+		if ((st == GLP_OPT || st == GLP_FEAS) && glp_mip_obj_val(lp) < *obj - 1e-6) {
+			*obj = glp_mip_obj_val(lp);
+			for (int32_t j = 0; j < N; j++)
+				inc[j] = glp_mip_col_val(lp, j + 1) > 0.5;
+			improved = 1;
+		}
+	}
+	for (int32_t j = 0; j < N; j++)
+		glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
+	if (verbose)
+		fprintf(stderr, "ilp: %d neighbourhood rounds, objective %.0f\n", rounds, *obj);
+	return 0;
+}
+
 /* minpeak: instead of the budget, a continuous column M bounds every
  * memory row and the objective is M: the lowest peak the candidates reach. */
 static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
@@ -441,7 +503,9 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	parm.clq_cuts = GLP_ON;
 	parm.br_tech = GLP_BR_DTH;
 	parm.bt_tech = GLP_BT_BLB;
-	parm.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
+	/* With an incumbent, half the time goes to neighbourhood search. */
+	double bb = !minpeak && c.warm ? left / 2 : left;
+	parm.tm_lim = bb > 0.05 ? (int)(bb * 1000) : 50;
 	parm.cb_func = callback;
 	parm.cb_info = &c;
 	if (verbose)
@@ -479,6 +543,13 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
 	r->status = 0;
 	r->optimal = st == GLP_OPT && ret == 0;
+	if (!minpeak && !r->optimal &&
+	    lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose)) {
+		lp = NULL; /* GLPK failed: keep the incumbent, no bound */
+		r->gap = r->lp_bound = -1;
+		rc = 0;
+		goto out;
+	}
 	if (minpeak)
 		r->peak = model_peak(g, cs, chosen);
 	/* gap: to the best bound the search proved (0 when optimal);

@@ -31,12 +31,13 @@ struct walk {
 	struct cindex ix;
 	struct recipe rc;
 	int64_t budget, mem, peak;
-	int64_t *tm;         /* tm[p]: start time of op p (sum of durations before it) */
-	uint8_t *mapped;     /* per buffer */
-	uint8_t *never;      /* per buffer: its rebuild failed once, keep it */
-	uint8_t *reserve;    /* per buffer: hold its stash from its first use on */
-	uint8_t *stashed;    /* per buffer: a rebuild took it from its stash (this walk) */
-	int32_t *last;       /* per buffer: last position an op or a rebuild touched it */
+	int64_t *tm;           /* tm[p]: start time of op p (sum of durations before it) */
+	int64_t *press;        /* the same, counting only ops whose baseline exceeds the budget */
+	uint8_t *mapped;       /* per buffer */
+	uint8_t *never;        /* per buffer: its rebuild failed once, keep it */
+	uint8_t *reserve;      /* per buffer: hold its stash from its first use on */
+	uint8_t *stashed;      /* per buffer: a rebuild took it from its stash (this walk) */
+	int32_t *last;         /* per buffer: last position an op or a rebuild touched it */
 	uint32_t *seen, epoch; /* per op, for rebuild_cost */
 	int32_t *stack, *stack2;
 	int fwd, variant;
@@ -50,7 +51,7 @@ struct walk {
 		int64_t cost;
 	} * ev;
 	size_t nev, cap_ev;
-	uint32_t *busy;      /* per buffer: == p + 1 while op p or its rebuild uses it */
+	uint32_t *busy; /* per buffer: == p + 1 while op p or its rebuild uses it */
 	uint32_t *aoff, *foff, *soff;
 	int32_t *alist, *flist, *slist; /* allocations, frees, stashes by position */
 	struct pl_heap heap;
@@ -198,6 +199,10 @@ static double key(struct walk *w, int32_t b, int32_t q)
 		idle = sqrt(idle);
 	else if (w->variant == 3)
 		idle = (double)(nu - q);
+	else if (w->variant == 4)
+		idle = (double)(w->press[nu] - w->press[q + 1]) + 1;
+	else if (w->variant == 5)
+		idle = sqrt((double)(w->press[nu] - w->press[q + 1]) + 1);
 	return cost / ((double)bf->rounded * idle);
 }
 
@@ -476,6 +481,7 @@ static void walk_free(struct walk *w)
 	pl_cindex_free(&w->ix);
 	pl_recipe_free(&w->rc);
 	free(w->tm);
+	free(w->press);
 	free(w->mapped);
 	free(w->never);
 	free(w->reserve);
@@ -546,7 +552,7 @@ static struct pl_plan *walk_all(struct walk *w, int *met)
 
 /* Local search steps after the variants: walks, each a few ms on
  * thousands of ops. */
-#define SIM_TRIES   24
+#define SIM_TRIES   400
 #define SIM_TRY_OPS 200000
 
 /* A copy of the walk's eviction costs, for the local search. */
@@ -601,6 +607,7 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 	int rc = -1;
 	*out = NULL;
 	w.tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
+	w.press = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
 	w.mapped = malloc(nb);
 	w.never = calloc(nb, 1);
 	w.reserve = calloc(nb, 1);
@@ -613,20 +620,24 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 	w.evq = calloc(nb, sizeof(int32_t));
 	w.alist = pl_bufs_by_pos(g, 0, &w.aoff);
 	w.flist = pl_bufs_by_pos(g, 1, &w.foff);
-	if (!w.tm || !w.mapped || !w.never || !w.reserve || !w.stashed || !w.last || !w.busy ||
-	    !w.seen || !w.stack || !w.stack2 || !w.evq || !w.alist || !w.flist ||
+	if (!w.tm || !w.press || !w.mapped || !w.never || !w.reserve || !w.stashed || !w.last ||
+	    !w.busy || !w.seen || !w.stack || !w.stack2 || !w.evq || !w.alist || !w.flist ||
 	    pl_cindex_build(g, &w.ix) || pl_recipe_init(&w.rc, g) || stash_index(&w))
 		goto out;
-	w.tm[0] = 0;
-	for (int32_t p = 0; p < g->nops; p++)
+	w.tm[0] = w.press[0] = 0;
+	for (int32_t p = 0; p < g->nops; p++) {
 		w.tm[p + 1] = w.tm[p] + g->ops[p].duration_ns;
+		w.press[p + 1] = w.press[p] + (g->live[p] > budget ? g->ops[p].duration_ns : 0);
+	}
 	/* How much the idle time weighs against the rebuild cost: each way
 	 * wins somewhere, and a walk costs little. */
-	static const int variants[] = {0, 2, 3};
+	static const int all_variants[] = {0, 2, 3, 4, 5, 1};
+	int nvar = getenv("SIMNV") ? atoi(getenv("SIMNV")) : 3;
+	const int *variants = getenv("SIMV0") ? all_variants + atoi(getenv("SIMV0")) : all_variants;
 	int best_variant = 0;
 	struct event *events = NULL;
 	size_t nevents = 0;
-	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+	for (int v = 0; v < nvar; v++) {
 		int met = 0;
 		w.variant = variants[v];
 		memset(w.reserve, 0, nb);
@@ -642,7 +653,8 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 	 * budget. */
 	w.variant = best_variant;
 	/* (fewer on large graphs: each try is a walk) */
-	int tries_max = SIM_TRIES < SIM_TRY_OPS / (g->nops + 1) ? SIM_TRIES : SIM_TRY_OPS / (g->nops + 1);
+	int tries_max =
+	    SIM_TRIES < SIM_TRY_OPS / (g->nops + 1) ? SIM_TRIES : SIM_TRY_OPS / (g->nops + 1);
 	for (int tries = 0; best.met && tries < tries_max && nevents; tries++) {
 		size_t top = 0;
 		for (size_t i = 1; i < nevents; i++)

@@ -115,6 +115,9 @@ static uint64_t content_hash(const struct pl_graph *g)
 		const struct pl_buffer *b = &g->bufs[i];
 		int64_t v[4] = {b->size, b->rounded, b->alloc_at, b->free_at};
 		h = pl_fnv(h, v, sizeof(v));
+		/* (only when set: hashes of graphs without it stay as they were) */
+		if (b->dead_across)
+			h = pl_fnv(h, "dead", 4);
 	}
 	for (int32_t i = 0; i < g->nops; i++) {
 		const struct pl_op *op = &g->ops[i];
@@ -153,9 +156,17 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 			            src, b, bf->alloc_at, bf->free_at);
 			goto out;
 		}
+		if (bf->dead_across && (bf->alloc_at != -1 || bf->free_at != -1)) {
+			rc = pl_errf(
+			    err, errlen, PL_EINPUT,
+			    "%s: buffer %d: dead across the boundary but not live across it "
+			    "(alloc_at %d, free_at %d)",
+			    src, b, bf->alloc_at, bf->free_at);
+			goto out;
+		}
 		if (bf->small)
 			bf->rounded = 0;
-		cur[b] = bf->alloc_at < 0 ? PL_VER_PRE : PL_VER_FRESH;
+		cur[b] = pl_ver_initial(bf);
 		int32_t lo = bf->alloc_at < 0 ? 0 : bf->alloc_at;
 		int32_t hi = bf->free_at < 0 ? g->nops : bf->free_at;
 		diff[lo] += bf->rounded;
@@ -190,6 +201,16 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 				             src, i, r->buf, g->nbufs);
 				goto out;
 			}
+			if ((r->flags & PL_REF_PARTIAL) && !(r->flags & PL_REF_WRITE)) {
+				rc = pl_errf(
+				    err, errlen, PL_EINPUT,
+				    "%s: op %d writes buffer %d partially but does not write it",
+				    src, i, r->buf);
+				goto out;
+			}
+			/* The bytes a partial write leaves keep the prior version. */
+			if (r->flags & PL_REF_PARTIAL)
+				r->flags |= PL_REF_READ;
 			if (!pl_buf_alive(&g->bufs[r->buf], i, g->nops)) {
 				rc = pl_errf(err, errlen, PL_EINPUT,
 				             "%s: op %d references buffer %d outside its lifetime "
@@ -199,6 +220,17 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 				goto out;
 			}
 			r->ver = cur[r->buf];
+			/* Content dead across the boundary is never read: its first
+			 * access overwrites all of it. */
+			if (g->bufs[r->buf].dead_across && r->ver == PL_VER_FRESH &&
+			    (r->flags & PL_REF_READ) &&
+			    (!(r->flags & PL_REF_WRITE) || (r->flags & PL_REF_PARTIAL))) {
+				rc = pl_errf(err, errlen, PL_EINPUT,
+				             "%s: buffer %d is dead across the boundary, but op %d "
+				             "reads it before writing all of it",
+				             src, r->buf, i);
+				goto out;
+			}
 			/* A fresh allocation holds nothing the op could depend on. */
 			if (r->ver == PL_VER_FRESH)
 				r->flags &= ~PL_REF_READ;

@@ -36,7 +36,7 @@ $(BUILD)/remat-plan: planner/remat_plan.c planner/planner.h $(BUILD)/libplanner.
 ALL_TARGETS += $(BUILD)/remat-plan
 
 # ---- unit tests (cmocka, ASan+UBSan) ----
-PLANNER_TESTS := $(addprefix $(BUILD)/tests/planner/,test_opt test_eval test_io)
+PLANNER_TESTS := $(addprefix $(BUILD)/tests/planner/,test_opt test_eval test_io test_model)
 
 $(BUILD)/tests/planner/%: tests/planner/%.c tests/planner/testutil.c tests/planner/testutil.h \
 		$(BUILD)/san/libplanner.a

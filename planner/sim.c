@@ -16,7 +16,6 @@
  */
 #include "cands_internal.h"
 
-#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +31,6 @@ struct walk {
 	struct recipe rc;
 	int64_t budget, mem, peak;
 	int64_t *tm;           /* tm[p]: start time of op p (sum of durations before it) */
-	int64_t *press;        /* the same, counting only ops whose baseline exceeds the budget */
 	uint8_t *mapped;       /* per buffer */
 	uint8_t *never;        /* per buffer: its rebuild failed once, keep it */
 	uint8_t *reserve;      /* per buffer: hold its stash from its first use on */
@@ -40,7 +38,8 @@ struct walk {
 	int32_t *last;         /* per buffer: last position an op or a rebuild touched it */
 	uint32_t *seen, epoch; /* per op, for rebuild_cost */
 	int32_t *stack, *stack2;
-	int fwd, variant;
+	int fwd;
+	enum { IDLE_TIME, IDLE_SQRT, IDLE_OPS } variant; /* how idle time weighs */
 	/* evictions the walk may not make: (buffer << 32 | position), open addressing */
 	uint64_t *pins;
 	size_t npins, cap_pins;
@@ -193,16 +192,10 @@ static double key(struct walk *w, int32_t b, int32_t q)
 	if (w->fwd)
 		cost += (double)dependents_cost(w, b, v, q + 1);
 	double idle = (double)(w->tm[nu] - w->tm[q + 1]) + 1;
-	if (w->variant == 1)
-		idle = idle * idle;
-	else if (w->variant == 2)
+	if (w->variant == IDLE_SQRT)
 		idle = sqrt(idle);
-	else if (w->variant == 3)
+	else if (w->variant == IDLE_OPS)
 		idle = (double)(nu - q);
-	else if (w->variant == 4)
-		idle = (double)(w->press[nu] - w->press[q + 1]) + 1;
-	else if (w->variant == 5)
-		idle = sqrt((double)(w->press[nu] - w->press[q + 1]) + 1);
 	return cost / ((double)bf->rounded * idle);
 }
 
@@ -481,7 +474,6 @@ static void walk_free(struct walk *w)
 	pl_cindex_free(&w->ix);
 	pl_recipe_free(&w->rc);
 	free(w->tm);
-	free(w->press);
 	free(w->mapped);
 	free(w->never);
 	free(w->reserve);
@@ -552,7 +544,7 @@ static struct pl_plan *walk_all(struct walk *w, int *met)
 
 /* Local search steps after the variants: walks, each a few ms on
  * thousands of ops. */
-#define SIM_TRIES   400
+#define SIM_TRIES   64
 #define SIM_TRY_OPS 200000
 
 /* A copy of the walk's eviction costs, for the local search. */
@@ -607,7 +599,6 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 	int rc = -1;
 	*out = NULL;
 	w.tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
-	w.press = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
 	w.mapped = malloc(nb);
 	w.never = calloc(nb, 1);
 	w.reserve = calloc(nb, 1);
@@ -620,20 +611,17 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 	w.evq = calloc(nb, sizeof(int32_t));
 	w.alist = pl_bufs_by_pos(g, 0, &w.aoff);
 	w.flist = pl_bufs_by_pos(g, 1, &w.foff);
-	if (!w.tm || !w.press || !w.mapped || !w.never || !w.reserve || !w.stashed || !w.last ||
-	    !w.busy || !w.seen || !w.stack || !w.stack2 || !w.evq || !w.alist || !w.flist ||
+	if (!w.tm || !w.mapped || !w.never || !w.reserve || !w.stashed || !w.last || !w.busy ||
+	    !w.seen || !w.stack || !w.stack2 || !w.evq || !w.alist || !w.flist ||
 	    pl_cindex_build(g, &w.ix) || pl_recipe_init(&w.rc, g) || stash_index(&w))
 		goto out;
-	w.tm[0] = w.press[0] = 0;
-	for (int32_t p = 0; p < g->nops; p++) {
+	w.tm[0] = 0;
+	for (int32_t p = 0; p < g->nops; p++)
 		w.tm[p + 1] = w.tm[p] + g->ops[p].duration_ns;
-		w.press[p + 1] = w.press[p] + (g->live[p] > budget ? g->ops[p].duration_ns : 0);
-	}
 	/* How much the idle time weighs against the rebuild cost: each way
 	 * wins somewhere, and a walk costs little. */
-	static const int all_variants[] = {0, 2, 3, 4, 5, 1};
-	int nvar = getenv("SIMNV") ? atoi(getenv("SIMNV")) : 3;
-	const int *variants = getenv("SIMV0") ? all_variants + atoi(getenv("SIMV0")) : all_variants;
+	static const int variants[] = {IDLE_TIME, IDLE_SQRT, IDLE_OPS};
+	int nvar = (int)(sizeof(variants) / sizeof(variants[0]));
 	int best_variant = 0;
 	struct event *events = NULL;
 	size_t nevents = 0;

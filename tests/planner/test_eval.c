@@ -39,6 +39,7 @@ static struct pl_plan *mutate(const struct pl_graph *g, const struct pl_plan *p,
 	}
 	int32_t pos = (int32_t)(tu_rand(s) % (uint64_t)p->nops);
 	int32_t buf = (int32_t)(tu_rand(s) % (uint64_t)g->nbufs);
+	struct pl_plan *q;
 	if (what == 3)
 		pl_builder_evict(b, pos, buf); /* a random eviction */
 	if (what == 4 && pos > 0) {
@@ -47,7 +48,15 @@ static struct pl_plan *mutate(const struct pl_graph *g, const struct pl_plan *p,
 		int32_t arg = kind == PL_STEP_REPLAY ? (int32_t)(tu_rand(s) % (uint64_t)pos) : buf;
 		pl_builder_step(b, pos, kind, arg);
 	}
-	return pl_builder_finish(b);
+	q = pl_builder_finish(b);
+	/* the boundary list: kept, dropped, or one buffer added */
+	int keep = what != 0 || tu_rand(s) % 2;
+	q->boundary = malloc(sizeof(int32_t) * ((size_t)p->nboundary + 1));
+	for (int32_t i = 0; keep && i < p->nboundary; i++)
+		q->boundary[q->nboundary++] = p->boundary[i];
+	if (tu_rand(s) % 8 == 0)
+		q->boundary[q->nboundary++] = buf;
+	return q;
 }
 
 static void check_same(const struct pl_graph *g, const struct pl_plan *p, int *nvalid,
@@ -78,7 +87,9 @@ static void evaluator_matches_reference(void **state)
 	int nvalid = 0, ninvalid = 0;
 	for (uint64_t seed = 1; seed <= 60; seed++) {
 		uint64_t s = seed * 7919;
-		struct rg_opts o = {2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0)};
+		struct rg_opts o = {
+		    2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0), (int)(seed % 2),
+		    (int)(seed % 4 == 1)};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
 		struct pl_options opt;

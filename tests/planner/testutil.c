@@ -95,7 +95,13 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 		if (i >= 2 && pick(&s, 4) == 0)
 			ref(&b, act[i - 2], PL_REF_READ); /* skip connection */
 		ref(&b, w, PL_REF_READ);
-		act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), pick(&s, 10) == 0, 0, p);
+		if (o->dead && pick(&s, 4) == 0) {
+			/* allocated once, rewritten whole every iteration */
+			act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), 0, 1, -1);
+			g->bufs[act[i]].dead_across = 1;
+		} else {
+			act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), pick(&s, 10) == 0, 0, p);
+		}
 		ref(&b, act[i], PL_REF_READ | PL_REF_WRITE); /* conservative read of a fresh one */
 		if (o->side_writes && pick(&s, 6) == 0) {
 			int32_t ws = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 0, p);
@@ -107,6 +113,12 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 		if (o->inplace && pick(&s, 5) == 0) {
 			new_op(&b, &s, 1);
 			ref(&b, act[i], PL_REF_READ | PL_REF_WRITE);
+		}
+		if (o->partial && pick(&s, 5) == 0) {
+			/* updates part of the activation from the weights */
+			new_op(&b, &s, 1);
+			ref(&b, w, PL_REF_READ);
+			ref(&b, act[i], PL_REF_WRITE | PL_REF_PARTIAL);
 		}
 	}
 	/* backward: gradient chain reading the activations in reverse */

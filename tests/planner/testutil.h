@@ -13,6 +13,8 @@ struct rg_opts {
 	int side_writes; /* allow ops with extra outputs (workspaces, stats) */
 	int inplace;     /* allow in-place ops */
 	int nonreplay;   /* allow non-replayable ops */
+	int dead;        /* some activations live in long-lived memory, dead across the boundary */
+	int partial;     /* some writes cover only part of their buffer */
 };
 
 /* Deterministic xorshift so failures reproduce from the seed. */

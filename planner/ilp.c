@@ -543,8 +543,11 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
 	r->status = 0;
 	r->optimal = st == GLP_OPT && ret == 0;
-	if (!minpeak && !r->optimal &&
-	    lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose)) {
+	term = glp_term_out(verbose ? GLP_ON : GLP_OFF); /* (clique cuts print anyway) */
+	int failed = !minpeak && !r->optimal &&
+	             lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose);
+	glp_term_out(term);
+	if (failed) {
 		lp = NULL; /* GLPK failed: keep the incumbent, no bound */
 		r->gap = r->lp_bound = -1;
 		rc = 0;

@@ -96,7 +96,12 @@ static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum p
 static int simulate(const struct pl_graph *g, int64_t budget, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	if (pl_sim(g, budget, &o->plan) < 0 || pl_evaluate(g, o->plan, &o->ev))
+	int r = pl_sim(g, budget, &o->plan);
+	if (r < 0)
+		return -1;
+	if (!o->plan)
+		return 0; /* no plan: not ok */
+	if (pl_evaluate(g, o->plan, &o->ev))
 		return -1;
 	o->ok = o->ev.valid && o->ev.peak <= budget;
 	debug("dtr (walk)", o);
@@ -131,9 +136,9 @@ static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum 
 		return best;
 	if (cs)
 		memset(sel, 0, cs->ncands ? cs->ncands : 1);
-	/* to 0.5% of the baseline: a dozen runs even on large graphs */
+	/* to 0.1% of the baseline: a dozen runs even on large graphs */
 	while (hi - lo > (g->granularity > 1 ? g->granularity / 2 : 1) &&
-	       hi - lo > g->baseline_peak / 200) {
+	       hi - lo > g->baseline_peak / 1000) {
 		int64_t mid = lo + (hi - lo) / 2;
 		struct outcome o = {0};
 		int ok = 0, r = 0;

@@ -95,6 +95,9 @@ int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t err
 /* Writes docs/graph-format.md. */
 int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, size_t errlen);
 void pl_graph_free(struct pl_graph *g);
+/* The op-level lower bound of any plan's peak: the largest, over ops, of
+ * the constant and persistent bytes plus the op's own buffers. */
+int64_t pl_graph_lower_bound(const struct pl_graph *g);
 /* Formats the hash as "0x%016llx" into buf (at least 19 bytes). */
 const char *pl_hash_str(uint64_t h, char *buf);
 

@@ -519,14 +519,17 @@ static int stash_index(struct walk *w)
 
 /* Walks again while a rebuild failed (its buffers are then kept) or a
  * stash turned out to be needed that the walk did not hold memory for;
- * each round only adds to never[] or reserve[].  The plan, or NULL. */
-static struct pl_plan *walk_all(struct walk *w, int *met)
+ * each round only adds to never[] or reserve[].  0 with the plan in
+ * *out (*met: within the budget), 1 when it does not settle (no plan),
+ * -1 out of memory. */
+static int walk_all(struct walk *w, struct pl_plan **out, int *met)
 {
+	*out = NULL;
 	for (int round = 0; round < 64; round++) {
 		struct pl_plan *p = NULL;
 		int rc = walk_once(w, &p);
 		if (rc < 0)
-			return NULL;
+			return -1;
 		int again = w->failed;
 		for (int32_t b = 0; b < w->g->nbufs; b++)
 			if (w->stashed[b] && !w->reserve[b]) {
@@ -535,11 +538,12 @@ static struct pl_plan *walk_all(struct walk *w, int *met)
 			}
 		if (!again) {
 			*met = rc == 0;
-			return p;
+			*out = p;
+			return 0;
 		}
 		pl_plan_free(p);
 	}
-	return NULL;
+	return 1;
 }
 
 /* Local search steps after the variants: walks, each a few ms on
@@ -629,7 +633,9 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 		int met = 0;
 		w.variant = variants[v];
 		memset(w.reserve, 0, nb);
-		struct pl_plan *p = walk_all(&w, &met);
+		struct pl_plan *p;
+		if (walk_all(&w, &p, &met) < 0)
+			goto out2;
 		int r = consider(g, budget, &best, p);
 		if (r < 0 || (r > 0 && keep_events(&w, &events, &nevents)))
 			goto out2;
@@ -655,7 +661,9 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 		if (pin(&w, key))
 			goto out2;
 		int met = 0;
-		struct pl_plan *p = walk_all(&w, &met);
+		struct pl_plan *p;
+		if (walk_all(&w, &p, &met) < 0)
+			goto out2;
 		int r = consider(g, budget, &best, p);
 		if (r < 0)
 			goto out2;
@@ -670,6 +678,8 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 		*out = best.plan;
 		best.plan = NULL;
 		rc = best.met ? 0 : 1;
+	} else {
+		rc = 2; /* no walk settled */
 	}
 out2:
 	free(events);

@@ -252,7 +252,8 @@ static void dead_across_boundary_released(void **state)
 
 	/* Said of a buffer it cannot be true of: one clear message each. */
 	int rc;
-	text = replaced(dead_graph, "\"reads\": [0], \"writes\": [0]", "\"reads\": [0], \"writes\": []");
+	text = replaced(dead_graph, "\"reads\": [0], \"writes\": [0]",
+	                "\"reads\": [0], \"writes\": []");
 	assert_null(load(text, &rc, err, sizeof(err)));
 	assert_int_equal(rc, PL_EINPUT);
 	if (!strstr(err, "buffer 0 is dead across the boundary, but op 0 reads it"))
@@ -367,7 +368,8 @@ static void long_inplace_chain(void **state)
 	    " {\"id\": 1, \"size\": 800, \"alloc_at\": 21, \"free_at\": 23}], \"ops\": [");
 	cat(&s, &n, "{\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [0]},");
 	for (int i = 1; i <= 20; i++)
-		cat(&s, &n, "{\"i\": %d, \"duration_ns\": 10, \"reads\": [0], \"writes\": [0]},", i);
+		cat(&s, &n, "{\"i\": %d, \"duration_ns\": 10, \"reads\": [0], \"writes\": [0]},",
+		    i);
 	cat(&s, &n,
 	    "{\"i\": 21, \"duration_ns\": 100000, \"reads\": [], \"writes\": [1]},"
 	    "{\"i\": 22, \"duration_ns\": 10, \"reads\": [1], \"writes\": []},"
@@ -404,8 +406,8 @@ static void long_chain_through_freed_buffers(void **state)
 	    "{\"id\": 100, \"size\": 800, \"alloc_at\": 100, \"free_at\": 102}], \"ops\": [");
 	cat(&s, &n, "{\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [0]},");
 	for (int i = 1; i < 100; i++)
-		cat(&s, &n, "{\"i\": %d, \"duration_ns\": 10, \"reads\": [%d], \"writes\": [%d]},", i,
-		    i - 1, i);
+		cat(&s, &n, "{\"i\": %d, \"duration_ns\": 10, \"reads\": [%d], \"writes\": [%d]},",
+		    i, i - 1, i);
 	cat(&s, &n,
 	    "{\"i\": 100, \"duration_ns\": 100000, \"reads\": [], \"writes\": [100]},"
 	    "{\"i\": 101, \"duration_ns\": 10, \"reads\": [100], \"writes\": []},"

@@ -207,7 +207,7 @@ static int add_gap(struct cbuild *cb, const struct pl_graph *g, int32_t b, int32
 	return 0;
 }
 
-static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb)
+static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb, int v2)
 {
 	ix->gap_off = calloc((size_t)g->nbufs + 1, sizeof(uint32_t));
 	if (!ix->gap_off)
@@ -231,7 +231,8 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 		/* Dead across the boundary: idle from its last use to its first
 		 * (at least one position on either side of the boundary). */
 		int32_t first = u1 > u0 ? ix->uses[u0] : -1, last = u1 > u0 ? ix->uses[u1 - 1] : -1;
-		if (g->bufs[b].dead_across && first >= 0 && (first > 0 || last < g->nops - 1) &&
+		if (v2 && g->bufs[b].dead_across && first >= 0 &&
+		    (first > 0 || last < g->nops - 1) &&
 		    add_gap(cb, g, b, last, first, PL_VER_FRESH, 0, 1))
 			return -1;
 	}
@@ -385,7 +386,9 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	 * this, the accumulation chain of a weight gradient makes every
 	 * gradient's rebuild replay the backward pass up to it: O(ops^2). */
 	rc.cost_limit = g->iteration_ns / 4 > 0 ? g->iteration_ns / 4 : 1;
-	if (build_gaps(g, &ix, &cb) || build_singles(g, &ix, &cb, &rc, strict))
+	int v2 = !o || o->plan_version >= 2;
+	rc.no_stash = !v2;
+	if (build_gaps(g, &ix, &cb, v2) || build_singles(g, &ix, &cb, &rc, strict))
 		goto out;
 	if ((!o || o->segments) &&
 	    pl_segments_build(g, &ix, &cb, &rc, strict, o && o->max_segment ? o->max_segment : 8))

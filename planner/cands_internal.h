@@ -38,6 +38,7 @@ struct recipe {
 	 * up to keep_limit bytes */
 	int keep;
 	int64_t keep_limit;
+	int no_stash; /* plan format version 1: content from before the iteration is not at hand */
 	/* > 0: give up on a recipe whose replays cost more (ns) */
 	int64_t cost_limit;
 	const struct cindex *ix; /* of the current build */

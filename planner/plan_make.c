@@ -17,6 +17,7 @@ void pl_options_default(struct pl_options *o)
 	o->planner = PL_PLANNER_ILP;
 	o->time_limit_s = 30;
 	o->segments = 1;
+	o->plan_version = 2;
 	o->max_segment = 8;
 }
 
@@ -93,10 +94,10 @@ static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum p
 }
 
 /* DTR run offline (sim.c): a plan without a selection. */
-static int simulate(const struct pl_graph *g, int64_t budget, struct outcome *o)
+static int simulate(const struct pl_graph *g, int64_t budget, int version, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	int r = pl_sim(g, budget, &o->plan);
+	int r = pl_sim(g, budget, version, &o->plan);
 	if (r < 0)
 		return -1;
 	if (!o->plan)
@@ -123,12 +124,12 @@ static int keep_better(struct outcome *best, struct outcome *o)
 	return 0;
 }
 
-/* The smallest peak a planner reaches: bisection on the budget (they are
+/* The smallest budget a planner meets: bisection on the budget (they are
  * not monotone in it, so this is the smallest found).  which: greedy or
  * dtr on the candidates, or (cs NULL) the walk.  Keeps the selection that
  * reached it in sel. */
 static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
-                      uint8_t *sel)
+                      int version, uint8_t *sel)
 {
 	uint8_t *chosen = cs ? malloc(cs->ncands ? cs->ncands : 1) : NULL;
 	int64_t lo = 0, hi = g->baseline_peak, best = g->baseline_peak;
@@ -143,14 +144,17 @@ static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum 
 		struct outcome o = {0};
 		int ok = 0, r = 0;
 		if (!cs)
-			r = simulate(g, mid, &o);
+			r = simulate(g, mid, version, &o);
 		else if ((r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, mid, chosen)
 		                                      : pl_greedy(g, cs, mid, chosen)) == 0)
 			r = realize(g, cs, chosen, mid, &o);
 		if (r == 0) {
 			ok = o.ok;
-			if (ok && o.ev.peak < best) {
-				best = o.ev.peak;
+			/* The budget that worked, not the peak reached: planning
+			 * for it again makes the same plan (the planners are
+			 * deterministic, not monotone in the budget). */
+			if (ok && mid < best) {
+				best = mid;
 				if (cs)
 					memcpy(sel, chosen, cs->ncands);
 			}
@@ -175,13 +179,13 @@ static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
 	int64_t best = g->baseline_peak;
 	if (s1 && s2 && s3) {
 		if (o->planner == PL_PLANNER_GREEDY) {
-			best = bisect(g, cs, o->planner, s1);
+			best = bisect(g, cs, o->planner, o->plan_version, s1);
 		} else {
 			int64_t p1 = o->planner == PL_PLANNER_ILP
-			                 ? bisect(g, cs, PL_PLANNER_GREEDY, s1)
+			                 ? bisect(g, cs, PL_PLANNER_GREEDY, o->plan_version, s1)
 			                 : g->baseline_peak;
-			int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, s2);
-			int64_t p3 = bisect(g, NULL, PL_PLANNER_DTR, NULL);
+			int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, o->plan_version, s2);
+			int64_t p3 = bisect(g, NULL, PL_PLANNER_DTR, o->plan_version, NULL);
 			best = p1 < p2 ? p1 : p2;
 			best = p3 < best ? p3 : best;
 			struct pl_ilp_result r;
@@ -191,8 +195,9 @@ static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
 			if (o->planner == PL_PLANNER_ILP &&
 			    !pl_ilp_min_peak(g, cs, lim, p1 <= p2 ? s1 : s2, s3, &r, o->verbose) &&
 			    r.status == 0 && !realize(g, cs, s3, INT64_MAX, &oc)) {
-				if (oc.ev.valid && oc.ev.peak < best)
-					best = oc.ev.peak;
+				/* the model's peak: a budget the MILP meets again */
+				if (oc.ev.valid && r.peak < best)
+					best = r.peak;
 				outcome_free(&oc);
 			}
 		}
@@ -221,7 +226,8 @@ static int plan_once(const struct pl_graph *g, int64_t budget, const struct pl_o
 		goto out;
 	}
 	/* dtr: the rule on the candidates and the walk, the better of them */
-	if (heuristic(g, cs, PL_PLANNER_DTR, budget, c2, &h2) || simulate(g, budget, &h3))
+	if (heuristic(g, cs, PL_PLANNER_DTR, budget, c2, &h2) ||
+	    simulate(g, budget, o->plan_version, &h3))
 		goto oom;
 	if (o->planner == PL_PLANNER_DTR) {
 		keep_better(best, &h2);

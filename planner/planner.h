@@ -186,7 +186,11 @@ struct pl_options {
 	int segments;        /* offer chain-segment candidates (default 1) */
 	int max_segment;     /* longest segment in buffers; 0 = default (8) */
 	int strict;          /* replays may not read buffers rebuilt at the same position */
-	int no_min_peak;     /* on PL_EBUDGET skip the search for the smallest peak */
+	/* 2 (default): plans may use stashes and keep buffers unmapped at the
+	 * boundary (plan format version 2); 1: only what a version 1 runtime
+	 * executes */
+	int plan_version;
+	int no_min_peak; /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
 };
 

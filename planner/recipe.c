@@ -142,6 +142,8 @@ static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex
 		rc->bflag2[b] |= G_EVICTED; /* and rebuilt below */
 	}
 	if (v == PL_VER_PRE) {
+		if (rc->no_stash)
+			return -1;
 		/* a stash held over the whole window that is as large as what
 		 * the candidate saves there leaves it saving nothing */
 		if (rc->save_bytes > 0 && pl_stash_at(g, ix, b) <= rc->save_from &&

@@ -57,6 +57,7 @@ struct walk {
 	struct pl_asm pa;
 	int failed; /* a recipe did not hold: never[] grew, walk again */
 	int keep;   /* keep what a rebuild rebuilds on the way (DTR does) */
+	int v2;     /* plan format version 2: stashes, buffers unmapped at the boundary */
 };
 
 static int64_t bytes_of(const struct pl_graph *g, int32_t b)
@@ -449,7 +450,7 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 		w->last[b] = -1;
 		w->stashed[b] = 0;
 		/* content dead across the boundary: unmapped there */
-		w->pa.boundary[b] = bf->dead_across && pl_buf_evictable(bf);
+		w->pa.boundary[b] = w->v2 && bf->dead_across && pl_buf_evictable(bf);
 		w->mapped[b] = bf->alloc_at < 0 && !w->pa.boundary[b];
 		if (w->mapped[b])
 			w->mem += bytes_of(g, b);
@@ -595,9 +596,9 @@ static int consider(const struct pl_graph *g, int64_t budget, struct best *b, st
 	return better;
 }
 
-int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
+int pl_sim(const struct pl_graph *g, int64_t budget, int version, struct pl_plan **out)
 {
-	struct walk w = {.g = g, .budget = budget, .keep = 1, .fwd = 1};
+	struct walk w = {.g = g, .budget = budget, .keep = 1, .fwd = 1, .v2 = version >= 2};
 	size_t nb = g->nbufs ? (size_t)g->nbufs : 1;
 	struct best best = {0};
 	int rc = -1;
@@ -619,6 +620,7 @@ int pl_sim(const struct pl_graph *g, int64_t budget, struct pl_plan **out)
 	    !w.seen || !w.stack || !w.stack2 || !w.evq || !w.alist || !w.flist ||
 	    pl_cindex_build(g, &w.ix) || pl_recipe_init(&w.rc, g) || stash_index(&w))
 		goto out;
+	w.rc.no_stash = !w.v2;
 	w.tm[0] = 0;
 	for (int32_t p = 0; p < g->nops; p++)
 		w.tm[p + 1] = w.tm[p] + g->ops[p].duration_ns;

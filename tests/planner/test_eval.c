@@ -136,36 +136,19 @@ static void evaluator_matches_reference(void **state)
  * 4 read B.  Stats S is read and updated by op 1 (running statistics). */
 static struct pl_graph *small_graph(int with_stats)
 {
-	struct pl_graph *g = pl_graph_new();
-	assert_int_equal(pl_graph_reserve(g, 5, 4, 16), 0);
-	g->name = strdup("hand");
-	g->nops = 5;
-	g->nbufs = 4;
-	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
-	g->bufs[1] = (struct pl_buffer){.size = 200, .rounded = 200, .alloc_at = 1, .free_at = -1};
-	g->bufs[2] = (struct pl_buffer){
-	    .size = 10, .rounded = 10, .alloc_at = -1, .free_at = -1, .persistent = 1};
-	g->bufs[3] = (struct pl_buffer){.size = 50, .rounded = 50, .alloc_at = 2, .free_at = 4};
-	struct {
-		int32_t op, buf;
-		uint32_t flags;
-	} refs[] = {
+	const struct pl_buffer bufs[] = {
+	    {.size = 100, .alloc_at = 0, .free_at = -1},
+	    {.size = 200, .alloc_at = 1, .free_at = -1},
+	    {.size = 10, .alloc_at = -1, .free_at = -1, .persistent = 1},
+	    {.size = 50, .alloc_at = 2, .free_at = 4}};
+	const struct tu_ref refs[] = {
 	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},
 	    {1, 1, PL_REF_WRITE}, {1, 2, with_stats ? PL_REF_READ | PL_REF_WRITE : PL_REF_READ},
 	    {2, 3, PL_REF_WRITE}, {3, 3, PL_REF_READ},
 	    {4, 1, PL_REF_READ},  {4, 0, PL_REF_READ}};
-	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		struct pl_op *op = &g->ops[refs[i].op];
-		if (op->nrefs == 0)
-			op->ref_off = g->nrefs;
-		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
-		op->nrefs++;
-		op->duration_ns = 10 * (refs[i].op + 1);
-		op->replayable = 1;
-		op->name = "k";
-	}
-	char err[256];
-	assert_int_equal(pl_graph_finish(g, 0, "hand", err, sizeof(err)), 0);
+	struct pl_graph *g =
+	    tu_hand_graph("k", 5, bufs, 4, refs, sizeof(refs) / sizeof(refs[0]), 10, 10);
+	assert_non_null(g);
 	return g;
 }
 
@@ -287,37 +270,20 @@ static void evaluator_names_faults(void **state)
 static void batch_norm_replay_stashes_statistics(void **state)
 {
 	(void)state;
-	struct pl_graph *g = pl_graph_new();
-	assert_int_equal(pl_graph_reserve(g, 5, 3, 16), 0);
-	g->name = strdup("bn");
-	g->nops = 5;
-	g->nbufs = 3;
-	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
-	g->bufs[1] = (struct pl_buffer){.size = 400, .rounded = 400, .alloc_at = 1, .free_at = -1};
-	g->bufs[2] = (struct pl_buffer){
-	    .size = 8, .rounded = 8, .alloc_at = -1, .free_at = -1, .persistent = 1};
-	struct {
-		int32_t op, buf;
-		uint32_t flags;
-	} refs[] = {{0, 0, PL_REF_WRITE},
-	            {1, 0, PL_REF_READ},
-	            {1, 1, PL_REF_WRITE},
-	            {1, 2, PL_REF_READ | PL_REF_WRITE},
-	            {2, 2, PL_REF_READ | PL_REF_WRITE},
-	            {3, 0, PL_REF_READ},
-	            {4, 1, PL_REF_READ}};
-	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		struct pl_op *op = &g->ops[refs[i].op];
-		if (op->nrefs == 0)
-			op->ref_off = g->nrefs;
-		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
-		op->nrefs++;
-		op->duration_ns = 10;
-		op->replayable = 1;
-		op->name = "bn";
-	}
-	char err[256];
-	assert_int_equal(pl_graph_finish(g, 0, "bn", err, sizeof(err)), 0);
+	const struct pl_buffer bufs[] = {
+	    {.size = 100, .alloc_at = 0, .free_at = -1},
+	    {.size = 400, .alloc_at = 1, .free_at = -1},
+	    {.size = 8, .alloc_at = -1, .free_at = -1, .persistent = 1}};
+	const struct tu_ref refs[] = {{0, 0, PL_REF_WRITE},
+	                              {1, 0, PL_REF_READ},
+	                              {1, 1, PL_REF_WRITE},
+	                              {1, 2, PL_REF_READ | PL_REF_WRITE},
+	                              {2, 2, PL_REF_READ | PL_REF_WRITE},
+	                              {3, 0, PL_REF_READ},
+	                              {4, 1, PL_REF_READ}};
+	struct pl_graph *g =
+	    tu_hand_graph("bn", 5, bufs, 3, refs, sizeof(refs) / sizeof(refs[0]), 10, 0);
+	assert_non_null(g);
 	struct pl_options o;
 	pl_options_default(&o);
 	struct pl_cands cs;
@@ -393,34 +359,17 @@ static void batch_norm_replay_stashes_statistics(void **state)
 static void rebuild_with_side_effects(void **state)
 {
 	(void)state;
-	struct pl_graph *g = pl_graph_new();
-	assert_int_equal(pl_graph_reserve(g, 7, 4, 16), 0);
-	g->name = strdup("side");
-	g->nops = 7;
-	g->nbufs = 4;
-	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
-	g->bufs[1] = (struct pl_buffer){.size = 400, .rounded = 400, .alloc_at = 1, .free_at = 7};
-	g->bufs[2] = (struct pl_buffer){.size = 50, .rounded = 50, .alloc_at = 1, .free_at = 2};
-	g->bufs[3] = (struct pl_buffer){.size = 20, .rounded = 20, .alloc_at = 1, .free_at = -1};
-	struct {
-		int32_t op, buf;
-		uint32_t flags;
-	} refs[] = {{0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},  {1, 1, PL_REF_WRITE},
-	            {1, 2, PL_REF_WRITE}, {1, 3, PL_REF_WRITE}, {2, 1, PL_REF_READ},
-	            {3, 3, PL_REF_WRITE}, {4, 0, PL_REF_READ},  {5, 0, PL_REF_READ},
-	            {6, 1, PL_REF_READ},  {6, 3, PL_REF_READ}};
-	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		struct pl_op *op = &g->ops[refs[i].op];
-		if (op->nrefs == 0)
-			op->ref_off = g->nrefs;
-		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
-		op->nrefs++;
-		op->duration_ns = 7;
-		op->replayable = 1;
-		op->name = "k";
-	}
-	char err[256];
-	assert_int_equal(pl_graph_finish(g, 0, "side", err, sizeof(err)), 0);
+	const struct pl_buffer bufs[] = {{.size = 100, .alloc_at = 0, .free_at = -1},
+	                                 {.size = 400, .alloc_at = 1, .free_at = 7},
+	                                 {.size = 50, .alloc_at = 1, .free_at = 2},
+	                                 {.size = 20, .alloc_at = 1, .free_at = -1}};
+	const struct tu_ref refs[] = {
+	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ}, {1, 1, PL_REF_WRITE}, {1, 2, PL_REF_WRITE},
+	    {1, 3, PL_REF_WRITE}, {2, 1, PL_REF_READ}, {3, 3, PL_REF_WRITE}, {4, 0, PL_REF_READ},
+	    {5, 0, PL_REF_READ},  {6, 1, PL_REF_READ}, {6, 3, PL_REF_READ}};
+	struct pl_graph *g =
+	    tu_hand_graph("side", 7, bufs, 4, refs, sizeof(refs) / sizeof(refs[0]), 7, 0);
+	assert_non_null(g);
 	struct pl_options o;
 	pl_options_default(&o);
 	struct pl_cands cs;

@@ -35,13 +35,8 @@ static char *slurp(const char *path)
 /* text with the first `from` replaced by `to` (must occur). */
 static char *replace(const char *text, const char *from, const char *to)
 {
-	const char *at = strstr(text, from);
-	assert_non_null(at);
-	size_t a = at - text, nf = strlen(from), nt = strlen(to), n = strlen(text);
-	char *s = malloc(n - nf + nt + 1);
-	memcpy(s, text, a);
-	memcpy(s + a, to, nt);
-	memcpy(s + a + nt, at + nf, n - a - nf + 1);
+	char *s = tu_replace(text, from, to);
+	assert_non_null(s);
 	return s;
 }
 

@@ -174,13 +174,8 @@ static const char dead_graph[] =
 
 static char *replaced(const char *text, const char *from, const char *to)
 {
-	const char *at = strstr(text, from);
-	assert_non_null(at);
-	size_t a = at - text, nf = strlen(from), nt = strlen(to), n = strlen(text);
-	char *s = malloc(n - nf + nt + 1);
-	memcpy(s, text, a);
-	memcpy(s + a, to, nt);
-	memcpy(s + a + nt, at + nf, n - a - nf + 1);
+	char *s = tu_replace(text, from, to);
+	assert_non_null(s);
 	return s;
 }
 

@@ -380,6 +380,58 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 	free(s.stash_content);
 }
 
+struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_buffer *bufs,
+                               int32_t nbufs, const struct tu_ref *refs, size_t nrefs, int64_t dur0,
+                               int64_t dur_step)
+{
+	struct pl_graph *g = pl_graph_new();
+	if (!g || pl_graph_reserve(g, nops, nbufs, (uint32_t)nrefs)) {
+		pl_graph_free(g);
+		return NULL;
+	}
+	g->name = strdup(name);
+	g->nops = nops;
+	g->nbufs = nbufs;
+	for (int32_t b = 0; b < nbufs; b++) {
+		g->bufs[b] = bufs[b];
+		g->bufs[b].rounded = bufs[b].size;
+	}
+	for (int32_t i = 0; i < nops; i++)
+		g->ops[i] = (struct pl_op){.name = name,
+		                           .duration_ns = dur0 + i * dur_step,
+		                           .replayable = 1,
+		                           .why_not = ""};
+	for (size_t i = 0; i < nrefs; i++) {
+		struct pl_op *op = &g->ops[refs[i].op];
+		if (op->nrefs == 0)
+			op->ref_off = g->nrefs;
+		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
+		op->nrefs++;
+	}
+	char err[256];
+	if (pl_graph_finish(g, 0, name, err, sizeof(err))) {
+		fprintf(stderr, "tu_hand_graph: %s\n", err);
+		pl_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+char *tu_replace(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	if (!at)
+		return NULL;
+	size_t a = (size_t)(at - text), nf = strlen(from), nt = strlen(to), n = strlen(text);
+	char *s = malloc(n - nf + nt + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, text, a);
+	memcpy(s + a, to, nt);
+	memcpy(s + a + nt, at + nf, n - a - nf + 1);
+	return s;
+}
+
 const char *tu_write(const char *dir, const char *name, const char *text)
 {
 	static char path[4096];

@@ -3,8 +3,8 @@
 
 SHARED ?= ../shared
 
-PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c json_util.c graph_read.c trace_load.c candidates.c recipe.c assemble.c heap.c sim.c segments.c segtree.c selection.c greedy.c dtr.c graph_json.c atomic_file.c checkmate_load.c evaluate.c plan_json.c ilp.c plan_make.c)
-PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h planner/cands_internal.h
+PLANNER_SRCS := $(addprefix planner/,graph.c budget.c plan.c json_util.c graph_read.c trace_load.c candidates.c recipe.c assemble.c heap.c sim.c sim_search.c segments.c segtree.c selection.c greedy.c dtr.c graph_json.c atomic_file.c checkmate_load.c evaluate.c plan_json.c ilp.c plan_make.c)
+PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h planner/cands_internal.h planner/sim_internal.h
 PLANNER_LIBS := -ljansson -lglpk -lm
 
 PLANNER_OBJS     := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)

@@ -14,51 +14,11 @@
  * rebuilds go as deep as the evictions make them.  The result is a plan,
  * checked by the evaluator like every other.
  */
-#include "cands_internal.h"
+#include "sim_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The cost estimates of an eviction stop after this many ops: a rebuild
- * that long is as good as never worth it (the walk still makes it when
- * nothing else is left). */
-#define SIM_ESTIMATE_OPS 64
-
-struct walk {
-	const struct pl_graph *g;
-	struct cindex ix;
-	struct recipe rc;
-	int64_t budget, mem, peak;
-	int64_t *tm;           /* tm[p]: start time of op p (sum of durations before it) */
-	uint8_t *mapped;       /* per buffer */
-	uint8_t *never;        /* per buffer: its rebuild failed once, keep it */
-	uint8_t *reserve;      /* per buffer: hold its stash from its first use on */
-	uint8_t *stashed;      /* per buffer: a rebuild took it from its stash (this walk) */
-	int32_t *last;         /* per buffer: last position an op or a rebuild touched it */
-	uint32_t *seen, epoch; /* per op, for rebuild_cost */
-	int32_t *stack, *stack2;
-	int fwd;
-	enum { IDLE_TIME, IDLE_SQRT, IDLE_OPS } variant; /* how idle time weighs */
-	/* evictions the walk may not make: (buffer << 32 | position), open addressing */
-	uint64_t *pins;
-	size_t npins, cap_pins;
-	/* what each eviction cost in rebuilds, this walk */
-	int32_t *evq; /* per buffer: where its current eviction took effect */
-	struct event {
-		uint64_t key; /* as pins */
-		int64_t cost;
-	} * ev;
-	size_t nev, cap_ev;
-	uint32_t *busy; /* per buffer: == p + 1 while op p or its rebuild uses it */
-	uint32_t *aoff, *foff, *soff;
-	int32_t *alist, *flist, *slist; /* allocations, frees, stashes by position */
-	struct pl_heap heap;
-	struct pl_asm pa;
-	int failed; /* a recipe did not hold: never[] grew, walk again */
-	int keep;   /* keep what a rebuild rebuilds on the way (DTR does) */
-	int v2;     /* plan format version 2: stashes, buffers unmapped at the boundary */
-};
 
 static int64_t bytes_of(const struct pl_graph *g, int32_t b)
 {
@@ -190,8 +150,7 @@ static double key(struct walk *w, int32_t b, int32_t q)
 	if (nu - q < 2 || v == PL_VER_PRE || (v >= 0 && !g->ops[v].replayable))
 		return -1;
 	double cost = v >= 0 ? (double)rebuild_cost(w, v, nu) : 0;
-	if (w->fwd)
-		cost += (double)dependents_cost(w, b, v, q + 1);
+	cost += (double)dependents_cost(w, b, v, q + 1);
 	double idle = (double)(w->tm[nu] - w->tm[q + 1]) + 1;
 	if (w->variant == IDLE_SQRT)
 		idle = sqrt(idle);
@@ -208,11 +167,6 @@ static int offer(struct walk *w, int32_t b, int32_t q)
 	return h < 0 ? 0 : pl_heap_push(&w->heap, (struct pl_hent){h, b, q});
 }
 
-static uint64_t pin_key(int32_t b, int32_t q)
-{
-	return (uint64_t)(uint32_t)b << 32 | (uint32_t)q;
-}
-
 static int pinned(const struct walk *w, uint64_t key)
 {
 	if (!w->npins)
@@ -226,7 +180,7 @@ static int pinned(const struct walk *w, uint64_t key)
 	return 0;
 }
 
-static int pin(struct walk *w, uint64_t key)
+int sim_pin(struct walk *w, uint64_t key)
 {
 	if (2 * (w->npins + 1) > w->cap_pins) {
 		size_t cap = w->cap_pins ? w->cap_pins * 2 : 64;
@@ -238,7 +192,7 @@ static int pin(struct walk *w, uint64_t key)
 		w->cap_pins = cap;
 		w->npins = 0;
 		for (size_t i = 0; i < oldcap; i++)
-			if (old[i] && pin(w, old[i] - 1))
+			if (old[i] && sim_pin(w, old[i] - 1))
 				return -1;
 		free(old);
 	}
@@ -251,7 +205,7 @@ static int pin(struct walk *w, uint64_t key)
 	return 0;
 }
 
-static void unpin(struct walk *w, uint64_t key)
+void sim_unpin(struct walk *w, uint64_t key)
 {
 	/* rebuilt without it: removal in open addressing moves the rest */
 	size_t cap = w->cap_pins;
@@ -264,7 +218,7 @@ static void unpin(struct walk *w, uint64_t key)
 	w->npins = 0;
 	for (size_t i = 0; i < cap; i++)
 		if (old[i] && old[i] != key + 1)
-			pin(w, old[i] - 1);
+			sim_pin(w, old[i] - 1);
 	free(old);
 }
 
@@ -275,7 +229,7 @@ static int make_room(struct walk *w, int32_t p, int64_t need)
 		struct pl_hent x = pl_heap_pop(&w->heap);
 		int32_t b = x.j;
 		if (!w->mapped[b] || w->last[b] != x.hi || w->never[b] ||
-		    w->busy[b] == (uint32_t)p + 1 || pinned(w, pin_key(b, x.hi)))
+		    w->busy[b] == (uint32_t)p + 1 || pinned(w, sim_pin_key(b, x.hi)))
 			continue; /* used since, evicted already, needed now, or pinned */
 		/* Keys only grow as neighbours are evicted: look again, and
 		 * put it back if it no longer comes first. */
@@ -392,7 +346,8 @@ static int step(struct walk *w, int32_t p)
 			w->ev = ev;
 			w->cap_ev = cap;
 		}
-		w->ev[w->nev++] = (struct event){pin_key(rc->tb[t], w->evq[rc->tb[t]]), rc->cost};
+		w->ev[w->nev++] =
+		    (struct event){sim_pin_key(rc->tb[t], w->evq[rc->tb[t]]), rc->cost};
 	}
 	if (rc->nt) {
 		for (int32_t i = 0; i < rc->nsteps; i++) {
@@ -470,7 +425,7 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 	return rc;
 }
 
-static void walk_free(struct walk *w)
+void sim_walk_free(struct walk *w)
 {
 	pl_cindex_free(&w->ix);
 	pl_recipe_free(&w->rc);
@@ -523,7 +478,7 @@ static int stash_index(struct walk *w)
  * each round only adds to never[] or reserve[].  0 with the plan in
  * *out (*met: within the budget), 1 when it does not settle (no plan),
  * -1 out of memory. */
-static int walk_all(struct walk *w, struct pl_plan **out, int *met)
+int sim_walk_all(struct walk *w, struct pl_plan **out, int *met)
 {
 	*out = NULL;
 	for (int round = 0; round < 64; round++) {
@@ -547,146 +502,34 @@ static int walk_all(struct walk *w, struct pl_plan **out, int *met)
 	return 1;
 }
 
-/* Local search steps after the variants: walks, each a few ms on
- * thousands of ops. */
-#define SIM_TRIES   64
-#define SIM_TRY_OPS 200000
-
-/* A copy of the walk's eviction costs, for the local search. */
-static int keep_events(const struct walk *w, struct event **ev, size_t *n)
+int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int version)
 {
-	struct event *e = realloc(*ev, (w->nev ? w->nev : 1) * sizeof(*e));
-	if (!e)
-		return -1;
-	if (w->nev)
-		memcpy(e, w->ev, w->nev * sizeof(*e));
-	*ev = e;
-	*n = w->nev;
-	return 0;
-}
-
-/* The best plan so far: within the budget first, then cheaper; among
- * those over it, the lower peak. */
-struct best {
-	struct pl_plan *plan;
-	int met;
-	int64_t cost, peak;
-};
-
-static int consider(const struct pl_graph *g, int64_t budget, struct best *b, struct pl_plan *p)
-{
-	struct pl_eval e;
-	if (!p)
-		return 0;
-	if (pl_evaluate(g, p, &e)) {
-		pl_plan_free(p);
-		return -1;
-	}
-	int met = e.valid && e.peak <= budget, better = 0;
-	if (e.valid)
-		better = !b->plan || (met && !b->met) ||
-		         (met == b->met && (met ? e.recompute_ns < b->cost : e.peak < b->peak));
-	if (better) {
-		pl_plan_free(b->plan);
-		*b = (struct best){p, met, e.recompute_ns, e.peak};
-	} else {
-		pl_plan_free(p);
-	}
-	pl_eval_free(&e);
-	return better;
-}
-
-int pl_sim(const struct pl_graph *g, int64_t budget, int version, struct pl_plan **out)
-{
-	struct walk w = {.g = g, .budget = budget, .keep = 1, .fwd = 1, .v2 = version >= 2};
 	size_t nb = g->nbufs ? (size_t)g->nbufs : 1;
-	struct best best = {0};
-	int rc = -1;
-	*out = NULL;
-	w.tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
-	w.mapped = malloc(nb);
-	w.never = calloc(nb, 1);
-	w.reserve = calloc(nb, 1);
-	w.stashed = calloc(nb, 1);
-	w.last = malloc(sizeof(int32_t) * nb);
-	w.busy = malloc(sizeof(uint32_t) * nb);
-	w.seen = calloc((size_t)g->nops + 1, sizeof(uint32_t));
-	w.stack = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
-	w.stack2 = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
-	w.evq = calloc(nb, sizeof(int32_t));
-	w.alist = pl_bufs_by_pos(g, 0, &w.aoff);
-	w.flist = pl_bufs_by_pos(g, 1, &w.foff);
-	if (!w.tm || !w.mapped || !w.never || !w.reserve || !w.stashed || !w.last || !w.busy ||
-	    !w.seen || !w.stack || !w.stack2 || !w.evq || !w.alist || !w.flist ||
-	    pl_cindex_build(g, &w.ix) || pl_recipe_init(&w.rc, g) || stash_index(&w))
-		goto out;
-	w.rc.no_stash = !w.v2;
-	w.tm[0] = 0;
+	memset(w, 0, sizeof(*w));
+	w->g = g;
+	w->budget = budget;
+	w->keep = 1;
+	w->v2 = version >= 2;
+	w->tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
+	w->mapped = malloc(nb);
+	w->never = calloc(nb, 1);
+	w->reserve = calloc(nb, 1);
+	w->stashed = calloc(nb, 1);
+	w->last = malloc(sizeof(int32_t) * nb);
+	w->busy = malloc(sizeof(uint32_t) * nb);
+	w->seen = calloc((size_t)g->nops + 1, sizeof(uint32_t));
+	w->stack = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
+	w->stack2 = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
+	w->evq = calloc(nb, sizeof(int32_t));
+	w->alist = pl_bufs_by_pos(g, 0, &w->aoff);
+	w->flist = pl_bufs_by_pos(g, 1, &w->foff);
+	if (!w->tm || !w->mapped || !w->never || !w->reserve || !w->stashed || !w->last ||
+	    !w->busy || !w->seen || !w->stack || !w->stack2 || !w->evq || !w->alist || !w->flist ||
+	    pl_cindex_build(g, &w->ix) || pl_recipe_init(&w->rc, g) || stash_index(w))
+		return -1;
+	w->rc.no_stash = !w->v2;
+	w->tm[0] = 0;
 	for (int32_t p = 0; p < g->nops; p++)
-		w.tm[p + 1] = w.tm[p] + g->ops[p].duration_ns;
-	/* How much the idle time weighs against the rebuild cost: each way
-	 * wins somewhere, and a walk costs little. */
-	static const int variants[] = {IDLE_TIME, IDLE_SQRT, IDLE_OPS};
-	int nvar = (int)(sizeof(variants) / sizeof(variants[0]));
-	int best_variant = 0;
-	struct event *events = NULL;
-	size_t nevents = 0;
-	for (int v = 0; v < nvar; v++) {
-		int met = 0;
-		w.variant = variants[v];
-		memset(w.reserve, 0, nb);
-		struct pl_plan *p;
-		if (walk_all(&w, &p, &met) < 0)
-			goto out2;
-		int r = consider(g, budget, &best, p);
-		if (r < 0 || (r > 0 && keep_events(&w, &events, &nevents)))
-			goto out2;
-		if (r > 0)
-			best_variant = variants[v];
-	}
-	/* Then a local search: forbid the evictions whose rebuilds cost most,
-	 * one at a time, and keep each that leaves a cheaper plan within the
-	 * budget. */
-	w.variant = best_variant;
-	/* (fewer on large graphs: each try is a walk) */
-	int tries_max =
-	    SIM_TRIES < SIM_TRY_OPS / (g->nops + 1) ? SIM_TRIES : SIM_TRY_OPS / (g->nops + 1);
-	for (int tries = 0; best.met && tries < tries_max && nevents; tries++) {
-		size_t top = 0;
-		for (size_t i = 1; i < nevents; i++)
-			if (events[i].cost > events[top].cost)
-				top = i;
-		if (events[top].cost <= 0)
-			break;
-		uint64_t key = events[top].key;
-		events[top].cost = -1; /* tried */
-		if (pin(&w, key))
-			goto out2;
-		int met = 0;
-		struct pl_plan *p;
-		if (walk_all(&w, &p, &met) < 0)
-			goto out2;
-		int r = consider(g, budget, &best, p);
-		if (r < 0)
-			goto out2;
-		if (r > 0 && best.met) {
-			if (keep_events(&w, &events, &nevents))
-				goto out2;
-		} else {
-			unpin(&w, key);
-		}
-	}
-	if (best.plan) {
-		*out = best.plan;
-		best.plan = NULL;
-		rc = best.met ? 0 : 1;
-	} else {
-		rc = 2; /* no walk settled */
-	}
-out2:
-	free(events);
-out:
-	pl_plan_free(best.plan);
-	walk_free(&w);
-	return rc;
+		w->tm[p + 1] = w->tm[p] + g->ops[p].duration_ns;
+	return 0;
 }

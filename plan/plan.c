@@ -7,7 +7,8 @@
 
 #include "plan.h"
 
-const char *const pl_step_names[PL_STEP_KINDS] = {"map", "save", "replay", "restore", "release"};
+const char *const pl_step_names[PL_STEP_KINDS] = {"map",     "save",  "replay", "restore",
+                                                  "release", "stash", "unstash"};
 
 struct pl_plan *pl_plan_alloc(int32_t nops, size_t nsteps, size_t nevict)
 {
@@ -37,5 +38,6 @@ void pl_plan_free(struct pl_plan *p)
 	free(p->evict_off);
 	free(p->steps);
 	free(p->evict);
+	free(p->boundary);
 	free(p);
 }

@@ -18,8 +18,10 @@ enum pl_step_kind {
 	PL_STEP_REPLAY,  /* re-launch op arg with the parameter bytes of this iteration */
 	PL_STEP_RESTORE, /* copy buffer arg back from its saved copy, free the copy */
 	PL_STEP_RELEASE, /* unmap buffer arg (a transient or an intermediate no longer needed) */
+	PL_STEP_STASH,   /* copy buffer arg aside into its stash, which outlives the position */
+	PL_STEP_UNSTASH, /* copy buffer arg back from its stash and free the stash */
 };
-#define PL_STEP_KINDS 5
+#define PL_STEP_KINDS 7
 
 /* The step names of the plan format, indexed by enum pl_step_kind. */
 extern const char *const pl_step_names[PL_STEP_KINDS];
@@ -40,6 +42,10 @@ struct pl_plan {
 	struct pl_step *steps;
 	uint32_t *evict_off; /* nops + 1 entries */
 	int32_t *evict;
+	/* Buffers live across the iteration boundary that the plan keeps
+	 * unmapped there (dead across it); NULL when none. */
+	int32_t nboundary;
+	int32_t *boundary;
 	/* Informational figures written with the plan (-1 unknown). */
 	int64_t baseline_peak, peak, recompute_ns, iteration_ns;
 };

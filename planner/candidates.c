@@ -5,29 +5,45 @@
  * candidate (segments.c) drops several and rebuilds them in one pass.
  * Each candidate carries its memory effect (bytes saved over position
  * ranges, transient bytes while its steps run), its recompute cost, the
- * exact rebuild steps, and the gaps of other buffers that must stay
- * resident for its replays to read the right versions.
+ * exact rebuild steps (recipe.c), and the gaps of other buffers that
+ * must stay resident for its replays to read the right versions.
+ *
+ * A buffer's gaps are its idle stretches between two uses, the stretch
+ * from its last use to its free (dead), and, for a buffer dead across
+ * the iteration boundary, the stretch from its last use over the
+ * boundary to its first use (a full overwrite: mapping it is the whole
+ * rebuild).  A version live across the boundary is never dropped there:
+ * gaps holding the content from before the iteration get no candidate,
+ * and the last version of a buffer that outlives the iteration has no gap
+ * after its last use.
  */
 #include "cands_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+int pl_grow(void **arr, size_t *cap, size_t elem, size_t need)
+{
+	size_t nc = *cap ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	void *np = realloc(*arr, nc * elem);
+	if (!np)
+		return -1;
+	*arr = np;
+	*cap = nc;
+	return 0;
+}
+
 #define GROW(arr, n, cap)                                                                          \
 	do {                                                                                       \
-		if ((n) >= (cap)) {                                                                \
-			size_t nc_ = (cap) ? (size_t)(cap)*2 : 1024;                               \
-			void *np_ = realloc((arr), nc_ * sizeof(*(arr)));                          \
-			if (!np_)                                                                  \
-				return -1;                                                         \
-			(arr) = np_;                                                               \
-			(cap) = nc_;                                                               \
-		}                                                                                  \
+		if (PL_GROW(arr, n, cap))                                                          \
+			return -1;                                                                 \
 	} while (0)
 
 /* ---- indexes over the graph ---- */
 
-static int build_index(const struct pl_graph *g, struct cindex *ix)
+int pl_cindex_build(const struct pl_graph *g, struct cindex *ix)
 {
 	int32_t nb = g->nbufs ? g->nbufs : 1;
 	ix->wr_off = calloc((size_t)nb + 1, sizeof(uint32_t));
@@ -64,6 +80,20 @@ static int build_index(const struct pl_graph *g, struct cindex *ix)
 		}
 	free(fu);
 	free(fw);
+	ix->chain = malloc(sizeof(int64_t) * (g->nops > 0 ? (size_t)g->nops : 1));
+	if (!ix->chain)
+		return -1;
+	for (int32_t i = 0; i < g->nops; i++) {
+		int64_t c = g->ops[i].duration_ns;
+		for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
+			const struct pl_ref *r = &g->refs[g->ops[i].ref_off + k];
+			if ((r->flags & PL_REF_READ) && (r->flags & PL_REF_WRITE) && r->ver >= 0)
+				c += ix->chain[r->ver];
+			if (c > INT64_MAX / 4)
+				c = INT64_MAX / 4;
+		}
+		ix->chain[i] = c;
+	}
 	return 0;
 }
 
@@ -80,14 +110,22 @@ int32_t pl_ver_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, 
 	}
 	if (lo > ix->wr_off[b])
 		return ix->writers[lo - 1];
-	return g->bufs[b].alloc_at < 0 ? PL_VER_PRE : PL_VER_FRESH;
+	return pl_ver_initial(&g->bufs[b]);
 }
 
-/* The gap of buffer b with a < p < c (or a < p <= c when end_ok), or -1. */
+/* The gap of buffer b with a < p < c (or a < p <= c when end_ok), or -1.
+ * A boundary gap, the buffer's last, covers p > a and p < c. */
 int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b, int32_t p,
                   int end_ok)
 {
 	uint32_t lo = ix->gap_off[b], hi = ix->gap_off[b + 1];
+	if (lo < hi && cs->gaps[hi - 1].boundary) {
+		const struct pl_gap *q = &cs->gaps[hi - 1];
+		if (p > q->a || p < q->c || (end_ok && p == q->c))
+			return (int32_t)(hi - 1);
+		hi--;
+	}
+	uint32_t base = lo;
 	while (lo < hi) { /* first gap with a >= p */
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (cs->gaps[mid].a < p)
@@ -95,205 +133,39 @@ int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b,
 		else
 			hi = mid;
 	}
-	if (lo == ix->gap_off[b])
+	if (lo == base)
 		return -1;
 	const struct pl_gap *q = &cs->gaps[lo - 1];
 	return p < q->c || (end_ok && p == q->c) ? (int32_t)(lo - 1) : -1;
 }
 
-/* ---- recipes ---- */
-
-enum role { R_TARGET = 1, R_INTER_MAP, R_INTER_SAVE, R_EXT, R_SIDE_MAP, R_SIDE_SAVE };
-
-#define VER_LOST (-3)
-
-static int in_list(const int32_t *l, int n, int32_t x)
-{
-	for (int i = 0; i < n; i++)
-		if (l[i] == x)
-			return 1;
-	return 0;
-}
-
-static int add_chain(struct recipe *rc, const struct cindex *ix, int32_t b, int32_t v)
-{
-	int n = 0;
-	for (uint32_t w = ix->wr_off[b]; w < ix->wr_off[b + 1] && ix->writers[w] <= v; w++) {
-		if (++n > RC_MAX_CHAIN || rc->nops >= RC_MAX_OPS)
-			return -1;
-		if (!in_list(rc->ops, rc->nops, ix->writers[w]))
-			rc->ops[rc->nops++] = ix->writers[w];
-	}
-	return 0;
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void touch(struct recipe *rc, int32_t b, int role, int32_t ver, int32_t k)
-{
-	rc->stamp[b] = rc->epoch;
-	rc->role[b] = (uint8_t)role;
-	rc->lver[b] = ver;
-	rc->first[b] = k;
-	rc->touched[rc->ntouched++] = b;
-}
-
-/* One simulation pass: 0 done, 1 retry (an intermediate was added), -1 fail. */
-static int simulate(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c)
-{
-	rc->epoch++;
-	rc->ntouched = 0;
-	for (int t = 0; t < rc->nt; t++)
-		touch(rc, rc->tb[t], R_TARGET, VER_LOST, -1);
-	for (int t = 0; t < rc->ni; t++)
-		touch(rc, rc->ib[t],
-		      pl_buf_alive(&g->bufs[rc->ib[t]], c, g->nops) ? R_INTER_SAVE : R_INTER_MAP,
-		      VER_LOST, -1);
-	for (int o = 0; o < rc->nops; o++) {
-		int32_t k = rc->ops[o];
-		const struct pl_op *op = &g->ops[k];
-		if (!op->replayable)
-			return -1;
-		for (uint32_t i = 0; i < op->nrefs; i++) {
-			const struct pl_ref *r = &g->refs[op->ref_off + i];
-			int32_t b = r->buf;
-			const struct pl_buffer *bf = &g->bufs[b];
-			if (rc->stamp[b] != rc->epoch) {
-				if (rc->ntouched >= RC_MAX_TOUCH)
-					return -1;
-				if (pl_buf_alive(bf, c, g->nops)) {
-					touch(rc, b, R_EXT, pl_ver_at(g, ix, b, c), k);
-				} else if (!(r->flags & PL_REF_READ)) {
-					if (bf->small)
-						return -1; /* its bytes may belong to another */
-					touch(rc, b, R_SIDE_MAP, VER_LOST, k);
-				} else {
-					if (bf->small || bf->excluded || rc->ni >= RC_MAX_INTER)
-						return -1;
-					rc->ib[rc->ni] = b;
-					rc->iv[rc->ni++] = r->ver;
-					return add_chain(rc, ix, b, r->ver) ? -1 : 1;
-				}
-			} else if (rc->first[b] < 0) {
-				rc->first[b] = k;
-			}
-			if ((r->flags & PL_REF_READ) && rc->lver[b] != r->ver) {
-				/* An older version of a live buffer: rebuild it aside. */
-				if (rc->role[b] != R_EXT || bf->small || bf->excluded ||
-				    rc->ni >= RC_MAX_INTER || r->ver < 0)
-					return -1;
-				rc->ib[rc->ni] = b;
-				rc->iv[rc->ni++] = r->ver;
-				return add_chain(rc, ix, b, r->ver) ? -1 : 1;
-			}
-		}
-		for (uint32_t i = 0; i < op->nrefs; i++) {
-			const struct pl_ref *r = &g->refs[op->ref_off + i];
-			if (!(r->flags & PL_REF_WRITE))
-				continue;
-			if (rc->role[r->buf] == R_EXT)
-				rc->role[r->buf] = R_SIDE_SAVE;
-			rc->lver[r->buf] = k;
-		}
-	}
-	for (int t = 0; t < rc->nt; t++)
-		if (rc->lver[rc->tb[t]] != rc->tv[t])
-			return -1;
-	return 0;
-}
-
-static void emit(struct recipe *rc, int kind, int32_t arg)
-{
-	if (rc->nsteps < RC_MAX_STEPS)
-		rc->steps[rc->nsteps++] = (struct pl_step){kind, arg};
-	else
-		rc->overflow = 1;
-}
-
-static int needs_save(const struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                      int32_t b, int32_t c)
-{
-	if (rc->role[b] == R_INTER_SAVE)
-		return 1;
-	return rc->role[b] == R_SIDE_SAVE && rc->lver[b] != pl_ver_at(g, ix, b, c);
-}
-
-int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                    const struct pl_cands *cs, int32_t c, int strict)
-{
-	rc->nops = rc->ni = rc->nsteps = rc->nforbid = rc->overflow = 0;
-	for (int t = 0; t < rc->nt; t++)
-		if (add_chain(rc, ix, rc->tb[t], rc->tv[t]))
-			return -1;
-	int r;
-	for (int iter = 0;; iter++) {
-		if (iter > RC_MAX_INTER + 1)
-			return -1;
-		qsort(rc->ops, rc->nops, sizeof(int32_t), cmp_i32);
-		r = simulate(rc, g, ix, c);
-		if (r <= 0)
-			break;
-	}
-	if (r < 0)
-		return -1;
-	/* Steps: map or save each buffer just before the first replay that
-	 * touches it, then the replay; restore and release at the end. */
-	rc->transient = 0;
-	rc->cost = 0;
-	for (int o = 0; o < rc->nops; o++) {
-		int32_t k = rc->ops[o];
-		const struct pl_op *op = &g->ops[k];
-		for (int t = 0; t < rc->ntouched; t++) {
-			int32_t b = rc->touched[t];
-			if (rc->first[b] != k)
-				continue;
-			int role = rc->role[b];
-			if (role == R_TARGET || role == R_INTER_MAP || role == R_SIDE_MAP)
-				emit(rc, PL_STEP_MAP, b);
-			if (needs_save(rc, g, ix, b, c))
-				emit(rc, PL_STEP_SAVE, b);
-		}
-		emit(rc, PL_STEP_REPLAY, k);
-		rc->cost += op->duration_ns;
-	}
-	for (int t = 0; t < rc->ntouched; t++) {
-		int32_t b = rc->touched[t];
-		const struct pl_buffer *bf = &g->bufs[b];
-		if (needs_save(rc, g, ix, b, c)) {
-			emit(rc, PL_STEP_RESTORE, b);
-			rc->transient += pl_save_bytes(g, bf);
-		}
-		if (rc->role[b] == R_INTER_MAP || rc->role[b] == R_SIDE_MAP) {
-			emit(rc, PL_STEP_RELEASE, b);
-			rc->transient += bf->rounded;
-		}
-		/* Whatever the replays touch in place must be resident at c. */
-		int role = rc->role[b];
-		if ((role == R_EXT || role == R_SIDE_SAVE || role == R_INTER_SAVE) &&
-		    pl_buf_evictable(bf)) {
-			int end_ok = strict || role != R_EXT;
-			int32_t q = pl_gap_at(cs, ix, b, c, end_ok);
-			if (q >= 0) {
-				if (rc->nforbid >= RC_MAX_TOUCH)
-					return -1;
-				rc->forbid[rc->nforbid++] = q;
-			}
-		}
-	}
-	rc->last_op = rc->nops ? rc->ops[rc->nops - 1] : -1;
-	return rc->overflow ? -1 : 0;
-}
-
 /* ---- the candidate pool ---- */
 
+/* Whether the ranges save bytes at some position: a rebuild whose stash
+ * costs what its eviction saves is no candidate.  The net is constant
+ * between range ends, so the starts and the points after the ends are
+ * all that need a look. */
+static int saves_somewhere(const struct pl_range *r, int n)
+{
+	for (int i = 0; i < 2 * n; i++) {
+		int32_t p = i < n ? r[i].lo : r[i - n].hi + 1;
+		int64_t net = 0;
+		for (int k = 0; k < n; k++)
+			if (r[k].lo <= p && p <= r[k].hi)
+				net += r[k].bytes;
+		if (net > 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Adds a candidate: 0, 1 when it saves nothing (left out), -1 out of memory. */
 int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl_range *ranges,
                  int nranges, const int32_t *gaps, int ngaps, const struct recipe *rc)
 {
 	struct pl_cands *cs = cb->cs;
+	if (!saves_somewhere(ranges, nranges))
+		return 1;
 	GROW(cs->c, (size_t)cs->ncands, cb->cap_c);
 	struct pl_cand *x = &cs->c[cs->ncands];
 	*x = *proto;
@@ -326,15 +198,16 @@ int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl
 }
 
 static int add_gap(struct cbuild *cb, const struct pl_graph *g, int32_t b, int32_t a, int32_t c,
-                   int32_t ver, int dead)
+                   int32_t ver, int dead, int boundary)
 {
 	struct pl_cands *cs = cb->cs;
 	GROW(cs->gaps, (size_t)cs->ngaps, cb->cap_gaps);
-	cs->gaps[cs->ngaps++] = (struct pl_gap){b, a, c, ver, (uint8_t)dead, g->bufs[b].rounded};
+	cs->gaps[cs->ngaps++] =
+	    (struct pl_gap){b, a, c, ver, (uint8_t)dead, (uint8_t)boundary, g->bufs[b].rounded};
 	return 0;
 }
 
-static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb)
+static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb, int v2)
 {
 	ix->gap_off = calloc((size_t)g->nbufs + 1, sizeof(uint32_t));
 	if (!ix->gap_off)
@@ -345,13 +218,22 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 			continue;
 		uint32_t u0 = ix->use_off[b], u1 = ix->use_off[b + 1];
 		for (uint32_t u = u0; u + 1 < u1; u++) {
-			int32_t a = ix->uses[u], c = ix->uses[u + 1];
-			if (c - a >= 2 && add_gap(cb, g, b, a, c, pl_ver_at(g, ix, b, a + 1), 0))
+			int32_t a = ix->uses[u], c = ix->uses[u + 1],
+			        v = pl_ver_at(g, ix, b, a + 1);
+			/* the content from before the iteration is kept: no gap */
+			if (c - a >= 2 && v != PL_VER_PRE && add_gap(cb, g, b, a, c, v, 0, 0))
 				return -1;
 		}
 		int32_t f = g->bufs[b].free_at;
 		if (u1 > u0 && f >= 0 && f - ix->uses[u1 - 1] >= 2 &&
-		    add_gap(cb, g, b, ix->uses[u1 - 1], f, 0, 1))
+		    add_gap(cb, g, b, ix->uses[u1 - 1], f, 0, 1, 0))
+			return -1;
+		/* Dead across the boundary: idle from its last use to its first
+		 * (at least one position on either side of the boundary). */
+		int32_t first = u1 > u0 ? ix->uses[u0] : -1, last = u1 > u0 ? ix->uses[u1 - 1] : -1;
+		if (v2 && g->bufs[b].dead_across && first >= 0 &&
+		    (first > 0 || last < g->nops - 1) &&
+		    add_gap(cb, g, b, last, first, PL_VER_FRESH, 0, 1))
 			return -1;
 	}
 	ix->gap_off[g->nbufs] = (uint32_t)cb->cs->ngaps;
@@ -362,47 +244,67 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
                          struct recipe *rc, int strict)
 {
 	struct pl_cands *cs = cb->cs;
+	struct pl_range *rg = NULL;
+	size_t cap = 0;
+	int rcode = -1;
 	ix->single = malloc(sizeof(int32_t) * (cs->ngaps ? cs->ngaps : 1));
-	if (!ix->single)
-		return -1;
+	if (!ix->single || PL_GROW(rg, 2, cap) || pl_recipe_targets(rc, 1))
+		goto out;
 	for (int32_t q = 0; q < cs->ngaps; q++) {
 		const struct pl_gap *gp = &cs->gaps[q];
 		const struct pl_buffer *bf = &g->bufs[gp->buf];
 		ix->single[q] = -1;
-		struct pl_range rg = {gp->a + 1, gp->c - 1, bf->rounded};
-		struct pl_cand proto = {0};
+		int32_t nr = 0;
+		struct pl_cand proto = {.at = gp->c, .order_key = -1};
+		const struct recipe *with = rc;
+		if (gp->boundary) {
+			/* after the last use to the end, and from the start to the first */
+			if (gp->a + 1 <= g->nops - 1)
+				rg[nr++] = (struct pl_range){gp->a + 1, g->nops - 1, bf->rounded};
+			if (gp->c >= 1)
+				rg[nr++] = (struct pl_range){0, gp->c - 1, bf->rounded};
+		} else {
+			rg[nr++] = (struct pl_range){gp->a + 1, gp->c - 1, bf->rounded};
+		}
 		if (gp->dead) {
 			proto.at = -1;
-			proto.order_key = -1;
-			if (pl_cands_add(cb, &proto, &rg, 1, &q, 1, NULL))
-				return -1;
+			with = NULL;
 		} else if (gp->ver == PL_VER_FRESH) {
-			/* Never written yet: mapping it again is the whole rebuild. */
+			/* Never written yet (or dead content): mapping it again is the
+			 * whole rebuild. */
 			rc->nforbid = 0;
-			rc->nsteps = 1;
-			rc->steps[0] = (struct pl_step){PL_STEP_MAP, gp->buf};
-			proto.at = gp->c;
-			proto.order_key = -1;
-			if (pl_cands_add(cb, &proto, &rg, 1, &q, 1, rc))
-				return -1;
+			rc->nsteps = 0;
+			if (PL_GROW(rc->steps, 0, rc->cap_steps))
+				goto out;
+			rc->steps[rc->nsteps++] = (struct pl_step){PL_STEP_MAP, gp->buf};
 		} else if (gp->ver >= 0) {
 			rc->nt = 1;
 			rc->tb[0] = gp->buf;
 			rc->tv[0] = gp->ver;
-			if (pl_recipe_build(rc, g, ix, cs, gp->c, strict))
+			rc->save_bytes = bf->rounded;
+			rc->save_from = gp->a + 1;
+			int r = pl_recipe_build(rc, g, ix, cs, gp->c, strict);
+			rc->save_bytes = 0;
+			if (r)
 				continue;
-			proto.at = gp->c;
 			proto.cost = rc->cost;
 			proto.transient = rc->transient;
 			proto.order_key = rc->last_op;
-			if (pl_cands_add(cb, &proto, &rg, 1, &q, 1, rc))
-				return -1;
+			if (pl_recipe_stash_ranges(rc, g, ix, gp->c, &rg, &nr, &cap))
+				goto out;
 		} else {
 			continue;
 		}
-		ix->single[q] = cs->ncands - 1;
+		int added = pl_cands_add(cb, &proto, rg, nr, &q, 1, with);
+		if (added < 0)
+			goto out;
+		if (added == 0)
+			ix->single[q] = cs->ncands - 1;
 	}
-	return 0;
+	rcode = 0;
+out:
+	free(rg);
+	return rcode;
 }
 
 static int build_reverse(struct pl_cands *cs)
@@ -441,6 +343,17 @@ static int build_reverse(struct pl_cands *cs)
 	return 0;
 }
 
+void pl_cindex_free(struct cindex *ix)
+{
+	free(ix->wr_off);
+	free(ix->writers);
+	free(ix->use_off);
+	free(ix->uses);
+	free(ix->gap_off);
+	free(ix->single);
+	free(ix->chain);
+}
+
 void pl_cands_free(struct pl_cands *cs)
 {
 	free(cs->gaps);
@@ -456,46 +369,26 @@ void pl_cands_free(struct pl_cands *cs)
 	memset(cs, 0, sizeof(*cs));
 }
 
-int pl_recipe_init(struct recipe *rc, int32_t nbufs)
-{
-	memset(rc, 0, sizeof(*rc));
-	size_t n = nbufs ? (size_t)nbufs : 1;
-	rc->stamp = calloc(n, sizeof(uint32_t));
-	rc->lver = malloc(n * sizeof(int32_t));
-	rc->first = malloc(n * sizeof(int32_t));
-	rc->role = malloc(n);
-	return rc->stamp && rc->lver && rc->first && rc->role ? 0 : -1;
-}
-
-void pl_recipe_free(struct recipe *rc)
-{
-	free(rc->stamp);
-	free(rc->lver);
-	free(rc->first);
-	free(rc->role);
-}
-
-static void free_index(struct cindex *ix)
-{
-	free(ix->wr_off);
-	free(ix->writers);
-	free(ix->use_off);
-	free(ix->uses);
-	free(ix->gap_off);
-	free(ix->single);
-}
-
 int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct pl_cands *cs,
                    char *err, size_t errlen)
 {
 	memset(cs, 0, sizeof(*cs));
 	struct cindex ix = {0};
-	struct cbuild cb = {.cs = cs};
 	struct recipe rc;
+	struct cbuild cb = {.cs = cs};
 	int strict = o && o->strict;
 	int rcode = -1;
-	if (pl_recipe_init(&rc, g->nbufs) || build_index(g, &ix) || build_gaps(g, &ix, &cb) ||
-	    build_singles(g, &ix, &cb, &rc, strict))
+	if (pl_recipe_init(&rc, g) || pl_cindex_build(g, &ix))
+		goto out;
+	/* A candidate that alone costs more than a quarter of the iteration
+	 * is never part of a plan cheaper than that; the walk (sim.c), which
+	 * has no candidates, covers budgets that need such rebuilds.  Without
+	 * this, the accumulation chain of a weight gradient makes every
+	 * gradient's rebuild replay the backward pass up to it: O(ops^2). */
+	rc.cost_limit = g->iteration_ns / 4 > 0 ? g->iteration_ns / 4 : 1;
+	int v2 = !o || o->plan_version >= 2;
+	rc.no_stash = !v2;
+	if (build_gaps(g, &ix, &cb, v2) || build_singles(g, &ix, &cb, &rc, strict))
 		goto out;
 	if ((!o || o->segments) &&
 	    pl_segments_build(g, &ix, &cb, &rc, strict, o && o->max_segment ? o->max_segment : 8))
@@ -505,7 +398,7 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	rcode = 0;
 out:
 	pl_recipe_free(&rc);
-	free_index(&ix);
+	pl_cindex_free(&ix);
 	if (rcode) {
 		pl_cands_free(cs);
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory building candidates");

@@ -1,18 +1,11 @@
 /*
  * cands_internal.h — candidate generation internals shared by
- * candidates.c and segments.c.
+ * candidates.c, recipe.c and segments.c.
  */
 #ifndef LIBREMAT_PLANNER_CANDS_INTERNAL_H
 #define LIBREMAT_PLANNER_CANDS_INTERNAL_H
 
 #include "internal.h"
-
-#define RC_MAX_CHAIN 8   /* writes of one buffer replayed to rebuild it */
-#define RC_MAX_OPS   64  /* ops replayed by one rebuild */
-#define RC_MAX_T     32  /* buffers rebuilt and kept by one rebuild */
-#define RC_MAX_INTER 8   /* buffers rebuilt only to feed the replays */
-#define RC_MAX_TOUCH 256 /* buffers one rebuild touches */
-#define RC_MAX_STEPS 512
 
 struct cindex {
 	uint32_t *wr_off; /* writers of b: writers[wr_off[b] .. wr_off[b+1]), ascending */
@@ -21,31 +14,62 @@ struct cindex {
 	int32_t *uses;
 	uint32_t *gap_off; /* gaps of b: cs->gaps[gap_off[b] .. gap_off[b+1]) */
 	int32_t *single;   /* per gap: its single candidate, or -1 */
+	/* per op: a lower bound of what replaying it costs: itself and, for
+	 * each buffer it updates in place, the chain that rebuilds the version
+	 * it read (never current once the op has run) */
+	int64_t *chain;
 };
 
-/* Scratch and result of building one rebuild recipe. */
+/* Writers and uses of every buffer (gap_off and single are filled by
+ * pl_cands_build); -1 when out of memory.  Free with pl_cindex_free. */
+int pl_cindex_build(const struct pl_graph *g, struct cindex *ix);
+void pl_cindex_free(struct cindex *ix);
+
+/* Scratch and result of building one rebuild recipe.  Every list grows
+ * as needed: no recipe is refused for its length. */
 struct recipe {
 	/* input: the buffers to rebuild and keep, with the versions they must end with */
-	int nt;
-	int32_t tb[RC_MAX_T], tv[RC_MAX_T];
-	/* derived */
-	int ni;
-	int32_t ib[RC_MAX_INTER], iv[RC_MAX_INTER];
-	int nops;
-	int32_t ops[RC_MAX_OPS];
-	int ntouched;
-	int32_t touched[RC_MAX_TOUCH];
-	int nsteps, overflow;
-	struct pl_step steps[RC_MAX_STEPS];
-	int nforbid;
-	int32_t forbid[RC_MAX_TOUCH];
+	int32_t nt;
+	int32_t *tb, *tv;
+	/* when set, the actual state at c: an alive buffer is resident iff mapped */
+	const uint8_t *mapped;
+	/* with mapped: keep evicted buffers rebuilt on the way mapped (listed
+	 * in kept) rather than releasing them, those needed soonest first,
+	 * up to keep_limit bytes */
+	int keep;
+	int64_t keep_limit;
+	int no_stash; /* plan format version 1: content from before the iteration is not at hand */
+	/* > 0: give up on a recipe whose replays cost more (ns) */
+	int64_t cost_limit;
+	const struct cindex *ix; /* of the current build */
+	/* > 0: the candidate saves this many bytes from position save_from
+	 * on; a stash that would cancel that makes the recipe fail early */
+	int64_t save_bytes;
+	int32_t save_from;
+	/* result */
+	int32_t nops; /* ops replayed, ascending */
+	int32_t *ops;
+	int32_t nsteps;
+	struct pl_step *steps;
+	int32_t nforbid; /* gaps of other buffers that must stay resident */
+	int32_t *forbid;
+	int32_t nstash; /* buffers whose pre-iteration content comes from their stash */
+	int32_t *stash;
+	int32_t nkept; /* with keep: rebuilt on the way and left mapped */
+	int32_t *kept;
 	int64_t cost, transient;
 	int32_t last_op;
-	/* per-buffer scratch, valid where stamp == epoch */
+	/* scratch */
+	int32_t ntouched, nwork;
+	int32_t *touched, *work, *order;
+	size_t cap_t, cap_tv, cap_ops, cap_steps, cap_forbid, cap_stash, cap_kept, cap_touched,
+	    cap_work, cap_order;
+	/* per buffer, valid where stamp == epoch; per op, in the set where opstamp == epoch */
 	uint32_t epoch;
-	uint32_t *stamp;
-	int32_t *lver, *first;
-	uint8_t *role;
+	int32_t nbufs_, nops_; /* sizes of the per-buffer and per-op arrays */
+	uint32_t *stamp, *opstamp;
+	int32_t *lver, *first, *last;
+	uint8_t *bflag, *bflag2;
 };
 
 struct cbuild {
@@ -53,10 +77,23 @@ struct cbuild {
 	size_t cap_c, cap_r, cap_g, cap_f, cap_s, cap_gaps;
 };
 
-int pl_recipe_init(struct recipe *rc, int32_t nbufs);
+int pl_recipe_init(struct recipe *rc, const struct pl_graph *g);
 void pl_recipe_free(struct recipe *rc);
+/* Room for n targets in tb/tv; -1 when out of memory. */
+int pl_recipe_targets(struct recipe *rc, int32_t n);
+/* Builds the recipe for the targets at position c: 0, or -1 when they
+ * cannot be rebuilt there (a non-replayable op, content no replay gives). */
 int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
                     const struct pl_cands *cs, int32_t c, int strict);
+/* The memory ranges a recipe adds at c besides its targets: each stash,
+ * held from the first use of its buffer to c (negative saved bytes).
+ * Appends to *rg (grown as needed); -1 when out of memory. */
+int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g,
+                           const struct cindex *ix, int32_t c, struct pl_range **rg, int32_t *nr,
+                           size_t *cap);
+
+/* Where a buffer's stash is taken: before its first use (pl_stash_pos). */
+int32_t pl_stash_at(const struct pl_graph *g, const struct cindex *ix, int32_t b);
 int32_t pl_ver_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p);
 int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b, int32_t p,
                   int end_ok);
@@ -64,5 +101,11 @@ int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl
                  int nranges, const int32_t *gaps, int ngaps, const struct recipe *rc);
 int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
                       struct recipe *rc, int strict, int max_segment);
+
+/* Grows a malloc'ed array to hold at least n + 1 elements; -1 when out of memory. */
+#define PL_GROW(arr, n, cap)                                                                       \
+	((size_t)(n) < (cap) ? 0                                                                   \
+	                     : pl_grow((void **)&(arr), &(cap), sizeof(*(arr)), (size_t)(n) + 1))
+int pl_grow(void **arr, size_t *cap, size_t elem, size_t need);
 
 #endif

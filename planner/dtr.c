@@ -12,53 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct entry {
-	double h;
-	int32_t j, hi;
-};
-
-/* Binary min-heap on h. */
-struct heap {
-	struct entry *e;
-	uint32_t n;
-};
-
-static void push(struct heap *hp, struct entry x)
-{
-	uint32_t i = hp->n++;
-	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-		if (hp->e[p].h <= x.h)
-			break;
-		hp->e[i] = hp->e[p];
-		i = p;
-	}
-	hp->e[i] = x;
-}
-
-static struct entry pop(struct heap *hp)
-{
-	struct entry top = hp->e[0], x = hp->e[--hp->n];
-	uint32_t i = 0;
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= hp->n)
-			break;
-		if (c + 1 < hp->n && hp->e[c + 1].h < hp->e[c].h)
-			c++;
-		if (x.h <= hp->e[c].h)
-			break;
-		hp->e[i] = hp->e[c];
-		i = c;
-	}
-	if (hp->n)
-		hp->e[i] = x;
-	return top;
-}
-
 static int cmp_h(const void *a, const void *b)
 {
-	const struct entry *x = a, *y = b;
+	const struct pl_hent *x = a, *y = b;
 	if (x->h != y->h)
 		return x->h < y->h ? -1 : 1;
 	return x->j < y->j ? -1 : x->j > y->j;
@@ -72,8 +28,9 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	struct pl_selection s;
 	int64_t *tm = malloc(sizeof(int64_t) * ((size_t)n + 1));
 	uint32_t *off = calloc((size_t)n + 2, sizeof(uint32_t));
-	struct entry *ent = malloc(sizeof(*ent) * (cs->nranges + 1));
-	struct heap hp = {malloc(sizeof(struct entry) * (cs->nranges + 1)), 0};
+	struct pl_hent *ent = malloc(sizeof(*ent) * (cs->nranges + 1));
+	struct pl_heap hp = {malloc(sizeof(struct pl_hent) * (cs->nranges + 1)), 0,
+	                     cs->nranges + 1};
 	int32_t *taken = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
 	int rc = -1;
 	if (!tm || !off || !ent || !hp.e || !taken)
@@ -88,15 +45,19 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	for (int32_t p = 0; p < n; p++)
 		tm[p + 1] = tm[p] + g->ops[p].duration_ns;
 	/* Ranges bucketed by their first position, each with its key. */
+	/* (a range that adds bytes, a stash, is no reason to evict) */
 	for (int32_t j = 0; j < cs->ncands; j++)
 		for (uint32_t r = 0; r < cs->c[j].nranges; r++)
-			off[cs->ranges[cs->c[j].range_off + r].lo + 1]++;
+			if (cs->ranges[cs->c[j].range_off + r].bytes > 0)
+				off[cs->ranges[cs->c[j].range_off + r].lo + 1]++;
 	for (int32_t p = 0; p < n; p++)
 		off[p + 1] += off[p];
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		for (uint32_t r = 0; r < x->nranges; r++) {
 			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			if (rg->bytes <= 0)
+				continue;
 			double stale = (double)(tm[rg->hi + 1] - tm[rg->lo]) + 1.0;
 			double h = (double)x->cost / (((double)rg->bytes + 1.0) * stale);
 			/* Variant 1 also counts what the eviction blocks: the
@@ -106,7 +67,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 				h *= 1.0 + (double)pl_forbid_bytes(cs, j) / ((double)rg->bytes + 1);
 			if (variant == 2)
 				h /= x->ngaps;
-			ent[off[rg->lo]++] = (struct entry){h, j, rg->hi};
+			ent[off[rg->lo]++] = (struct pl_hent){h, j, rg->hi};
 		}
 	}
 	int32_t ntaken = 0;
@@ -114,9 +75,9 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 		/* ranges starting at p: their buffers just went idle */
 		for (uint32_t k = (p ? off[p - 1] : 0); k < off[p]; k++)
 			if (ent[k].hi >= p)
-				push(&hp, ent[k]);
+				pl_heap_push(&hp, ent[k]); /* within its capacity */
 		while (hp.n && pl_st_max(&t, p, p) > budget) {
-			struct entry x = pop(&hp);
+			struct pl_hent x = pl_heap_pop(&hp);
 			/* Incompatibility only grows during the walk: drop for good. */
 			if (x.hi < p || s.chosen[x.j] || !pl_sel_compatible(&s, cs, x.j))
 				continue;
@@ -128,11 +89,11 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	int ok = t.mx[1] <= budget;
 	if (ok) {
 		/* Give back the costliest per byte first. */
-		struct entry *byc = hp.e;
+		struct pl_hent *byc = hp.e;
 		for (int32_t i = 0; i < ntaken; i++)
-			byc[i] = (struct entry){(double)cs->c[taken[i]].cost /
-			                            ((double)pl_cand_bytes(cs, taken[i]) + 1),
-			                        taken[i], 0};
+			byc[i] = (struct pl_hent){(double)cs->c[taken[i]].cost /
+			                              ((double)pl_cand_bytes(cs, taken[i]) + 1),
+			                          taken[i], 0};
 		qsort(byc, ntaken, sizeof(*byc), cmp_h);
 		for (int32_t i = 0; i < ntaken; i++)
 			taken[i] = byc[i].j;

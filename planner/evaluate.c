@@ -3,7 +3,10 @@
  * op by op, frees and allocations, the rebuild steps before the op, the
  * op itself, then the evictions after it.  It tracks which buffers are
  * mapped and which version each holds, so it finds every use of an
- * evicted or wrong buffer, and it sums physical bytes at every step.
+ * evicted or wrong buffer, and it sums physical bytes at every step
+ * (saved copies and stashes included).  The iteration is one turn of a
+ * loop: what the plan leaves at the end is what the next iteration
+ * starts with.
  */
 #include "internal.h"
 
@@ -14,8 +17,8 @@
 
 struct sim {
 	const struct pl_graph *g;
-	uint8_t *mapped, *saved, *transient, *evicted_once;
-	int32_t *ver, *saved_ver;
+	uint8_t *mapped, *saved, *transient, *evicted_once, *stashed, *at_boundary;
+	int32_t *ver, *saved_ver, *stash_ver;
 	int64_t mem;
 	int32_t ntransient, nsaved;
 	struct pl_eval *e;
@@ -122,6 +125,22 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 		s->ver[b] = s->saved_ver[b];
 		s->mem -= pl_save_bytes(g, &g->bufs[b]);
 		break;
+	case PL_STEP_STASH:
+		if (!s->mapped[b] || s->stashed[b])
+			return bad(s, "before op %d: stash of buffer %d, which is %s", p, b,
+			           s->stashed[b] ? "stashed already" : "not mapped");
+		s->stashed[b] = 1;
+		s->stash_ver[b] = s->ver[b];
+		s->mem += pl_save_bytes(g, &g->bufs[b]);
+		break;
+	case PL_STEP_UNSTASH:
+		if (!s->stashed[b] || !s->mapped[b])
+			return bad(s, "before op %d: unstash of buffer %d, which is %s", p, b,
+			           s->stashed[b] ? "not mapped" : "not stashed");
+		s->stashed[b] = 0;
+		s->ver[b] = s->stash_ver[b];
+		s->mem -= pl_save_bytes(g, &g->bufs[b]);
+		break;
 	case PL_STEP_RELEASE:
 		if (!s->mapped[b] || s->saved[b] || g->bufs[b].small)
 			return bad(s, "before op %d: release of buffer %d, which is %s", p, b,
@@ -144,40 +163,6 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 	return 0;
 }
 
-/* Buffers by alloc_at and by free_at, as CSR lists over positions. */
-static int32_t *index_by(const struct pl_graph *g, int use_free, uint32_t **off_out)
-{
-	uint32_t *off = calloc((size_t)g->nops + 2, sizeof(uint32_t));
-	int32_t *list = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
-	if (!off || !list) {
-		free(off);
-		free(list);
-		return NULL;
-	}
-	for (int32_t b = 0; b < g->nbufs; b++) {
-		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
-		if (at >= 0 && at < g->nops)
-			off[at + 1]++;
-	}
-	for (int32_t p = 0; p < g->nops; p++)
-		off[p + 1] += off[p];
-	uint32_t *fill = malloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
-	if (!fill) {
-		free(off);
-		free(list);
-		return NULL;
-	}
-	memcpy(fill, off, sizeof(uint32_t) * ((size_t)g->nops + 1));
-	for (int32_t b = 0; b < g->nbufs; b++) {
-		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
-		if (at >= 0 && at < g->nops)
-			list[fill[at]++] = b;
-	}
-	free(fill);
-	*off_out = off;
-	return list;
-}
-
 void pl_eval_free(struct pl_eval *e)
 {
 	free(e->curve);
@@ -192,17 +177,20 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	int32_t nb = g->nbufs ? g->nbufs : 1;
 	struct sim s = {.g = g, .e = e};
 	uint32_t *aoff = NULL, *foff = NULL;
-	int32_t *alist = index_by(g, 0, &aoff), *flist = index_by(g, 1, &foff);
+	int32_t *alist = pl_bufs_by_pos(g, 0, &aoff), *flist = pl_bufs_by_pos(g, 1, &foff);
 	s.mapped = calloc(nb, 1);
 	s.saved = calloc(nb, 1);
 	s.transient = calloc(nb, 1);
 	s.evicted_once = calloc(nb, 1);
+	s.stashed = calloc(nb, 1);
+	s.at_boundary = calloc(nb, 1);
 	s.ver = malloc(sizeof(int32_t) * nb);
 	s.saved_ver = malloc(sizeof(int32_t) * nb);
+	s.stash_ver = malloc(sizeof(int32_t) * nb);
 	e->curve = calloc(g->nops ? g->nops : 1, sizeof(int64_t));
 	int rc = PL_OK;
 	if (!alist || !flist || !s.mapped || !s.saved || !s.transient || !s.evicted_once ||
-	    !s.ver || !s.saved_ver || !e->curve) {
+	    !s.stashed || !s.at_boundary || !s.ver || !s.saved_ver || !s.stash_ver || !e->curve) {
 		rc = PL_EINTERNAL;
 		goto out;
 	}
@@ -210,10 +198,23 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 		bad(&s, "the plan is for %d ops, the graph has %d", p->nops, g->nops);
 		goto out;
 	}
+	/* Buffers the plan keeps unmapped at the boundary: their content there
+	 * must be dead, and they start the iteration unmapped. */
+	for (int32_t i = 0; i < p->nboundary; i++) {
+		int32_t b = p->boundary[i];
+		if (b < 0 || b >= g->nbufs || s.at_boundary[b] || !g->bufs[b].dead_across) {
+			bad(&s, "buffer %d cannot be unmapped at the iteration boundary: %s", b,
+			    b < 0 || b >= g->nbufs ? "it does not exist"
+			    : s.at_boundary[b]     ? "listed twice"
+			                           : "its content there is live");
+			goto out;
+		}
+		s.at_boundary[b] = 1;
+	}
 	s.mem = g->const_bytes;
 	for (int32_t b = 0; b < g->nbufs; b++) {
-		s.ver[b] = PL_VER_PRE;
-		if (g->bufs[b].alloc_at < 0) {
+		s.ver[b] = pl_ver_initial(&g->bufs[b]);
+		if (g->bufs[b].alloc_at < 0 && !s.at_boundary[b]) {
 			s.mapped[b] = 1;
 			s.mem += bytes_of(&s, b);
 		}
@@ -283,22 +284,34 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 			e->peak_at = pos;
 		}
 	}
-	/* Whatever outlives the iteration must be there, with its final content. */
-	for (int32_t b = 0; b < g->nbufs && e->valid; b++)
-		if (g->bufs[b].free_at < 0 && !s.mapped[b])
+	/* Whatever outlives the iteration must be there, with its final
+	 * content, unless the plan keeps it unmapped at the boundary; no stash
+	 * is left behind. */
+	for (int32_t b = 0; b < g->nbufs && e->valid; b++) {
+		if (s.stashed[b])
+			bad(&s, "buffer %d is still stashed at the end of the iteration", b);
+		else if (g->bufs[b].free_at < 0 && s.at_boundary[b] && s.mapped[b])
+			bad(&s,
+			    "buffer %d is mapped at the end of the iteration but the plan keeps "
+			    "it unmapped at the boundary",
+			    b);
+		else if (g->bufs[b].free_at < 0 && !s.at_boundary[b] && !s.mapped[b])
 			bad(&s, "buffer %d is still evicted at the end of the iteration", b);
+	}
 	if (e->valid) {
 		int32_t *final = s.saved_ver; /* reuse: the original final versions */
 		for (int32_t b = 0; b < g->nbufs; b++)
-			final[b] = g->bufs[b].alloc_at < 0 ? PL_VER_PRE : PL_VER_FRESH;
+			final[b] = pl_ver_initial(&g->bufs[b]);
 		for (int32_t i = 0; i < g->nops; i++)
 			for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
 				const struct pl_ref *r = &g->refs[g->ops[i].ref_off + k];
 				if (r->flags & PL_REF_WRITE)
 					final[r->buf] = i;
 			}
+		/* (content dead across the boundary is never read again) */
 		for (int32_t b = 0; b < g->nbufs; b++)
-			if (g->bufs[b].free_at < 0 && s.ver[b] != final[b]) {
+			if (g->bufs[b].free_at < 0 && !g->bufs[b].dead_across &&
+			    s.ver[b] != final[b]) {
 				bad(&s,
 				    "buffer %d ends the iteration with version %d instead of %d "
 				    "(a replay changed it)",
@@ -317,8 +330,11 @@ out:
 	free(s.saved);
 	free(s.transient);
 	free(s.evicted_once);
+	free(s.stashed);
+	free(s.at_boundary);
 	free(s.ver);
 	free(s.saved_ver);
+	free(s.stash_ver);
 	if (rc)
 		pl_eval_free(e);
 	return rc;

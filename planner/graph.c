@@ -115,6 +115,9 @@ static uint64_t content_hash(const struct pl_graph *g)
 		const struct pl_buffer *b = &g->bufs[i];
 		int64_t v[4] = {b->size, b->rounded, b->alloc_at, b->free_at};
 		h = pl_fnv(h, v, sizeof(v));
+		/* (only when set: hashes of graphs without it stay as they were) */
+		if (b->dead_across)
+			h = pl_fnv(h, "dead", 4);
 	}
 	for (int32_t i = 0; i < g->nops; i++) {
 		const struct pl_op *op = &g->ops[i];
@@ -153,9 +156,17 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 			            src, b, bf->alloc_at, bf->free_at);
 			goto out;
 		}
+		if (bf->dead_across && (bf->alloc_at != -1 || bf->free_at != -1)) {
+			rc = pl_errf(
+			    err, errlen, PL_EINPUT,
+			    "%s: buffer %d: dead across the boundary but not live across it "
+			    "(alloc_at %d, free_at %d)",
+			    src, b, bf->alloc_at, bf->free_at);
+			goto out;
+		}
 		if (bf->small)
 			bf->rounded = 0;
-		cur[b] = bf->alloc_at < 0 ? PL_VER_PRE : PL_VER_FRESH;
+		cur[b] = pl_ver_initial(bf);
 		int32_t lo = bf->alloc_at < 0 ? 0 : bf->alloc_at;
 		int32_t hi = bf->free_at < 0 ? g->nops : bf->free_at;
 		diff[lo] += bf->rounded;
@@ -190,6 +201,16 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 				             src, i, r->buf, g->nbufs);
 				goto out;
 			}
+			if ((r->flags & PL_REF_PARTIAL) && !(r->flags & PL_REF_WRITE)) {
+				rc = pl_errf(
+				    err, errlen, PL_EINPUT,
+				    "%s: op %d writes buffer %d partially but does not write it",
+				    src, i, r->buf);
+				goto out;
+			}
+			/* The bytes a partial write leaves keep the prior version. */
+			if (r->flags & PL_REF_PARTIAL)
+				r->flags |= PL_REF_READ;
 			if (!pl_buf_alive(&g->bufs[r->buf], i, g->nops)) {
 				rc = pl_errf(err, errlen, PL_EINPUT,
 				             "%s: op %d references buffer %d outside its lifetime "
@@ -199,6 +220,17 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 				goto out;
 			}
 			r->ver = cur[r->buf];
+			/* Content dead across the boundary is never read: its first
+			 * access overwrites all of it. */
+			if (g->bufs[r->buf].dead_across && r->ver == PL_VER_FRESH &&
+			    (r->flags & PL_REF_READ) &&
+			    (!(r->flags & PL_REF_WRITE) || (r->flags & PL_REF_PARTIAL))) {
+				rc = pl_errf(err, errlen, PL_EINPUT,
+				             "%s: buffer %d is dead across the boundary, but op %d "
+				             "reads it before writing all of it",
+				             src, r->buf, i);
+				goto out;
+			}
 			/* A fresh allocation holds nothing the op could depend on. */
 			if (r->ver == PL_VER_FRESH)
 				r->flags &= ~PL_REF_READ;
@@ -229,6 +261,60 @@ out:
 	free(cur);
 	free(diff);
 	return rc;
+}
+
+/* Buffers by alloc_at and by free_at, as CSR lists over positions. */
+int32_t *pl_bufs_by_pos(const struct pl_graph *g, int use_free, uint32_t **off_out)
+{
+	uint32_t *off = calloc((size_t)g->nops + 2, sizeof(uint32_t));
+	int32_t *list = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
+	if (!off || !list) {
+		free(off);
+		free(list);
+		return NULL;
+	}
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
+		if (at >= 0 && at < g->nops)
+			off[at + 1]++;
+	}
+	for (int32_t p = 0; p < g->nops; p++)
+		off[p + 1] += off[p];
+	uint32_t *fill = malloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	if (!fill) {
+		free(off);
+		free(list);
+		return NULL;
+	}
+	memcpy(fill, off, sizeof(uint32_t) * ((size_t)g->nops + 1));
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		int32_t at = use_free ? g->bufs[b].free_at : g->bufs[b].alloc_at;
+		if (at >= 0 && at < g->nops)
+			list[fill[at]++] = b;
+	}
+	free(fill);
+	*off_out = off;
+	return list;
+}
+
+int64_t pl_graph_lower_bound(const struct pl_graph *g)
+{
+	/* Persistent content stays (unless dead across the boundary); an op
+	 * needs all it references mapped at once. */
+	int64_t kept = g->const_bytes, best = 0;
+	for (int32_t b = 0; b < g->nbufs; b++)
+		if (g->bufs[b].persistent && !g->bufs[b].dead_across)
+			kept += g->bufs[b].rounded;
+	for (int32_t i = 0; i < g->nops; i++) {
+		int64_t need = kept;
+		for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
+			const struct pl_buffer *b = &g->bufs[g->refs[g->ops[i].ref_off + k].buf];
+			if (!b->persistent || b->dead_across)
+				need += b->rounded;
+		}
+		best = need > best ? need : best;
+	}
+	return best;
 }
 
 int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t errlen)

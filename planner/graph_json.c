@@ -60,7 +60,7 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 		    (rc = pl_jbool(c, v, where, "persistent", &pers, 0, 0)) ||
 		    (rc = pl_jstr(c, v, where, "name", &bn, 0, "")))
 			return rc;
-		if ((rc = pl_jbuffer_set(c, g, where, k, id, a, f, small, pers)))
+		if ((rc = pl_jbuffer_set(c, g, v, where, k, id, a, f, small, pers)))
 			return rc;
 		b->name = pl_graph_strdup(g, bn);
 	}
@@ -172,6 +172,8 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 			fprintf(f, ", \"small\": true");
 		if (bf->persistent)
 			fprintf(f, ", \"persistent\": true");
+		if (bf->dead_across)
+			fprintf(f, ", \"dead_across_boundary\": true");
 		fprintf(f, ", \"alloc_at\": %d, \"free_at\": %d", bf->alloc_at, bf->free_at);
 		if (bf->name && *bf->name) {
 			fprintf(f, ", \"name\": ");
@@ -200,6 +202,13 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 		if (only_refs) {
 			fprintf(f, ", \"refs\": ");
 			put_list(f, g, op, PL_REF_READ | PL_REF_WRITE, 0);
+		}
+		int partial = 0;
+		for (uint32_t k = 0; k < op->nrefs; k++)
+			partial |= (g->refs[op->ref_off + k].flags & PL_REF_PARTIAL) != 0;
+		if (partial) {
+			fprintf(f, ", \"partial\": ");
+			put_list(f, g, op, PL_REF_PARTIAL, PL_REF_PARTIAL);
 		}
 		if (!op->replayable) {
 			fprintf(f, ", \"replayable\": false, \"why_not\": ");

@@ -21,8 +21,8 @@ int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, c
 	/* One pass to size refs exactly: the op loop fills it in place. */
 	json_array_foreach(ops, k, v)
 	{
-		static const char *lists[] = {"reads", "writes", "refs"};
-		for (int l = 0; l < 3; l++)
+		static const char *lists[] = {"reads", "writes", "refs", "partial"};
+		for (int l = 0; l < 4; l++)
 			nrefs += json_array_size(json_object_get(v, lists[l]));
 	}
 	g->nops = (int32_t)no;
@@ -32,8 +32,8 @@ int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, c
 	return 0;
 }
 
-int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, const char *where, size_t k, int64_t id,
-                   int64_t alloc_at, int64_t free_at, int small, int persistent)
+int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *where, size_t k,
+                   int64_t id, int64_t alloc_at, int64_t free_at, int small, int persistent)
 {
 	struct pl_buffer *b = &g->bufs[k];
 	int64_t no = g->nops;
@@ -47,10 +47,20 @@ int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, const char *where, size_t
 		                (long long)alloc_at, (long long)free_at);
 	if (b->size < 0 || b->rounded < 0)
 		return pl_jfail(c, where, "negative size");
+	int dead, rc;
+	if ((rc = pl_jbool(c, v, where, "dead_across_boundary", &dead, 0, 0)))
+		return rc;
+	/* Only a buffer live across the boundary has content there. */
+	if (dead && (alloc_at != -1 || free_at != -1))
+		return pl_jfail(c, where,
+		                "dead_across_boundary on a buffer not live across the iteration "
+		                "boundary (alloc_at %lld, free_at %lld; both must be -1)",
+		                (long long)alloc_at, (long long)free_at);
 	b->alloc_at = (int32_t)alloc_at;
 	b->free_at = (int32_t)free_at;
 	b->small = (uint8_t)small;
 	b->persistent = (uint8_t)persistent;
+	b->dead_across = (uint8_t)dead;
 	return 0;
 }
 
@@ -106,7 +116,7 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	int64_t i, dur;
 	const char *kind, *name, *why;
 	int repl, rc;
-	json_t *reads, *writes, *refs;
+	json_t *reads, *writes, *refs, *partial;
 	/* A graph file may leave out what a trace always writes. */
 	if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
 	    (rc = pl_jstr(c, v, where, "kind", &kind, trace, "kernel")) ||
@@ -116,7 +126,8 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
 	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
 	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
-	    (rc = pl_jarr(c, v, where, "refs", &refs, 0)))
+	    (rc = pl_jarr(c, v, where, "refs", &refs, 0)) ||
+	    (rc = pl_jarr(c, v, where, "partial", &partial, 0)))
 		return rc;
 	if (i != (int64_t)k)
 		return pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
@@ -137,6 +148,22 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 		snprintf(w2, sizeof(w2), "%s.refs", where);
 		if ((rc = add_refs(c, g, refs, w2, 0, seen, (int32_t)k, trace)))
 			return rc;
+	}
+	if (partial) {
+		snprintf(w2, sizeof(w2), "%s.partial", where);
+		uint32_t before = op->nrefs;
+		if ((rc = add_refs(c, g, partial, w2, PL_REF_PARTIAL, seen, (int32_t)k, trace)))
+			return rc;
+		/* A partial write leaves the rest of the buffer as it was: the
+		 * op depends on the prior version. */
+		for (uint32_t r = 0; r < op->nrefs; r++) {
+			struct pl_ref *ref = &g->refs[op->ref_off + r];
+			if (!(ref->flags & PL_REF_PARTIAL))
+				continue;
+			if (r >= before || !(ref->flags & PL_REF_WRITE))
+				return pl_jfail(c, w2, "buffer %d is not in \"writes\"", ref->buf);
+			ref->flags |= PL_REF_READ;
+		}
 	}
 	/* Only this op's buffers were marked: unmarking them is cheaper than
 	 * clearing all of seen for the next op. */

@@ -94,8 +94,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 			if (!pl_sel_compatible(&s, cs, j))
 				continue;
 			pl_sel_apply(&t, cs, j, -1);
-			if (x->at >= 0 && x->transient > 0 &&
-			    pl_st_max(&t, x->at, x->at) > budget) {
+			if (pl_cand_overshoots(&t, cs, j, budget)) {
 				pl_sel_apply(&t, cs, j, +1);
 				continue;
 			}

@@ -16,6 +16,7 @@
 
 #include <glpk.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,44 @@ static void callback(glp_tree *tree, void *info)
 	}
 }
 
+/* GLPK aborts the process on an internal assertion (it has, deep in its
+ * primal simplex, on a badly scaled LP).  Its error hook lets us leave
+ * instead: the solve then simply has no answer and the heuristic plan
+ * stands.  After the hook fires GLPK's whole environment is gone, the
+ * problem object included. */
+#define GLPK_FAILED (-1000)
+
+static void glpk_failed(void *info)
+{
+	longjmp(*(jmp_buf *)info, 1);
+}
+
+static int guarded_simplex(glp_prob *lp, const glp_smcp *sp)
+{
+	jmp_buf env;
+	if (setjmp(env)) {
+		glp_free_env();
+		return GLPK_FAILED;
+	}
+	glp_error_hook(glpk_failed, &env);
+	int r = glp_simplex(lp, sp);
+	glp_error_hook(NULL, NULL);
+	return r;
+}
+
+static int guarded_intopt(glp_prob *lp, const glp_iocp *parm)
+{
+	jmp_buf env;
+	if (setjmp(env)) {
+		glp_free_env();
+		return GLPK_FAILED;
+	}
+	glp_error_hook(glpk_failed, &env);
+	int r = glp_intopt(lp, parm);
+	glp_error_hook(NULL, NULL);
+	return r;
+}
+
 struct mat {
 	int *ia, *ja;
 	double *ar;
@@ -83,15 +122,29 @@ static int put(struct mat *m, int i, int j, double v)
 	return 0;
 }
 
+/* Bytes saved in the model's units.  Below one unit a coefficient only
+ * hurts the LP's numerics (GLPK has aborted on a ratio of 1e9), so a
+ * saving that small counts as none and an addition as a whole unit: the
+ * model stays an upper bound of the memory. */
+static double units(int64_t bytes, double unit)
+{
+	double v = (double)bytes / unit;
+	if (v > -1 && v < 1)
+		return v > 0 ? 0 : v < 0 ? -1 : 0;
+	return v;
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* Positions that need a memory row; returns how many (or -1). */
+/* Positions that need a memory row; returns how many (or -1).  added:
+ * the most all candidates together add at each position besides their
+ * transients (stashes), constant between two range boundaries. */
 static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                              const int64_t *trans_at, int32_t *rows)
+                              const int64_t *trans_at, const int64_t *added, int32_t *rows)
 {
 	int32_t n = g->nops, nb = 0;
 	int32_t *bnd = malloc(sizeof(int32_t) * (2 * (size_t)cs->nranges + cs->ncands + 2));
@@ -116,9 +169,10 @@ static int32_t peak_positions(const struct pl_graph *g, const struct pl_cands *c
 		for (int32_t p = lo + 1; p <= hi; p++)
 			if (g->live[p] > g->live[best])
 				best = p;
-		if (trans_at[lo] > 0 && g->live[lo] + trans_at[lo] > budget)
+		if (trans_at[lo] > 0 && g->live[lo] + added[lo] + trans_at[lo] > budget)
 			rows[nrows++] = lo;
-		if (g->live[best] > budget && !(best == lo && nrows && rows[nrows - 1] == lo))
+		if (g->live[best] + added[lo] > budget &&
+		    !(best == lo && nrows && rows[nrows - 1] == lo))
 			rows[nrows++] = best;
 	}
 	free(bnd);
@@ -151,6 +205,68 @@ static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, c
 	return peak;
 }
 
+/* Large neighbourhood search from an incumbent: free the candidates that
+ * act on one window of memory positions, fix the others to the
+ * incumbent, solve that small MILP (GLPK's presolver drops the fixed
+ * columns), keep what improves; windows slide over the positions until
+ * `until`.  GLPK's branch and bound stalls on the full problem long
+ * before such windows stop improving it.  -1 if GLPK failed (lp is then
+ * gone), else 0; inc and *obj hold the best selection. */
+static int lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
+               uint8_t *inc, double *obj, double until, int verbose)
+{
+	int32_t N = cs->ncands, w = nmem / 6 > 8 ? nmem / 6 : 8;
+	glp_iocp parm;
+	glp_init_iocp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	parm.fp_heur = GLP_ON;
+	parm.mir_cuts = GLP_ON;
+	parm.clq_cuts = GLP_ON;
+	int improved = 0, rounds = 0;
+	for (int32_t start = 0;; start += w / 2 > 0 ? w / 2 : 1) {
+		double left = until - pl_now();
+		if (left < 0.2)
+			break;
+		if (start >= nmem) {
+			if (!improved)
+				break; /* a whole sweep without a gain */
+			improved = 0;
+			start = 0;
+		}
+		int32_t lo = rows[start], hi = rows[start + w < nmem ? start + w : nmem - 1];
+		for (int32_t j = 0; j < N; j++) {
+			const struct pl_cand *x = &cs->c[j];
+			int free = x->at >= lo && x->at <= hi;
+			for (uint32_t k = 0; k < x->nranges && !free; k++) {
+				const struct pl_range *rg = &cs->ranges[x->range_off + k];
+				free = rg->lo <= hi && rg->hi >= lo;
+			}
+			if (free)
+				glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
+			else
+				glp_set_col_bnds(lp, j + 1, GLP_FX, inc[j], inc[j]);
+		}
+		parm.tm_lim = (int)((left < 2 ? left : 2) * 1000);
+		int ret = guarded_intopt(lp, &parm);
+		if (ret == GLPK_FAILED)
+			return -1;
+		rounds++;
+		int st = glp_mip_status(lp);
+		if ((st == GLP_OPT || st == GLP_FEAS) && glp_mip_obj_val(lp) < *obj - 1e-6) {
+			*obj = glp_mip_obj_val(lp);
+			for (int32_t j = 0; j < N; j++)
+				inc[j] = glp_mip_col_val(lp, j + 1) > 0.5;
+			improved = 1;
+		}
+	}
+	for (int32_t j = 0; j < N; j++)
+		glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
+	if (verbose)
+		fprintf(stderr, "ilp: %d neighbourhood rounds, objective %.0f\n", rounds, *obj);
+	return 0;
+}
+
 /* minpeak: instead of the budget, a continuous column M bounds every
  * memory row and the objective is M: the lowest peak the candidates reach. */
 static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
@@ -162,6 +278,7 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	r->gap = r->lp_bound = -1;
 	int32_t N = cs->ncands, n = g->nops;
 	int64_t *trans_at = calloc((size_t)n, sizeof(int64_t));
+	int64_t *added = malloc(sizeof(int64_t) * (size_t)n);
 	int32_t *rows = malloc(sizeof(int32_t) * (4 * (size_t)cs->nranges + 2 * (size_t)N + 4));
 	int32_t *row_of = malloc(sizeof(int32_t) * (size_t)n);
 	double *warm_x = NULL;
@@ -170,15 +287,18 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	struct mat m = {0};
 	glp_prob *lp = NULL;
 	int rc = -1;
-	if (!trans_at || !rows || !row_of)
+	if (!trans_at || !added || !rows || !row_of)
 		goto out;
 	memset(chosen, 0, N ? N : 1);
 	for (int32_t j = 0; j < N; j++)
 		if (cs->c[j].at >= 0)
 			trans_at[cs->c[j].at] += cs->c[j].transient;
+	pl_added_bytes(g, cs, added);
+	for (int32_t p = 0; p < n; p++)
+		added[p] -= trans_at[p];
 	if (minpeak)
 		budget = -1; /* every interval gets a row */
-	int32_t nmem = peak_positions(g, cs, budget, trans_at, rows);
+	int32_t nmem = peak_positions(g, cs, budget, trans_at, added, rows);
 	if (nmem < 0)
 		goto out;
 	if (nmem == 0 || N == 0) {
@@ -212,7 +332,7 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		glp_set_obj_coef(lp, j + 1, minpeak ? 0 : (double)cs->c[j].cost);
 	}
 	for (int32_t i = 0; i < nmem; i++)
-		glp_set_col_bnds(lp, scol + i, GLP_LO, 0, 0);
+		glp_set_col_bnds(lp, scol + i, GLP_FR, 0, 0); /* a stash saves less than nothing */
 	if (minpeak) {
 		glp_set_col_bnds(lp, mcol, GLP_LO, 0, 0);
 		glp_set_obj_coef(lp, mcol, 1);
@@ -246,7 +366,9 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
 			if (first >= end)
 				continue; /* covers no memory position */
-			double v = (double)rg->bytes / unit;
+			double v = units(rg->bytes, unit);
+			if (v == 0)
+				continue;
 			if (coef[first] == 0)
 				touched[nt++] = first;
 			coef[first] -= v;
@@ -260,7 +382,7 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			int32_t i = nmem + row_of[x->at];
 			if (coef[i] == 0)
 				touched[nt++] = i;
-			coef[i] -= (double)x->transient / unit;
+			coef[i] += units(-x->transient, unit);
 		}
 		for (int32_t t = 0; t < nt; t++) {
 			if (coef[touched[t]] != 0 &&
@@ -313,9 +435,9 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 				int32_t first = first_at_or_after(rows, nmem, rg->lo);
 				int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
 				if (first < end) { /* a difference array, summed below */
-					sv[first] += (double)rg->bytes / unit;
+					sv[first] += units(rg->bytes, unit);
 					if (end < nmem)
-						sv[end] -= (double)rg->bytes / unit;
+						sv[end] -= units(rg->bytes, unit);
 				}
 			}
 		}
@@ -342,7 +464,13 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		/* the dual simplex copes best with these degenerate LPs */
 		sp.meth = GLP_DUALP;
 		glp_scale_prob(lp, GLP_SF_AUTO);
-		int sr = glp_simplex(lp, &sp);
+		int sr = guarded_simplex(lp, &sp);
+		if (sr == GLPK_FAILED) {
+			lp = NULL;
+			r->status = 2;
+			rc = 0;
+			goto out;
+		}
 		int ls = glp_get_status(lp);
 		if (verbose)
 			fprintf(stderr, "ilp: root LP: simplex rc %d, status %d, %.2f s\n", sr, ls,
@@ -375,13 +503,21 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	parm.clq_cuts = GLP_ON;
 	parm.br_tech = GLP_BR_DTH;
 	parm.bt_tech = GLP_BT_BLB;
-	parm.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
+	/* With an incumbent, half the time goes to neighbourhood search. */
+	double bb = !minpeak && c.warm ? left / 2 : left;
+	parm.tm_lim = bb > 0.05 ? (int)(bb * 1000) : 50;
 	parm.cb_func = callback;
 	parm.cb_info = &c;
 	if (verbose)
 		fprintf(stderr, "ilp: %d columns, %d rows (%d memory positions), %zu non-zeros\n",
 		        glp_get_num_cols(lp), glp_get_num_rows(lp), nmem, m.n);
-	int ret = glp_intopt(lp, &parm);
+	int ret = guarded_intopt(lp, &parm);
+	if (ret == GLPK_FAILED) {
+		lp = NULL;
+		r->status = 2;
+		rc = 0;
+		goto out;
+	}
 	glp_term_out(term);
 	if (verbose)
 		fprintf(stderr, "ilp: intopt rc %d, status %d, %.2f s\n", ret, glp_mip_status(lp),
@@ -407,6 +543,16 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
 	r->status = 0;
 	r->optimal = st == GLP_OPT && ret == 0;
+	term = glp_term_out(verbose ? GLP_ON : GLP_OFF); /* (clique cuts print anyway) */
+	int failed = !minpeak && !r->optimal &&
+	             lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose);
+	glp_term_out(term);
+	if (failed) {
+		lp = NULL; /* GLPK failed: keep the incumbent, no bound */
+		r->gap = r->lp_bound = -1;
+		rc = 0;
+		goto out;
+	}
 	if (minpeak)
 		r->peak = model_peak(g, cs, chosen);
 	/* gap: to the best bound the search proved (0 when optimal);
@@ -426,6 +572,7 @@ out:
 	free(m.ja);
 	free(m.ar);
 	free(trans_at);
+	free(added);
 	free(rows);
 	free(row_of);
 	free(warm_x);

@@ -28,6 +28,10 @@ int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t n
  * curve and the content hash when none was given (has_hash = 0). */
 int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen);
 
+/* Buffers by alloc_at (use_free 0) or free_at (1), as a CSR list over
+ * positions: list[off[p] .. off[p+1]).  NULL when out of memory. */
+int32_t *pl_bufs_by_pos(const struct pl_graph *g, int use_free, uint32_t **off);
+
 /* atomic_file.c: writes go to tmp (PATH.tmp) and replace path on commit.
  * open returns NULL with a message in err; commit closes f either way. */
 FILE *pl_atomic_open(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
@@ -41,9 +45,21 @@ static inline int64_t pl_round_up(int64_t v, int64_t g)
 	return g > 1 ? (v + g - 1) / g * g : v;
 }
 
+/* Any buffer with physical bytes of its own: the versions of a
+ * persistent one written inside the iteration are evicted like
+ * activations; what lives across the boundary stays (see candidates.c). */
 static inline int pl_buf_evictable(const struct pl_buffer *b)
 {
-	return !b->small && !b->persistent && !b->excluded && b->rounded > 0;
+	return !b->small && !b->excluded && b->rounded > 0;
+}
+
+/* Position whose steps take a buffer's stash (its content from before
+ * the iteration): its first use, when that content is still there and
+ * mapped (it is never evicted before its first write).  Plans and
+ * candidates must agree on it. */
+static inline int32_t pl_stash_pos(int32_t first_use)
+{
+	return first_use >= 0 ? first_use : 0;
 }
 
 /* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
@@ -71,6 +87,14 @@ static inline int pl_best_take(struct pl_best *b, int r, int64_t cost, int64_t p
 	return better;
 }
 
+/* The version a buffer holds when the iteration starts: content from
+ * before it, or nothing anyone reads (allocated inside, or dead across
+ * the boundary). */
+static inline int32_t pl_ver_initial(const struct pl_buffer *b)
+{
+	return b->alloc_at < 0 && !b->dead_across ? PL_VER_PRE : PL_VER_FRESH;
+}
+
 static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nops)
 {
 	int32_t lo = b->alloc_at < 0 ? 0 : b->alloc_at;
@@ -82,7 +106,7 @@ static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nop
 
 struct pl_range {
 	int32_t lo, hi; /* positions lo..hi inclusive where bytes are saved */
-	int64_t bytes;
+	int64_t bytes;  /* negative: bytes added there (a stash held until the rebuild) */
 };
 
 struct pl_cand {
@@ -99,10 +123,13 @@ struct pl_cand {
 
 struct pl_gap {
 	int32_t buf;
-	int32_t a, c;  /* last use before, next use (or free_at for a dead gap) */
-	int32_t ver;   /* version held over the gap */
-	uint8_t dead;  /* no use after it: evicted until freed */
-	int64_t bytes; /* physical bytes of the buffer */
+	int32_t a, c;     /* last use before, next use (or free_at for a dead gap) */
+	int32_t ver;      /* version held over the gap */
+	uint8_t dead;     /* no use after it: evicted until freed */
+	uint8_t boundary; /* dead across the boundary: from the last use a over the end
+	                   * of the iteration to the first use c (c <= a); kept
+	                   * unmapped at the boundary, mapped again before c */
+	int64_t bytes;    /* physical bytes of the buffer */
 };
 
 struct pl_cands {
@@ -142,6 +169,8 @@ struct pl_segtree;
 void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int sign);
 void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
                   const int32_t *order, int32_t n, int64_t budget);
+int pl_cand_overshoots(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int64_t budget);
+void pl_added_bytes(const struct pl_graph *g, const struct pl_cands *cs, int64_t *add);
 int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j);
 int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j);
 int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
@@ -152,6 +181,35 @@ void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uin
                   int64_t *curve);
 struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
                             const uint8_t *chosen);
+
+/* assemble.c: a plan from decided steps and evictions; stashes are
+ * added where the unstashes need them.  pl_asm_finish consumes the
+ * builder; pl_asm_free releases the rest either way. */
+struct pl_asm {
+	const struct pl_graph *g;
+	struct pl_plan_builder *b;
+	struct pl_step *st; /* steps in plan order, at positions pos */
+	int32_t *pos;
+	size_t n, cap;
+	uint8_t *boundary; /* per buffer: kept unmapped at the iteration boundary */
+};
+int pl_asm_init(struct pl_asm *a, const struct pl_graph *g);
+int pl_asm_step(struct pl_asm *a, int32_t pos, int32_t kind, int32_t arg);
+int pl_asm_evict(struct pl_asm *a, int32_t pos, int32_t buf);
+struct pl_plan *pl_asm_finish(struct pl_asm *a);
+void pl_asm_free(struct pl_asm *a);
+
+/* heap.c: binary min-heap on h; j and hi are the user's. */
+struct pl_hent {
+	double h;
+	int32_t j, hi;
+};
+struct pl_heap {
+	struct pl_hent *e;
+	uint32_t n, cap;
+};
+int pl_heap_push(struct pl_heap *hp, struct pl_hent x); /* -1 when out of memory */
+struct pl_hent pl_heap_pop(struct pl_heap *hp);         /* hp->n > 0 */
 
 /* Max segment tree with range add, for the heuristics. */
 struct pl_segtree {
@@ -166,6 +224,11 @@ int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi);
 /* Heuristics fill chosen[]; return 0 if the budget is met by their curve. */
 int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);
 int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen);
+/* DTR run offline (sim.c): a plan straight from a walk of the
+ * iteration.  0 met, 1 the walk went over the budget (*out is still a
+ * plan), 2 no plan (*out NULL), -1 out of memory.  version: of the plan
+ * format the plan may use (1: no stash, nothing unmapped at the boundary). */
+int pl_sim(const struct pl_graph *g, int64_t budget, int version, struct pl_plan **out);
 struct pl_ilp_result {
 	int status; /* 0 = incumbent found */
 	double gap, lp_bound;

@@ -35,10 +35,11 @@ int pl_jfail(struct jctx *c, const char *where, const char *fmt, ...)
 /* Sizes g for the arrays bufs and ops; `what` ("graph", "trace") names
  * the file in the message for an empty op list. */
 int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, const char *what);
-/* Checks buffer k's id and lifetime (its size and rounded are read) and
- * stores lifetime and flags. */
-int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, const char *where, size_t k, int64_t id,
-                   int64_t alloc_at, int64_t free_at, int small, int persistent);
+/* Checks buffer k's id and lifetime (its size and rounded are read),
+ * reads the optional dead_across_boundary member of v and stores
+ * lifetime and flags. */
+int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *where, size_t k,
+                   int64_t id, int64_t alloc_at, int64_t free_at, int small, int persistent);
 /* Reads $.ops into g.  trace: "kind" and "replayable" are required and a
  * list element may be an [id, ...] ref; a graph file defaults them. */
 int pl_jops(struct jctx *c, struct pl_graph *g, json_t *ops, int trace);

@@ -6,6 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Version 2 adds stashes and buffers unmapped at the boundary; a plan
+ * that uses neither is written as version 1, which older readers take. */
+static int plan_version(const struct pl_plan *p)
+{
+	if (p->nboundary)
+		return 2;
+	for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
+		if (p->steps[k].kind == PL_STEP_STASH || p->steps[k].kind == PL_STEP_UNSTASH)
+			return 2;
+	return 1;
+}
+
 int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen)
 {
 	char tmp[4096], hs[20];
@@ -13,12 +25,19 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 	if (!f)
 		return PL_EINPUT;
 	fprintf(f,
-	        "{\n  \"format\": \"remat-plan\",\n  \"version\": 1,\n  \"graph_hash\": \"%s\",\n"
+	        "{\n  \"format\": \"remat-plan\",\n  \"version\": %d,\n  \"graph_hash\": \"%s\",\n"
 	        "  \"nops\": %d,\n  \"budget\": %lld,\n  \"planner\": \"%s\",\n"
-	        "  \"baseline_peak\": %lld,\n  \"peak\": %lld,\n  \"recompute_ns\": %lld,\n"
-	        "  \"ops\": [",
-	        pl_hash_str(p->graph_hash, hs), p->nops, (long long)p->budget, p->planner,
-	        (long long)p->baseline_peak, (long long)p->peak, (long long)p->recompute_ns);
+	        "  \"baseline_peak\": %lld,\n  \"peak\": %lld,\n  \"recompute_ns\": %lld,\n",
+	        plan_version(p), pl_hash_str(p->graph_hash, hs), p->nops, (long long)p->budget,
+	        p->planner, (long long)p->baseline_peak, (long long)p->peak,
+	        (long long)p->recompute_ns);
+	if (p->nboundary) {
+		fprintf(f, "  \"unmapped_at_boundary\": [");
+		for (int32_t i = 0; i < p->nboundary; i++)
+			fprintf(f, "%s%d", i ? ", " : "", p->boundary[i]);
+		fprintf(f, "],\n");
+	}
+	fprintf(f, "  \"ops\": [");
 	int first = 1;
 	for (int32_t i = 0; i < p->nops; i++) {
 		uint32_t s0 = p->step_off[i], s1 = p->step_off[i + 1];
@@ -46,6 +65,30 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 	return pl_atomic_commit(f, tmp, path, err, errlen);
 }
 
+static int load_boundary(struct jctx *c, json_t *bnd, int64_t ver, int32_t nbufs, struct pl_plan *p)
+{
+	size_t n = json_array_size(bnd), k;
+	json_t *v;
+	if (!bnd || n == 0)
+		return 0;
+	if (ver < 2)
+		return pl_jfail(c, "$.unmapped_at_boundary", "needs plan version 2");
+	p->boundary = malloc(sizeof(int32_t) * n);
+	if (!p->boundary)
+		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
+	json_array_foreach(bnd, k, v)
+	{
+		int64_t id = json_is_integer(v) ? json_integer_value(v) : -1;
+		if (id < 0 || id >= nbufs) {
+			char where[96];
+			snprintf(where, sizeof(where), "$.unmapped_at_boundary[%zu]", k);
+			return pl_jfail(c, where, "not a buffer id");
+		}
+		p->boundary[p->nboundary++] = (int32_t)id;
+	}
+	return 0;
+}
+
 static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct pl_plan **out)
 {
 	const char *fmt, *planner;
@@ -59,8 +102,9 @@ static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct p
 		                fmt);
 	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
 		return rc;
-	if (ver != 1)
-		return pl_jfail(c, "$.version", "plan version %lld, this reader knows version 1",
+	if (ver != 1 && ver != 2)
+		return pl_jfail(c, "$.version",
+		                "plan version %lld, this reader knows versions 1 and 2",
 		                (long long)ver);
 	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
 		return rc;
@@ -122,7 +166,11 @@ static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct p
 			if (json_array_size(st) != 2 || kind < 0 || !json_is_integer(argv)) {
 				rc = pl_jfail(c, where,
 				              "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
-				              "\"release\", integer]");
+				              "\"release\"|\"stash\"|\"unstash\", integer]");
+				break;
+			}
+			if (ver < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH)) {
+				rc = pl_jfail(c, where, "\"%s\" needs plan version 2", kn);
 				break;
 			}
 			int64_t arg = json_integer_value(argv);
@@ -159,6 +207,12 @@ static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct p
 		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
 	p->graph_hash = hash;
 	snprintf(p->planner, sizeof(p->planner), "%s", planner);
+	json_t *bnd;
+	if ((rc = pl_jarr(c, root, "$", "unmapped_at_boundary", &bnd, 0)) ||
+	    (rc = load_boundary(c, bnd, ver, nbufs, p))) {
+		pl_plan_free(p);
+		return rc;
+	}
 	int64_t x;
 	if (!pl_jint(c, root, "$", "budget", &x, 0, -1))
 		p->budget = x;

@@ -17,6 +17,7 @@ void pl_options_default(struct pl_options *o)
 	o->planner = PL_PLANNER_ILP;
 	o->time_limit_s = 30;
 	o->segments = 1;
+	o->plan_version = 2;
 	o->max_segment = 8;
 }
 
@@ -72,50 +73,93 @@ static int realize(const struct pl_graph *g, const struct pl_cands *cs, const ui
 	return 0;
 }
 
+static void debug(const char *what, const struct outcome *o)
+{
+	if (getenv("REMAT_PLAN_DEBUG"))
+		fprintf(stderr, "%s: ok %d valid %d peak %lld recompute %lld (%s)\n", what, o->ok,
+		        o->ev.valid, (long long)o->ev.peak, (long long)o->ev.recompute_ns,
+		        o->ev.error);
+}
+
 /* Heuristic run: planner's selection, realized. */
 static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
                      int64_t budget, uint8_t *chosen, struct outcome *o)
 {
 	int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, budget, chosen)
 	                                : pl_greedy(g, cs, budget, chosen);
-	if (r < 0)
+	if (r < 0 || realize(g, cs, chosen, budget, o))
 		return -1;
-	if (realize(g, cs, chosen, budget, o))
-		return -1;
-	if (getenv("REMAT_PLAN_DEBUG"))
-		fprintf(stderr, "%s: met %d valid %d peak %lld recompute %lld (%s)\n",
-		        pl_planner_name(which), r == 0, o->ev.valid, (long long)o->ev.peak,
-		        (long long)o->ev.recompute_ns, o->ev.error);
+	debug(pl_planner_name(which), o);
 	return 0;
 }
 
-/* The smallest peak a heuristic reaches: bisection on the budget (the
- * heuristics are not monotone in it, so this is the smallest found).
- * Keeps the selection that reached it in sel. */
-static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
-                      uint8_t *sel)
+/* DTR run offline (sim.c): a plan without a selection. */
+static int simulate(const struct pl_graph *g, int64_t budget, int version, struct outcome *o)
 {
-	uint8_t *chosen = malloc(cs->ncands ? cs->ncands : 1);
+	memset(o, 0, sizeof(*o));
+	int r = pl_sim(g, budget, version, &o->plan);
+	if (r < 0)
+		return -1;
+	if (!o->plan)
+		return 0; /* no plan: not ok */
+	if (pl_evaluate(g, o->plan, &o->ev))
+		return -1;
+	o->ok = o->ev.valid && o->ev.peak <= budget;
+	debug("dtr (walk)", o);
+	return 0;
+}
+
+/* Keeps the cheaper of *best and *o that meets the budget (o is freed or
+ * taken).  1 when o was taken. */
+static int keep_better(struct outcome *best, struct outcome *o)
+{
+	int better = o->ok && (!best->ok || o->ev.recompute_ns < best->ev.recompute_ns);
+	if (!best->plan || better) {
+		outcome_free(best);
+		*best = *o;
+		memset(o, 0, sizeof(*o));
+		return 1;
+	}
+	outcome_free(o);
+	return 0;
+}
+
+/* The smallest budget a planner meets: bisection on the budget (they are
+ * not monotone in it, so this is the smallest found).  which: greedy or
+ * dtr on the candidates, or (cs NULL) the walk.  Keeps the selection that
+ * reached it in sel. */
+static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
+                      int version, uint8_t *sel)
+{
+	uint8_t *chosen = cs ? malloc(cs->ncands ? cs->ncands : 1) : NULL;
 	int64_t lo = 0, hi = g->baseline_peak, best = g->baseline_peak;
-	if (!chosen)
+	if (cs && !chosen)
 		return best;
-	memset(sel, 0, cs->ncands ? cs->ncands : 1);
-	/* to 0.5% of the baseline: a dozen runs even on large graphs */
+	if (cs)
+		memset(sel, 0, cs->ncands ? cs->ncands : 1);
+	/* to 0.1% of the baseline: a dozen runs even on large graphs */
 	while (hi - lo > (g->granularity > 1 ? g->granularity / 2 : 1) &&
-	       hi - lo > g->baseline_peak / 200) {
+	       hi - lo > g->baseline_peak / 1000) {
 		int64_t mid = lo + (hi - lo) / 2;
-		struct outcome o;
-		int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, mid, chosen)
-		                                : pl_greedy(g, cs, mid, chosen);
-		int ok = 0;
-		if (r == 0 && !realize(g, cs, chosen, mid, &o)) {
+		struct outcome o = {0};
+		int ok = 0, r = 0;
+		if (!cs)
+			r = simulate(g, mid, version, &o);
+		else if ((r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, mid, chosen)
+		                                      : pl_greedy(g, cs, mid, chosen)) == 0)
+			r = realize(g, cs, chosen, mid, &o);
+		if (r == 0) {
 			ok = o.ok;
-			if (ok && o.ev.peak < best) {
-				best = o.ev.peak;
-				memcpy(sel, chosen, cs->ncands);
+			/* The budget that worked, not the peak reached: planning
+			 * for it again makes the same plan (the planners are
+			 * deterministic, not monotone in the budget). */
+			if (ok && mid < best) {
+				best = mid;
+				if (cs)
+					memcpy(sel, chosen, cs->ncands);
 			}
-			outcome_free(&o);
 		}
+		outcome_free(&o);
 		if (ok)
 			hi = mid;
 		else
@@ -125,8 +169,8 @@ static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum 
 	return best;
 }
 
-/* The smallest peak found by the heuristics and, for the ILP, by the
- * min-peak MILP started from the best of them. */
+/* The smallest peak found by the planner's heuristics and, for the ILP,
+ * by the min-peak MILP started from the best of them. */
 static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
                         const struct pl_options *o)
 {
@@ -134,20 +178,26 @@ static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
 	uint8_t *s1 = malloc(n), *s2 = malloc(n), *s3 = malloc(n);
 	int64_t best = g->baseline_peak;
 	if (s1 && s2 && s3) {
-		if (o->planner == PL_PLANNER_GREEDY || o->planner == PL_PLANNER_DTR) {
-			best = bisect(g, cs, o->planner, s1);
+		if (o->planner == PL_PLANNER_GREEDY) {
+			best = bisect(g, cs, o->planner, o->plan_version, s1);
 		} else {
-			int64_t p1 = bisect(g, cs, PL_PLANNER_GREEDY, s1);
-			int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, s2);
+			int64_t p1 = o->planner == PL_PLANNER_ILP
+			                 ? bisect(g, cs, PL_PLANNER_GREEDY, o->plan_version, s1)
+			                 : g->baseline_peak;
+			int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, o->plan_version, s2);
+			int64_t p3 = bisect(g, NULL, PL_PLANNER_DTR, o->plan_version, NULL);
 			best = p1 < p2 ? p1 : p2;
+			best = p3 < best ? p3 : best;
 			struct pl_ilp_result r;
 			double lim =
 			    o->time_limit_s > 0 && o->time_limit_s < 10 ? o->time_limit_s : 10;
 			struct outcome oc;
-			if (!pl_ilp_min_peak(g, cs, lim, p1 <= p2 ? s1 : s2, s3, &r, o->verbose) &&
+			if (o->planner == PL_PLANNER_ILP &&
+			    !pl_ilp_min_peak(g, cs, lim, p1 <= p2 ? s1 : s2, s3, &r, o->verbose) &&
 			    r.status == 0 && !realize(g, cs, s3, INT64_MAX, &oc)) {
-				if (oc.ev.valid && oc.ev.peak < best)
-					best = oc.ev.peak;
+				/* the model's peak: a budget the MILP meets again */
+				if (oc.ev.valid && r.peak < best)
+					best = r.peak;
 				outcome_free(&oc);
 			}
 		}
@@ -164,71 +214,77 @@ static int plan_once(const struct pl_graph *g, int64_t budget, const struct pl_o
 {
 	int32_t N = cs->ncands;
 	uint8_t *c1 = calloc(N ? N : 1, 1), *c2 = calloc(N ? N : 1, 1), *c3 = calloc(N ? N : 1, 1);
-	struct outcome h1 = {0}, h2 = {0};
+	struct outcome h1 = {0}, h2 = {0}, h3 = {0};
 	int rc = PL_OK;
 	memset(best, 0, sizeof(*best));
-	if (!c1 || !c2 || !c3) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	snprintf(res->planner, sizeof(res->planner), "%s", pl_planner_name(o->planner));
+	if (!c1 || !c2 || !c3)
+		goto oom;
+	if (o->planner == PL_PLANNER_GREEDY) {
+		if (heuristic(g, cs, o->planner, budget, c1, best))
+			goto oom;
 		goto out;
 	}
-	if (o->planner == PL_PLANNER_GREEDY || o->planner == PL_PLANNER_DTR) {
-		if (heuristic(g, cs, o->planner, budget, c1, best)) {
-			rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-			goto out;
-		}
-		snprintf(res->planner, sizeof(res->planner), "%s", pl_planner_name(o->planner));
+	/* dtr: the rule on the candidates and the walk, the better of them */
+	if (heuristic(g, cs, PL_PLANNER_DTR, budget, c2, &h2) ||
+	    simulate(g, budget, o->plan_version, &h3))
+		goto oom;
+	if (o->planner == PL_PLANNER_DTR) {
+		keep_better(best, &h2);
+		keep_better(best, &h3);
 		goto out;
 	}
-	/* ILP: both heuristics first; the better valid one is the warm start. */
-	if (heuristic(g, cs, PL_PLANNER_GREEDY, budget, c1, &h1) ||
-	    heuristic(g, cs, PL_PLANNER_DTR, budget, c2, &h2)) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-		goto out;
-	}
-	struct outcome *warm = NULL;
+	/* ILP: the heuristics first; the better valid selection is the warm
+	 * start.  When none meets the budget, the min-peak MILP may find one
+	 * that does (spending up to a third of the time limit). */
+	if (heuristic(g, cs, PL_PLANNER_GREEDY, budget, c1, &h1))
+		goto oom;
+	double lim = o->time_limit_s > 0 ? o->time_limit_s : 30, t0 = pl_now();
 	const uint8_t *warm_sel = NULL;
-	const char *warm_name = NULL;
-	if (h1.ok) {
-		warm = &h1;
+	if (h1.ok)
 		warm_sel = c1;
-		warm_name = "greedy";
-	}
-	if (h2.ok && (!warm || h2.ev.recompute_ns < warm->ev.recompute_ns)) {
-		warm = &h2;
+	if (h2.ok && (!warm_sel || h2.ev.recompute_ns < h1.ev.recompute_ns))
 		warm_sel = c2;
-		warm_name = "dtr";
-	}
 	struct pl_ilp_result ir;
-	double lim = o->time_limit_s > 0 ? o->time_limit_s : 30;
-	if (pl_ilp(g, cs, budget, lim, warm_sel, c3, &ir, o->verbose)) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory building the ILP");
-		goto out;
+	if (!warm_sel) {
+		const uint8_t *from = h1.ev.valid && (!h2.ev.valid || h1.ev.peak <= h2.ev.peak) ? c1
+		                      : h2.ev.valid                                             ? c2
+		                                    : NULL;
+		if (pl_ilp_min_peak(g, cs, lim / 3, from, c3, &ir, o->verbose))
+			goto oom;
+		if (ir.status == 0 && ir.peak <= budget) {
+			memcpy(c1, c3, N ? N : 1);
+			warm_sel = c1;
+		}
 	}
+	double left = lim - (pl_now() - t0);
+	if (pl_ilp(g, cs, budget, left > 1 ? left : 1, warm_sel, c3, &ir, o->verbose))
+		goto oom;
 	res->gap = ir.gap;
 	res->lp_bound = ir.lp_bound;
 	struct outcome il = {0};
-	if (ir.status == 0 && realize(g, cs, c3, budget, &il)) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-		goto out;
-	}
-	if (ir.status == 0 && il.ok && (!warm || il.ev.recompute_ns <= warm->ev.recompute_ns)) {
-		*best = il;
-		snprintf(res->planner, sizeof(res->planner), "ilp");
-	} else {
-		outcome_free(&il);
-		if (warm) {
-			*best = *warm;
-			memset(warm, 0, sizeof(*warm));
-			/* The ILP could not improve on its start: say which rule gave it. */
-			snprintf(res->planner, sizeof(res->planner), "ilp:%s", warm_name);
-		} else {
-			snprintf(res->planner, sizeof(res->planner), "ilp");
-			realize(g, cs, c3, budget, best);
-		}
-	}
+	if (ir.status == 0 && realize(g, cs, c3, budget, &il))
+		goto oom;
+	debug("ilp", &il);
+	/* The cheapest plan within the budget; the name says which rule gave
+	 * it when the ILP could not improve on it. */
+	const char *name = "ilp";
+	if (ir.status == 0)
+		keep_better(best, &il);
+	if (keep_better(best, &h1) && best->ok)
+		name = "ilp:greedy";
+	if (keep_better(best, &h2) && best->ok)
+		name = "ilp:dtr";
+	if (keep_better(best, &h3) && best->ok)
+		name = "ilp:dtr";
+	snprintf(res->planner, sizeof(res->planner), "%s", name);
+	goto out;
+oom:
+	rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 out:
 	outcome_free(&h1);
 	outcome_free(&h2);
+	outcome_free(&h3);
 	free(c1);
 	free(c2);
 	free(c3);

@@ -27,6 +27,9 @@ enum pl_status {
 
 #define PL_REF_READ  1u /* real read: the op depends on the version it sees */
 #define PL_REF_WRITE 2u /* the op changes the buffer */
+#define PL_REF_PARTIAL                                                                             \
+	4u /* the write covers only part of the buffer: the bytes it leaves                        \
+	    * keep the prior version, so the op also depends on it (READ) */
 
 struct pl_ref {
 	int32_t buf;    /* buffer id */
@@ -54,6 +57,10 @@ struct pl_buffer {
 	int32_t free_at;  /* first op after the free; -1 = live at the end */
 	uint8_t small;    /* packed into a shared chunk: never evicted */
 	uint8_t persistent;
+	/* Live across the iteration boundary (alloc_at = free_at = -1) and its
+	 * content there is never read: the first access in the iteration is a
+	 * full overwrite.  Only a graph or trace that says so sets it. */
+	uint8_t dead_across;
 	/* Never evicted nor rebuilt (remat-plan --exclude): verification found
 	 * that replaying its writers does not reproduce its bytes. */
 	uint8_t excluded;
@@ -90,6 +97,9 @@ int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t err
 /* Writes docs/graph-format.md. */
 int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, size_t errlen);
 void pl_graph_free(struct pl_graph *g);
+/* The op-level lower bound of any plan's peak: the largest, over ops, of
+ * the constant and persistent bytes plus the op's own buffers. */
+int64_t pl_graph_lower_bound(const struct pl_graph *g);
 /* Formats the hash as "0x%016llx" into buf (at least 19 bytes). */
 const char *pl_hash_str(uint64_t h, char *buf);
 
@@ -136,7 +146,11 @@ struct pl_options {
 	int segments;        /* offer chain-segment candidates (default 1) */
 	int max_segment;     /* longest segment in buffers; 0 = default (8) */
 	int strict;          /* replays may not read buffers rebuilt at the same position */
-	int no_min_peak;     /* on PL_EBUDGET skip the search for the smallest peak */
+	/* 2 (default): plans may use stashes and keep buffers unmapped at the
+	 * boundary (plan format version 2); 1: only what a version 1 runtime
+	 * executes */
+	int plan_version;
+	int no_min_peak; /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
 };
 

@@ -17,10 +17,13 @@ static void usage(FILE *f)
 	fprintf(
 	    f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B [--planner ilp|greedy|dtr|none]\n"
 	       "                  [--time-limit S] [--no-segments] [--exclude ID,ID,...] [-v]\n"
-	       "                  [-o PLAN.json]\n"
+	       "                  [--plan-version 1|2] [-o PLAN.json]\n"
 	       "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
 	       "     percentage of the baseline peak (50%%)\n"
-	       "  --exclude: buffer ids (of the trace) never to evict or rebuild\n");
+	       "  --exclude: buffer ids (of the trace) never to evict or rebuild\n"
+	       "  --plan-version: 1 (default) plans only what a version 1 runtime runs;\n"
+	       "     2 adds stashes (replays of ops that update buffers in place) and\n"
+	       "     buffers kept unmapped at the iteration boundary\n");
 }
 
 /* Marks the buffers of a comma-separated id list as excluded.  0, or 2
@@ -64,6 +67,9 @@ int main(int argc, char **argv)
 	const char *input = NULL, *budget_s = NULL, *out = NULL, *exclude = NULL;
 	struct pl_options o;
 	pl_options_default(&o);
+	/* The runtime asks for version 2 once it runs stashes and the
+	 * boundary list (docs/plan-format.md). */
+	o.plan_version = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -99,6 +105,14 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--exclude") && v) {
 			exclude = v;
+			i++;
+		} else if (!strcmp(a, "--plan-version") && v) {
+			if (strcmp(v, "1") && strcmp(v, "2")) {
+				fprintf(stderr,
+				        "remat-plan: --plan-version '%s': expected 1 or 2\n", v);
+				return 2;
+			}
+			o.plan_version = atoi(v);
 			i++;
 		} else if (!strcmp(a, "--no-segments")) {
 			o.segments = 0;

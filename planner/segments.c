@@ -64,15 +64,10 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 	struct pl_cands *cs = cb->cs;
 	struct seen seen = {0};
 	int32_t nsingle = cs->ncands;
-	int32_t *tg = malloc(sizeof(int32_t) * RC_MAX_T),
-	        *sorted = malloc(sizeof(int32_t) * RC_MAX_T);
-	int32_t *forbid = malloc(sizeof(int32_t) * RC_MAX_TOUCH);
-	struct pl_range *rg = malloc(sizeof(*rg) * RC_MAX_T);
+	int32_t *tg = NULL, *sorted = NULL, *forbid = NULL;
+	struct pl_range *rg = NULL;
+	size_t cap_tg = 0, cap_sorted = 0, cap_forbid = 0, cap_rg = 0;
 	int rcode = -1;
-	if (!tg || !sorted || !forbid || !rg)
-		goto out;
-	if (max_segment > RC_MAX_T)
-		max_segment = RC_MAX_T;
 	for (int32_t j = 0; j < nsingle; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		if (x->at < 0 || x->nforbid == 0 || x->nsteps == 0 ||
@@ -80,6 +75,8 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 			continue;
 		int32_t c = x->at;
 		int nt = 1, nf = (int)x->nforbid;
+		if (PL_GROW(tg, 0, cap_tg) || PL_GROW(forbid, nf, cap_forbid))
+			goto out;
 		tg[0] = cs->gap_list[x->gap_off];
 		memcpy(forbid, &cs->forbid_list[x->forbid_off], sizeof(int32_t) * nf);
 		while (nf > 0 && nt + nf <= max_segment) {
@@ -88,12 +85,16 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 				const struct pl_gap *q = &cs->gaps[forbid[i]];
 				/* Only gaps that cover c can join: the buffer is then
 				 * rebuilt at c and kept until its own next use. */
-				ok = !q->dead && q->ver >= 0 && q->a < c && c < q->c;
+				ok =
+				    !q->dead && !q->boundary && q->ver >= 0 && q->a < c && c < q->c;
 				for (int t = 0; t < nt && ok; t++)
 					ok = tg[t] != forbid[i];
 			}
 			if (!ok)
 				break;
+			if (PL_GROW(tg, nt + nf, cap_tg) || PL_GROW(sorted, nt + nf, cap_sorted) ||
+			    PL_GROW(rg, nt + nf, cap_rg) || pl_recipe_targets(rc, nt + nf))
+				goto out;
 			memcpy(&tg[nt], forbid, sizeof(int32_t) * nf);
 			nt += nf;
 			memcpy(sorted, tg, sizeof(int32_t) * nt);
@@ -111,22 +112,26 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 			if (pl_recipe_build(rc, g, ix, cs, c, strict))
 				break;
 			nf = rc->nforbid;
+			if (PL_GROW(forbid, nf, cap_forbid))
+				goto out;
 			memcpy(forbid, rc->forbid, sizeof(int32_t) * nf);
 			if (dup)
 				continue;
-			int nr = 0;
+			int32_t nr = 0;
 			for (int t = 0; t < nt; t++) {
 				const struct pl_gap *q = &cs->gaps[tg[t]];
 				if (c - 1 >= q->a + 1)
 					rg[nr++] = (struct pl_range){q->a + 1, c - 1,
 					                             g->bufs[q->buf].rounded};
 			}
+			if (pl_recipe_stash_ranges(rc, g, ix, c, &rg, &nr, &cap_rg))
+				goto out;
 			struct pl_cand proto = {.at = c,
 			                        .cost = rc->cost,
 			                        .transient = rc->transient,
 			                        .order_key = rc->last_op,
 			                        .segment = 1};
-			if (pl_cands_add(cb, &proto, rg, nr, tg, nt, rc))
+			if (pl_cands_add(cb, &proto, rg, nr, tg, nt, rc) < 0)
 				goto out;
 		}
 	}

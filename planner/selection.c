@@ -109,21 +109,21 @@ static int cmp_rebuild(const void *a, const void *b, void *arg)
 struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
                             const uint8_t *chosen)
 {
-	struct pl_plan_builder *b = pl_builder_new(g->nops);
-	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
-	if (!b || !order) {
-		free(order);
-		pl_plan_free(pl_builder_finish(b));
-		return NULL;
-	}
-	int32_t n = 0;
+	struct pl_asm pa;
+	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1)), n = 0;
+	struct pl_plan *p = NULL;
+	if (pl_asm_init(&pa, g) || !order)
+		goto out;
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		if (!chosen[j])
 			continue;
 		const struct pl_cand *x = &cs->c[j];
 		for (uint32_t i = 0; i < x->ngaps; i++) {
 			const struct pl_gap *q = &cs->gaps[cs->gap_list[x->gap_off + i]];
-			pl_builder_evict(b, q->a, q->buf);
+			if (pl_asm_evict(&pa, q->a, q->buf))
+				goto out;
+			if (q->boundary)
+				pa.boundary[q->buf] = 1;
 		}
 		if (x->at >= 0)
 			order[n++] = j;
@@ -134,11 +134,15 @@ struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
 	for (int32_t i = 0; i < n; i++) {
 		const struct pl_cand *x = &cs->c[order[i]];
 		for (uint32_t k = 0; k < x->nsteps; k++)
-			pl_builder_step(b, x->at, cs->steps[x->step_off + k].kind,
-			                cs->steps[x->step_off + k].arg);
+			if (pl_asm_step(&pa, x->at, cs->steps[x->step_off + k].kind,
+			                cs->steps[x->step_off + k].arg))
+				goto out;
 	}
+	p = pl_asm_finish(&pa);
+out:
+	pl_asm_free(&pa);
 	free(order);
-	return pl_builder_finish(b);
+	return p;
 }
 
 /* Applies (sign -1) or withdraws (sign +1) candidate j's effect on the curve. */
@@ -151,6 +155,21 @@ void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, in
 	}
 	if (x->at >= 0)
 		pl_st_add(t, x->at, x->at, -sign * x->transient);
+}
+
+/* After applying candidate j: whether what it adds (transients at its
+ * rebuild, stashes held until then) puts a point over the budget. */
+int pl_cand_overshoots(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int64_t budget)
+{
+	const struct pl_cand *x = &cs->c[j];
+	if (x->at >= 0 && x->transient > 0 && pl_st_max(t, x->at, x->at) > budget)
+		return 1;
+	for (uint32_t r = 0; r < x->nranges; r++) {
+		const struct pl_range *rg = &cs->ranges[x->range_off + r];
+		if (rg->bytes < 0 && pl_st_max(t, rg->lo, rg->hi) > budget)
+			return 1;
+	}
+	return 0;
 }
 
 /* Drops chosen candidates, costliest per byte first, while the curve
@@ -196,6 +215,32 @@ int64_t pl_forbid_bytes(const struct pl_cands *cs, int32_t j)
 	return b;
 }
 
+/* Upper bound of the bytes all candidates together may add at each
+ * position: every transient and every stash. */
+void pl_added_bytes(const struct pl_graph *g, const struct pl_cands *cs, int64_t *add)
+{
+	int64_t acc = 0;
+	memset(add, 0, sizeof(int64_t) * g->nops);
+	for (int32_t j = 0; j < cs->ncands; j++) {
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t r = 0; r < x->nranges; r++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + r];
+			if (rg->bytes < 0) {
+				add[rg->lo] -= rg->bytes;
+				if (rg->hi + 1 < g->nops)
+					add[rg->hi + 1] += rg->bytes;
+			}
+		}
+	}
+	for (int32_t p = 0; p < g->nops; p++) {
+		acc += add[p];
+		add[p] = acc;
+	}
+	for (int32_t j = 0; j < cs->ncands; j++)
+		if (cs->c[j].at >= 0)
+			add[cs->c[j].at] += cs->c[j].transient;
+}
+
 /* Candidates that can ever lower a point over the budget: some position
  * of their ranges exceeds it even with every transient added there.  The
  * others are left out of the heuristics' loops. */
@@ -205,10 +250,9 @@ int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t b
 	struct pl_segtree t;
 	if (!u)
 		return -1;
-	memcpy(u, g->live, sizeof(int64_t) * g->nops);
-	for (int32_t j = 0; j < cs->ncands; j++)
-		if (cs->c[j].at >= 0)
-			u[cs->c[j].at] += cs->c[j].transient;
+	pl_added_bytes(g, cs, u);
+	for (int32_t p = 0; p < g->nops; p++)
+		u[p] += g->live[p];
 	if (pl_st_init(&t, u, g->nops)) {
 		free(u);
 		return -1;

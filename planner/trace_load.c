@@ -114,7 +114,7 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
 		    (rc = pl_jbool(c, v, where, "persistent", &pers, 1, 0)))
 			return rc;
-		if ((rc = pl_jbuffer_set(c, g, where, k, id, a, f, small, pers)))
+		if ((rc = pl_jbuffer_set(c, g, v, where, k, id, a, f, small, pers)))
 			return rc;
 		json_t *site = json_object_get(v, "site");
 		const char *s0 = json_string_value(json_array_get(site, 0));

@@ -4,7 +4,13 @@
  *   plan_bench checkmate DIR   Checkmate training graphs: each planner's extra
  *                              compute at the README's budgets next to the
  *                              published optimum, and the smallest budget
- *                              each planner reaches.
+ *                              each planner reaches next to the op-level
+ *                              lower bound.
+ *   plan_bench dtr DIR         DTR's PyTorch operator logs (Transformer,
+ *                              ResNet-32): each planner's extra compute and
+ *                              solve time at 90..25% of the baseline peak next
+ *                              to DTR's own figure, and the smallest budget
+ *                              each planner reaches next to the lower bound.
  *   plan_bench generated       synthetic graphs (chains, ResNet-like,
  *                              transformer-like; 1k/10k/100k ops) at 90..25%
  *                              of the per-iteration memory: recompute
@@ -145,7 +151,8 @@ static int checkmate(const char *dir)
 	}
 	printf(
 	    "\n## Checkmate graphs: smallest budget reached (fraction of the no-remat peak)\n\n");
-	printf("%-52s | %7s | %7s | %7s |\n", "graph", "greedy", "dtr", "ilp");
+	printf("%-52s | %7s | %7s | %7s | %11s |\n", "graph", "greedy", "dtr", "ilp",
+	       "lower bound");
 	for (int i = 0; i < n; i++) {
 		char path[4096], err[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -159,7 +166,7 @@ static int checkmate(const char *dir)
 		for (int q = 0; q < 3; q++)
 			printf(" %7.3f |",
 			       (double)smallest(g, pls[q], 10) / (double)g->baseline_peak);
-		printf("\n");
+		printf(" %11.3f |\n", (double)pl_graph_lower_bound(g) / (double)g->baseline_peak);
 		fflush(stdout);
 		pl_graph_free(g);
 		free(names[i]);
@@ -168,6 +175,53 @@ static int checkmate(const char *dir)
 }
 
 static const double fr[] = {0.90, 0.75, 0.50, 0.35, 0.25};
+
+/* DTR's logs: budgets are fractions of the baseline peak, as in DTR's
+ * paper and the folder's README, whose figures (DTR's simulator, h_DTR)
+ * stand beside ours. */
+static int dtr_graphs(const char *dir)
+{
+	static const struct {
+		const char *file, *name;
+		double dtr[5]; /* % extra compute at fr[] */
+	} ref[] = {{"transformer.json", "Transformer", {0.90, 2.56, 5.84, 10.14, 13.66}},
+	           {"resnet32.json", "ResNet-32", {1.31, 3.61, 10.68, 15.99, 22.49}}};
+	static const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP};
+	printf("\n## DTR's PyTorch logs: extra compute (%% of the iteration) and solve time\n");
+	printf("budget = f x baseline peak; ILP time limit 30 s (half of it neighbourhood "
+	       "search)\n\n");
+	printf("%-12s %4s | %8s | %18s | %18s | %18s |\n", "graph", "f", "DTR", "greedy", "dtr",
+	       "ilp");
+	for (size_t k = 0; k < sizeof(ref) / sizeof(ref[0]); k++) {
+		char path[4096], err[512];
+		snprintf(path, sizeof(path), "%s/%s", dir, ref[k].file);
+		struct pl_graph *g;
+		if (pl_graph_load(path, &g, err, sizeof(err))) {
+			printf("%s: %s, skipped\n", ref[k].name, err);
+			continue;
+		}
+		for (int f = 0; f < 5; f++) {
+			int64_t budget = (int64_t)(fr[f] * (double)g->baseline_peak);
+			printf("%-12s %4.2f | %7.2f%% |", ref[k].name, fr[f], ref[k].dtr[f]);
+			for (int q = 0; q < 3; q++) {
+				struct run r = plan(g, budget, pls[q], 30);
+				cell(&r);
+			}
+			printf("\n");
+			fflush(stdout);
+		}
+		printf(
+		    "%-12s smallest budget reached: greedy %.3f, dtr %.3f, ilp %.3f; lower bound "
+		    "%.3f (%d ops, %d buffers)\n",
+		    ref[k].name, (double)smallest(g, PL_PLANNER_GREEDY, 10) / g->baseline_peak,
+		    (double)smallest(g, PL_PLANNER_DTR, 10) / g->baseline_peak,
+		    (double)smallest(g, PL_PLANNER_ILP, 10) / g->baseline_peak,
+		    (double)pl_graph_lower_bound(g) / g->baseline_peak, g->nops, g->nbufs);
+		fflush(stdout);
+		pl_graph_free(g);
+	}
+	return 0;
+}
 
 /* One table row per budget fraction f (budget = persistent + f x the rest):
  * greedy, dtr, and the ILP where bit k of ilp_rows is set. */
@@ -259,6 +313,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "checkmate"))
 		return checkmate(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "dtr"))
+		return dtr_graphs(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "generated"))
 		return generated();
 	if (argc >= 3 && !strcmp(argv[1], "files"))
@@ -275,7 +331,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-	        "usage: plan_bench checkmate DIR | generated | files GRAPH... | export FAMILY NOPS "
-	        "OUT.json\n");
+	        "usage: plan_bench checkmate DIR | dtr DIR | generated | files GRAPH... | export "
+	        "FAMILY NOPS OUT.json\n");
 	return 2;
 }

@@ -53,6 +53,32 @@ fi
 [ $? -eq 2 ] || fail "--exclude with an unknown id: want exit 2"
 grep -q "expected buffer ids 0..8" "$tmp/out" || fail "bad --exclude message: $(cat "$tmp/out")"
 
+# --plan-version: batch norm (op 1 updates S in place) can be replayed
+# only with a stash of S, which version 1 plans (the default) do not have.
+cat >"$tmp/bn.json" <<'EOF'
+{"format": "remat-graph", "version": 1, "buffers": [
+ {"id": 0, "size": 100, "alloc_at": 0, "free_at": -1},
+ {"id": 1, "size": 400, "alloc_at": 1, "free_at": -1},
+ {"id": 2, "size": 8, "persistent": true, "alloc_at": -1, "free_at": -1},
+ {"id": 3, "size": 300, "alloc_at": 2, "free_at": 4}],
+ "ops": [
+ {"i": 0, "duration_ns": 10, "reads": [], "writes": [0]},
+ {"i": 1, "name": "batch_norm", "duration_ns": 10, "reads": [0, 2], "writes": [1, 2]},
+ {"i": 2, "duration_ns": 10, "reads": [0], "writes": [3]},
+ {"i": 3, "duration_ns": 100000, "reads": [3], "writes": []},
+ {"i": 4, "duration_ns": 10, "reads": [1, 0], "writes": []}],
+ "end": true}
+EOF
+"$bin" "$tmp/bn.json" --budget 600 -o "$tmp/bn1.json" >"$tmp/out" 2>&1
+[ $? -eq 3 ] || fail "batch norm at 600 bytes without stashes: want exit 3: $(cat "$tmp/out")"
+"$bin" "$tmp/bn.json" --budget 600 --plan-version 2 -o "$tmp/bn2.json" >"$tmp/out" 2>&1 ||
+	fail "batch norm at 600 bytes with --plan-version 2: exit $?: $(cat "$tmp/out")"
+grep -q '"version": 2' "$tmp/bn2.json" || fail "the plan with a stash is not version 2"
+grep -q '\["stash", 2\]' "$tmp/bn2.json" || fail "the plan does not stash S: $(cat "$tmp/bn2.json")"
+"$bin" "$tmp/bn.json" --budget 600 --plan-version 3 >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "--plan-version 3: want exit 2"
+grep -q "expected 1 or 2" "$tmp/out" || fail "bad --plan-version message: $(cat "$tmp/out")"
+
 for p in greedy dtr ilp none; do
 	"$bin" "$fx" --budget 100% --planner $p >"$tmp/out" 2>&1 || fail "planner $p at 100%: exit $?"
 done

@@ -39,15 +39,24 @@ static struct pl_plan *mutate(const struct pl_graph *g, const struct pl_plan *p,
 	}
 	int32_t pos = (int32_t)(tu_rand(s) % (uint64_t)p->nops);
 	int32_t buf = (int32_t)(tu_rand(s) % (uint64_t)g->nbufs);
+	struct pl_plan *q;
 	if (what == 3)
 		pl_builder_evict(b, pos, buf); /* a random eviction */
 	if (what == 4 && pos > 0) {
 		/* a random step */
-		int kind = (int)(tu_rand(s) % 5);
+		int kind = (int)(tu_rand(s) % 7);
 		int32_t arg = kind == PL_STEP_REPLAY ? (int32_t)(tu_rand(s) % (uint64_t)pos) : buf;
 		pl_builder_step(b, pos, kind, arg);
 	}
-	return pl_builder_finish(b);
+	q = pl_builder_finish(b);
+	/* the boundary list: kept, dropped, or one buffer added */
+	int keep = what != 0 || tu_rand(s) % 2;
+	q->boundary = malloc(sizeof(int32_t) * ((size_t)p->nboundary + 1));
+	for (int32_t i = 0; keep && i < p->nboundary; i++)
+		q->boundary[q->nboundary++] = p->boundary[i];
+	if (tu_rand(s) % 8 == 0)
+		q->boundary[q->nboundary++] = buf;
+	return q;
 }
 
 static void check_same(const struct pl_graph *g, const struct pl_plan *p, int *nvalid,
@@ -78,7 +87,9 @@ static void evaluator_matches_reference(void **state)
 	int nvalid = 0, ninvalid = 0;
 	for (uint64_t seed = 1; seed <= 60; seed++) {
 		uint64_t s = seed * 7919;
-		struct rg_opts o = {2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0)};
+		struct rg_opts o = {
+		    2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0), (int)(seed % 2),
+		    (int)(seed % 4 == 1)};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
 		struct pl_options opt;
@@ -125,36 +136,19 @@ static void evaluator_matches_reference(void **state)
  * 4 read B.  Stats S is read and updated by op 1 (running statistics). */
 static struct pl_graph *small_graph(int with_stats)
 {
-	struct pl_graph *g = pl_graph_new();
-	assert_int_equal(pl_graph_reserve(g, 5, 4, 16), 0);
-	g->name = strdup("hand");
-	g->nops = 5;
-	g->nbufs = 4;
-	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
-	g->bufs[1] = (struct pl_buffer){.size = 200, .rounded = 200, .alloc_at = 1, .free_at = -1};
-	g->bufs[2] = (struct pl_buffer){
-	    .size = 10, .rounded = 10, .alloc_at = -1, .free_at = -1, .persistent = 1};
-	g->bufs[3] = (struct pl_buffer){.size = 50, .rounded = 50, .alloc_at = 2, .free_at = 4};
-	struct {
-		int32_t op, buf;
-		uint32_t flags;
-	} refs[] = {
+	const struct pl_buffer bufs[] = {
+	    {.size = 100, .alloc_at = 0, .free_at = -1},
+	    {.size = 200, .alloc_at = 1, .free_at = -1},
+	    {.size = 10, .alloc_at = -1, .free_at = -1, .persistent = 1},
+	    {.size = 50, .alloc_at = 2, .free_at = 4}};
+	const struct tu_ref refs[] = {
 	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},
 	    {1, 1, PL_REF_WRITE}, {1, 2, with_stats ? PL_REF_READ | PL_REF_WRITE : PL_REF_READ},
 	    {2, 3, PL_REF_WRITE}, {3, 3, PL_REF_READ},
 	    {4, 1, PL_REF_READ},  {4, 0, PL_REF_READ}};
-	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		struct pl_op *op = &g->ops[refs[i].op];
-		if (op->nrefs == 0)
-			op->ref_off = g->nrefs;
-		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
-		op->nrefs++;
-		op->duration_ns = 10 * (refs[i].op + 1);
-		op->replayable = 1;
-		op->name = "k";
-	}
-	char err[256];
-	assert_int_equal(pl_graph_finish(g, 0, "hand", err, sizeof(err)), 0);
+	struct pl_graph *g =
+	    tu_hand_graph("k", 5, bufs, 4, refs, sizeof(refs) / sizeof(refs[0]), 10, 10);
+	assert_non_null(g);
 	return g;
 }
 
@@ -244,15 +238,117 @@ static void evaluator_names_faults(void **state)
 	pl_builder_step(b, 4, PL_STEP_MAP, 1);
 	pl_builder_step(b, 4, PL_STEP_REPLAY, 1);
 	expect(g, b, "reads buffer 2 version -1 but it holds version 1");
-	/* and the candidates know it: nothing rebuilds B */
+	/* a stash must be taken before it is given back, and given back by the end */
+	b = pl_builder_new(5);
+	pl_builder_step(b, 4, PL_STEP_UNSTASH, 2);
+	expect(g, b, "unstash of buffer 2, which is not stashed");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 1, PL_STEP_STASH, 2);
+	expect(g, b, "buffer 2 is still stashed at the end");
+	b = pl_builder_new(5);
+	pl_builder_step(b, 1, PL_STEP_STASH, 2);
+	pl_builder_step(b, 2, PL_STEP_STASH, 2);
+	expect(g, b, "stash of buffer 2, which is stashed already");
+	/* only content dead across the boundary may be left unmapped there */
+	p = pl_plan_empty(5);
+	p->boundary = malloc(sizeof(int32_t));
+	p->boundary[p->nboundary++] = 2;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_false(e.valid);
+	assert_non_null(strstr(e.error, "its content there is live"));
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	pl_graph_free(g);
+}
+
+/* Batch norm: op 1 reads A, writes B and updates running statistics S in
+ * place; op 2 updates S again (a second use of the same module).
+ * Rebuilding B before op 4 replays op 1 on S's content from before the
+ * iteration (its stash, taken before op 1) and puts S's current content
+ * back afterwards, so S is updated exactly as often as without the plan.
+ * Without the stash the planner could not rebuild B at all. */
+static void batch_norm_replay_stashes_statistics(void **state)
+{
+	(void)state;
+	const struct pl_buffer bufs[] = {
+	    {.size = 100, .alloc_at = 0, .free_at = -1},
+	    {.size = 400, .alloc_at = 1, .free_at = -1},
+	    {.size = 8, .alloc_at = -1, .free_at = -1, .persistent = 1}};
+	const struct tu_ref refs[] = {{0, 0, PL_REF_WRITE},
+	                              {1, 0, PL_REF_READ},
+	                              {1, 1, PL_REF_WRITE},
+	                              {1, 2, PL_REF_READ | PL_REF_WRITE},
+	                              {2, 2, PL_REF_READ | PL_REF_WRITE},
+	                              {3, 0, PL_REF_READ},
+	                              {4, 1, PL_REF_READ}};
+	struct pl_graph *g =
+	    tu_hand_graph("bn", 5, bufs, 3, refs, sizeof(refs) / sizeof(refs[0]), 10, 0);
+	assert_non_null(g);
 	struct pl_options o;
 	pl_options_default(&o);
 	struct pl_cands cs;
 	assert_int_equal(pl_cands_build(g, &o, &cs, NULL, 0), 0);
+	int32_t pick = -1;
 	for (int32_t j = 0; j < cs.ncands; j++)
-		for (uint32_t k = 0; k < cs.c[j].nsteps; k++)
-			assert_false(cs.steps[cs.c[j].step_off + k].kind == PL_STEP_REPLAY &&
-			             cs.steps[cs.c[j].step_off + k].arg == 1);
+		if (cs.c[j].at == 4 && cs.gaps[cs.gap_list[cs.c[j].gap_off]].buf == 1)
+			pick = j;
+	assert_true(pick >= 0);
+	const struct pl_cand *x = &cs.c[pick];
+	const struct pl_step want[] = {{PL_STEP_MAP, 1},
+	                               {PL_STEP_SAVE, 2},
+	                               {PL_STEP_UNSTASH, 2},
+	                               {PL_STEP_REPLAY, 1},
+	                               {PL_STEP_RESTORE, 2}};
+	assert_int_equal(x->nsteps, 5);
+	for (int k = 0; k < 5; k++) {
+		assert_int_equal(cs.steps[x->step_off + k].kind, want[k].kind);
+		assert_int_equal(cs.steps[x->step_off + k].arg, want[k].arg);
+	}
+	/* the stash is memory from op 1 (S's first use) to the rebuild */
+	int stash_range = 0;
+	for (uint32_t r = 0; r < x->nranges; r++) {
+		const struct pl_range *rg = &cs.ranges[x->range_off + r];
+		stash_range |= rg->lo == 1 && rg->hi == 4 && rg->bytes == -8;
+	}
+	assert_true(stash_range);
+	uint8_t *chosen = calloc(cs.ncands, 1);
+	chosen[pick] = 1;
+	struct pl_plan *p = pl_sel_plan(g, &cs, chosen);
+	assert_non_null(p);
+	assert_int_equal(p->step_off[2] - p->step_off[1], 1);
+	assert_int_equal(p->steps[p->step_off[1]].kind, PL_STEP_STASH);
+	assert_int_equal(p->steps[p->step_off[1]].arg, 2);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	if (!e.valid)
+		fail_msg("%s", e.error);
+	/* A 100 and S 8 (+ its stash 8) while B is out; at 4 B is back and
+	 * S's current content is copied aside during the replay */
+	assert_int_equal(e.curve[2], 100 + 8 + 8);
+	assert_int_equal(e.curve[4], 100 + 400 + 8 + 8 + 8);
+	assert_int_equal(e.replays, 1);
+	struct tu_sim r;
+	tu_simulate(g, p, &r);
+	assert_true(r.valid);
+	assert_int_equal(r.peak, e.peak);
+	free(r.curve);
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	/* without putting S's current content back, S ends updated by op 1
+	 * only: the evaluator sees the double update */
+	struct pl_plan_builder *b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 1);
+	pl_builder_step(b, 1, PL_STEP_STASH, 2);
+	pl_builder_step(b, 4, PL_STEP_MAP, 1);
+	pl_builder_step(b, 4, PL_STEP_UNSTASH, 2);
+	pl_builder_step(b, 4, PL_STEP_REPLAY, 1);
+	p = pl_builder_finish(b);
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_false(e.valid);
+	assert_non_null(strstr(e.error, "buffer 2 ends the iteration with version 1 instead of 2"));
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	free(chosen);
 	pl_cands_free(&cs);
 	pl_graph_free(g);
 }
@@ -263,34 +359,17 @@ static void evaluator_names_faults(void **state)
 static void rebuild_with_side_effects(void **state)
 {
 	(void)state;
-	struct pl_graph *g = pl_graph_new();
-	assert_int_equal(pl_graph_reserve(g, 7, 4, 16), 0);
-	g->name = strdup("side");
-	g->nops = 7;
-	g->nbufs = 4;
-	g->bufs[0] = (struct pl_buffer){.size = 100, .rounded = 100, .alloc_at = 0, .free_at = -1};
-	g->bufs[1] = (struct pl_buffer){.size = 400, .rounded = 400, .alloc_at = 1, .free_at = 7};
-	g->bufs[2] = (struct pl_buffer){.size = 50, .rounded = 50, .alloc_at = 1, .free_at = 2};
-	g->bufs[3] = (struct pl_buffer){.size = 20, .rounded = 20, .alloc_at = 1, .free_at = -1};
-	struct {
-		int32_t op, buf;
-		uint32_t flags;
-	} refs[] = {{0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},  {1, 1, PL_REF_WRITE},
-	            {1, 2, PL_REF_WRITE}, {1, 3, PL_REF_WRITE}, {2, 1, PL_REF_READ},
-	            {3, 3, PL_REF_WRITE}, {4, 0, PL_REF_READ},  {5, 0, PL_REF_READ},
-	            {6, 1, PL_REF_READ},  {6, 3, PL_REF_READ}};
-	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		struct pl_op *op = &g->ops[refs[i].op];
-		if (op->nrefs == 0)
-			op->ref_off = g->nrefs;
-		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
-		op->nrefs++;
-		op->duration_ns = 7;
-		op->replayable = 1;
-		op->name = "k";
-	}
-	char err[256];
-	assert_int_equal(pl_graph_finish(g, 0, "side", err, sizeof(err)), 0);
+	const struct pl_buffer bufs[] = {{.size = 100, .alloc_at = 0, .free_at = -1},
+	                                 {.size = 400, .alloc_at = 1, .free_at = 7},
+	                                 {.size = 50, .alloc_at = 1, .free_at = 2},
+	                                 {.size = 20, .alloc_at = 1, .free_at = -1}};
+	const struct tu_ref refs[] = {
+	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ}, {1, 1, PL_REF_WRITE}, {1, 2, PL_REF_WRITE},
+	    {1, 3, PL_REF_WRITE}, {2, 1, PL_REF_READ}, {3, 3, PL_REF_WRITE}, {4, 0, PL_REF_READ},
+	    {5, 0, PL_REF_READ},  {6, 1, PL_REF_READ}, {6, 3, PL_REF_READ}};
+	struct pl_graph *g =
+	    tu_hand_graph("side", 7, bufs, 4, refs, sizeof(refs) / sizeof(refs[0]), 7, 0);
+	assert_non_null(g);
 	struct pl_options o;
 	pl_options_default(&o);
 	struct pl_cands cs;
@@ -354,6 +433,7 @@ int main(void)
 	    cmocka_unit_test(evaluator_matches_reference),
 	    cmocka_unit_test(evaluator_names_faults),
 	    cmocka_unit_test(rebuild_with_side_effects),
+	    cmocka_unit_test(batch_norm_replay_stashes_statistics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

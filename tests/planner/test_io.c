@@ -35,13 +35,8 @@ static char *slurp(const char *path)
 /* text with the first `from` replaced by `to` (must occur). */
 static char *replace(const char *text, const char *from, const char *to)
 {
-	const char *at = strstr(text, from);
-	assert_non_null(at);
-	size_t a = at - text, nf = strlen(from), nt = strlen(to), n = strlen(text);
-	char *s = malloc(n - nf + nt + 1);
-	memcpy(s, text, a);
-	memcpy(s + a, to, nt);
-	memcpy(s + a + nt, at + nf, n - a - nf + 1);
+	char *s = tu_replace(text, from, to);
+	assert_non_null(s);
 	return s;
 }
 
@@ -171,8 +166,10 @@ static void trace_loads(void **state)
 	pl_graph_free(g);
 }
 
-/* A copy of the fixture with trace.json (or params.bin) replaced. */
-static int load_variant(const char *json, const char *params, char *err, size_t errlen)
+/* A copy of the fixture with trace.json (or params.bin) replaced; the
+ * graph in *out when out is given. */
+static int load_variant_graph(const char *json, const char *params, struct pl_graph **out,
+                              char *err, size_t errlen)
 {
 	char *dir = tu_tmpdir();
 	char cmd[4200];
@@ -186,9 +183,53 @@ static int load_variant(const char *json, const char *params, char *err, size_t 
 	}
 	struct pl_graph *g = NULL;
 	int rc = pl_graph_load(dir, &g, err, errlen);
-	pl_graph_free(g);
+	if (out)
+		*out = g;
+	else
+		pl_graph_free(g);
 	tu_rmdir(dir);
 	return rc;
+}
+
+static int load_variant(const char *json, const char *params, char *err, size_t errlen)
+{
+	return load_variant_graph(json, params, NULL, err, errlen);
+}
+
+/* What the profiler will say of regions inside long-lived allocations:
+ * a buffer dead across the boundary, a partial write. */
+static void trace_value_lifetimes(void **state)
+{
+	(void)state;
+	char err[512];
+	char *good = slurp(FIXTURE "/trace.json");
+	const char *stats = "\"persistent\": true, \"site\": [\"bn.c:9";
+	char *t = replace(good, stats,
+	                  "\"persistent\": true, \"dead_across_boundary\": true, \"site\": "
+	                  "[\"bn.c:9");
+	struct pl_graph *g;
+	if (load_variant_graph(t, NULL, &g, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(g->bufs[1].dead_across);
+	assert_false(g->bufs[0].dead_across);
+	/* its first access overwrites it: the conservative read is dropped */
+	assert_int_equal(find_ref(g, 2, 1)->flags, PL_REF_WRITE);
+	assert_int_equal(find_ref(g, 2, 1)->ver, PL_VER_FRESH);
+	pl_graph_free(g);
+	/* ... unless that write is partial */
+	char *t2 = replace(t, "\"writes\": [5, 1],", "\"writes\": [5, 1], \"partial\": [1],");
+	expect_error(load_variant(t2, NULL, err, sizeof(err)), PL_EINPUT, err,
+	             "buffer 1 is dead across the boundary, but op 2 reads it before writing all");
+	free(t2);
+	free(t);
+	t = replace(good, "\"writes\": [5, 1],", "\"writes\": [5, 1], \"partial\": [5],");
+	if (load_variant_graph(t, NULL, &g, err, sizeof(err)))
+		fail_msg("%s", err);
+	/* (of a buffer allocated for it: nothing before it to keep) */
+	assert_int_equal(find_ref(g, 2, 5)->flags, PL_REF_WRITE | PL_REF_PARTIAL);
+	pl_graph_free(g);
+	free(t);
+	free(good);
 }
 
 static void trace_errors(void **state)
@@ -405,7 +446,8 @@ static void plan_files(void **state)
 	struct {
 		const char *from, *to, *msg;
 	} cases[] = {
-	    {"\"version\": 1", "\"version\": 3", "plan version 3, this reader knows version 1"},
+	    {"\"version\": 1", "\"version\": 3",
+	     "plan version 3, this reader knows versions 1 and 2"},
 	    {"0x00c0ffee12345678", "0x00c0ffee12345679",
 	     "plan made for graph 0x00c0ffee12345679, this graph is 0x00c0ffee12345678"},
 	    {"\"nops\": 9", "\"nops\": 10", "plan has 10 ops, the graph 9"},
@@ -437,9 +479,13 @@ static void plan_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(budget_strings),   cmocka_unit_test(trace_loads),
-	    cmocka_unit_test(trace_errors),     cmocka_unit_test(graph_file_round_trip),
-	    cmocka_unit_test(node_link_graphs), cmocka_unit_test(plan_files),
+	    cmocka_unit_test(budget_strings),
+	    cmocka_unit_test(trace_loads),
+	    cmocka_unit_test(trace_errors),
+	    cmocka_unit_test(trace_value_lifetimes),
+	    cmocka_unit_test(graph_file_round_trip),
+	    cmocka_unit_test(node_link_graphs),
+	    cmocka_unit_test(plan_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,8 +69,12 @@ static void ilp_matches_brute_force(void **state)
 	int tested = 0, budgets = 0;
 	for (uint64_t seed = 1; seed <= 400 && tested < 40; seed++) {
 		uint64_t s = seed;
-		struct rg_opts o = {3 + (int)(tu_rand(&s) % 4), (int)(tu_rand(&s) % 2),
-		                    (int)(tu_rand(&s) % 2), (int)(tu_rand(&s) % 2)};
+		struct rg_opts o = {3 + (int)(tu_rand(&s) % 4),
+		                    (int)(tu_rand(&s) % 2),
+		                    (int)(tu_rand(&s) % 2),
+		                    (int)(tu_rand(&s) % 2),
+		                    0,
+		                    0};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
 		struct pl_options opt;
@@ -114,18 +118,25 @@ static void ilp_matches_brute_force(void **state)
 			opt.planner = PL_PLANNER_ILP;
 			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err)),
 			                 0);
-			if (res.recompute_ns != best)
+			/* (the walk, outside the candidates, may do better still) */
+			if (res.recompute_ns > best)
 				fail_msg("seed %llu: plan recompute %lld, optimum %lld",
 				         (unsigned long long)seed, (long long)res.recompute_ns,
 				         (long long)best);
 			assert_true(res.peak <= budget);
 			pl_plan_free(p);
 		}
-		/* Below the lowest peak of any selection: infeasible. */
+		/* Below the lowest peak of any selection: infeasible; and the
+		 * min-peak MILP finds that lowest peak. */
 		uint8_t *ch = calloc(cs.ncands, 1);
 		struct pl_ilp_result r;
 		assert_int_equal(pl_ilp(g, &cs, minp - 1, 10, NULL, ch, &r, 0), 0);
 		assert_int_equal(r.status, 1);
+		assert_int_equal(pl_ilp_min_peak(g, &cs, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(r.status, 0);
+		if (r.peak != minp)
+			fail_msg("seed %llu: min-peak MILP %lld, brute force %lld",
+			         (unsigned long long)seed, (long long)r.peak, (long long)minp);
 		free(ch);
 		pl_cands_free(&cs);
 		pl_graph_free(g);
@@ -136,7 +147,8 @@ static void ilp_matches_brute_force(void **state)
 
 /* Budgets spread between the smallest reachable peak and the baseline,
  * and one below it; every plan that comes back passes the evaluator and
- * the reference simulation. */
+ * the reference simulation.  (The smallest peak is what the searches
+ * found, heuristics among them: a budget below it may still be met.) */
 static void every_plan_passes_the_evaluator(void **state)
 {
 	(void)state;
@@ -145,7 +157,9 @@ static void every_plan_passes_the_evaluator(void **state)
 	const double fr[] = {0.9, 0.6, 0.3, 0.05, -0.01};
 	int planned = 0, unreachable = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		struct rg_opts o = {2 + (int)(seed % 7), 1, 1, (int)(seed % 2)};
+		struct rg_opts o = {
+		    2 + (int)(seed % 7), 1, 1, (int)(seed % 2), (int)(seed % 3 == 1),
+		    (int)(seed % 5 == 2)};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
 		struct pl_options opt;
@@ -176,10 +190,6 @@ static void every_plan_passes_the_evaluator(void **state)
 					fail_msg("seed %llu planner %s: %s",
 					         (unsigned long long)seed, pl_planner_name(pls[q]),
 					         err);
-				if (fr[k] < 0 && pls[q] == PL_PLANNER_ILP)
-					fail_msg(
-					    "seed %llu: the ILP beat the smallest peak it reported",
-					    (unsigned long long)seed);
 				struct pl_eval e;
 				assert_int_equal(pl_evaluate(g, p, &e), 0);
 				if (!e.valid)
@@ -208,7 +218,7 @@ static void every_plan_passes_the_evaluator(void **state)
 static void unreachable_budget_says_what_is_reachable(void **state)
 {
 	(void)state;
-	struct rg_opts o = {6, 0, 0, 0};
+	struct rg_opts o = {6, 0, 0, 0, 0, 0};
 	struct pl_graph *g = tu_random_graph(7, &o);
 	struct pl_options opt;
 	pl_options_default(&opt);

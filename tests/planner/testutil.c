@@ -95,7 +95,13 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 		if (i >= 2 && pick(&s, 4) == 0)
 			ref(&b, act[i - 2], PL_REF_READ); /* skip connection */
 		ref(&b, w, PL_REF_READ);
-		act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), pick(&s, 10) == 0, 0, p);
+		if (o->dead && pick(&s, 4) == 0) {
+			/* allocated once, rewritten whole every iteration */
+			act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), 0, 1, -1);
+			g->bufs[act[i]].dead_across = 1;
+		} else {
+			act[i] = new_buf(&b, 1024 * (1 + pick(&s, 6)), pick(&s, 10) == 0, 0, p);
+		}
 		ref(&b, act[i], PL_REF_READ | PL_REF_WRITE); /* conservative read of a fresh one */
 		if (o->side_writes && pick(&s, 6) == 0) {
 			int32_t ws = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 0, p);
@@ -107,6 +113,12 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 		if (o->inplace && pick(&s, 5) == 0) {
 			new_op(&b, &s, 1);
 			ref(&b, act[i], PL_REF_READ | PL_REF_WRITE);
+		}
+		if (o->partial && pick(&s, 5) == 0) {
+			/* updates part of the activation from the weights */
+			new_op(&b, &s, 1);
+			ref(&b, w, PL_REF_READ);
+			ref(&b, act[i], PL_REF_WRITE | PL_REF_PARTIAL);
 		}
 	}
 	/* backward: gradient chain reading the activations in reverse */
@@ -156,8 +168,8 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 
 struct st {
 	const struct pl_graph *g;
-	char *present, *copy;
-	int32_t *content, *copy_content;
+	char *present, *copy, *stash;
+	int32_t *content, *copy_content, *stash_content;
 	int valid;
 };
 
@@ -175,9 +187,12 @@ static int64_t mem(const struct st *s)
 		const struct pl_buffer *bf = &s->g->bufs[b];
 		if (s->present[b] && !bf->small)
 			m += bf->rounded;
+		int64_t copy =
+		    bf->rounded > 0 ? bf->rounded : pl_round_up(bf->size, s->g->granularity);
 		if (s->copy[b])
-			m += bf->rounded > 0 ? bf->rounded
-			                     : pl_round_up(bf->size, s->g->granularity);
+			m += copy;
+		if (s->stash[b])
+			m += copy;
 	}
 	return m;
 }
@@ -206,15 +221,27 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 	struct st s = {g,
 	               calloc(nb + 1, 1),
 	               calloc(nb + 1, 1),
+	               calloc(nb + 1, 1),
+	               calloc(nb + 1, sizeof(int32_t)),
 	               calloc(nb + 1, sizeof(int32_t)),
 	               calloc(nb + 1, sizeof(int32_t)),
 	               1};
+	char *unmapped_at_start = calloc(nb + 1, 1);
 	r->curve = calloc(n, sizeof(int64_t));
 	r->peak = 0;
 	r->recompute = 0;
+	/* only a buffer whose content is dead across the boundary may be unmapped there */
+	for (int32_t i = 0; i < p->nboundary; i++) {
+		int32_t b = p->boundary[i];
+		if (b < 0 || b >= nb || unmapped_at_start[b] || !g->bufs[b].dead_across)
+			s.valid = 0;
+		else
+			unmapped_at_start[b] = 1;
+	}
 	for (int32_t b = 0; b < nb; b++) {
-		s.present[b] = g->bufs[b].alloc_at == -1;
-		s.content[b] = PL_VER_PRE;
+		s.present[b] = g->bufs[b].alloc_at == -1 && !unmapped_at_start[b];
+		/* dead content: nothing may read it, like a fresh allocation */
+		s.content[b] = g->bufs[b].dead_across ? PL_VER_FRESH : PL_VER_PRE;
 	}
 	for (int32_t pos = 0; pos < n && s.valid; pos++) {
 		for (int32_t b = 0; b < nb; b++) {
@@ -258,6 +285,22 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 				else {
 					s.copy[a] = 0;
 					s.content[a] = s.copy_content[a];
+				}
+				break;
+			case PL_STEP_STASH:
+				if (a < 0 || a >= nb || !s.present[a] || s.stash[a])
+					s.valid = 0;
+				else {
+					s.stash[a] = 1;
+					s.stash_content[a] = s.content[a];
+				}
+				break;
+			case PL_STEP_UNSTASH:
+				if (a < 0 || a >= nb || !s.present[a] || !s.stash[a])
+					s.valid = 0;
+				else {
+					s.stash[a] = 0;
+					s.content[a] = s.stash_content[a];
 				}
 				break;
 			case PL_STEP_RELEASE:
@@ -304,24 +347,89 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 			}
 		}
 	}
-	/* final state: what outlives the iteration holds its last version */
+	/* final state: no stash left; what outlives the iteration is mapped
+	 * as it was at the start and holds its last version, unless its
+	 * content is dead across the boundary */
 	for (int32_t b = 0; b < nb && s.valid; b++) {
+		if (s.stash[b])
+			s.valid = 0;
 		if (g->bufs[b].free_at != -1)
 			continue;
-		int32_t last = g->bufs[b].alloc_at == -1 ? PL_VER_PRE : PL_VER_FRESH;
+		if (unmapped_at_start[b]) {
+			if (s.present[b])
+				s.valid = 0;
+			continue;
+		}
+		int32_t last = g->bufs[b].alloc_at == -1 && !g->bufs[b].dead_across ? PL_VER_PRE
+		                                                                    : PL_VER_FRESH;
 		for (int32_t i = 0; i < n; i++)
 			for (uint32_t k = 0; k < g->ops[i].nrefs; k++)
 				if (g->refs[g->ops[i].ref_off + k].buf == b &&
 				    (g->refs[g->ops[i].ref_off + k].flags & PL_REF_WRITE))
 					last = i;
-		if (!s.present[b] || s.content[b] != last)
+		if (!s.present[b] || (!g->bufs[b].dead_across && s.content[b] != last))
 			s.valid = 0;
 	}
 	r->valid = s.valid;
+	free(unmapped_at_start);
 	free(s.present);
 	free(s.copy);
+	free(s.stash);
 	free(s.content);
 	free(s.copy_content);
+	free(s.stash_content);
+}
+
+struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_buffer *bufs,
+                               int32_t nbufs, const struct tu_ref *refs, size_t nrefs, int64_t dur0,
+                               int64_t dur_step)
+{
+	struct pl_graph *g = pl_graph_new();
+	if (!g || pl_graph_reserve(g, nops, nbufs, (uint32_t)nrefs)) {
+		pl_graph_free(g);
+		return NULL;
+	}
+	g->name = strdup(name);
+	g->nops = nops;
+	g->nbufs = nbufs;
+	for (int32_t b = 0; b < nbufs; b++) {
+		g->bufs[b] = bufs[b];
+		g->bufs[b].rounded = bufs[b].size;
+	}
+	for (int32_t i = 0; i < nops; i++)
+		g->ops[i] = (struct pl_op){.name = name,
+		                           .duration_ns = dur0 + i * dur_step,
+		                           .replayable = 1,
+		                           .why_not = ""};
+	for (size_t i = 0; i < nrefs; i++) {
+		struct pl_op *op = &g->ops[refs[i].op];
+		if (op->nrefs == 0)
+			op->ref_off = g->nrefs;
+		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
+		op->nrefs++;
+	}
+	char err[256];
+	if (pl_graph_finish(g, 0, name, err, sizeof(err))) {
+		fprintf(stderr, "tu_hand_graph: %s\n", err);
+		pl_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+char *tu_replace(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	if (!at)
+		return NULL;
+	size_t a = (size_t)(at - text), nf = strlen(from), nt = strlen(to), n = strlen(text);
+	char *s = malloc(n - nf + nt + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, text, a);
+	memcpy(s + a, to, nt);
+	memcpy(s + a + nt, at + nf, n - a - nf + 1);
+	return s;
 }
 
 const char *tu_write(const char *dir, const char *name, const char *text)

@@ -13,6 +13,8 @@ struct rg_opts {
 	int side_writes; /* allow ops with extra outputs (workspaces, stats) */
 	int inplace;     /* allow in-place ops */
 	int nonreplay;   /* allow non-replayable ops */
+	int dead;        /* some activations live in long-lived memory, dead across the boundary */
+	int partial;     /* some writes cover only part of their buffer */
 };
 
 /* Deterministic xorshift so failures reproduce from the seed. */
@@ -26,6 +28,20 @@ struct tu_sim {
 };
 /* The reference simulation: same rules as the evaluator, naive code. */
 void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_sim *r);
+
+/* A hand-made graph: nbufs buffers (rounded = size), refs (op, buffer,
+ * flags) in op order, every op replayable and named `name`, op i lasting
+ * dur0 + i * dur_step ns. */
+struct tu_ref {
+	int32_t op, buf;
+	uint32_t flags;
+};
+struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_buffer *bufs,
+                               int32_t nbufs, const struct tu_ref *refs, size_t nrefs, int64_t dur0,
+                               int64_t dur_step);
+
+/* text with the first `from` replaced by `to` (which must occur); free it. */
+char *tu_replace(const char *text, const char *from, const char *to);
 
 /* Writes text to dir/name; returns the path in a static buffer. */
 const char *tu_write(const char *dir, const char *name, const char *text);

@@ -71,6 +71,8 @@ UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_itera
 # ---- end-to-end and benchmark ----------------------------------------------
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))
 E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
+FAULT_TESTS := $(filter-out tests/e2e/fault_lib.sh,$(sort $(wildcard tests/e2e/fault_*.sh)))
+E2E_TESTS += $(FAULT_TESTS)
 -include bench/preload/preload.mk
 -include bench/run/run.mk
 -include acquire/acquire.mk

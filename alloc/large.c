@@ -39,7 +39,7 @@ CUresult remat_large_map_pages(struct remat_device *d, size_t first, size_t n, C
 			for (size_t j = 0; j < k; j++)
 				remat_large_unmap_page(d, first + j);
 			remat_pool_trim(d);
-			return CUDA_ERROR_OUT_OF_MEMORY;
+			return r; /* the driver's own error: a sticky one must reach the program */
 		}
 		d->page[pg] = h;
 	}

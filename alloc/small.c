@@ -26,8 +26,9 @@ CUresult remat_small_alloc(struct remat_device *d, uint64_t *p, size_t size, CUs
 				remat_pool_put(d, h);
 		}
 		if (r != CUDA_SUCCESS) {
+			/* The driver's own error: a sticky one must reach the program. */
 			remat_range_free(&d->small_va, va, bytes);
-			return CUDA_ERROR_OUT_OF_MEMORY;
+			return r;
 		}
 		d->small_top += d->gran;
 		remat_alloc_small_bytes += d->gran;

@@ -41,6 +41,11 @@ static cudart_err to_cudart(CUresult r)
 	case CUDA_ERROR_INVALID_VALUE:
 		return CUDART_INVALID_VALUE;
 	default:
+		/* The runtime numbers the sticky errors of a faulted context
+		 * (cudaErrorIllegalAddress .. cudaErrorLaunchFailure) as the
+		 * driver does: the program must see which one it was. */
+		if (r >= CUDA_ERROR_ILLEGAL_ADDRESS && r <= CUDA_ERROR_LAUNCH_FAILED)
+			return (cudart_err)r;
 		return 999; /* cudaErrorUnknown */
 	}
 }

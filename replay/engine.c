@@ -108,7 +108,14 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		if (!engine.verifying)
 			note_peak();
 		lift_budget();
-		replay_rebuild_all(s);
+		int32_t lost = 0;
+		CUresult r = replay_rebuild_all(s, &lost);
+		if (lost)
+			remat_warn(
+			    "%d buffer(s) evicted by the plan cannot be rebuilt after the "
+			    "divergence at op %d (CUDA error %d); they stay unmapped: an op "
+			    "that reads one fails on the device instead of reading wrong data",
+			    lost, pos, (int)r);
 	} else {
 		remat_log(REMAT_LOG_DEBUG, "iteration %llu diverges from the profile at op %d (%s)",
 		          abs_iter(), pos, what);
@@ -383,7 +390,8 @@ static enum replay_verdict reprofile(const char *why)
 static enum replay_verdict rebuild_failed(const struct remat_op *op, int32_t pos, CUresult e)
 {
 	lift_budget();
-	CUresult again = replay_rebuild_all(op->stream);
+	int32_t lost = 0;
+	CUresult again = replay_rebuild_all(op->stream, &lost);
 	if (again == CUDA_SUCCESS) {
 		remat_warn("rebuild before op %d failed (CUDA error %d) and was done again without "
 		           "the budget; the plan is dropped, training continues unmodified",
@@ -392,8 +400,9 @@ static enum replay_verdict rebuild_failed(const struct remat_op *op, int32_t pos
 		return REPLAY_STOP;
 	}
 	remat_warn("rebuild before op %d failed (CUDA error %d) and cannot be done again (CUDA "
-	           "error %d): the program gets the error from its next CUDA call on",
-	           pos, (int)e, (int)again);
+	           "error %d; %d buffer(s) stay unmapped): the program gets the error from its "
+	           "next CUDA call on",
+	           pos, (int)e, (int)again, lost);
 	let_go();
 	engine.totals.error = e;
 	return REPLAY_FAIL;

@@ -75,9 +75,10 @@ extern struct replay_engine engine;
 CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur);
 void replay_evict_after(int32_t p, CUstream s);
 /* Rebuilds every evicted live buffer (divergence, an unplanned access, a
- * failed rebuild).  What cannot be rebuilt stays unmapped; the first error
- * is returned. */
-CUresult replay_rebuild_all(CUstream s);
+ * failed rebuild).  What cannot be rebuilt stays unmapped, counted in
+ * *newly_lost (if not NULL) the first time; the first error is returned.
+ * The caller says so, once. */
+CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost);
 void replay_capture(int32_t pos, const struct remat_op *op);
 CUresult replay_launch(int32_t k, CUstream s);
 int32_t replay_find_evicted(uint64_t lo, uint64_t hi);

@@ -337,7 +337,7 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 	return 1;
 }
 
-CUresult replay_rebuild_all(CUstream s)
+CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 {
 	if (!engine.plan || !engine.niv)
 		return CUDA_SUCCESS;
@@ -378,11 +378,8 @@ CUresult replay_rebuild_all(CUstream s)
 			continue; /* iv[i] is the next one now */
 		if (first == CUDA_SUCCESS)
 			first = r;
-		if (!engine.lost[b]++)
-			remat_warn(
-			    "buffer %d cannot be rebuilt (CUDA error %d); it stays unmapped: an op "
-			    "that reads it fails on the device instead of reading wrong data",
-			    b, (int)r);
+		if (!engine.lost[b]++ && newly_lost)
+			(*newly_lost)++;
 		i++;
 	}
 	for (size_t b = 0; b < engine.profile->nbufs; b++)

@@ -37,6 +37,13 @@ check-tsan:
 	 $(call SANITIZED,tsan,-fsanitize=thread) check-e2e-only
 	@sh tests/summary.sh $(BUILD)/tsan/test-results
 
+# The fault sweeps at every N (make test tries every 7th).
+.PHONY: check-faults
+check-faults: all
+	@rm -rf $(BUILD)/fault-results && mkdir -p $(BUILD)/fault-results
+	@SWEEP_STRIDE=1 TEST_TIMEOUT=1800 sh tests/run-tests.sh $(BUILD)/fault-results faults $(FAULT_TESTS)
+	@sh tests/summary.sh $(BUILD)/fault-results
+
 bench: all
 	@for b in $(BENCHES); do echo "== $$b"; sh $$b || exit 1; done
 

@@ -32,9 +32,28 @@ CUresult ctx_current(struct sim_ctx **out)
 {
 	if (!sim_initialized())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r = ctx_current_query(out);
+	return r != CUDA_SUCCESS ? r : ctx_sticky_error();
+}
+
+CUresult ctx_current_query(struct sim_ctx **out)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
 	if (depth == 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	return ctx_check((CUcontext)stack[depth - 1], out);
+}
+
+CUresult ctx_sticky_error(void)
+{
+	return atomic_load(&sim_primary.sticky_error);
+}
+
+void ctx_poison(CUresult error)
+{
+	CUresult healthy = CUDA_SUCCESS;
+	atomic_compare_exchange_strong(&sim_primary.sticky_error, &healthy, error);
 }
 
 CUresult ctx_synchronize(struct sim_ctx *ctx)
@@ -151,6 +170,7 @@ static CUresult primary_release(CUdevice dev, bool reset)
 	if (c->retain == 0) {
 		c->active = false;
 		c->flags = 0;
+		atomic_store(&c->sticky_error, CUDA_SUCCESS);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return CUDA_SUCCESS;
@@ -308,6 +328,8 @@ static CUresult sync_ctx(CUcontext h)
 	struct sim_ctx *c;
 	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
 	if (r == CUDA_SUCCESS)
+		r = ctx_sticky_error();
+	if (r == CUDA_SUCCESS)
 		r = capture_forbids(c, NULL);
 	return r != CUDA_SUCCESS ? r : ctx_synchronize(c);
 }
@@ -321,7 +343,7 @@ EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
 static CUresult ctx_device(CUdevice *d, CUcontext h)
 {
 	struct sim_ctx *c;
-	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	CUresult r = h ? ctx_check(h, &c) : ctx_current_query(&c);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (d == NULL)
@@ -345,7 +367,7 @@ EXPORT CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 static CUresult ctx_id(CUcontext h, unsigned long long *id)
 {
 	struct sim_ctx *c;
-	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	CUresult r = h ? ctx_check(h, &c) : ctx_current_query(&c);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (id == NULL)
@@ -363,7 +385,7 @@ EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 static CUresult ctx_flags(unsigned *flags)
 {
 	struct sim_ctx *c;
-	CUresult r = ctx_current(&c);
+	CUresult r = ctx_current_query(&c);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (flags == NULL)
@@ -383,7 +405,7 @@ EXPORT CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
 static CUresult priority_range(int *least, int *greatest)
 {
 	struct sim_ctx *c;
-	CUresult r = ctx_current(&c);
+	CUresult r = ctx_current_query(&c);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (least)
@@ -487,7 +509,7 @@ EXPORT CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
 static CUresult api_version(CUcontext h, unsigned *v)
 {
 	struct sim_ctx *c;
-	CUresult r = h ? ctx_check(h, &c) : ctx_current(&c);
+	CUresult r = h ? ctx_check(h, &c) : ctx_current_query(&c);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (v == NULL)

@@ -61,9 +61,10 @@ CUresult phys_charge(uint64_t bytes)
 	pthread_mutex_lock(&phys_lock);
 	uint64_t n = ++alloc_count;
 	CUresult r = CUDA_SUCCESS;
-	if (sim_cfg.fail_alloc && n == sim_cfg.fail_alloc)
+	if (sim_cfg.fail_alloc && n == sim_cfg.fail_alloc) {
 		r = CUDA_ERROR_OUT_OF_MEMORY; /* fault injection */
-	else if (bytes > sim_cfg.capacity || phys_used + bytes > sim_cfg.capacity)
+		atomic_fetch_add(&sim_stats.faults_injected, 1);
+	} else if (bytes > sim_cfg.capacity || phys_used + bytes > sim_cfg.capacity)
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	else {
 		phys_used += bytes;

@@ -23,13 +23,14 @@
 /* ---- env.c: SIMCUDA_* configuration ------------------------------------ */
 
 struct sim_config {
-	uint64_t capacity;       /* SIMCUDA_MEMORY */
-	uint64_t granularity;    /* SIMCUDA_GRANULARITY */
-	int report;              /* SIMCUDA_REPORT */
-	const char *report_file; /* SIMCUDA_REPORT_FILE */
-	uint64_t fail_alloc;     /* SIMCUDA_FAIL_ALLOC: 1-based, 0 = never */
-	uint64_t fail_launch;    /* SIMCUDA_FAIL_LAUNCH */
-	unsigned slow_stream_ms; /* SIMCUDA_SLOW_STREAM */
+	uint64_t capacity;          /* SIMCUDA_MEMORY */
+	uint64_t granularity;       /* SIMCUDA_GRANULARITY */
+	int report;                 /* SIMCUDA_REPORT */
+	const char *report_file;    /* SIMCUDA_REPORT_FILE */
+	uint64_t fail_alloc;        /* SIMCUDA_FAIL_ALLOC: 1-based, 0 = never */
+	uint64_t fail_launch;       /* SIMCUDA_FAIL_LAUNCH */
+	CUresult fail_launch_error; /* SIMCUDA_FAIL_LAUNCH_ERROR */
+	unsigned slow_stream_ms;    /* SIMCUDA_SLOW_STREAM */
 	enum { FILL_POISON, FILL_ZERO, FILL_RANDOM } fill; /* SIMCUDA_FILL */
 };
 extern struct sim_config sim_cfg;
@@ -75,6 +76,9 @@ struct sim_ctx {
 	int retain;           /* primary-context retain count */
 	unsigned flags;
 	bool active;
+	/* A launch failure poisons the context: every later call that uses it
+	 * returns this error until the context is reset (0: healthy). */
+	_Atomic CUresult sticky_error;
 	struct sim_stream *streams; /* every stream of the context, legacy included */
 	struct sim_stream *legacy;
 	/* Last ops of destroyed streams, until the legacy stream or a context
@@ -89,9 +93,17 @@ extern struct sim_ctx sim_primary;
 
 /* The calling thread's current context, checked: CUDA_ERROR_NOT_INITIALIZED
  * before cuInit, CUDA_ERROR_INVALID_CONTEXT when none is current,
- * CUDA_ERROR_CONTEXT_IS_DESTROYED when it was released or reset. */
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED when it was released or reset, the
+ * sticky error once a launch failed in it.  ctx_current_query and
+ * ctx_check (a handle) leave out the sticky error: for queries, which
+ * still answer in a poisoned context. */
 CUresult ctx_current(struct sim_ctx **out);
+CUresult ctx_current_query(struct sim_ctx **out);
 CUresult ctx_check(CUcontext c, struct sim_ctx **out);
+/* The primary context's sticky error (CUDA_SUCCESS while healthy), and
+ * poisoning it. */
+CUresult ctx_sticky_error(void);
+void ctx_poison(CUresult error);
 CUresult ctx_synchronize(struct sim_ctx *ctx);
 
 /* ---- handles.c: which handles are alive -------------------------------- */
@@ -343,7 +355,7 @@ void fault_thread_fini(void *stack);
 
 extern struct sim_counters {
 	atomic_uint_fast64_t ops, kernels, memcpy, memset, host_funcs, allocs, frees;
-	atomic_uint_fast64_t peak_physical, sim_time_ns;
+	atomic_uint_fast64_t peak_physical, sim_time_ns, faults_injected;
 } sim_stats;
 
 #endif

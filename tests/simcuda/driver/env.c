@@ -101,6 +101,13 @@ void sim_config_load(void)
 	if ((v = getenv("SIMCUDA_FAIL_LAUNCH")) && *v)
 		sim_cfg.fail_launch =
 		    parse_count("SIMCUDA_FAIL_LAUNCH", v, "N >= 1, the launch to fail");
+	sim_cfg.fail_launch_error = CUDA_ERROR_LAUNCH_FAILED;
+	if ((v = getenv("SIMCUDA_FAIL_LAUNCH_ERROR")) && *v) {
+		if (strcmp(v, "oom") == 0)
+			sim_cfg.fail_launch_error = CUDA_ERROR_OUT_OF_MEMORY;
+		else if (strcmp(v, "fault") != 0)
+			bad("SIMCUDA_FAIL_LAUNCH_ERROR", v, "fault or oom");
+	}
 	if ((v = getenv("SIMCUDA_FILL")) && *v) {
 		if (strcmp(v, "poison") == 0)
 			sim_cfg.fill = FILL_POISON;

@@ -22,7 +22,7 @@ static uint32_t stream_id_of(CUstream h)
 {
 	struct sim_ctx *ctx;
 	struct sim_stream *s;
-	if (ctx_current(&ctx) != CUDA_SUCCESS)
+	if (ctx_current_query(&ctx) != CUDA_SUCCESS)
 		return 0;
 	if (stream_resolve(h, false, ctx, &s) != CUDA_SUCCESS)
 		return 0;
@@ -33,7 +33,7 @@ static uint32_t context_id_of(CUcontext c)
 {
 	struct sim_ctx *ctx;
 	if (c == NULL)
-		return ctx_current(&ctx) == CUDA_SUCCESS ? ctx->id : 0;
+		return ctx_current_query(&ctx) == CUDA_SUCCESS ? ctx->id : 0;
 	return ctx_check(c, &ctx) == CUDA_SUCCESS ? ctx->id : 0;
 }
 

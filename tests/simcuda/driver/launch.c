@@ -91,8 +91,15 @@ static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block
 		return r;
 	uint64_t n = atomic_fetch_add(&launch_count, 1) + 1;
 	if (sim_cfg.fail_launch && n == sim_cfg.fail_launch) {
+		/* Fault injection.  A kernel that faults was launched fine: the
+		 * error is sticky and reaches every later call instead.  A launch
+		 * refused for memory is the launch's own, transient error. */
 		free(packed);
-		return CUDA_ERROR_LAUNCH_FAILED; /* fault injection */
+		atomic_fetch_add(&sim_stats.faults_injected, 1);
+		if (sim_cfg.fail_launch_error == CUDA_ERROR_OUT_OF_MEMORY)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		ctx_poison(sim_cfg.fail_launch_error);
+		return CUDA_SUCCESS;
 	}
 	void **args = calloc(f->k->nparams ? f->k->nparams : 1, sizeof(*args));
 	if (args == NULL) {

@@ -62,7 +62,7 @@ static int range_of(CUdeviceptr p, uintptr_t *base, size_t *size)
 static CUresult get_one(void *data, CUpointer_attribute a, CUdeviceptr p)
 {
 	struct sim_ctx *ctx;
-	CUresult r = ctx_current(&ctx);
+	CUresult r = ctx_current_query(&ctx);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (data == NULL)
@@ -127,7 +127,7 @@ static CUresult zero(void *data, CUpointer_attribute a)
 static CUresult get_many(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
 {
 	struct sim_ctx *ctx;
-	CUresult r = ctx_current(&ctx);
+	CUresult r = ctx_current_query(&ctx);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (n == 0 || attrs == NULL || data == NULL)

@@ -5,7 +5,7 @@
  * tools parse:
  *
  *   simcuda: peak_physical=<bytes> ops=<n> kernels=<n> memcpy=<n> memset=<n> host_funcs=<n>
- * sim_time_ns=<n>
+ * sim_time_ns=<n> faults_injected=<n>
  */
 #include "driver.h"
 
@@ -32,6 +32,7 @@ EXPORT int simcudaGetStats(struct simcuda_stats *out)
 	    .allocs = atomic_load(&sim_stats.allocs),
 	    .frees = atomic_load(&sim_stats.frees),
 	    .sim_time_ns = clock_now(),
+	    .faults_injected = atomic_load(&sim_stats.faults_injected),
 	};
 	return 0;
 }
@@ -43,8 +44,9 @@ static void report_line(FILE *f)
 	fprintf(f,
 	        "simcuda: peak_physical=%" PRIu64 " ops=%" PRIu64 " kernels=%" PRIu64
 	        " memcpy=%" PRIu64 " memset=%" PRIu64 " host_funcs=%" PRIu64 " sim_time_ns=%" PRIu64
-	        "\n",
-	        s.peak_physical, s.ops, s.kernels, s.memcpy, s.memset, s.host_funcs, s.sim_time_ns);
+	        " faults_injected=%" PRIu64 "\n",
+	        s.peak_physical, s.ops, s.kernels, s.memcpy, s.memset, s.host_funcs, s.sim_time_ns,
+	        s.faults_injected);
 }
 
 static pid_t loader_pid;

@@ -139,11 +139,20 @@ static bool mremap_duplicates(void)
 	return works;
 }
 
+/* Changing what the device maps needs a healthy context; after a launch
+ * failure these fail with its sticky error (releasing handles and address
+ * ranges, host-side bookkeeping, still works). */
+static CUresult vmm_usable(void)
+{
+	return sim_initialized() ? ctx_sticky_error() : CUDA_ERROR_NOT_INITIALIZED;
+}
+
 static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
                            const CUmemAllocationProp *prop, unsigned long long flags)
 {
-	if (!sim_initialized())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult usable = vmm_usable();
+	if (usable != CUDA_SUCCESS)
+		return usable;
 	if (handle == NULL || flags != 0 || size == 0 || !aligned(size))
 		return CUDA_ERROR_INVALID_VALUE;
 	CUresult r = check_prop(prop);
@@ -373,8 +382,9 @@ static bool whole_mappings(const struct reservation *r, uintptr_t p, size_t n, s
 static CUresult mem_map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle v,
                         unsigned long long flags)
 {
-	if (!sim_initialized())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult usable = vmm_usable();
+	if (usable != CUDA_SUCCESS)
+		return usable;
 	/* The real driver requires offset 0 ("currently must be zero"). */
 	if (flags != 0 || size == 0 || offset != 0 || !aligned(ptr) || !aligned(size))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -423,8 +433,9 @@ EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 
 static CUresult mem_unmap(CUdeviceptr ptr, size_t size)
 {
-	if (!sim_initialized())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult usable = vmm_usable();
+	if (usable != CUDA_SUCCESS)
+		return usable;
 	if (size == 0 || !aligned(ptr) || !aligned(size))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&lock);
@@ -465,8 +476,9 @@ EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 
 static CUresult set_access(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
 {
-	if (!sim_initialized())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult usable = vmm_usable();
+	if (usable != CUDA_SUCCESS)
+		return usable;
 	if (desc == NULL || count == 0 || size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	int prot = -1;

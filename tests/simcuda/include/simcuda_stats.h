@@ -24,6 +24,7 @@ struct simcuda_stats {
 	uint64_t allocs;          /* successful device allocations (cuMemAlloc*, cuMemCreate) */
 	uint64_t frees;           /* device memory given back */
 	uint64_t sim_time_ns;     /* latest simulated time any stream reached */
+	uint64_t faults_injected; /* SIMCUDA_FAIL_ALLOC/FAIL_LAUNCH faults that fired */
 };
 
 /* Fills *out; returns 0 (-1 when out is NULL). */

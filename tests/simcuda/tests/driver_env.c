@@ -47,28 +47,84 @@ static int child_fail_alloc(void)
 	return 0;
 }
 
-static int child_fail_launch(void)
+/* A context, 64 zeroed bytes at *p, one launch of "append" (1) through
+ * them; returns "append". */
+static CUfunction append_once(CUdeviceptr *p)
 {
-	/* SIMCUDA_FAIL_LAUNCH=2 */
 	setup_context();
 	CUmodule m = load_test_module();
-	CUdeviceptr p;
-	CHECK(cuMemAlloc(&p, 64));
-	CHECK(cuMemsetD32(p, 0, 16));
+	CHECK(cuMemAlloc(p, 64));
+	CHECK(cuMemsetD32(*p, 0, 16));
 	CUfunction f = get_fn(m, "append");
 	unsigned v = 1;
-	void *args[] = {&p, &v};
+	void *args[] = {p, &v};
 	CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
-	v = 2;
+	return f;
+}
+
+static int child_fail_launch(void)
+{
+	/* SIMCUDA_FAIL_LAUNCH=2: the second launch faults.  As on a GPU the
+	 * launch itself succeeds and the context is poisoned: every later call
+	 * that uses it fails with the error, queries still answer, and only a
+	 * reset recovers. */
+	CUdeviceptr p;
+	unsigned v = 1;
+	void *args[] = {&p, &v};
+	CUfunction f = append_once(&p);
+	CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
 	assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL),
 	                 CUDA_ERROR_LAUNCH_FAILED);
+	unsigned out[3];
+	assert_int_equal(cuMemcpyDtoH(out, p, sizeof(out)), CUDA_ERROR_LAUNCH_FAILED);
+	CUdeviceptr q;
+	assert_int_equal(cuMemAlloc(&q, 16), CUDA_ERROR_LAUNCH_FAILED);
+	assert_int_equal(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+	assert_int_equal(cuStreamSynchronize(NULL), CUDA_ERROR_LAUNCH_FAILED);
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+	                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE}};
+	size_t g;
+	CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CUmemGenericAllocationHandle h;
+	assert_int_equal(cuMemCreate(&h, g, &prop, 0), CUDA_ERROR_LAUNCH_FAILED);
+	CUdevice dev;
+	CHECK(cuCtxGetDevice(&dev));
+	struct simcuda_stats st;
+	simcudaGetStats(&st);
+	assert_int_equal(st.faults_injected, 1);
+	/* The reset destroys the context and its memory; a new one works. */
+	CHECK(cuDevicePrimaryCtxReset(0));
+	f = append_once(&p);
+	v = 3;
+	CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	CHECK(cuMemcpyDtoH(out, p, sizeof(out)));
+	assert_int_equal(out[0], 2); /* count, then the values appended */
+	assert_int_equal(out[1], 1);
+	assert_int_equal(out[2], 3);
+	return 0;
+}
+
+static int child_fail_launch_oom(void)
+{
+	/* SIMCUDA_FAIL_LAUNCH=2 SIMCUDA_FAIL_LAUNCH_ERROR=oom: the second
+	 * launch is refused for memory; nothing is poisoned. */
+	CUdeviceptr p;
+	unsigned v = 1;
+	void *args[] = {&p, &v};
+	CUfunction f = append_once(&p);
+	v = 2;
+	assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL),
+	                 CUDA_ERROR_OUT_OF_MEMORY);
 	v = 3;
 	CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
 	unsigned out[3];
 	CHECK(cuMemcpyDtoH(out, p, sizeof(out)));
-	assert_int_equal(out[0], 2); /* the failed launch never ran */
+	assert_int_equal(out[0], 2); /* the refused launch never ran */
 	assert_int_equal(out[1], 1);
 	assert_int_equal(out[2], 3);
+	struct simcuda_stats st;
+	simcudaGetStats(&st);
+	assert_int_equal(st.faults_injected, 1);
 	return 0;
 }
 
@@ -179,12 +235,14 @@ static void test_report_file(void **state)
 	unlink(path);
 	/* the same line went to stderr */
 	assert_non_null(strstr(r.err, line));
-	unsigned long long peak, ops, kernels, copies, sets, hostfns, t;
-	assert_int_equal(sscanf(line,
-	                        "simcuda: peak_physical=%llu ops=%llu kernels=%llu memcpy=%llu "
-	                        "memset=%llu host_funcs=%llu sim_time_ns=%llu\n",
-	                        &peak, &ops, &kernels, &copies, &sets, &hostfns, &t),
-	                 7);
+	unsigned long long peak, ops, kernels, copies, sets, hostfns, t, faults;
+	assert_int_equal(
+	    sscanf(line,
+	           "simcuda: peak_physical=%llu ops=%llu kernels=%llu memcpy=%llu "
+	           "memset=%llu host_funcs=%llu sim_time_ns=%llu faults_injected=%llu\n",
+	           &peak, &ops, &kernels, &copies, &sets, &hostfns, &t, &faults),
+	    8);
+	assert_int_equal(faults, 0);
 	assert_int_equal(peak, 1024); /* 1000 bytes in 512-byte units */
 	assert_int_equal(kernels, 2);
 	assert_int_equal(copies, 2);
@@ -208,6 +266,9 @@ static void test_fail_launch(void **state)
 	(void)state;
 	const char *env[] = {"SIMCUDA_FAIL_LAUNCH=2", NULL};
 	struct child_result r = run_child("fail-launch", env);
+	assert_exit_ok(&r);
+	const char *oom[] = {"SIMCUDA_FAIL_LAUNCH=2", "SIMCUDA_FAIL_LAUNCH_ERROR=oom", NULL};
+	r = run_child("fail-launch-oom", oom);
 	assert_exit_ok(&r);
 }
 
@@ -249,6 +310,8 @@ static void test_malformed(void **state)
 	    {"SIMCUDA_FAIL_ALLOC=x", "simcuda: invalid SIMCUDA_FAIL_ALLOC='x'"},
 	    {"SIMCUDA_SLOW_STREAM=1e3", "simcuda: invalid SIMCUDA_SLOW_STREAM='1e3'"},
 	    {"SIMCUDA_REPORT=yes", "simcuda: invalid SIMCUDA_REPORT='yes'"},
+	    {"SIMCUDA_FAIL_LAUNCH_ERROR=oops", "simcuda: invalid SIMCUDA_FAIL_LAUNCH_ERROR='oops' "
+	                                       "(expected fault or oom)"},
 	    {"SIMCUDA_FILL=junk", "simcuda: invalid SIMCUDA_FILL='junk' (expected zero, poison "
 	                          "or random)"},
 	};
@@ -358,6 +421,8 @@ int main(int argc, char **argv)
 			return child_fail_alloc();
 		if (strcmp(argv[1], "fail-launch") == 0)
 			return child_fail_launch();
+		if (strcmp(argv[1], "fail-launch-oom") == 0)
+			return child_fail_launch_oom();
 		if (strcmp(argv[1], "clock") == 0)
 			return child_clock();
 		if (strcmp(argv[1], "clock-legacy") == 0)

@@ -1,9 +1,9 @@
 /*
- * runtime_sticky_test.c — sticky errors.  The simulated driver fails the
- * second launch with CUDA_ERROR_LAUNCH_FAILED (SIMCUDA_FAIL_LAUNCH=2): as
- * on a GPU, that corrupts the context, so every later call on the device
- * fails with cudaErrorLaunchFailure and cudaGetLastError cannot clear it,
- * until cudaDeviceReset.  Its own program: the driver reads the variable
+ * runtime_sticky_test.c — sticky errors.  The simulated driver faults the
+ * second kernel (SIMCUDA_FAIL_LAUNCH=2): as on a GPU, the launch itself
+ * succeeds and the fault corrupts the context, so every later call on the
+ * device fails with cudaErrorLaunchFailure and cudaGetLastError cannot
+ * clear it, until cudaDeviceReset.  Its own program: the driver reads the variable
  * when it is loaded, so the test re-executes itself with it set.
  */
 #include <stdarg.h>
@@ -40,8 +40,9 @@ static void test_sticky_until_reset(void **state)
 	CHECK(launch_iota(iota, p, 256));
 	CHECK(cudaDeviceSynchronize());
 
-	assert_int_equal(launch_iota(iota, p, 256), cudaErrorLaunchFailure);
+	CHECK(launch_iota(iota, p, 256));
 	/* Every call that uses the device now fails the same way... */
+	assert_int_equal(launch_iota(iota, p, 256), cudaErrorLaunchFailure);
 	void *q = NULL;
 	assert_int_equal(cudaMalloc(&q, 16), cudaErrorLaunchFailure);
 	assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure);

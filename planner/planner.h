@@ -43,6 +43,13 @@ struct pl_op {
 	uint8_t replayable;
 	uint8_t kind; /* PL_KIND_* */
 	const char *why_not;
+	/* What a trace says beyond the model (docs/trace-format.md), for the
+	 * tools that show it; planners ignore it.  A graph file may leave it out. */
+	uint8_t measured; /* duration_ns is from the file (else the mean of the known ones) */
+	int32_t stream;   /* stream id, 0 when not given */
+	int64_t bytes;    /* memcpy/memset: bytes moved */
+	const char *via;  /* entry point that issued the op, "" when not given */
+	const char *copy; /* memcpy: HtoD | DtoH | DtoD | HtoH, else "" */
 };
 
 enum pl_kind { PL_KIND_KERNEL, PL_KIND_MEMCPY, PL_KIND_MEMSET, PL_KIND_HOST_FUNC, PL_KIND_OTHER };
@@ -58,6 +65,21 @@ struct pl_buffer {
 	 * that replaying its writers does not reproduce its bytes. */
 	uint8_t excluded;
 	const char *name; /* may be "" */
+	const char *site; /* allocating call stack, innermost first, one frame per line; "" */
+};
+
+/* A trace's sections beyond ops and buffers (docs/trace-format.md), for the
+ * tools that show them; empty (is_trace 0, numbers -1) for a graph file. */
+struct pl_trace_info {
+	int is_trace;
+	const char *device; /* "" when not given */
+	int64_t device_memory;
+	int32_t period, iterations_seen;
+	int64_t duration_ns; /* sum of op durations the profiler measured */
+	int64_t peak_bytes;  /* highest managed physical usage in the iteration */
+	int cupti_available; /* 0: no durations, no cross-check (cupti_note says why) */
+	int64_t cupti_kernels, cupti_launches, cupti_mismatch;
+	const char *cupti_note;
 };
 
 struct pl_graph {
@@ -73,6 +95,7 @@ struct pl_graph {
 	struct pl_buffer *bufs;
 	struct pl_ref *refs;
 	char *strings; /* storage behind the name pointers */
+	struct pl_trace_info trace;
 	/* Derived by pl_graph_finish(): */
 	int64_t *live; /* baseline physical bytes while op p runs (nops entries) */
 	int64_t baseline_peak;

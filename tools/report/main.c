@@ -13,9 +13,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: remat-report [options] TRACE_DIR\n"
+	        "usage: remat-report [options] TRACE_DIR|GRAPH.json\n"
 	        "\n"
-	        "Summarizes one training iteration traced by libremat (REMAT_TRACE_DIR):\n"
+	        "Summarizes one training iteration traced by libremat (REMAT_TRACE_DIR), or\n"
+	        "the iteration a graph file describes (docs/graph-format.md):\n"
 	        "iteration, ops, top kernels, the memory split, idle activations, a memory\n"
 	        "chart and the CUPTI cross-check.\n"
 	        "\n"
@@ -98,9 +99,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *dir = argv[optind];
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(err, sizeof(err), "%s: not a trace directory (%s)", dir,
-		         stat(dir, &sb) != 0 ? "no such file or directory" : "not a directory");
+	if (stat(dir, &sb) != 0) {
+		snprintf(err, sizeof(err), "%s: no such trace directory or graph file", dir);
 		return fail(err);
 	}
 
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 
 	if (rr_load_trace(dir, &t, err, sizeof(err)) != 0)
 		return fail(err);
-	if (graph_path && rr_export_graph(dir, graph_path, err, sizeof(err)) != 0) {
+	if (graph_path && rr_export_graph(&t, graph_path, err, sizeof(err)) != 0) {
 		rr_trace_free(&t);
 		return fail(err);
 	}

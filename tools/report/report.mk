@@ -1,7 +1,7 @@
 # tools/report/: remat-report, the trace and plan viewer.  Links the
 # planner library for loading traces, exporting graphs and evaluating plans.
 
-REPORT_SRCS := $(addprefix tools/report/,main.c load.c trace_extras.c analyze.c fmt.c \
+REPORT_SRCS := $(addprefix tools/report/,main.c load.c analyze.c fmt.c \
 	summary.c plan_view.c chart_term.c html.c svg.c)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
 REPORT_HDRS := tools/report/report.h planner/planner.h

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -434,6 +435,122 @@ static void test_site_skip(void **state)
 	assert_string_equal(rr_site(&b, 0, 3, " < ", site, sizeof(site)), "main+0x163a (gpt)");
 }
 
+/* The timeline of mlp3 with its plan, read back with jansson and checked
+ * against the trace: each op once, on its stream's track, in order and
+ * for its duration; one thread name per stream; the memory counters equal
+ * the trace's curve and the plan's; every eviction and rebuild a slice,
+ * each replay inside its rebuild. */
+static void test_perfetto(void **state)
+{
+	char out[] = "/tmp/rr-timeline-XXXXXX", err[512];
+	struct rr_trace t;
+	struct rr_plan p;
+	json_error_t je;
+	int fd = mkstemp(out);
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
+	assert_int_equal(rr_load_plan(PLAN, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(rr_write_perfetto(out, &t, &p, err, sizeof(err)), 0);
+	json_t *root = json_load_file(out, 0, &je);
+	unlink(out);
+	assert_non_null(root);
+	json_t *events = json_object_get(root, "traceEvents"), *e;
+	assert_true(json_is_array(events));
+
+	int seen_op[26] = {0}, named[8] = {0}, nbase = 0, nplan = 0, nevict = 0, nrebuild = 0;
+	int nreplay = 0, last_op = -1;
+	double end_of_last = 0, rb_from = -1, rb_to = -1;
+	size_t k;
+	json_array_foreach(events, k, e)
+	{
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *cat = json_string_value(json_object_get(e, "cat"));
+		json_t *args = json_object_get(e, "args");
+		int tid = (int)json_integer_value(json_object_get(e, "tid"));
+		double ts = json_number_value(json_object_get(e, "ts"));
+		double dur = json_number_value(json_object_get(e, "dur"));
+		assert_non_null(ph);
+		assert_int_equal(json_integer_value(json_object_get(e, "pid")), 1);
+		if (!strcmp(ph, "M")) {
+			if (!strcmp(name, "thread_name")) {
+				char want[32];
+				assert_true(tid > 0 && tid < 8);
+				snprintf(want, sizeof(want), "stream %d", tid - 1);
+				assert_string_equal(
+				    json_string_value(json_object_get(args, "name")), want);
+				named[tid]++;
+			}
+			continue;
+		}
+		if (!strcmp(ph, "C")) {
+			int64_t v = json_integer_value(json_object_get(args, "bytes"));
+			if (!strcmp(name, RR_COUNTER_BASE)) {
+				assert_int_equal(v, t.mem[nbase < 26 ? nbase : 25]);
+				nbase++;
+			} else {
+				assert_string_equal(name, RR_COUNTER_PLAN);
+				assert_int_equal(v, p.mem[nplan < 26 ? nplan : 25]);
+				nplan++;
+			}
+			continue;
+		}
+		assert_string_equal(ph, "X");
+		if (!strcmp(cat, "evict")) {
+			const struct rr_evict *ev = &p.evicts[nevict++];
+			assert_int_equal(json_integer_value(json_object_get(args, "buffer")),
+			                 ev->buf);
+			assert_int_equal(json_integer_value(json_object_get(args, "after_op")),
+			                 ev->after_op);
+			assert_true(ts >= end_of_last - 1e-9 && dur == 0);
+		} else if (!strcmp(cat, "rebuild")) {
+			const struct rr_rebuild *rb = &p.rebuilds[nrebuild++];
+			assert_int_equal(json_integer_value(json_object_get(args, "before_op")),
+			                 rb->before_op);
+			assert_true(dur * 1000 == (double)rb->cost_ns);
+			rb_from = ts;
+			rb_to = ts + dur;
+		} else if (!strcmp(cat, "replay")) {
+			nreplay++;
+			assert_true(ts >= rb_from - 1e-9 && ts + dur <= rb_to + 1e-9);
+		} else {
+			int op = (int)json_integer_value(json_object_get(args, "op"));
+			const struct pl_op *o = &t.ops[op];
+			assert_int_equal(op, last_op + 1);
+			last_op = op;
+			seen_op[op]++;
+			assert_string_equal(name, o->name);
+			assert_int_equal(tid, o->stream + 1);
+			assert_true(dur * 1000 == (double)o->duration_ns);
+			assert_true(ts >= end_of_last - 1e-9);
+			/* a rebuild runs right before the op that needs it */
+			if (op == 15)
+				assert_true(ts >= rb_to - 1e-9);
+			end_of_last = ts + dur;
+			assert_int_equal(json_array_size(json_object_get(args, "reads")) +
+			                     json_array_size(json_object_get(args, "writes")),
+			                 o->nrefs);
+		}
+	}
+	for (int i = 0; i < 26; i++)
+		assert_int_equal(seen_op[i], 1);
+	assert_int_equal(named[2] + named[3], 2); /* streams 1 and 2, named once each */
+	assert_int_equal(named[1] + named[4] + named[5], 0);
+	assert_int_equal(nbase, 27); /* one sample per op and the end */
+	assert_int_equal(nplan, 27);
+	assert_int_equal(nevict, p.nevicts);
+	assert_int_equal(nrebuild, p.nrebuilds);
+	assert_int_equal(nreplay, 4);
+	/* the iteration with the plan lasts its duration plus the rebuilds */
+	assert_true(end_of_last * 1000 >= (double)(t.g->iteration_ns + p.recompute_ns) - 1);
+	json_decref(root);
+	rr_plan_free(&p);
+	rr_trace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +563,7 @@ int main(void)
 	    cmocka_unit_test(test_chart_ascii),
 	    cmocka_unit_test(test_chart_unicode),
 	    cmocka_unit_test(test_site_skip),
+	    cmocka_unit_test(test_perfetto),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -355,8 +355,28 @@ static void legend(FILE *f, const struct rr_plan *p, bool lifetimes)
 	fputs("</p>\n", f);
 }
 
+/* The timeline file, for Perfetto or chrome://tracing: neither opens a
+ * local file from a link, so the page says how. */
+static void timeline_link(FILE *f, const char *timeline)
+{
+	fputs("<p class=\"note\">Timeline of the iteration (one track per stream, rebuilds, "
+	      "evictions, memory counters): ",
+	      f);
+	if (!timeline) {
+		fputs("write it with <code>remat report --perfetto OUT.json</code>.</p>\n", f);
+		return;
+	}
+	fputs("<a href=\"", f);
+	rr_html_text(f, timeline);
+	fputs("\">", f);
+	rr_html_text(f, timeline);
+	fputs("</a>; open it in <a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a> "
+	      "(Open trace file) or chrome://tracing (Load).</p>\n",
+	      f);
+}
+
 int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_stats *s,
-                  const struct rr_plan *p, char *err, size_t errlen)
+                  const struct rr_plan *p, const char *timeline, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "w");
 
@@ -371,6 +391,7 @@ int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_st
 	rr_html_text(f, t->path);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", css);
 	header(f, t, s);
+	timeline_link(f, timeline);
 	fputs("<h2>Memory over the iteration</h2>\n", f);
 	legend(f, p, false);
 	rr_svg_memory(f, t, s, p);

@@ -164,11 +164,20 @@ void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                     const struct rr_plan *p, const struct rr_style *st, int width, int height);
 
 /* html.c, svg.c: the page */
+/* timeline: the --perfetto file the page links to (as the link's href), or NULL */
 int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_stats *s,
-                  const struct rr_plan *p, char *err, size_t errlen);
+                  const struct rr_plan *p, const char *timeline, char *err, size_t errlen);
 void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                    const struct rr_plan *p);
 void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p);
 void rr_html_text(FILE *f, const char *s);
+
+/* perfetto.c: the Chrome trace-event file (docs/remat-report.md); the
+ * memory counter tracks are named RR_COUNTER_BASE and, with a plan,
+ * RR_COUNTER_PLAN. */
+#define RR_COUNTER_BASE "memory without the plan (bytes)"
+#define RR_COUNTER_PLAN "memory with the plan (bytes)"
+int rr_write_perfetto(const char *path, const struct rr_trace *t, const struct rr_plan *p,
+                      char *err, size_t errlen);
 
 #endif

@@ -44,8 +44,8 @@ static json_t *event(const char *ph, const char *name, const char *cat, int tid,
 	return e;
 }
 
-static void slice(json_t *events, const char *name, const char *cat, int tid, double ts,
-                  double dur, json_t *args)
+static void slice(json_t *events, const char *name, const char *cat, int tid, double ts, double dur,
+                  json_t *args)
 {
 	json_t *e = event("X", name, cat, tid, ts);
 	json_object_set_new(e, "dur", json_real(dur));
@@ -84,7 +84,8 @@ static json_t *op_args(const struct rr_trace *t, int i)
 	if (*o->copy)
 		json_object_set_new(a, "copy", json_string(o->copy));
 	if (!o->measured)
-		json_object_set_new(a, "duration", json_string("not measured: the mean of the others"));
+		json_object_set_new(a, "duration",
+		                    json_string("not measured: the mean of the others"));
 	if (!o->replayable)
 		json_object_set_new(a, "never_replayed", json_string(o->why_not));
 	return a;
@@ -115,14 +116,15 @@ static double put_rebuild(json_t *events, const struct rr_trace *t, const struct
 	for (int k = 0; k < r->nreplay; k++) {
 		const struct pl_op *o = &t->ops[r->replay[k]];
 		snprintf(name, sizeof(name), "replay %d: %.60s", r->replay[k], o->name);
-		slice(events, name, "replay", tid, ts, us(o->duration_ns), op_args(t, r->replay[k]));
+		slice(events, name, "replay", tid, ts, us(o->duration_ns),
+		      op_args(t, r->replay[k]));
 		ts += us(o->duration_ns);
 	}
 	return ts > start + us(r->cost_ns) ? ts : start + us(r->cost_ns);
 }
 
-static void put_evictions(json_t *events, const struct rr_trace *t, const struct rr_plan *p,
-                          int q, int tid, double ts)
+static void put_evictions(json_t *events, const struct rr_trace *t, const struct rr_plan *p, int q,
+                          int tid, double ts)
 {
 	char name[64];
 	for (int i = 0; p && i < p->nevicts; i++) {
@@ -169,7 +171,8 @@ json_t *rr_perfetto_events(const struct rr_trace *t, const struct rr_plan *p)
 		counter(events, RR_COUNTER_BASE, ts, t->mem[q]);
 		if (p)
 			counter(events, RR_COUNTER_PLAN, ts, p->mem[q]);
-		slice(events, o->name, kind_name(o), tid_of(o), ts, us(o->duration_ns), op_args(t, q));
+		slice(events, o->name, kind_name(o), tid_of(o), ts, us(o->duration_ns),
+		      op_args(t, q));
 		ts += us(o->duration_ns);
 		put_evictions(events, t, p, q, tid_of(o), ts);
 	}

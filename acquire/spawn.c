@@ -40,18 +40,24 @@ static int executable(const char *path)
 }
 
 /* remat-plan in the directory libremat.so was loaded from (make puts both
- * in build/, an install puts both in one prefix). */
+ * in build/), or in ../bin beside it (make install: PREFIX/lib and
+ * PREFIX/bin). */
 static int next_to_library(char *out, size_t n)
 {
+	static const char *const where[] = {"/remat-plan", "/../bin/remat-plan"};
 	Dl_info info;
 	if (!dladdr((void *)next_to_library, &info) || !info.dli_fname)
 		return -1;
 	const char *slash = strrchr(info.dli_fname, '/');
 	if (!slash)
 		return -1;
-	int len =
-	    snprintf(out, n, "%.*s/remat-plan", (int)(slash - info.dli_fname), info.dli_fname);
-	return len > 0 && (size_t)len < n && executable(out) ? 0 : -1;
+	for (int i = 0; i < 2; i++) {
+		int len = snprintf(out, n, "%.*s%s", (int)(slash - info.dli_fname), info.dli_fname,
+		                   where[i]);
+		if (len > 0 && (size_t)len < n && executable(out))
+			return 0;
+	}
+	return -1;
 }
 
 static int on_path(char *out, size_t n)

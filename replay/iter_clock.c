@@ -16,9 +16,9 @@
 #define SAMPLES 64
 
 static struct {
-	double last;              /* previous boundary, 0: none yet */
-	double ms[2][SAMPLES];    /* [0] unmodified, [1] with the plan: the latest SAMPLES */
-	unsigned long long n[2];  /* iterations timed */
+	double last;             /* previous boundary, 0: none yet */
+	double ms[2][SAMPLES];   /* [0] unmodified, [1] with the plan: the latest SAMPLES */
+	unsigned long long n[2]; /* iterations timed */
 } clock_state;
 
 static double now_ms(void)

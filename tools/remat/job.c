@@ -78,8 +78,8 @@ static int environment(const struct remat_job *job, const char *lib, const char 
 	if (!job->run)
 		unsetenv("REMAT_BUDGET");
 	/* The planner beside remat, unless the user names another. */
-	if (job->run && !getenv("REMAT_PLANNER") && remat_find_tool("remat-plan", plan, sizeof(plan)) == 0 &&
-	    set("REMAT_PLANNER", plan))
+	if (job->run && !getenv("REMAT_PLANNER") &&
+	    remat_find_tool("remat-plan", plan, sizeof(plan)) == 0 && set("REMAT_PLANNER", plan))
 		return -1;
 	return 0;
 }
@@ -157,8 +157,8 @@ static int wait_job(int logfd, off_t *off, bool show)
 
 /* report.html and timeline.json in the trace directory, with the plan
  * when one applied.  0 when written; the tool's message otherwise. */
-static int write_report(const struct remat_job *job, const struct remat_outcome *o,
-                        char *html, char *timeline, size_t len)
+static int write_report(const struct remat_job *job, const struct remat_outcome *o, char *html,
+                        char *timeline, size_t len)
 {
 	char tool[PATH_MAX], out[PATH_MAX + 32];
 	if (remat_find_tool("remat-report", tool, sizeof(tool))) {

@@ -12,7 +12,8 @@
 #endif
 
 static const char usage_text[] =
-    "Usage: remat run [--budget B] [--verify] [--trace-dir D] [--progress|--quiet] -- CMD [ARG...]\n"
+    "Usage: remat run [--budget B] [--verify] [--trace-dir D] [--progress|--quiet] -- CMD "
+    "[ARG...]\n"
     "  or:  remat trace [--trace-dir D] [--progress|--quiet] -- CMD [ARG...]\n"
     "  or:  remat plan TRACE_DIR|GRAPH.json --budget B [remat-plan options]\n"
     "  or:  remat report [remat-report options] TRACE_DIR|GRAPH.json\n"
@@ -49,6 +50,7 @@ static const char trace_text[] =
 static const char tools_text[] =
     "\n"
     "remat plan: remat-plan with these arguments (remat plan --help).\n"
+    "\n"
     "remat report: remat-report with these arguments (remat report --help), e.g.\n"
     "  remat report --plan plan.json --html page.html --perfetto timeline.json D\n";
 
@@ -57,23 +59,27 @@ static const char tail_text[] =
     "  -h, --help            this text\n"
     "  -V, --version         the version\n"
     "\n"
-    "Environment: remat sets LD_PRELOAD (libremat.so appended), REMAT_MODE,\n"
-    "REMAT_TRACE_DIR, REMAT_LOG=1 (unless set higher), REMAT_LOG_FILE (D/remat.log),\n"
-    "REMAT_BUDGET and REMAT_VERIFY from its options, and REMAT_PLANNER (the\n"
-    "remat-plan beside remat) unless set; other REMAT_* variables pass through.\n"
-    "libremat.so, remat-plan and remat-report are found next to remat (a build\n"
-    "tree) or in ../lib and beside it (an installed prefix).\n"
+    "Environment:\n"
+    "  remat sets LD_PRELOAD (libremat.so appended), REMAT_MODE, REMAT_TRACE_DIR,\n"
+    "  REMAT_LOG=1 (unless set higher), REMAT_LOG_FILE (D/remat.log), REMAT_BUDGET\n"
+    "  and REMAT_VERIFY from its options, and REMAT_PLANNER (the remat-plan beside\n"
+    "  remat) unless set; other REMAT_* variables pass through.  libremat.so,\n"
+    "  remat-plan and remat-report are found next to remat (a build tree) or in\n"
+    "  ../lib and beside it (an installed prefix).\n"
     "\n"
-    "Exit status: run and trace exit with the job's status (128+N when a signal N\n"
-    "ended it); 2 for a bad command line; 125 when remat could not start the job\n"
-    "(libremat.so missing, trace directory not writable); 126 when the command\n"
-    "cannot be executed; 127 when it is not found.  plan and report exit as\n"
-    "remat-plan and remat-report do: 0 success, 2 bad input, 3 (plan) the budget\n"
-    "cannot be reached, 1 internal error.\n"
+    "Exit status:\n"
+    "  run and trace exit with the job's status (128+N when a signal N ended it);\n"
+    "  2 for a bad command line; 125 when remat could not start the job\n"
+    "  (libremat.so missing, trace directory not writable); 126 when the command\n"
+    "  cannot be executed; 127 when it is not found.  plan and report exit as\n"
+    "  remat-plan and remat-report do: 0 success, 2 bad input, 3 (plan) the budget\n"
+    "  cannot be reached, 1 internal error.\n"
     "\n"
     "Examples:\n"
     "  remat run --budget 60% -- python train.py\n"
+    "\n"
     "  remat run --budget 20G -- torchrun --nproc_per_node=8 train.py\n"
+    "\n"
     "  remat trace -- ./train --iters 5 && remat report remat-trace\n";
 
 static void help(FILE *f, const char *cmd)
@@ -103,13 +109,18 @@ static int bad(const char *cmd, const char *msg, const char *arg)
 static int job(bool run, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"budget", required_argument, NULL, 'b'},  {"verify", no_argument, NULL, 'v'},
-	    {"trace-dir", required_argument, NULL, 'd'}, {"progress", no_argument, NULL, 'p'},
-	    {"quiet", no_argument, NULL, 'q'},         {"no-report", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"verify", no_argument, NULL, 'v'},
+	    {"trace-dir", required_argument, NULL, 'd'},
+	    {"progress", no_argument, NULL, 'p'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"no-report", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *cmd = run ? "run" : "trace";
-	struct remat_job j = {.run = run, .trace_dir = "remat-trace", .progress = -1, .report = true};
+	struct remat_job j = {
+	    .run = run, .trace_dir = "remat-trace", .progress = -1, .report = true};
 	int c;
 	/* "+": options end at the command, whose own options are its own. */
 	while ((c = getopt_long(argc, argv, run ? "+b:d:qh" : "+d:qh", longopts, NULL)) != -1) {

@@ -23,13 +23,13 @@ enum {
 };
 
 struct remat_job {
-	bool run;             /* run mode; trace mode otherwise */
-	const char *budget;   /* --budget, or NULL (then REMAT_BUDGET from the environment) */
-	bool verify;          /* --verify */
+	bool run;           /* run mode; trace mode otherwise */
+	const char *budget; /* --budget, or NULL (then REMAT_BUDGET from the environment) */
+	bool verify;        /* --verify */
 	const char *trace_dir;
-	int progress;         /* 1 show libremat's progress lines, 0 not, -1 on a terminal */
-	bool report;          /* write report.html and timeline.json into the trace directory */
-	char **argv;          /* the command */
+	int progress; /* 1 show libremat's progress lines, 0 not, -1 on a terminal */
+	bool report;  /* write report.html and timeline.json into the trace directory */
+	char **argv;  /* the command */
 };
 
 /* tools.c: PATH of a file next to the remat executable ("remat-plan"), or

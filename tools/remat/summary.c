@@ -40,12 +40,14 @@ static void read_line(const char *line, struct remat_outcome *o)
 	} else if ((p = after(line, "run mode: physical peak ")) && sscanf(p, "%lld", &a) == 1) {
 		o->measured_peak = a;
 	} else if ((p = after(line, "run mode: ")) &&
-	           sscanf(p, "%lld iterations, %lld evictions, %lld replays, %lld unplanned", &a, &b,
-	                  &c, &d) == 4) {
+	           sscanf(p, "%lld iterations, %lld evictions, %lld replays, %lld unplanned", &a,
+	                  &b, &c, &d) == 4) {
 		o->iterations = a, o->evictions = b, o->replays = c, o->unplanned = d;
 	} else if ((p = after(line, "run mode: iteration time ")) &&
-	           sscanf(p, "%lf ms without the plan (median of %lld), %lf ms with it (median of %lld)",
-	                  &x, &a, &y, &b) == 4) {
+	           sscanf(
+	               p,
+	               "%lf ms without the plan (median of %lld), %lf ms with it (median of %lld)",
+	               &x, &a, &y, &b) == 4) {
 		o->ms_without = x, o->n_without = a, o->ms_with = y, o->n_with = b;
 	} else if ((p = after(line, "libremat: trace written to "))) {
 		copy_word(o->trace_written, sizeof(o->trace_written), p);
@@ -81,23 +83,31 @@ void remat_summary_print(FILE *f, const struct remat_job *job, const struct rema
 	fprintf(f, "remat: summary\n");
 	if (job->run) {
 		if (o->baseline_peak)
-			fprintf(f, "  peak       %s without libremat, %s with it%s (budget %s)\n",
-			        mib(o->baseline_peak, a, sizeof(a)),
-			        o->measured_peak ? mib(o->measured_peak, b, sizeof(b)) : "not measured",
-			        o->measured_peak ? " (measured)" : "", mib(o->budget, c, sizeof(c)));
+			fprintf(
+			    f, "  peak       %s without libremat, %s with it%s (budget %s)\n",
+			    mib(o->baseline_peak, a, sizeof(a)),
+			    o->measured_peak ? mib(o->measured_peak, b, sizeof(b)) : "not measured",
+			    o->measured_peak ? " (measured)" : "", mib(o->budget, c, sizeof(c)));
 		if (o->plan_applied) {
-			fprintf(f, "  plan       %s, planned peak %s: %lld evictions and %lld replays in "
-			           "%lld iterations (%lld unplanned rebuilds)\n",
-			        o->planner[0] ? o->planner : "?", mib(o->planned_peak, a, sizeof(a)),
-			        o->evictions, o->replays, o->iterations, o->unplanned);
+			fprintf(
+			    f,
+			    "  plan       %s, planned peak %s: %lld evictions and %lld replays in "
+			    "%lld iterations (%lld unplanned rebuilds)\n",
+			    o->planner[0] ? o->planner : "?", mib(o->planned_peak, a, sizeof(a)),
+			    o->evictions, o->replays, o->iterations, o->unplanned);
 			if (o->n_without && o->ms_without > 0)
-				fprintf(f, "  overhead   %+.1f%% time per iteration, measured: %.3f ms with "
-				           "the plan (median of %lld), %.3f ms without (median of %lld)\n",
-				        100.0 * (o->ms_with - o->ms_without) / o->ms_without, o->ms_with,
-				        o->n_with, o->ms_without, o->n_without);
+				fprintf(
+				    f,
+				    "  overhead   %+.1f%% time per iteration, measured: %.3f ms "
+				    "with "
+				    "the plan (median of %lld), %.3f ms without (median of %lld)\n",
+				    100.0 * (o->ms_with - o->ms_without) / o->ms_without,
+				    o->ms_with, o->n_with, o->ms_without, o->n_without);
 			else
-				fprintf(f, "  overhead   not measured: no iteration ran without the plan "
-				           "after the profile (it came from the cache)\n");
+				fprintf(
+				    f,
+				    "  overhead   not measured: no iteration ran without the plan "
+				    "after the profile (it came from the cache)\n");
 		} else {
 			fprintf(f, "  plan       none applied: %s\n",
 			        o->why_no_plan[0] ? o->why_no_plan
@@ -111,6 +121,7 @@ void remat_summary_print(FILE *f, const struct remat_job *job, const struct rema
 		fprintf(f, "  trace      none written (the job ended before an iteration was "
 		           "profiled)\n");
 	if (report)
-		fprintf(f, "  report     %s (timeline for ui.perfetto.dev: %s)\n", report, timeline);
+		fprintf(f, "  report     %s (timeline for ui.perfetto.dev: %s)\n", report,
+		        timeline);
 	fprintf(f, "  log        %s\n", log_path);
 }

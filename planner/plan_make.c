@@ -200,6 +200,16 @@ static int plan_once(const struct pl_graph *g, int64_t budget, const struct pl_o
 	}
 	struct pl_ilp_result ir;
 	double lim = o->time_limit_s > 0 ? o->time_limit_s : 30;
+	if (warm)
+		pl_progress(o,
+		            "heuristics: best plan so far %s, peak %lld bytes, recompute %.3f ms "
+		            "(%.1f%% of the iteration)",
+		            warm_name, (long long)warm->ev.peak, warm->ev.recompute_ns / 1e6,
+		            100.0 * (double)warm->ev.recompute_ns /
+		                (double)(g->iteration_ns > 0 ? g->iteration_ns : 1));
+	else
+		pl_progress(o, "heuristics: no plan within the budget yet");
+	pl_progress(o, "ilp: solving (time limit %g s)", lim);
 	if (pl_ilp(g, cs, budget, lim, warm_sel, c3, &ir, o->verbose)) {
 		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory building the ILP");
 		goto out;
@@ -269,6 +279,7 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 			if ((rc = pl_cands_build(g, &oo, &cs, err, errlen)))
 				return rc;
 			res->candidates = cs.ncands;
+			pl_progress(o, "candidates: %d", cs.ncands);
 			if ((rc = plan_once(g, budget, &oo, &cs, &best, res, err, errlen))) {
 				pl_cands_free(&cs);
 				return rc;
@@ -310,6 +321,7 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 			struct pl_cands c2 = {0};
 			struct pl_options oo = *o;
 			oo.strict = 1;
+			pl_progress(o, "budget not met: searching the smallest reachable peak");
 			if (!pl_cands_build(g, &oo, &c2, NULL, 0)) {
 				res->min_peak = min_peak(g, &c2, o);
 				pl_cands_free(&c2);

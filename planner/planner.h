@@ -161,6 +161,7 @@ struct pl_options {
 	int strict;          /* replays may not read buffers rebuilt at the same position */
 	int no_min_peak;     /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
+	int progress; /* a line per stage on stderr (pl_progress) */
 };
 
 struct pl_result {
@@ -181,6 +182,9 @@ void pl_options_default(struct pl_options *o);
 int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
                  struct pl_plan **out, struct pl_result *res, char *err, size_t errlen);
 const char *pl_planner_name(enum pl_planner p);
+/* progress.c: with o->progress, "remat-plan: progress: <s> s: <fmt...>" on stderr. */
+void pl_progress(const struct pl_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int pl_planner_parse(const char *s, enum pl_planner *out);
 
 #endif

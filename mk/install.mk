@@ -10,7 +10,8 @@ MANDIR  ?= $(PREFIX)/share/man
 DOCDIR  ?= $(PREFIX)/share/doc/libremat
 INSTALL ?= install
 
-INSTALL_BINS := $(BUILD)/remat $(BUILD)/remat-plan $(BUILD)/remat-report
+INSTALL_BINS := $(BUILD)/remat $(BUILD)/remat-plan $(BUILD)/remat-report \
+	tools/remat-torchrun-wrapper.sh
 # docs/ keeps its name: README.md links into it.
 INSTALL_DOCS := $(wildcard docs/*.md)
 

@@ -10,7 +10,7 @@
 mk() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make --no-print-directory BUILD="$BUILD" "$@"; }
 p=$tmp/prefix
 mk install PREFIX="$p" >"$tmp/install.log" 2>&1 || fail "make install: $(tail -n 5 "$tmp/install.log")"
-for f in bin/remat bin/remat-plan bin/remat-report; do
+for f in bin/remat bin/remat-plan bin/remat-report bin/remat-torchrun-wrapper.sh; do
 	[ -x "$p/$f" ] || fail "$f not installed executable"
 done
 for f in lib/libremat.so share/man/man1/remat.1.gz share/doc/libremat/README.md \

@@ -16,6 +16,23 @@ export REMAT_CACHE_DIR=$tmp/cache
 	exit 1
 }
 
+# make check-asan / check-tsan: a sanitized libremat.so needs the
+# sanitizer's runtime first in LD_PRELOAD (remat keeps a preload that is
+# there first).
+san() {
+	if [ -n "${TEST_SAN_RUNTIME:-}" ]; then
+		env LD_PRELOAD="$TEST_SAN_RUNTIME" "$@"
+	else
+		"$@"
+	fi
+}
+SANENV=${TEST_SAN_RUNTIME:+LD_PRELOAD=$TEST_SAN_RUNTIME}
+if [ -n "${TEST_SAN_RUNTIME:-}" ]; then
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$TEST_SAN_RUNTIME" "$REMAT" >"$tmp/remat"
+	chmod +x "$tmp/remat"
+	REMAT=$tmp/remat
+fi
+
 fail() {
 	echo "FAIL: $*"
 	exit 1

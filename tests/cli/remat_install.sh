@@ -22,7 +22,7 @@ done
 # the installed command, outside the build tree
 cd "$tmp"
 "$SIMRUN" $GPT >plain.out 2>plain.err || fail "plain run: $(tail -n 3 plain.err)"
-"$SIMRUN" "$p/bin/remat" run --budget 50% --trace-dir "$tmp/rt" -- $GPT >remat.out 2>remat.err ||
+san "$SIMRUN" "$p/bin/remat" run --budget 50% --trace-dir "$tmp/rt" -- $GPT >remat.out 2>remat.err ||
 	fail "remat run exited $?: $(tail -n 5 remat.err)"
 cmp -s plain.out remat.out || fail "output differs: $(diff plain.out remat.out | head -n 5)"
 expect remat.err '^remat: summary$'
@@ -44,7 +44,7 @@ grep -q 'href="timeline.json"' rt/report.html || fail "the report does not link 
 
 # libremat preloaded by hand from the prefix finds its planner in ../bin
 rm -rf cache
-env LD_PRELOAD="$p/lib/libremat.so" REMAT_BUDGET=50% REMAT_LOG=1 REMAT_TRACE_DIR="$tmp/byhand" \
+env LD_PRELOAD="${TEST_SAN_RUNTIME:+$TEST_SAN_RUNTIME:}$p/lib/libremat.so" REMAT_BUDGET=50% REMAT_LOG=1 REMAT_TRACE_DIR="$tmp/byhand" \
 	PATH=/usr/bin:/bin "$SIMRUN" $GPT >hand.out 2>hand.err || fail "by hand: $(tail -n 3 hand.err)"
 cmp -s plain.out hand.out || fail "by hand: output differs"
 expect hand.err "$p/lib/\.\./bin/remat-plan started"

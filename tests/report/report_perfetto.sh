@@ -10,13 +10,14 @@ expect_line "$TMP/out" "^timeline written to $TMP/t\.json"
 python3 - "$TMP/t.json" <<'PY' || fail "timeline not as expected"
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-ops = [e for e in ev if e["ph"] == "X" and e["cat"] not in ("evict", "rebuild", "replay")]
+ops = [e for e in ev if e["ph"] == "X" and "op" in e["args"] and e["cat"] != "replay"]
 assert len(ops) == 26, len(ops)
 assert sorted({e["tid"] for e in ops}) == [2, 3]
 names = {e["name"] for e in ev if e["ph"] == "C"}
 assert names == {"memory without the plan (bytes)", "memory with the plan (bytes)"}, names
 assert sum(e["cat"] == "evict" for e in ev if e["ph"] == "X") == 2
 assert sum(e["cat"] == "rebuild" for e in ev if e["ph"] == "X") == 2
+assert sum(e["cat"] == "map" for e in ev if e["ph"] == "X") == 2
 PY
 expect_line "$TMP/page.html" '<a href="t\.json">t\.json</a>'
 # without a plan: the ops and one counter track

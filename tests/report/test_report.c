@@ -461,7 +461,7 @@ static void test_perfetto(void **state)
 	assert_true(json_is_array(events));
 
 	int seen_op[26] = {0}, named[8] = {0}, nbase = 0, nplan = 0, nevict = 0, nrebuild = 0;
-	int nreplay = 0, last_op = -1;
+	int nreplay = 0, nstep = 0, last_op = -1;
 	double end_of_last = 0, rb_from = -1, rb_to = -1;
 	size_t k;
 	json_array_foreach(events, k, e)
@@ -513,6 +513,11 @@ static void test_perfetto(void **state)
 			assert_true(dur * 1000 == (double)rb->cost_ns);
 			rb_from = ts;
 			rb_to = ts + dur;
+		} else if (!json_object_get(args, "op")) {
+			/* a rebuild's other steps (map, save, restore, release) */
+			nstep++;
+			assert_true(ts >= rb_from - 1e-9 && ts <= rb_to + 1e-9 && dur == 0);
+			assert_true(json_is_integer(json_object_get(args, "buffer")));
 		} else if (!strcmp(cat, "replay")) {
 			nreplay++;
 			assert_true(ts >= rb_from - 1e-9 && ts + dur <= rb_to + 1e-9);
@@ -544,6 +549,7 @@ static void test_perfetto(void **state)
 	assert_int_equal(nevict, p.nevicts);
 	assert_int_equal(nrebuild, p.nrebuilds);
 	assert_int_equal(nreplay, 4);
+	assert_int_equal(nstep, 2); /* each rebuild maps #19 first */
 	/* the iteration with the plan lasts its duration plus the rebuilds */
 	assert_true(end_of_last * 1000 >= (double)(t.g->iteration_ns + p.recompute_ns) - 1);
 	json_decref(root);

@@ -75,6 +75,9 @@ static void from_plan(const struct pl_graph *g, const struct pl_plan *pp, const 
 			continue;
 		r->before_op = q;
 		r->replay = calloc(n, sizeof(*r->replay));
+		r->steps = calloc(n, sizeof(*r->steps));
+		memcpy(r->steps, &pp->steps[pp->step_off[q]], n * sizeof(*r->steps));
+		r->nsteps = (int)n;
 		for (uint32_t s = pp->step_off[q]; s < pp->step_off[q + 1]; s++) {
 			const struct pl_step *st = &pp->steps[s];
 			if (st->kind != PL_STEP_REPLAY)
@@ -123,7 +126,7 @@ void rr_trace_free(struct rr_trace *t)
 void rr_plan_free(struct rr_plan *p)
 {
 	for (int i = 0; i < p->nrebuilds; i++)
-		free(p->rebuilds[i].replay);
+		free(p->rebuilds[i].replay), free(p->rebuilds[i].steps);
 	free(p->rebuilds);
 	free(p->evicts);
 	free(p->mem);

@@ -113,12 +113,24 @@ static double put_rebuild(json_t *events, const struct rr_trace *t, const struct
 	slice(events, name, "rebuild", tid, ts, us(r->cost_ns),
 	      json_pack("{s:i, s:o, s:I}", "before_op", r->before_op, "replayed", replayed,
 	                "cost_ns", (json_int_t)r->cost_ns));
-	for (int k = 0; k < r->nreplay; k++) {
-		const struct pl_op *o = &t->ops[r->replay[k]];
-		snprintf(name, sizeof(name), "replay %d: %.60s", r->replay[k], o->name);
-		slice(events, name, "replay", tid, ts, us(o->duration_ns),
-		      op_args(t, r->replay[k]));
-		ts += us(o->duration_ns);
+	/* Replays take their op's time; the other steps (map, save, restore,
+	 * release: memory moves the model does not time) are instants. */
+	for (int k = 0; k < r->nsteps; k++) {
+		const struct pl_step *st = &r->steps[k];
+		if (st->kind == PL_STEP_REPLAY) {
+			const struct pl_op *o = &t->ops[st->arg];
+			snprintf(name, sizeof(name), "replay %d: %.60s", st->arg, o->name);
+			slice(events, name, "replay", tid, ts, us(o->duration_ns),
+			      op_args(t, st->arg));
+			ts += us(o->duration_ns);
+			continue;
+		}
+		const char *kind =
+		    st->kind >= 0 && st->kind < PL_STEP_KINDS ? pl_step_names[st->kind] : "step";
+		snprintf(name, sizeof(name), "%s #%d", kind, st->arg);
+		slice(events, name, kind, tid, ts, 0,
+		      json_pack("{s:i, s:I}", "buffer", st->arg, "bytes",
+		                (json_int_t)t->bufs[st->arg].rounded));
 	}
 	return ts > start + us(r->cost_ns) ? ts : start + us(r->cost_ns);
 }

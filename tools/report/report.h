@@ -65,6 +65,8 @@ struct rr_rebuild {
 	int *replay; /* op indices replayed, in order */
 	int nreplay;
 	int64_t cost_ns;
+	struct pl_step *steps; /* every step at this position (map, save, replay, ...), in order */
+	int nsteps;
 };
 
 struct rr_plan {

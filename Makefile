@@ -26,7 +26,7 @@ E2E_TESTS     :=   # shell scripts run by check-e2e, each from the repo root
 BENCHES       :=   # scripts or binaries run by `make bench`
 
 .PHONY: all test check-unit check-e2e check-asan check-tsan demo bench clean deps help format \
-	format-check
+	format-check install uninstall
 all: deps-ok
 
 include mk/deps.mk
@@ -35,6 +35,7 @@ include tests/trainers/trainers.mk
 include libremat.mk
 include planner/planner.mk
 include tools/tools.mk
+include mk/install.mk
 include tests/tests.mk
 
 all: $(ALL_TARGETS)
@@ -47,6 +48,8 @@ help:
 	@echo "make check-asan, check-tsan   the end-to-end tests on a libremat.so, remat-plan"
 	@echo "              and remat-report built with ASan+UBSan, or TSan"
 	@echo "make format   clang-format every C source"
+	@echo "make install PREFIX=/usr/local DESTDIR=   remat, remat-plan, remat-report, libremat.so,"
+	@echo "              the man page and the docs"
 
 format:
 	@git ls-files '*.c' '*.h' '*.cu' | xargs clang-format -i

@@ -104,6 +104,30 @@ static void log_line(const char *needle, char *out, size_t n)
 	fclose(f);
 }
 
+/* The planner's progress lines (remat-plan --progress) written to its log
+ * since the last look, relayed into the job's log at REMAT_LOG=1: whole
+ * lines only, from where the last look stopped. */
+static off_t progress_off;
+
+static void relay_progress(void)
+{
+	static const char tag[] = "remat-plan: progress: ";
+	if (remat_cfg.log_level < REMAT_LOG_INFO || !acq.log[0])
+		return;
+	FILE *f = fopen(acq.log, "r");
+	if (!f)
+		return;
+	char line[1024];
+	if (fseeko(f, progress_off, SEEK_SET) == 0)
+		while (fgets(line, sizeof(line), f) && strchr(line, '\n')) {
+			progress_off = ftello(f);
+			line[strcspn(line, "\n")] = '\0';
+			if (!strncmp(line, tag, sizeof(tag) - 1))
+				remat_log(REMAT_LOG_INFO, "planner: %s", line + sizeof(tag) - 1);
+		}
+	fclose(f);
+}
+
 static void untie(void)
 {
 	if (acq.tie >= 0)
@@ -309,6 +333,7 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 	}
 	acq.pid = pid;
 	acq.owner = getpid();
+	progress_off = 0;
 	acq.timeout_s = s.timeout_s;
 	/* The time limit bounds the ILP; loading the trace and writing the plan
 	 * come on top, hence the grace before the kill. */
@@ -408,6 +433,7 @@ static enum acquire_state poll_pending(void)
 	pid_t r;
 	while ((r = waitpid(acq.pid, &status, WNOHANG)) < 0 && errno == EINTR)
 		;
+	relay_progress();
 	if (r == acq.pid)
 		return planner_exited(status);
 	if (r == 0)

@@ -40,18 +40,24 @@ static int executable(const char *path)
 }
 
 /* remat-plan in the directory libremat.so was loaded from (make puts both
- * in build/, an install puts both in one prefix). */
+ * in build/), or in ../bin beside it (make install: PREFIX/lib and
+ * PREFIX/bin). */
 static int next_to_library(char *out, size_t n)
 {
+	static const char *const where[] = {"/remat-plan", "/../bin/remat-plan"};
 	Dl_info info;
 	if (!dladdr((void *)next_to_library, &info) || !info.dli_fname)
 		return -1;
 	const char *slash = strrchr(info.dli_fname, '/');
 	if (!slash)
 		return -1;
-	int len =
-	    snprintf(out, n, "%.*s/remat-plan", (int)(slash - info.dli_fname), info.dli_fname);
-	return len > 0 && (size_t)len < n && executable(out) ? 0 : -1;
+	for (int i = 0; i < 2; i++) {
+		int len = snprintf(out, n, "%.*s%s", (int)(slash - info.dli_fname), info.dli_fname,
+		                   where[i]);
+		if (len > 0 && (size_t)len < n && executable(out))
+			return 0;
+	}
+	return -1;
 }
 
 static int on_path(char *out, size_t n)
@@ -129,20 +135,13 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	char bs[24], ts[32];
 	snprintf(bs, sizeof(bs), "%lld", (long long)budget);
 	snprintf(ts, sizeof(ts), "%g", s->timeout_s);
-	char *argv[16] = {"/bin/sh",
-	                  "-c",
-	                  (char *)wrapper,
-	                  "remat-plan-wrapper",
-	                  (char *)s->planner,
-	                  (char *)trace_dir,
-	                  "--budget",
-	                  bs,
-	                  "--time-limit",
-	                  ts,
-	                  "-o",
-	                  (char *)dest};
+	char *argv[18] = {"/bin/sh", "-c", (char *)wrapper, "remat-plan-wrapper",
+	                  (char *)s->planner, (char *)trace_dir, "--budget", bs, "--time-limit", ts,
+	                  "-o", (char *)dest,
+	                  /* a line per stage into the log, relayed at REMAT_LOG=1 */
+	                  "--progress"};
 	const int first = 4; /* the planner's own command line starts here */
-	int argc = 12;
+	int argc = 13;
 	if (exclude) {
 		argv[argc++] = "--exclude";
 		argv[argc++] = (char *)exclude;

@@ -1,5 +1,5 @@
 # Debian packages the build and tests need; installed once when missing.
-DEB_PACKAGES := libglpk-dev libjansson-dev libunwind-dev libcmocka-dev pkg-config
+DEB_PACKAGES := libglpk-dev libjansson-dev libunwind-dev libcmocka-dev pkg-config help2man man-db
 
 .PHONY: deps deps-ok
 deps:

@@ -74,8 +74,16 @@ const char *pl_graph_strdup(struct pl_graph *g, const char *s)
 struct pl_graph *pl_graph_new(void)
 {
 	struct pl_graph *g = calloc(1, sizeof(*g));
-	if (g)
+	if (g) {
 		g->granularity = 1;
+		/* A graph file says nothing of these. */
+		g->trace = (struct pl_trace_info){.device = "",
+		                                  .cupti_note = "",
+		                                  .duration_ns = -1,
+		                                  .peak_bytes = -1,
+		                                  .cupti_kernels = -1,
+		                                  .cupti_launches = -1};
+	}
 	return g;
 }
 
@@ -166,6 +174,8 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 		}
 		if (bf->small)
 			bf->rounded = 0;
+		if (!bf->site)
+			bf->site = "";
 		cur[b] = pl_ver_initial(bf);
 		int32_t lo = bf->alloc_at < 0 ? 0 : bf->alloc_at;
 		int32_t hi = bf->free_at < 0 ? g->nops : bf->free_at;
@@ -184,6 +194,7 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 		struct pl_op *op = &g->ops[i];
 		/* The iteration time counts measured ops only; the estimate only
 		 * weighs replays of unmeasured ones. */
+		op->measured = op->duration_ns >= 0;
 		if (op->duration_ns < 0)
 			op->duration_ns = mean;
 		else
@@ -192,6 +203,10 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 			op->name = "";
 		if (!op->why_not)
 			op->why_not = "";
+		if (!op->via)
+			op->via = "";
+		if (!op->copy)
+			op->copy = "";
 		for (uint32_t k = 0; k < op->nrefs; k++) {
 			struct pl_ref *r = &g->refs[op->ref_off + k];
 			if (r->buf < 0 || r->buf >= g->nbufs) {

@@ -113,8 +113,8 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	char where[96];
 	snprintf(where, sizeof(where), "$.ops[%zu]", k);
 	struct pl_op *op = &g->ops[k];
-	int64_t i, dur;
-	const char *kind, *name, *why;
+	int64_t i, dur, stream, bytes;
+	const char *kind, *name, *why, *via, *copy;
 	int repl, rc;
 	json_t *reads, *writes, *refs, *partial;
 	/* A graph file may leave out what a trace always writes. */
@@ -127,7 +127,11 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
 	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
 	    (rc = pl_jarr(c, v, where, "refs", &refs, 0)) ||
-	    (rc = pl_jarr(c, v, where, "partial", &partial, 0)))
+	    (rc = pl_jarr(c, v, where, "partial", &partial, 0)) ||
+	    (rc = pl_jint(c, v, where, "stream", &stream, 0, 0)) ||
+	    (rc = pl_jint(c, v, where, "bytes", &bytes, 0, 0)) ||
+	    (rc = pl_jstr(c, v, where, "via", &via, 0, "")) ||
+	    (rc = pl_jstr(c, v, where, "copy", &copy, 0, "")))
 		return rc;
 	if (i != (int64_t)k)
 		return pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
@@ -135,6 +139,10 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	op->name = pl_graph_strdup(g, name);
 	op->why_not = pl_graph_strdup(g, why);
 	op->duration_ns = dur < 0 ? -1 : dur;
+	op->stream = (int32_t)stream;
+	op->bytes = bytes;
+	op->via = pl_graph_strdup(g, via);
+	op->copy = pl_graph_strdup(g, copy);
 	op->replayable = (uint8_t)repl;
 	op->ref_off = g->nrefs;
 	char w2[128];

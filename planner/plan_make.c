@@ -245,6 +245,17 @@ static int plan_once(const struct pl_graph *g, int64_t budget, const struct pl_o
 		warm_sel = c1;
 	if (h2.ok && (!warm_sel || h2.ev.recompute_ns < h1.ev.recompute_ns))
 		warm_sel = c2;
+	const struct outcome *warm = warm_sel == c1 ? &h1 : warm_sel == c2 ? &h2 : NULL;
+	if (warm)
+		pl_progress(o,
+		            "heuristics: best plan so far %s, peak %lld bytes, recompute %.3f ms "
+		            "(%.1f%% of the iteration)",
+		            warm == &h1 ? "greedy" : "dtr", (long long)warm->ev.peak,
+		            warm->ev.recompute_ns / 1e6,
+		            100.0 * (double)warm->ev.recompute_ns /
+		                (double)(g->iteration_ns > 0 ? g->iteration_ns : 1));
+	else
+		pl_progress(o, "heuristics: no plan within the budget yet");
 	struct pl_ilp_result ir;
 	if (!warm_sel) {
 		const uint8_t *from = h1.ev.valid && (!h2.ev.valid || h1.ev.peak <= h2.ev.peak) ? c1
@@ -258,6 +269,7 @@ static int plan_once(const struct pl_graph *g, int64_t budget, const struct pl_o
 		}
 	}
 	double left = lim - (pl_now() - t0);
+	pl_progress(o, "ilp: solving (time limit %g s)", left > 1 ? left : 1);
 	if (pl_ilp(g, cs, budget, left > 1 ? left : 1, warm_sel, c3, &ir, o->verbose))
 		goto oom;
 	res->gap = ir.gap;
@@ -325,6 +337,7 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 			if ((rc = pl_cands_build(g, &oo, &cs, err, errlen)))
 				return rc;
 			res->candidates = cs.ncands;
+			pl_progress(o, "candidates: %d", cs.ncands);
 			if ((rc = plan_once(g, budget, &oo, &cs, &best, res, err, errlen))) {
 				pl_cands_free(&cs);
 				return rc;
@@ -366,6 +379,7 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 			struct pl_cands c2 = {0};
 			struct pl_options oo = *o;
 			oo.strict = 1;
+			pl_progress(o, "budget not met: searching the smallest reachable peak");
 			if (!pl_cands_build(g, &oo, &c2, NULL, 0)) {
 				res->min_peak = min_peak(g, &c2, o);
 				pl_cands_free(&c2);

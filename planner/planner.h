@@ -46,6 +46,13 @@ struct pl_op {
 	uint8_t replayable;
 	uint8_t kind; /* PL_KIND_* */
 	const char *why_not;
+	/* What a trace says beyond the model (docs/trace-format.md), for the
+	 * tools that show it; planners ignore it.  A graph file may leave it out. */
+	uint8_t measured; /* duration_ns is from the file (else the mean of the known ones) */
+	int32_t stream;   /* stream id, 0 when not given */
+	int64_t bytes;    /* memcpy/memset: bytes moved */
+	const char *via;  /* entry point that issued the op, "" when not given */
+	const char *copy; /* memcpy: HtoD | DtoH | DtoD | HtoH, else "" */
 };
 
 enum pl_kind { PL_KIND_KERNEL, PL_KIND_MEMCPY, PL_KIND_MEMSET, PL_KIND_HOST_FUNC, PL_KIND_OTHER };
@@ -65,6 +72,21 @@ struct pl_buffer {
 	 * that replaying its writers does not reproduce its bytes. */
 	uint8_t excluded;
 	const char *name; /* may be "" */
+	const char *site; /* allocating call stack, innermost first, one frame per line; "" */
+};
+
+/* A trace's sections beyond ops and buffers (docs/trace-format.md), for the
+ * tools that show them; empty (is_trace 0, numbers -1) for a graph file. */
+struct pl_trace_info {
+	int is_trace;
+	const char *device; /* "" when not given */
+	int64_t device_memory;
+	int32_t period, iterations_seen;
+	int64_t duration_ns; /* sum of op durations the profiler measured */
+	int64_t peak_bytes;  /* highest managed physical usage in the iteration */
+	int cupti_available; /* 0: no durations, no cross-check (cupti_note says why) */
+	int64_t cupti_kernels, cupti_launches, cupti_mismatch;
+	const char *cupti_note;
 };
 
 struct pl_graph {
@@ -80,6 +102,7 @@ struct pl_graph {
 	struct pl_buffer *bufs;
 	struct pl_ref *refs;
 	char *strings; /* storage behind the name pointers */
+	struct pl_trace_info trace;
 	/* Derived by pl_graph_finish(): */
 	int64_t *live; /* baseline physical bytes while op p runs (nops entries) */
 	int64_t baseline_peak;
@@ -152,6 +175,7 @@ struct pl_options {
 	int plan_version;
 	int no_min_peak; /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
+	int progress; /* a line per stage on stderr (pl_progress) */
 };
 
 struct pl_result {
@@ -172,6 +196,9 @@ void pl_options_default(struct pl_options *o);
 int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
                  struct pl_plan **out, struct pl_result *res, char *err, size_t errlen);
 const char *pl_planner_name(enum pl_planner p);
+/* progress.c: with o->progress, "remat-plan: progress: <s> s: <fmt...>" on stderr. */
+void pl_progress(const struct pl_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int pl_planner_parse(const char *s, enum pl_planner *out);
 
 #endif

@@ -17,13 +17,14 @@ static void usage(FILE *f)
 	fprintf(
 	    f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B [--planner ilp|greedy|dtr|none]\n"
 	       "                  [--time-limit S] [--no-segments] [--exclude ID,ID,...] [-v]\n"
-	       "                  [--plan-version 1|2] [-o PLAN.json]\n"
+	       "                  [--plan-version 1|2] [--progress] [-o PLAN.json]\n"
 	       "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
 	       "     percentage of the baseline peak (50%%)\n"
 	       "  --exclude: buffer ids (of the trace) never to evict or rebuild\n"
 	       "  --plan-version: 1 (default) plans only what a version 1 runtime runs;\n"
 	       "     2 adds stashes (replays of ops that update buffers in place) and\n"
-	       "     buffers kept unmapped at the iteration boundary\n");
+	       "     buffers kept unmapped at the iteration boundary\n"
+	       "  --progress: a line per planning stage on stderr (also with -v)\n");
 }
 
 /* Marks the buffers of a comma-separated id list as excluded.  0, or 2
@@ -118,6 +119,9 @@ int main(int argc, char **argv)
 			o.segments = 0;
 		} else if (!strcmp(a, "-v")) {
 			o.verbose = 1;
+			o.progress = 1;
+		} else if (!strcmp(a, "--progress")) {
+			o.progress = 1;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "remat-plan: unknown option or missing value: %s\n", a);
 			usage(stderr);
@@ -137,6 +141,7 @@ int main(int argc, char **argv)
 	}
 	char err[1024], b1[32], b2[32], hs[20];
 	struct pl_graph *g;
+	pl_progress(&o, "loading %s", input);
 	int rc = pl_graph_load(input, &g, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "remat-plan: %s\n", err);
@@ -160,6 +165,8 @@ int main(int argc, char **argv)
 	       (long long)budget);
 	struct pl_plan *p;
 	struct pl_result res;
+	pl_progress(&o, "loaded: %d ops, %d buffers, baseline peak %lld bytes; planning for %lld",
+	            g->nops, g->nbufs, (long long)g->baseline_peak, (long long)budget);
 	rc = pl_plan_make(g, budget, &o, &p, &res, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "remat-plan: %s\n", err);
@@ -170,6 +177,10 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	double iter = (double)(res.iteration_ns > 0 ? res.iteration_ns : 1);
+	pl_progress(
+	    &o, "done: plan by %s, peak %lld bytes, recompute %.3f ms (%.1f%% of the iteration)",
+	    res.planner, (long long)res.peak, res.recompute_ns / 1e6,
+	    100.0 * (double)res.recompute_ns / iter);
 	printf("planned peak:    %s (%lld bytes)\n", human(res.peak, b1, sizeof(b1)),
 	       (long long)res.peak);
 	printf("bytes saved:     %s (%.1f%% of the peak)\n",

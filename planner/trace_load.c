@@ -50,6 +50,62 @@ static int check_params(struct jctx *c, json_t *root, const char *dir)
 	return 0;
 }
 
+/* A call stack as one string, a frame per line (the arena keeps strings,
+ * not arrays of them). */
+static const char *site_lines(struct pl_graph *g, json_t *site)
+{
+	size_t n = 0, k;
+	json_t *f;
+	json_array_foreach(site, k, f) n +=
+	    strlen(json_string_value(f) ? json_string_value(f) : "") + 1;
+	char *buf = malloc(n + 1), *w = buf;
+	if (!buf)
+		return "";
+	*w = '\0';
+	json_array_foreach(site, k, f)
+	{
+		if (json_string_value(f))
+			w += sprintf(w, "%s%s", w == buf ? "" : "\n", json_string_value(f));
+	}
+	const char *s = pl_graph_strdup(g, buf);
+	free(buf);
+	return s ? s : "";
+}
+
+/* The sections tools show beside the graph; what is missing stays unknown. */
+static int trace_info(struct jctx *c, json_t *root, struct pl_graph *g)
+{
+	struct pl_trace_info *t = &g->trace;
+	json_t *proc = json_object_get(root, "process"), *it = json_object_get(root, "iteration");
+	json_t *mem = json_object_get(root, "memory"), *cu = json_object_get(root, "cupti");
+	const char *device = "", *note = "";
+	int64_t period, seen;
+	int avail = 1, rc;
+	if ((rc = pl_jstr(c, proc, "$.process", "device", &device, 0, "")) ||
+	    (rc = pl_jint(c, proc, "$.process", "device_memory", &t->device_memory, 0, 0)) ||
+	    (it && (rc = pl_jint(c, it, "$.iteration", "period", &period, 0, g->nops))) ||
+	    (it && (rc = pl_jint(c, it, "$.iteration", "iterations_seen", &seen, 0, 0))) ||
+	    (it && (rc = pl_jint(c, it, "$.iteration", "duration_ns", &t->duration_ns, 0, -1))) ||
+	    (rc = pl_jint(c, mem, "$.memory", "peak_bytes", &t->peak_bytes, 0, -1)) ||
+	    (cu && (rc = pl_jbool(c, cu, "$.cupti", "available", &avail, 0, 1))) ||
+	    (cu && (rc = pl_jint(c, cu, "$.cupti", "kernels", &t->cupti_kernels, 0, -1))) ||
+	    (cu && (rc = pl_jint(c, cu, "$.cupti", "launches", &t->cupti_launches, 0, -1))) ||
+	    (cu && (rc = pl_jint(c, cu, "$.cupti", "mismatch", &t->cupti_mismatch, 0, 0))) ||
+	    (cu && (rc = pl_jstr(c, cu, "$.cupti", "note", &note, 0, ""))))
+		return rc;
+	t->is_trace = 1;
+	t->device = pl_graph_strdup(g, device);
+	t->cupti_note = pl_graph_strdup(g, note);
+	t->cupti_available = avail;
+	t->period = it ? (int32_t)period : g->nops;
+	t->iterations_seen = it ? (int32_t)seen : 0;
+	if (!it)
+		t->duration_ns = -1;
+	if (!cu)
+		t->cupti_kernels = t->cupti_launches = -1;
+	return 0;
+}
+
 static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *g)
 {
 	const char *fmt;
@@ -119,6 +175,7 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		json_t *site = json_object_get(v, "site");
 		const char *s0 = json_string_value(json_array_get(site, 0));
 		b->name = pl_graph_strdup(g, s0 ? s0 : "");
+		b->site = site_lines(g, site);
 		if (pers)
 			listed_persistent += b->rounded;
 	}
@@ -128,7 +185,9 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 	if (g->const_bytes < small_pool)
 		g->const_bytes = small_pool;
 
-	return pl_jops(c, g, ops, 1);
+	if ((rc = pl_jops(c, g, ops, 1)))
+		return rc;
+	return trace_info(c, root, g);
 }
 
 int pl_graph_load_trace(const char *dir, struct pl_graph **out, char *err, size_t errlen)

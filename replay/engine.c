@@ -204,6 +204,10 @@ static void boundary(int tentative)
 		          abs_iter(), (unsigned long long)engine.totals.evictions,
 		          (unsigned long long)engine.totals.replays);
 	int had = engine.niv || engine.applying;
+	/* The iteration that ends here: a verifying or divergent one is neither. */
+	replay_clock_boundary(engine.verifying || engine.diverged || tentative ? REPLAY_CLOCK_SKIP
+	                      : engine.applying                                ? REPLAY_CLOCK_PLAN
+	                                        : REPLAY_CLOCK_UNMODIFIED);
 	if (engine.applying && !engine.verifying)
 		note_peak();
 	if (engine.verifying && !engine.diverged)
@@ -304,6 +308,7 @@ void replay_start(struct remat_profile *p, int64_t budget, int64_t level, int64_
 	engine.level = level;
 	engine.pos = 0;
 	remat_alloc_quarantine(0);
+	replay_clock_start();
 }
 
 static int same_op(const struct prof_op *q, const struct remat_op *op)
@@ -584,4 +589,5 @@ void replay_shutdown(void)
 		          (unsigned long long)engine.iter, (unsigned long long)t->evictions,
 		          (unsigned long long)t->replays,
 		          (unsigned long long)t->rebuilds_unplanned);
+	replay_clock_report();
 }

@@ -66,6 +66,12 @@ struct replay_engine {
 
 extern struct replay_engine engine;
 
+/* iter_clock.c: wall-clock time per iteration, with and without the plan. */
+enum replay_clock_kind { REPLAY_CLOCK_SKIP, REPLAY_CLOCK_UNMODIFIED, REPLAY_CLOCK_PLAN };
+void replay_clock_start(void);
+void replay_clock_boundary(enum replay_clock_kind kind);
+void replay_clock_report(void);
+
 /* steps.c */
 /* Runs the steps before op position q on stream s, up to the first that
  * fails (its error returned; what they mapped is evicted again).  mode 0: as planned;

@@ -11,6 +11,7 @@
  * (an eviction must come after the op on its stream).
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "../alloc/alloc.h"
 #include "../core/config.h"
@@ -50,6 +51,8 @@ void session_set_state(enum session_state s)
 /* The profiled iteration is complete; op is op 0 of the next one.  Trace
  * mode writes the trace and is done; run mode also hands the profile to
  * replay, which follows the iterations from this op on. */
+static struct timespec profile_start; /* when the profiled iteration began */
+
 static void profile_complete(void)
 {
 	int64_t first_iter;
@@ -59,6 +62,14 @@ static void profile_complete(void)
 		session_set_state(SESSION_DONE);
 		return;
 	}
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	remat_log(REMAT_LOG_INFO,
+	          "profiled iteration recorded: %zu ops, %zu buffers in %.2f s; "
+	          "writing the trace",
+	          (size_t)p->nops, (size_t)p->nbufs,
+	          (double)(now.tv_sec - profile_start.tv_sec) +
+	              1e-9 * (double)(now.tv_nsec - profile_start.tv_nsec));
 	if (remat_cfg.mode != REMAT_MODE_RUN) {
 		prof_publish(p, remat_cfg.trace_dir, NULL);
 		session_set_state(SESSION_DONE);
@@ -118,6 +129,7 @@ static int to_profiler(struct remat_op *op)
 	case PROF_RECORD:
 		if (session_state == SESSION_DETECT) {
 			session_set_state(SESSION_PROFILE);
+			clock_gettime(CLOCK_MONOTONIC, &profile_start);
 			/* Run mode: no address is reused within the profiled
 			 * iteration (remat_alloc_quarantine), so each buffer of
 			 * the profile has an address of its own that a replay may

@@ -1,4 +1,5 @@
 # Command-line tools.
 -include tools/simcc.mk
 -include tools/report/report.mk
+-include tools/remat/remat.mk
 -include tools/bench.mk

@@ -263,7 +263,8 @@ static void test_child_environment(void **state)
 	/* The planner was asked for this budget and the default time limit. */
 	planner_args(line, sizeof(line));
 	char want[8800];
-	snprintf(want, sizeof(want), "%s --budget %d --time-limit 60 -o %s\n", trace, BUDG, entry);
+	snprintf(want, sizeof(want), "%s --budget %d --time-limit 60 -o %s --progress\n", trace,
+	         BUDG, entry);
 	if (strncmp(line, want, strlen(want)))
 		fail_msg("planner arguments '%s', expected '%s...'", line, want);
 }

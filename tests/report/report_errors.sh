@@ -20,7 +20,8 @@ broken() {
 }
 
 check missing "$TMP/nope" "^remat-report: $TMP/nope: .*(no such|not)"
-check notdir "$FIX/params.bin" "params\.bin: .*not a directory"
+# a file is read as a graph file: one that is not says so
+check notgraph "$FIX/params.bin" "params\.bin:.*JSON"
 
 d=$(broken badjson)
 head -c 3000 "$FIX/trace.json" >"$d/trace.json" # cut mid-file: a live writer's half file

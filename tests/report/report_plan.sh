@@ -32,6 +32,13 @@ python3 tests/report/check_html.py "$TMP/page.html" 27 2
 expect_line "$TMP/page.html" 'class="budget"'
 expect_line "$TMP/page.html" '<td>#19</td><td class="n">16\.0 MiB</td><td class="n">4</td><td class="n">15</td>'
 
+# the same plan on the trace's graph file (--export-graph): the same figures
+"$REPORT" --export-graph "$TMP/mlp3.graph.json" "$FIX" >/dev/null || fail "export: exit $?"
+"$REPORT" --plan "$PLAN" "$TMP/mlp3.graph.json" >"$TMP/g.out" || fail "graph file: exit $?"
+expect_line "$TMP/g.out" '^  peak +154\.0 MiB before, 138\.0 MiB with the plan \(fits the budget\)$'
+expect_line "$TMP/g.out" '^  evictions +2, rebuilds before 2 ops$'
+expect_line "$TMP/g.out" '^  15 +135\.0 us +2 sgemm_nn, 3 bias_relu_fwd$'
+
 # bad plans: one message naming the plan file, exit 2, no report
 check() {
 	set +e

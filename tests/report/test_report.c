@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,10 +50,10 @@ static void test_mlp3_figures(void **state)
 	assert_int_equal(t.duration_ns, 1579000);
 	assert_string_equal(t.graph_hash, "0x11f75e8e87fd6149");
 	/* kinds, copy directions, entry points */
-	assert_int_equal(s.kinds[RR_KERNEL], 20);
-	assert_int_equal(s.kinds[RR_MEMCPY], 3);
-	assert_int_equal(s.kinds[RR_MEMSET], 2);
-	assert_int_equal(s.kinds[RR_HOST_FUNC], 1);
+	assert_int_equal(s.kinds[PL_KIND_KERNEL], 20);
+	assert_int_equal(s.kinds[PL_KIND_MEMCPY], 3);
+	assert_int_equal(s.kinds[PL_KIND_MEMSET], 2);
+	assert_int_equal(s.kinds[PL_KIND_HOST_FUNC], 1);
 	assert_int_equal(s.copies[0], 2); /* HtoD */
 	assert_int_equal(s.copies[1], 1); /* DtoH */
 	assert_int_equal(s.unknown_duration_ops, 1);
@@ -108,13 +109,15 @@ static void test_mlp3_figures(void **state)
 	assert_int_equal(s.site_skip, 0);        /* x (data.c) and h1 (mlp.c) share no frame */
 	assert_string_equal(rr_site(&t.bufs[19], s.site_skip, 2, " < ", site, sizeof(site)),
 	                    "mlp.c:88 (linear_forward) < mlp.c:142 (train_step)");
-	/* trace extras: raw durations and streams survive the graph's defaults */
-	assert_int_equal(t.ops[23].duration_ns, -1);
+	/* trace fields beyond the model: raw durations and streams survive the
+	 * graph's defaults */
+	assert_int_equal(rr_op_ns(&t.ops[23]), -1);
 	assert_string_equal(t.ops[23].via, "cudaLaunchHostFunc");
 	assert_int_equal(t.ops[0].stream, 2);
 	assert_string_equal(t.ops[0].copy, "HtoD");
-	assert_int_equal(t.cupti_kernels, 20);
-	assert_int_equal(t.cupti_launches, 20);
+	assert_int_equal(t.info->cupti_kernels, 20);
+	assert_int_equal(t.info->cupti_launches, 20);
+	assert_string_equal(t.info->device, "simcuda");
 	rr_stats_free(&s);
 	rr_trace_free(&t);
 }
@@ -158,12 +161,15 @@ static void test_export_roundtrip(void **state)
 {
 	char out[] = "/tmp/rr-graph-XXXXXX", err[512];
 	struct pl_graph *a = NULL, *b = NULL;
+	struct rr_trace t;
 	int fd = mkstemp(out);
 	(void)state;
 
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(rr_export_graph(FIX, out, err, sizeof(err)), 0);
+	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
+	assert_int_equal(rr_export_graph(&t, out, err, sizeof(err)), 0);
+	rr_trace_free(&t);
 	assert_int_equal(pl_graph_load_trace(FIX, &a, err, sizeof(err)), PL_OK);
 	assert_int_equal(pl_graph_load_json(out, &b, err, sizeof(err)), PL_OK);
 	unlink(out);
@@ -239,46 +245,74 @@ static void test_planner_made_plan(void **state)
 	pl_graph_free(g);
 }
 
-/* A hand-built trace: one 4 MiB persistent buffer, one 4 MiB activation
- * used at ops 0, 3, 4 and 9 (gaps of 2 and 4 ops), 10 ops of 1 us each
- * except op 6 (unknown). */
-static int uses_act[] = {1};
-static int uses_none[] = {0};
-static void synthetic(struct rr_trace *t, int64_t *mem)
+/* A graph file (the report reads one as it reads a trace): one 4 MiB
+ * persistent buffer, one 4 MiB activation used at ops 0, 3, 4 and 9
+ * (gaps of 2 and 4 ops), 10 ops of 1 us each except op 6 (unknown). */
+static void synthetic(struct rr_trace *t)
 {
-	static struct rr_op ops[10];
-	static struct rr_buf bufs[2];
+	char path[] = "/tmp/rr-synth-XXXXXX", err[512];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
 
-	memset(t, 0, sizeof(*t));
+	assert_non_null(f);
+	fprintf(f, "{\"format\": \"remat-graph\", \"version\": 1, \"name\": \"synthetic\", "
+	           "\"granularity\": 2097152,\n"
+	           " \"buffers\": [{\"id\": 0, \"size\": 4194304, \"persistent\": true,"
+	           " \"alloc_at\": -1, \"free_at\": -1},\n"
+	           "  {\"id\": 1, \"size\": 4194304, \"alloc_at\": 0, \"free_at\": -1}],\n"
+	           " \"ops\": [");
 	for (int i = 0; i < 10; i++) {
-		ops[i] = (struct rr_op){.kind = RR_KERNEL,
-		                        .name = "k",
-		                        .via = "cuLaunchKernel",
-		                        .duration_ns = i == 6 ? -1 : 1000};
 		bool act = i == 0 || i == 3 || i == 4 || i == 9;
-		ops[i].uses = act ? uses_act : uses_none;
-		ops[i].nuses = 1;
-		mem[i] = i < 10 ? 8 * MiB : 4 * MiB;
+		fprintf(f,
+		        "%s{\"i\": %d, \"name\": \"k\", \"duration_ns\": %d, \"reads\": [%d],"
+		        " \"writes\": [%s]}",
+		        i ? ",\n  " : "", i, i == 6 ? -1 : 1000, act, i == 0 ? "1" : "");
 	}
-	bufs[0] = (struct rr_buf){4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0};
-	bufs[1] = (struct rr_buf){4 * MiB, 4 * MiB, false, false, 0, -1, NULL, 0};
-	t->ops = ops;
-	t->nops = 10;
-	t->bufs = bufs;
-	t->nbufs = 2;
-	t->mem = mem;
-	t->granularity = 2 * MiB;
-	t->duration_ns = 9000;
+	fprintf(f, "]}\n");
+	fclose(f);
+	int rc = rr_load_trace(path, t, err, sizeof(err));
+	unlink(path);
+	if (rc)
+		fail_msg("%s", err);
+	assert_false(t->info->is_trace);
+	assert_int_equal(t->period, 10);
+	assert_int_equal(t->duration_ns, 9000);
+}
+
+/* A model built by hand around a given memory curve (no loader). */
+static void hand_trace(struct rr_trace *t, struct pl_graph *g, struct pl_op *ops, int nops,
+                       struct pl_buffer *bufs, int nbufs, int64_t *mem)
+{
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < nops; i++)
+		ops[i] = (struct pl_op){.name = "k",
+		                        .via = "v",
+		                        .copy = "",
+		                        .why_not = "",
+		                        .kind = PL_KIND_KERNEL,
+		                        .replayable = 1};
+	g->ops = ops;
+	g->nops = nops;
+	g->bufs = bufs;
+	g->nbufs = nbufs;
+	g->live = mem;
+	*t = (struct rr_trace){.g = g,
+	                       .info = &g->trace,
+	                       .ops = ops,
+	                       .nops = nops,
+	                       .bufs = bufs,
+	                       .nbufs = nbufs,
+	                       .mem = mem,
+	                       .period = nops};
 }
 
 static void test_gap_longest(void **state)
 {
 	struct rr_trace t;
 	struct rr_stats s;
-	int64_t mem[10];
 	(void)state;
 
-	synthetic(&t, mem);
+	synthetic(&t);
 	rr_analyze(&t, &s);
 	assert_int_equal(s.ngaps, 1);
 	assert_int_equal(s.gaps[0].buf, 1);
@@ -289,24 +323,26 @@ static void test_gap_longest(void **state)
 	assert_int_equal(s.kernels[0].total_ns, 9000);
 	assert_int_equal(s.unknown_duration_ops, 1);
 	rr_stats_free(&s);
+	rr_trace_free(&t);
 }
 
 /* Draws the 20 x 4 chart of a 4-op trace holding one 4 MiB persistent
  * buffer, whose memory curve is mem; returns the text (free it). */
 static char *draw_chart(const int64_t mem[4], bool unicode)
 {
-	static struct rr_op ops[4];
-	static struct rr_buf bufs[1] = {{4 * MiB, 4 * MiB, false, true, -1, -1, NULL, 0}};
+	static struct pl_op ops[4];
+	static struct pl_buffer bufs[1] = {
+	    {.size = 4 * MiB, .rounded = 4 * MiB, .persistent = 1, .alloc_at = -1, .free_at = -1}};
 	int64_t m[4] = {mem[0], mem[1], mem[2], mem[3]};
-	struct rr_trace t = {.ops = ops, .nops = 4, .bufs = bufs, .nbufs = 1, .mem = m};
+	struct pl_graph g;
+	struct rr_trace t;
 	struct rr_stats s;
 	struct rr_style st = {.color = false, .unicode = unicode};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	for (int i = 0; i < 4; i++)
-		ops[i] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v", .uses = NULL};
+	hand_trace(&t, &g, ops, 4, bufs, 1, m);
 	rr_analyze(&t, &s);
 	rr_print_chart(f, &t, &s, NULL, &st, 20, 4);
 	fclose(f);
@@ -364,20 +400,23 @@ static void test_chart_unicode(void **state)
  * column: the tables start at the first frame that tells buffers apart. */
 static void test_site_skip(void **state)
 {
-	static char *wa[] = {"alloc_wrapper+0x22 (app)", "layer1+0x10 (app)", "main+0x5 (app)"};
-	static char *wb[] = {"alloc_wrapper+0x22 (app)", "layer2+0x10 (app)", "main+0x5 (app)"};
-	static char *w[] = {"alloc_wrapper+0x22 (app)"};
-	static struct rr_op ops[1];
-	struct rr_buf bufs[3] = {{4 * MiB, 4 * MiB, false, false, 0, -1, wa, 3},
-	                         {4 * MiB, 4 * MiB, false, false, 0, -1, wb, 3},
-	                         {4 * MiB, 4 * MiB, false, false, 0, -1, w, 1}};
+#define ACT(stack)                                                                                 \
+	{                                                                                          \
+		.size = 4 * MiB, .rounded = 4 * MiB, .alloc_at = 0, .free_at = -1, .site = stack   \
+	}
+	static struct pl_op ops[1];
+	struct pl_buffer bufs[3] = {
+	    ACT("alloc_wrapper+0x22 (app)\nlayer1+0x10 (app)\nmain+0x5 (app)"),
+	    ACT("alloc_wrapper+0x22 (app)\nlayer2+0x10 (app)\nmain+0x5 (app)"),
+	    ACT("alloc_wrapper+0x22 (app)")};
 	int64_t mem[1] = {12 * MiB};
-	struct rr_trace t = {.ops = ops, .nops = 1, .bufs = bufs, .nbufs = 2, .mem = mem};
+	struct pl_graph g;
+	struct rr_trace t;
 	struct rr_stats s;
 	char site[128];
 	(void)state;
 
-	ops[0] = (struct rr_op){.kind = RR_KERNEL, .name = "k", .via = "v"};
+	hand_trace(&t, &g, ops, 1, bufs, 2, mem);
 	rr_analyze(&t, &s);
 	assert_int_equal(s.site_skip, 1);
 	assert_string_equal(rr_site(&bufs[1], s.site_skip, 2, " < ", site, sizeof(site)),
@@ -391,10 +430,131 @@ static void test_site_skip(void **state)
 	                    "alloc_wrapper+0x22 (app)");
 	rr_stats_free(&s);
 	/* libc's start-up frames under main are left out */
-	static char *boot[] = {"main+0x163a (gpt)", "__libc_init_first+0x8a (libc.so.6)",
-	                       "__libc_start_main+0x85 (libc.so.6)", "_start+0x21 (gpt)"};
-	struct rr_buf b = {4 * MiB, 4 * MiB, false, false, 0, -1, boot, 4};
+	struct pl_buffer b = ACT("main+0x163a (gpt)\n__libc_init_first+0x8a (libc.so.6)\n"
+	                         "__libc_start_main+0x85 (libc.so.6)\n_start+0x21 (gpt)");
 	assert_string_equal(rr_site(&b, 0, 3, " < ", site, sizeof(site)), "main+0x163a (gpt)");
+}
+
+/* The timeline of mlp3 with its plan, read back with jansson and checked
+ * against the trace: each op once, on its stream's track, in order and
+ * for its duration; one thread name per stream; the memory counters equal
+ * the trace's curve and the plan's; every eviction and rebuild a slice,
+ * each replay inside its rebuild. */
+static void test_perfetto(void **state)
+{
+	char out[] = "/tmp/rr-timeline-XXXXXX", err[512];
+	struct rr_trace t;
+	struct rr_plan p;
+	json_error_t je;
+	int fd = mkstemp(out);
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
+	assert_int_equal(rr_load_plan(PLAN, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(rr_write_perfetto(out, &t, &p, err, sizeof(err)), 0);
+	json_t *root = json_load_file(out, 0, &je);
+	unlink(out);
+	assert_non_null(root);
+	json_t *events = json_object_get(root, "traceEvents"), *e;
+	assert_true(json_is_array(events));
+
+	int seen_op[26] = {0}, named[8] = {0}, nbase = 0, nplan = 0, nevict = 0, nrebuild = 0;
+	int nreplay = 0, nstep = 0, last_op = -1;
+	double end_of_last = 0, rb_from = -1, rb_to = -1;
+	size_t k;
+	json_array_foreach(events, k, e)
+	{
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *cat = json_string_value(json_object_get(e, "cat"));
+		json_t *args = json_object_get(e, "args");
+		int tid = (int)json_integer_value(json_object_get(e, "tid"));
+		double ts = json_number_value(json_object_get(e, "ts"));
+		double dur = json_number_value(json_object_get(e, "dur"));
+		assert_non_null(ph);
+		assert_int_equal(json_integer_value(json_object_get(e, "pid")), 1);
+		if (!strcmp(ph, "M")) {
+			if (!strcmp(name, "thread_name")) {
+				char want[32];
+				assert_true(tid > 0 && tid < 8);
+				snprintf(want, sizeof(want), "stream %d", tid - 1);
+				assert_string_equal(
+				    json_string_value(json_object_get(args, "name")), want);
+				named[tid]++;
+			}
+			continue;
+		}
+		if (!strcmp(ph, "C")) {
+			int64_t v = json_integer_value(json_object_get(args, "bytes"));
+			if (!strcmp(name, RR_COUNTER_BASE)) {
+				assert_int_equal(v, t.mem[nbase < 26 ? nbase : 25]);
+				nbase++;
+			} else {
+				assert_string_equal(name, RR_COUNTER_PLAN);
+				assert_int_equal(v, p.mem[nplan < 26 ? nplan : 25]);
+				nplan++;
+			}
+			continue;
+		}
+		assert_string_equal(ph, "X");
+		if (!strcmp(cat, "evict")) {
+			const struct rr_evict *ev = &p.evicts[nevict++];
+			assert_int_equal(json_integer_value(json_object_get(args, "buffer")),
+			                 ev->buf);
+			assert_int_equal(json_integer_value(json_object_get(args, "after_op")),
+			                 ev->after_op);
+			assert_true(ts >= end_of_last - 1e-9 && dur == 0);
+		} else if (!strcmp(cat, "rebuild")) {
+			const struct rr_rebuild *rb = &p.rebuilds[nrebuild++];
+			assert_int_equal(json_integer_value(json_object_get(args, "before_op")),
+			                 rb->before_op);
+			assert_true(dur * 1000 == (double)rb->cost_ns);
+			rb_from = ts;
+			rb_to = ts + dur;
+		} else if (!json_object_get(args, "op")) {
+			/* a rebuild's other steps (map, save, restore, release) */
+			nstep++;
+			assert_true(ts >= rb_from - 1e-9 && ts <= rb_to + 1e-9 && dur == 0);
+			assert_true(json_is_integer(json_object_get(args, "buffer")));
+		} else if (!strcmp(cat, "replay")) {
+			nreplay++;
+			assert_true(ts >= rb_from - 1e-9 && ts + dur <= rb_to + 1e-9);
+		} else {
+			int op = (int)json_integer_value(json_object_get(args, "op"));
+			const struct pl_op *o = &t.ops[op];
+			assert_int_equal(op, last_op + 1);
+			last_op = op;
+			seen_op[op]++;
+			assert_string_equal(name, o->name);
+			assert_int_equal(tid, o->stream + 1);
+			assert_true(dur * 1000 == (double)o->duration_ns);
+			assert_true(ts >= end_of_last - 1e-9);
+			/* a rebuild runs right before the op that needs it */
+			if (op == 15)
+				assert_true(ts >= rb_to - 1e-9);
+			end_of_last = ts + dur;
+			assert_int_equal(json_array_size(json_object_get(args, "reads")) +
+			                     json_array_size(json_object_get(args, "writes")),
+			                 o->nrefs);
+		}
+	}
+	for (int i = 0; i < 26; i++)
+		assert_int_equal(seen_op[i], 1);
+	assert_int_equal(named[2] + named[3], 2); /* streams 1 and 2, named once each */
+	assert_int_equal(named[1] + named[4] + named[5], 0);
+	assert_int_equal(nbase, 27); /* one sample per op and the end */
+	assert_int_equal(nplan, 27);
+	assert_int_equal(nevict, p.nevicts);
+	assert_int_equal(nrebuild, p.nrebuilds);
+	assert_int_equal(nreplay, 4);
+	assert_int_equal(nstep, 2); /* each rebuild maps #19 first */
+	/* the iteration with the plan lasts its duration plus the rebuilds */
+	assert_true(end_of_last * 1000 >= (double)(t.g->iteration_ns + p.recompute_ns) - 1);
+	json_decref(root);
+	rr_plan_free(&p);
+	rr_trace_free(&t);
 }
 
 int main(void)
@@ -409,6 +569,7 @@ int main(void)
 	    cmocka_unit_test(test_chart_ascii),
 	    cmocka_unit_test(test_chart_unicode),
 	    cmocka_unit_test(test_site_skip),
+	    cmocka_unit_test(test_perfetto),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *rr_buf_role(const struct rr_buf *b)
+const char *rr_buf_role(const struct pl_buffer *b)
 {
 	if (b->persistent)
 		return b->small ? "persistent, small" : "persistent";
@@ -32,9 +32,9 @@ static void count_kernels(const struct rr_trace *t, struct rr_stats *s)
 {
 	s->kernels = calloc((size_t)t->nops + 1, sizeof(*s->kernels));
 	for (int i = 0; i < t->nops; i++) {
-		const struct rr_op *o = &t->ops[i];
+		const struct pl_op *o = &t->ops[i];
 		int k;
-		if (o->kind != RR_KERNEL)
+		if (rr_op_kind(o) != PL_KIND_KERNEL)
 			continue;
 		for (k = 0; k < s->nkernels; k++)
 			if (strcmp(s->kernels[k].name, o->name) == 0)
@@ -42,8 +42,8 @@ static void count_kernels(const struct rr_trace *t, struct rr_stats *s)
 		if (k == s->nkernels)
 			s->kernels[s->nkernels++].name = o->name;
 		s->kernels[k].count++;
-		if (o->duration_ns > 0)
-			s->kernels[k].total_ns += o->duration_ns;
+		if (rr_op_ns(o) > 0)
+			s->kernels[k].total_ns += rr_op_ns(o);
 	}
 	qsort(s->kernels, (size_t)s->nkernels, sizeof(*s->kernels), by_total_desc);
 }
@@ -53,7 +53,7 @@ static void count_reasons(const struct rr_trace *t, struct rr_stats *s)
 {
 	s->reasons = calloc((size_t)t->nops + 1, sizeof(*s->reasons));
 	for (int i = 0; i < t->nops; i++) {
-		const struct rr_op *o = &t->ops[i];
+		const struct pl_op *o = &t->ops[i];
 		const char *why = o->why_not && *o->why_not ? o->why_not : "no reason given";
 		int k;
 		if (o->replayable)
@@ -78,7 +78,7 @@ static void count_vias(const struct rr_trace *t, struct rr_stats *s)
 {
 	s->vias = calloc((size_t)t->nops + 1, sizeof(*s->vias));
 	for (int i = 0; i < t->nops; i++) {
-		const char *via = t->ops[i].via ? t->ops[i].via : "?";
+		const char *via = *t->ops[i].via ? t->ops[i].via : "?";
 		int k;
 		for (k = 0; k < s->nvias; k++)
 			if (strcmp(s->vias[k].via, via) == 0)
@@ -101,8 +101,8 @@ static void count_vias(const struct rr_trace *t, struct rr_stats *s)
 static int producer(const struct rr_trace *t, int b, int at)
 {
 	for (int i = at; i >= 0; i--)
-		for (int k = 0; k < t->ops[i].nwrites; k++)
-			if (t->ops[i].writes[k] == b)
+		for (uint32_t k = 0; k < t->ops[i].nrefs; k++)
+			if (rr_ref_buf(t, &t->ops[i], k) == b && rr_ref_writes(t, &t->ops[i], k))
 				return i;
 	return -1;
 }
@@ -120,12 +120,11 @@ static void longest_gaps(const struct rr_trace *t, struct rr_stats *s)
 	for (int b = 0; b < t->nbufs; b++)
 		last[b] = -1;
 	for (int i = 0; i < t->nops; i++)
-		elapsed[i + 1] =
-		    elapsed[i] + (t->ops[i].duration_ns > 0 ? t->ops[i].duration_ns : 0);
+		elapsed[i + 1] = elapsed[i] + (rr_op_ns(&t->ops[i]) > 0 ? rr_op_ns(&t->ops[i]) : 0);
 	for (int i = 0; i < t->nops; i++) {
-		const struct rr_op *o = &t->ops[i];
-		for (int k = 0; k < o->nuses; k++) {
-			int b = o->uses[k], l;
+		const struct pl_op *o = &t->ops[i];
+		for (uint32_t k = 0; k < o->nrefs; k++) {
+			int b = rr_ref_buf(t, o, k), l;
 			if (b < 0 || b >= t->nbufs)
 				continue;
 			l = last[b];
@@ -152,7 +151,7 @@ static const struct rr_trace *sort_trace;
 static int by_size_then_gap(const void *a, const void *b)
 {
 	const struct rr_gap *x = a, *y = b;
-	const struct rr_buf *bx = &sort_trace->bufs[x->buf], *by = &sort_trace->bufs[y->buf];
+	const struct pl_buffer *bx = &sort_trace->bufs[x->buf], *by = &sort_trace->bufs[y->buf];
 	if (bx->rounded != by->rounded)
 		return bx->rounded < by->rounded ? 1 : -1;
 	if (bx->size != by->size)
@@ -166,20 +165,25 @@ static int by_size_then_gap(const void *a, const void *b)
  * two buffers, and each keeps one frame of its own). */
 static int common_site_frames(const struct rr_trace *t)
 {
-	const struct rr_buf *first = NULL;
+	const struct pl_buffer *first = NULL;
 	int common = 0, n = 0;
 
 	for (int i = 0; i < t->nbufs; i++) {
-		const struct rr_buf *b = &t->bufs[i];
+		const struct pl_buffer *b = &t->bufs[i];
 		if (b->persistent || b->small)
 			continue;
+		int nb = rr_nframes(b);
 		if (!first) {
 			first = b;
-			common = b->nsite - 1;
+			common = nb - 1;
 		}
 		int k = 0;
-		while (k < common && k < b->nsite - 1 && strcmp(b->site[k], first->site[k]) == 0)
-			k++;
+		for (; k < common && k < nb - 1; k++) {
+			size_t la, lb;
+			const char *fa = rr_frame(b, k, &la), *fb = rr_frame(first, k, &lb);
+			if (la != lb || memcmp(fa, fb, la))
+				break;
+		}
 		common = k;
 		n++;
 	}
@@ -190,9 +194,9 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < t->nops; i++) {
-		const struct rr_op *o = &t->ops[i];
-		s->kinds[o->kind]++;
-		if (o->kind == RR_MEMCPY && copy_index(o->copy) >= 0) {
+		const struct pl_op *o = &t->ops[i];
+		s->kinds[rr_op_kind(o)]++;
+		if (o->kind == PL_KIND_MEMCPY && copy_index(o->copy) >= 0) {
 			s->copies[copy_index(o->copy)]++;
 			s->copy_bytes[copy_index(o->copy)] += o->bytes;
 		}
@@ -201,7 +205,7 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			seen = t->ops[j].stream == o->stream;
 		if (!seen)
 			s->streams++;
-		if (o->duration_ns < 0)
+		if (rr_op_ns(o) < 0)
 			s->unknown_duration_ops++;
 	}
 	count_kernels(t, s);
@@ -209,7 +213,7 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 	count_reasons(t, s);
 
 	for (int i = 0; i < t->nbufs; i++) {
-		const struct rr_buf *b = &t->bufs[i];
+		const struct pl_buffer *b = &t->bufs[i];
 		if (b->persistent && !b->small) {
 			s->persistent_large += b->rounded;
 			s->npersistent_large++;
@@ -223,7 +227,7 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			s->nperiter_large++;
 		}
 	}
-	s->persistent_level = s->persistent_large + t->small_pool_bytes;
+	s->persistent_level = s->persistent_large + t->g->small_pool_bytes;
 	s->peak_op = -1;
 	for (int i = 0; i < t->nops; i++)
 		if (s->peak_op < 0 || t->mem[i] > s->peak) {

@@ -45,22 +45,47 @@ static bool startup_frame(const char *f)
 	       strncmp(f, "_start+", 7) == 0 || strncmp(f, "_start ", 7) == 0;
 }
 
+const char *rr_frame(const struct pl_buffer *b, int k, size_t *len)
+{
+	const char *f = b->site && *b->site ? b->site : NULL;
+	for (; f && k > 0; k--) {
+		f = strchr(f, '\n');
+		if (f)
+			f++;
+	}
+	if (f)
+		*len = strcspn(f, "\n");
+	return f;
+}
+
+int rr_nframes(const struct pl_buffer *b)
+{
+	int n = 0;
+	size_t len;
+	while (rr_frame(b, n, &len))
+		n++;
+	return n;
+}
+
 /* `frames` frames of the allocation stack from frame `skip` on (never
  * skipping the last one), without start-up frames, joined by sep. */
-char *rr_site(const struct rr_buf *b, int skip, int frames, const char *sep, char *buf, size_t len)
+char *rr_site(const struct pl_buffer *b, int skip, int frames, const char *sep, char *buf,
+              size_t len)
 {
-	size_t at = 0;
+	size_t at = 0, fl;
+	int nsite = rr_nframes(b);
 	buf[0] = 0;
-	if (b->nsite == 0) {
+	if (nsite == 0) {
 		snprintf(buf, len, "(no call stack)");
 		return buf;
 	}
-	if (skip > b->nsite - 1)
-		skip = b->nsite - 1;
-	for (int i = skip, shown = 0; i < b->nsite && shown < frames && at < len; i++) {
-		if (shown > 0 && startup_frame(b->site[i]))
+	if (skip > nsite - 1)
+		skip = nsite - 1;
+	for (int i = skip, shown = 0; i < nsite && shown < frames && at < len; i++) {
+		const char *fr = rr_frame(b, i, &fl);
+		if (shown > 0 && startup_frame(fr))
 			continue;
-		int n = snprintf(buf + at, len - at, "%s%s", shown ? sep : "", b->site[i]);
+		int n = snprintf(buf + at, len - at, "%s%.*s", shown ? sep : "", (int)fl, fr);
 		shown++;
 		if (n < 0)
 			break;

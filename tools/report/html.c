@@ -79,16 +79,20 @@ static void header(FILE *f, const struct rr_trace *t, const struct rr_stats *s)
 	char a[64], b[64], line[256];
 
 	fputs("<h1>remat-report: <code>", f);
-	rr_html_text(f, t->dir);
+	rr_html_text(f, t->path);
 	fputs("</code></h1>\n<table class=\"meta\">\n", f);
-	if (t->cmdline && *t->cmdline)
-		meta(f, "command", t->cmdline);
-	snprintf(line, sizeof(line), "%s, %s, granularity %s", t->device ? t->device : "?",
-	         rr_bytes(t->device_memory, a, sizeof(a)), rr_bytes(t->granularity, b, sizeof(b)));
-	meta(f, "device", line);
+	if (t->g->name && *t->g->name)
+		meta(f, "command", t->g->name);
+	if (t->info->is_trace) {
+		snprintf(line, sizeof(line), "%s, %s, granularity %s",
+		         *t->info->device ? t->info->device : "?",
+		         rr_bytes(t->info->device_memory, a, sizeof(a)),
+		         rr_bytes(t->g->granularity, b, sizeof(b)));
+		meta(f, "device", line);
+	}
 	meta(f, "graph hash", t->graph_hash);
 	snprintf(line, sizeof(line), "%d ops (%d iterations seen before the profile)", t->period,
-	         t->iterations_seen);
+	         t->info->iterations_seen);
 	meta(f, "iteration", line);
 	snprintf(line, sizeof(line), "%s (sum of op durations%s)",
 	         rr_ns(t->duration_ns, a, sizeof(a)),
@@ -117,11 +121,12 @@ static void memory_split(FILE *f, const struct rr_trace *t, const struct rr_stat
 	td(f, NULL, line);
 	fputs("</tr>\n<tr>", f);
 	td(f, NULL, "\u2003small pool");
-	td(f, "n", rr_bytes(t->small_pool_bytes, a, sizeof(a)));
+	td(f, "n", rr_bytes(t->g->small_pool_bytes, a, sizeof(a)));
 	snprintf(line, sizeof(line),
 	         "shared chunks packing %d persistent and %d per-iteration allocations under %s; "
 	         "never evicted",
-	         s->npersistent_small, s->nperiter_small, rr_bytes(t->granularity, b, sizeof(b)));
+	         s->npersistent_small, s->nperiter_small,
+	         rr_bytes(t->g->granularity, b, sizeof(b)));
 	td(f, NULL, line);
 	fputs("</tr>\n<tr>", f);
 	td(f, NULL, "per-iteration");
@@ -151,7 +156,7 @@ static void ops_tables(FILE *f, const struct rr_trace *t, const struct rr_stats 
 		snprintf(line, sizeof(line), "%d", s->kinds[k]);
 		td(f, "n", line);
 		fputs("</tr>\n", f);
-		for (int d = 0; k == RR_MEMCPY && d < 4; d++) {
+		for (int d = 0; k == PL_KIND_MEMCPY && d < 4; d++) {
 			if (!s->copies[d])
 				continue;
 			snprintf(line, sizeof(line), "\u2003%s", dir[d]);
@@ -315,20 +320,20 @@ static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_stats
 static void cupti(FILE *f, const struct rr_trace *t)
 {
 	fputs("<h2>CUPTI cross-check</h2>\n", f);
-	if (!t->cupti_available || t->cupti_kernels < 0) {
+	if (!t->info->cupti_available || t->info->cupti_kernels < 0) {
 		fputs("<p class=\"warn\">CUPTI was not available", f);
-		if (t->cupti_note && *t->cupti_note) {
+		if (t->info->cupti_note && *t->info->cupti_note) {
 			fputs(": ", f);
-			rr_html_text(f, t->cupti_note);
+			rr_html_text(f, t->info->cupti_note);
 		}
 		fputs(". No kernel durations, no cross-check.</p>\n", f);
 		return;
 	}
-	bool ok = t->cupti_kernels == t->cupti_launches && t->cupti_mismatch == 0;
+	bool ok = t->info->cupti_kernels == t->info->cupti_launches && t->info->cupti_mismatch == 0;
 	fprintf(f,
 	        "<p>%" PRId64 " kernels seen by CUPTI, %" PRId64 " launches intercepted: "
 	        "<span class=\"%s\">%s</span></p>\n",
-	        t->cupti_kernels, t->cupti_launches, ok ? "ok" : "warn",
+	        t->info->cupti_kernels, t->info->cupti_launches, ok ? "ok" : "warn",
 	        ok ? "they match."
 	           : "mismatch: some launches bypassed interception, the op graph "
 	             "is incomplete.");
@@ -350,8 +355,28 @@ static void legend(FILE *f, const struct rr_plan *p, bool lifetimes)
 	fputs("</p>\n", f);
 }
 
+/* The timeline file, for Perfetto or chrome://tracing: neither opens a
+ * local file from a link, so the page says how. */
+static void timeline_link(FILE *f, const char *timeline)
+{
+	fputs("<p class=\"note\">Timeline of the iteration (one track per stream, rebuilds, "
+	      "evictions, memory counters): ",
+	      f);
+	if (!timeline) {
+		fputs("write it with <code>remat report --perfetto OUT.json</code>.</p>\n", f);
+		return;
+	}
+	fputs("<a href=\"", f);
+	rr_html_text(f, timeline);
+	fputs("\">", f);
+	rr_html_text(f, timeline);
+	fputs("</a>; open it in <a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a> "
+	      "(Open trace file) or chrome://tracing (Load).</p>\n",
+	      f);
+}
+
 int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_stats *s,
-                  const struct rr_plan *p, char *err, size_t errlen)
+                  const struct rr_plan *p, const char *timeline, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "w");
 
@@ -363,9 +388,10 @@ int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_st
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>"
 	      "remat-report: ",
 	      f);
-	rr_html_text(f, t->dir);
+	rr_html_text(f, t->path);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", css);
 	header(f, t, s);
+	timeline_link(f, timeline);
 	fputs("<h2>Memory over the iteration</h2>\n", f);
 	legend(f, p, false);
 	rr_svg_memory(f, t, s, p);
@@ -380,7 +406,8 @@ int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_st
 	rr_svg_lifetimes(f, t, p);
 	gaps_table(f, t, s);
 	ops_tables(f, t, s);
-	cupti(f, t);
+	if (t->info->is_trace)
+		cupti(f, t);
 	fputs("</body>\n</html>\n", f);
 	if (ferror(f) | (fclose(f) != 0)) {
 		snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));

@@ -1,111 +1,43 @@
-/* Fills the report's model from the planner library: the trace through
- * pl_graph_load_trace() (which also rejects corrupt or truncated traces),
- * a plan through pl_plan_load_json() and pl_evaluate(). */
+/* Loads through the planner library: a trace directory or a graph file
+ * through pl_graph_load() (which also rejects corrupt or truncated
+ * traces), a plan through pl_plan_load_json() and pl_evaluate() on that
+ * same graph. */
 #include "report.h"
 #include "../../planner/planner.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-static enum rr_kind kind_of(int pl_kind)
-{
-	switch (pl_kind) {
-	case PL_KIND_MEMCPY:
-		return RR_MEMCPY;
-	case PL_KIND_MEMSET:
-		return RR_MEMSET;
-	case PL_KIND_HOST_FUNC:
-		return RR_HOST_FUNC;
-	default:
-		return RR_KERNEL;
-	}
-}
-
-/* Every buffer the op references counts as a use: the op touches it, so a
- * buffer evicted at that point would have to be there. */
-static void copy_uses(const struct pl_graph *g, const struct pl_op *po, struct rr_op *o)
-{
-	o->uses = calloc(po->nrefs + 1, sizeof(*o->uses));
-	for (uint32_t k = 0; k < po->nrefs; k++)
-		o->uses[o->nuses++] = g->refs[po->ref_off + k].buf;
-	qsort(o->uses, (size_t)o->nuses, sizeof(*o->uses), cmp_int);
-	int n = 0;
-	for (int k = 0; k < o->nuses; k++)
-		if (n == 0 || o->uses[n - 1] != o->uses[k])
-			o->uses[n++] = o->uses[k];
-	o->nuses = n;
-	o->writes = calloc(po->nrefs + 1, sizeof(*o->writes));
-	for (uint32_t k = 0; k < po->nrefs; k++)
-		if (g->refs[po->ref_off + k].flags & PL_REF_WRITE)
-			o->writes[o->nwrites++] = g->refs[po->ref_off + k].buf;
-}
-
-static void from_graph(const struct pl_graph *g, struct rr_trace *t)
-{
-	pl_hash_str(g->hash, t->graph_hash);
-	t->granularity = g->granularity;
-	t->small_pool_bytes = g->small_pool_bytes;
-	t->nops = g->nops;
-	t->nbufs = g->nbufs;
-	t->ops = calloc((size_t)g->nops + 1, sizeof(*t->ops));
-	t->bufs = calloc((size_t)g->nbufs + 1, sizeof(*t->bufs));
-	t->mem = calloc((size_t)g->nops + 1, sizeof(*t->mem));
-	for (int i = 0; i < g->nops; i++) {
-		const struct pl_op *po = &g->ops[i];
-		struct rr_op *o = &t->ops[i];
-		o->kind = kind_of(po->kind);
-		o->name = strdup(po->name ? po->name : "?");
-		o->replayable = po->replayable;
-		o->why_not = strdup(po->why_not ? po->why_not : "");
-		o->duration_ns = po->duration_ns;
-		copy_uses(g, po, o);
-		t->mem[i] = g->live[i];
-	}
-	for (int i = 0; i < g->nbufs; i++) {
-		const struct pl_buffer *pb = &g->bufs[i];
-		struct rr_buf *b = &t->bufs[i];
-		b->size = pb->size;
-		b->rounded = pb->rounded;
-		b->small = pb->small;
-		b->persistent = pb->persistent;
-		b->alloc_at = pb->alloc_at;
-		b->free_at = pb->free_at;
-	}
-}
-
-int rr_load_trace(const char *dir, struct rr_trace *t, char *err, size_t errlen)
+int rr_load_trace(const char *path, struct rr_trace *t, char *err, size_t errlen)
 {
 	struct pl_graph *g = NULL;
 
 	memset(t, 0, sizeof(*t));
-	if (pl_graph_load_trace(dir, &g, err, errlen) != PL_OK)
+	if (pl_graph_load(path, &g, err, errlen) != PL_OK)
 		return -1;
-	t->dir = strdup(dir);
-	from_graph(g, t);
-	pl_graph_free(g);
-	return rr_trace_extras(dir, t, err, errlen);
+	t->path = strdup(path);
+	t->g = g;
+	t->info = &g->trace;
+	t->ops = g->ops;
+	t->nops = g->nops;
+	t->bufs = g->bufs;
+	t->nbufs = g->nbufs;
+	t->mem = g->live;
+	pl_hash_str(g->hash, t->graph_hash);
+	t->period = g->trace.is_trace ? g->trace.period : g->nops;
+	t->duration_ns = g->trace.duration_ns >= 0 ? g->trace.duration_ns : g->iteration_ns;
+	return 0;
 }
 
-int rr_export_graph(const char *dir, const char *out, char *err, size_t errlen)
+int rr_export_graph(const struct rr_trace *t, const char *out, char *err, size_t errlen)
 {
-	struct pl_graph *g = NULL;
 	char msg[768];
-	int rc;
 
-	if (pl_graph_load_trace(dir, &g, err, errlen) != PL_OK)
-		return -1;
-	rc = 0;
-	if (pl_graph_save_json(g, out, msg, sizeof(msg)) != PL_OK) {
+	if (pl_graph_save_json(t->g, out, msg, sizeof(msg)) != PL_OK) {
 		snprintf(err, errlen, "cannot write the graph: %s", msg);
-		rc = -1;
+		return -1;
 	}
-	pl_graph_free(g);
-	return rc;
+	return 0;
 }
 
 /* The first position after `after` whose rebuild steps map buffer b again. */
@@ -143,6 +75,9 @@ static void from_plan(const struct pl_graph *g, const struct pl_plan *pp, const 
 			continue;
 		r->before_op = q;
 		r->replay = calloc(n, sizeof(*r->replay));
+		r->steps = calloc(n, sizeof(*r->steps));
+		memcpy(r->steps, &pp->steps[pp->step_off[q]], n * sizeof(*r->steps));
+		r->nsteps = (int)n;
 		for (uint32_t s = pp->step_off[q]; s < pp->step_off[q + 1]; s++) {
 			const struct pl_step *st = &pp->steps[s];
 			if (st->kind != PL_STEP_REPLAY)
@@ -157,19 +92,15 @@ static void from_plan(const struct pl_graph *g, const struct pl_plan *pp, const 
 int rr_load_plan(const char *path, const struct rr_trace *t, struct rr_plan *p, char *err,
                  size_t errlen)
 {
-	struct pl_graph *g = NULL;
 	struct pl_plan *pp = NULL;
 	struct pl_eval e;
 	int rc = -1;
 
 	memset(p, 0, sizeof(*p));
 	memset(&e, 0, sizeof(e));
-	/* The planner checks a plan against its own graph, so load it again. */
-	if (pl_graph_load_trace(t->dir, &g, err, errlen) != PL_OK)
-		return -1;
-	if (pl_plan_load_json(path, g, &pp, err, errlen) != PL_OK)
+	if (pl_plan_load_json(path, t->g, &pp, err, errlen) != PL_OK)
 		goto out;
-	if (pl_evaluate(g, pp, &e) != PL_OK) {
+	if (pl_evaluate(t->g, pp, &e) != PL_OK) {
 		snprintf(err, errlen, "%s: out of memory evaluating the plan", path);
 		goto out;
 	}
@@ -178,43 +109,24 @@ int rr_load_plan(const char *path, const struct rr_trace *t, struct rr_plan *p, 
 		goto out;
 	}
 	p->path = strdup(path);
-	from_plan(g, pp, &e, p);
+	from_plan(t->g, pp, &e, p);
 	rc = 0;
 out:
 	pl_eval_free(&e);
 	pl_plan_free(pp);
-	pl_graph_free(g);
 	return rc;
 }
 
 void rr_trace_free(struct rr_trace *t)
 {
-	for (int i = 0; i < t->nops; i++) {
-		free(t->ops[i].name);
-		free(t->ops[i].via);
-		free(t->ops[i].why_not);
-		free(t->ops[i].uses);
-		free(t->ops[i].writes);
-	}
-	for (int i = 0; i < t->nbufs; i++) {
-		for (int k = 0; k < t->bufs[i].nsite; k++)
-			free(t->bufs[i].site[k]);
-		free(t->bufs[i].site);
-	}
-	free(t->ops);
-	free(t->bufs);
-	free(t->mem);
-	free(t->dir);
-	free(t->cmdline);
-	free(t->device);
-	free(t->cupti_note);
+	pl_graph_free(t->g);
+	free(t->path);
 	memset(t, 0, sizeof(*t));
 }
-
 void rr_plan_free(struct rr_plan *p)
 {
 	for (int i = 0; i < p->nrebuilds; i++)
-		free(p->rebuilds[i].replay);
+		free(p->rebuilds[i].replay), free(p->rebuilds[i].steps);
 	free(p->rebuilds);
 	free(p->evicts);
 	free(p->mem);

@@ -13,9 +13,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: remat-report [options] TRACE_DIR\n"
+	        "usage: remat-report [options] TRACE_DIR|GRAPH.json\n"
 	        "\n"
-	        "Summarizes one training iteration traced by libremat (REMAT_TRACE_DIR):\n"
+	        "Summarizes one training iteration traced by libremat (REMAT_TRACE_DIR), or\n"
+	        "the iteration a graph file describes (docs/graph-format.md):\n"
 	        "iteration, ops, top kernels, the memory split, idle activations, a memory\n"
 	        "chart and the CUPTI cross-check.\n"
 	        "\n"
@@ -24,6 +25,10 @@ static void usage(FILE *f)
 	        "  --html OUT.html          write a self-contained HTML page with the same\n"
 	        "                           report and SVG charts\n"
 	        "  --export-graph OUT.json  write the trace as graph JSON (docs/graph-format.md)\n"
+	        "  --perfetto OUT.json      write the iteration as a timeline (Chrome trace\n"
+	        "                           events) for ui.perfetto.dev or chrome://tracing:\n"
+	        "                           a track per stream, the plan's rebuilds and\n"
+	        "                           evictions, memory counters with and without it\n"
 	        "  --width N                chart columns (default 72)\n"
 	        "  --ascii                  plain ASCII chart (default: Unicode blocks in a\n"
 	        "                           UTF-8 locale)\n"
@@ -32,6 +37,25 @@ static void usage(FILE *f)
 	        "  -h, --help               this text\n"
 	        "\n"
 	        "Exit status: 0 on success, 2 on a bad argument, trace or plan file.\n");
+}
+
+/* The page's link to the timeline: its name when both sit in one
+ * directory, else its absolute path. */
+static const char *link_to(const char *file, const char *page, char *buf, size_t len)
+{
+	char dir[4096], *real = realpath(file, NULL), *pdir;
+	snprintf(dir, sizeof(dir), "%s", page);
+	pdir = strrchr(dir, '/') ? (*strrchr(dir, '/') = '\0', realpath(dir[0] ? dir : "/", NULL))
+	                         : realpath(".", NULL);
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	if (real && pdir && !strncmp(real, pdir, strlen(pdir)) &&
+	    !strcmp(real + strlen(pdir) + (strcmp(pdir, "/") != 0), base))
+		snprintf(buf, len, "%s", base);
+	else
+		snprintf(buf, len, "%s", real ? real : file);
+	free(real);
+	free(pdir);
+	return buf;
 }
 
 static int fail(const char *msg)
@@ -46,13 +70,15 @@ int main(int argc, char **argv)
 	    {"plan", required_argument, NULL, 'p'},
 	    {"html", required_argument, NULL, 'H'},
 	    {"export-graph", required_argument, NULL, 'g'},
+	    {"perfetto", required_argument, NULL, 'P'},
 	    {"width", required_argument, NULL, 'w'},
 	    {"ascii", no_argument, NULL, 'a'},
 	    {"no-color", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *plan_path = NULL, *html_path = NULL, *graph_path = NULL;
+	const char *plan_path = NULL, *html_path = NULL, *graph_path = NULL, *timeline = NULL;
+	char href[4096];
 	struct rr_style st = {0};
 	bool ascii = false, no_color = false;
 	int width = 72, c;
@@ -73,6 +99,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			graph_path = optarg;
+			break;
+		case 'P':
+			timeline = optarg;
 			break;
 		case 'w':
 			width = (int)strtol(optarg, &end, 10);
@@ -98,9 +127,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *dir = argv[optind];
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(err, sizeof(err), "%s: not a trace directory (%s)", dir,
-		         stat(dir, &sb) != 0 ? "no such file or directory" : "not a directory");
+	if (stat(dir, &sb) != 0) {
+		snprintf(err, sizeof(err), "%s: no such trace directory or graph file", dir);
 		return fail(err);
 	}
 
@@ -110,7 +138,7 @@ int main(int argc, char **argv)
 
 	if (rr_load_trace(dir, &t, err, sizeof(err)) != 0)
 		return fail(err);
-	if (graph_path && rr_export_graph(dir, graph_path, err, sizeof(err)) != 0) {
+	if (graph_path && rr_export_graph(&t, graph_path, err, sizeof(err)) != 0) {
 		rr_trace_free(&t);
 		return fail(err);
 	}
@@ -120,10 +148,17 @@ int main(int argc, char **argv)
 	}
 	rr_analyze(&t, &s);
 
-	/* The page first: if it cannot be written, the one message is all. */
+	/* The files first: if one cannot be written, the one message is all. */
 	int rc = 0;
+	if (timeline &&
+	    rr_write_perfetto(timeline, &t, plan_path ? &plan : NULL, err, sizeof(err)) != 0) {
+		rc = fail(err);
+		goto out;
+	}
 	if (html_path &&
-	    rr_write_html(html_path, &t, &s, plan_path ? &plan : NULL, err, sizeof(err)) != 0) {
+	    rr_write_html(html_path, &t, &s, plan_path ? &plan : NULL,
+	                  timeline ? link_to(timeline, html_path, href, sizeof(href)) : NULL, err,
+	                  sizeof(err)) != 0) {
 		rc = fail(err);
 		goto out;
 	}
@@ -141,8 +176,12 @@ int main(int argc, char **argv)
 		        dir, dir);
 	if (graph_path)
 		fprintf(stdout, "\ngraph written to %s\n", graph_path);
+	if (timeline)
+		fprintf(stdout, "%stimeline written to %s (open it in ui.perfetto.dev)\n",
+		        graph_path ? "" : "\n", timeline);
 	if (html_path)
-		fprintf(stdout, "%spage written to %s\n", graph_path ? "" : "\n", html_path);
+		fprintf(stdout, "%spage written to %s\n", graph_path || timeline ? "" : "\n",
+		        html_path);
 
 out:
 	rr_stats_free(&s);

@@ -32,7 +32,7 @@ static void print_evicts(FILE *f, const struct rr_trace *t, const struct rr_stat
 	        "allocated at");
 	for (int i = 0; i < p->nevicts && i < MAX_ROWS; i++) {
 		const struct rr_evict *e = &p->evicts[i];
-		const struct rr_buf *b = &t->bufs[e->buf];
+		const struct pl_buffer *b = &t->bufs[e->buf];
 		char until[16] = "-";
 		if (e->before_op >= 0)
 			snprintf(until, sizeof(until), "%d", e->before_op);

@@ -1,9 +1,8 @@
-/* remat-report: the report's own view of a trace and a plan.
+/* remat-report: a trace (or graph file) and a plan, as the views see them.
  *
- * load.c fills these from the planner library (trace loader, plan loader,
- * plan evaluator) plus the few fields it does not keep (trace_extras.c);
- * everything else only reads them, so the renderers never depend on how
- * the planner stores its graph.
+ * load.c loads both through the planner library (graph loader, plan
+ * loader, plan evaluator); the views read the planner's graph model
+ * directly and only add what a plan does op by op (struct rr_plan).
  */
 #ifndef REMAT_REPORT_H
 #define REMAT_REPORT_H
@@ -12,50 +11,48 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum rr_kind { RR_KERNEL, RR_MEMCPY, RR_MEMSET, RR_HOST_FUNC, RR_NKINDS };
+#include "../../planner/planner.h"
 
-struct rr_op {
-	enum rr_kind kind;
-	char *name;   /* kernel name; memcpyHtoD, memset, ... otherwise */
-	char *via;    /* entry point that issued it */
-	char copy[8]; /* memcpy: HtoD | DtoH | DtoD | HtoH */
-	int stream;
-	int64_t duration_ns; /* -1: unknown */
-	int64_t bytes;       /* memcpy/memset */
-	bool replayable;
-	char *why_not; /* why it is not replayable, "" when it is */
-	int *uses;     /* buffer ids read or written, ascending, no duplicates */
-	int nuses;
-	int *writes; /* buffer ids it changes */
-	int nwrites;
-};
-
-struct rr_buf {
-	int64_t size;    /* requested */
-	int64_t rounded; /* physical, 0 for packed small ones */
-	bool small, persistent;
-	int alloc_at, free_at; /* op indices as in the trace; -1 = outside */
-	char **site;           /* allocating call stack, innermost first */
-	int nsite;
-};
-
+/* A trace directory or a graph file, as the planner loads it: the report
+ * reads ops, buffers and the trace's other sections from the planner's own
+ * model, so a field the loader learns is there for every view. */
 struct rr_trace {
-	char *dir;
-	char graph_hash[40];
-	char *cmdline, *device;
-	int64_t granularity, device_memory;
-	int period, iterations_seen;
-	int64_t duration_ns;
-	int64_t peak_bytes, small_pool_bytes;
-	struct rr_op *ops;
+	char *path;                       /* as given: a trace directory or a graph file */
+	struct pl_graph *g;               /* owned */
+	const struct pl_trace_info *info; /* &g->trace */
+	const struct pl_op *ops;          /* g->ops, nops of them */
 	int nops;
-	struct rr_buf *bufs;
+	const struct pl_buffer *bufs; /* g->bufs, nbufs of them */
 	int nbufs;
-	int64_t cupti_kernels, cupti_launches, cupti_mismatch;
-	bool cupti_available; /* false: no durations, no cross-check (cupti_note says why) */
-	char *cupti_note;
-	int64_t *mem; /* bytes in use during each op, without a plan (nops entries) */
+	const int64_t *mem; /* bytes in use during each op without a plan (g->live) */
+	char graph_hash[20];
+	int period;          /* ops per iteration (the op count of a graph file) */
+	int64_t duration_ns; /* the profiler's sum of op durations, else the graph's */
 };
+
+/* An op's measured duration, -1 when the file gave none (the planner's
+ * model substitutes the mean of the known ones). */
+static inline int64_t rr_op_ns(const struct pl_op *o)
+{
+	return o->measured ? o->duration_ns : -1;
+}
+
+/* The report's four kinds: a graph launch counts with the kernels. */
+static inline int rr_op_kind(const struct pl_op *o)
+{
+	return o->kind == PL_KIND_OTHER ? PL_KIND_KERNEL : o->kind;
+}
+#define RR_NKINDS 4
+
+/* Buffer k of op o's references (each buffer once), and whether o writes it. */
+static inline int rr_ref_buf(const struct rr_trace *t, const struct pl_op *o, uint32_t k)
+{
+	return t->g->refs[o->ref_off + k].buf;
+}
+static inline bool rr_ref_writes(const struct rr_trace *t, const struct pl_op *o, uint32_t k)
+{
+	return (t->g->refs[o->ref_off + k].flags & PL_REF_WRITE) != 0;
+}
 
 struct rr_evict {
 	int buf;
@@ -68,6 +65,8 @@ struct rr_rebuild {
 	int *replay; /* op indices replayed, in order */
 	int nreplay;
 	int64_t cost_ns;
+	struct pl_step *steps; /* every step at this position (map, save, replay, ...), in order */
+	int nsteps;
 };
 
 struct rr_plan {
@@ -129,25 +128,28 @@ struct rr_stats {
 	int site_skip;
 };
 
-/* load.c: 0 on success; otherwise one message in err naming the file. */
-int rr_load_trace(const char *dir, struct rr_trace *t, char *err, size_t errlen);
+/* load.c: 0 on success; otherwise one message in err naming the file.
+ * path: a trace directory or a graph file (pl_graph_load). */
+int rr_load_trace(const char *path, struct rr_trace *t, char *err, size_t errlen);
 int rr_load_plan(const char *path, const struct rr_trace *t, struct rr_plan *p, char *err,
                  size_t errlen);
-int rr_export_graph(const char *dir, const char *out, char *err, size_t errlen);
+int rr_export_graph(const struct rr_trace *t, const char *out, char *err, size_t errlen);
 void rr_trace_free(struct rr_trace *t);
 void rr_plan_free(struct rr_plan *p);
-/* trace_extras.c: fields the graph model does not keep (via, stream, site, ...) */
-int rr_trace_extras(const char *dir, struct rr_trace *t, char *err, size_t errlen);
 
 /* analyze.c */
 void rr_analyze(const struct rr_trace *t, struct rr_stats *s);
 void rr_stats_free(struct rr_stats *s);
-const char *rr_buf_role(const struct rr_buf *b);
+const char *rr_buf_role(const struct pl_buffer *b);
 
 /* fmt.c: human units into a caller buffer, returned for chaining */
 char *rr_bytes(int64_t bytes, char *buf, size_t len);
 char *rr_ns(int64_t ns, char *buf, size_t len);
-char *rr_site(const struct rr_buf *b, int skip, int frames, const char *sep, char *buf, size_t len);
+char *rr_site(const struct pl_buffer *b, int skip, int frames, const char *sep, char *buf,
+              size_t len);
+/* Frame k of a buffer's call stack (its length in *len), NULL past the last. */
+const char *rr_frame(const struct pl_buffer *b, int k, size_t *len);
+int rr_nframes(const struct pl_buffer *b);
 
 /* summary.c, plan_view.c, chart_term.c: the terminal report */
 struct rr_style {
@@ -164,11 +166,20 @@ void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                     const struct rr_plan *p, const struct rr_style *st, int width, int height);
 
 /* html.c, svg.c: the page */
+/* timeline: the --perfetto file the page links to (as the link's href), or NULL */
 int rr_write_html(const char *path, const struct rr_trace *t, const struct rr_stats *s,
-                  const struct rr_plan *p, char *err, size_t errlen);
+                  const struct rr_plan *p, const char *timeline, char *err, size_t errlen);
 void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                    const struct rr_plan *p);
 void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p);
 void rr_html_text(FILE *f, const char *s);
+
+/* perfetto.c: the Chrome trace-event file (docs/remat-report.md); the
+ * memory counter tracks are named RR_COUNTER_BASE and, with a plan,
+ * RR_COUNTER_PLAN. */
+#define RR_COUNTER_BASE "memory without the plan (bytes)"
+#define RR_COUNTER_PLAN "memory with the plan (bytes)"
+int rr_write_perfetto(const char *path, const struct rr_trace *t, const struct rr_plan *p,
+                      char *err, size_t errlen);
 
 #endif

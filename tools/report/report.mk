@@ -1,8 +1,8 @@
 # tools/report/: remat-report, the trace and plan viewer.  Links the
 # planner library for loading traces, exporting graphs and evaluating plans.
 
-REPORT_SRCS := $(addprefix tools/report/,main.c load.c trace_extras.c analyze.c fmt.c \
-	summary.c plan_view.c chart_term.c html.c svg.c)
+REPORT_SRCS := $(addprefix tools/report/,main.c load.c analyze.c fmt.c \
+	summary.c plan_view.c chart_term.c html.c svg.c perfetto.c)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
 REPORT_HDRS := tools/report/report.h planner/planner.h
 
@@ -17,7 +17,8 @@ ALL_TARGETS += $(BUILD)/remat-report
 
 E2E_TESTS += tests/report/report_text.sh tests/report/report_errors.sh \
 	tests/report/report_html.sh tests/report/report_plan.sh \
-	tests/report/report_export.sh tests/report/report_real_trace.sh
+	tests/report/report_export.sh tests/report/report_real_trace.sh \
+	tests/report/report_perfetto.sh
 
 # Unit tests: the report's sources without main.c, built with $(SAN)
 # against the sanitized planner library.

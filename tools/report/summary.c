@@ -29,12 +29,17 @@ static void print_header(FILE *f, const struct rr_trace *t)
 {
 	char a[32], b[32];
 
-	fprintf(f, "remat-report: %s\n", t->dir);
-	if (t->cmdline && *t->cmdline)
-		fprintf(f, "  command   %s\n", t->cmdline);
-	fprintf(f, "  device    %s, %s, granularity %s\n",
-	        t->device && *t->device ? t->device : "?", rr_bytes(t->device_memory, a, sizeof(a)),
-	        rr_bytes(t->granularity, b, sizeof(b)));
+	fprintf(f, "remat-report: %s\n", t->path);
+	if (t->g->name && *t->g->name)
+		fprintf(f, "  command   %s\n", t->g->name);
+	if (t->info->is_trace)
+		fprintf(f, "  device    %s, %s, granularity %s\n",
+		        *t->info->device ? t->info->device : "?",
+		        rr_bytes(t->info->device_memory, a, sizeof(a)),
+		        rr_bytes(t->g->granularity, b, sizeof(b)));
+	else
+		fprintf(f, "  graph file, granularity %s\n",
+		        rr_bytes(t->g->granularity, b, sizeof(b)));
 	fprintf(f, "  graph     %s\n", t->graph_hash);
 }
 
@@ -44,8 +49,13 @@ static void print_iteration(FILE *f, const struct rr_trace *t, const struct rr_s
 	char a[32];
 
 	rr_heading(f, st, "ITERATION");
-	fprintf(f, "  period     %d ops per iteration (%d iterations seen before the profile)\n",
-	        t->period, t->iterations_seen);
+	if (t->info->is_trace)
+		fprintf(
+		    f,
+		    "  period     %d ops per iteration (%d iterations seen before the profile)\n",
+		    t->period, t->info->iterations_seen);
+	else
+		fprintf(f, "  period     %d ops per iteration\n", t->period);
 	fprintf(f, "  duration   %s (sum of op durations", rr_ns(t->duration_ns, a, sizeof(a)));
 	if (s->unknown_duration_ops)
 		fprintf(f, "; %d op%s without a duration", s->unknown_duration_ops,
@@ -85,11 +95,11 @@ static void print_ops(FILE *f, const struct rr_trace *t, const struct rr_stats *
 		if (s->copies[d])
 			at += snprintf(copies + at, sizeof(copies) - (size_t)at, "%s%s %d",
 			               at ? ", " : "", dir[d], s->copies[d]);
-	snprintf(left[0], 64, "kernels     %5d", s->kinds[RR_KERNEL]);
-	snprintf(left[1], 64, "copies      %5d%s%s%s", s->kinds[RR_MEMCPY], at ? "  (" : "", copies,
-	         at ? ")" : "");
-	snprintf(left[2], 64, "memsets     %5d", s->kinds[RR_MEMSET]);
-	snprintf(left[3], 64, "host funcs  %5d", s->kinds[RR_HOST_FUNC]);
+	snprintf(left[0], 64, "kernels     %5d", s->kinds[PL_KIND_KERNEL]);
+	snprintf(left[1], 64, "copies      %5d%s%s%s", s->kinds[PL_KIND_MEMCPY], at ? "  (" : "",
+	         copies, at ? ")" : "");
+	snprintf(left[2], 64, "memsets     %5d", s->kinds[PL_KIND_MEMSET]);
+	snprintf(left[3], 64, "host funcs  %5d", s->kinds[PL_KIND_HOST_FUNC]);
 	snprintf(left[4], 64, "total       %5d", t->nops);
 	for (int i = 0; i < 5 || i < s->nvias; i++) {
 		fprintf(f, "  %-40s", i < 5 ? left[i] : "");
@@ -144,8 +154,8 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 	fprintf(f,
 	        "    small pool   %12s  %d persistent + %d per-iteration allocations under %s\n"
 	        "                               (%s + %s requested), packed, never evicted\n",
-	        rr_bytes(t->small_pool_bytes, a, sizeof(a)), s->npersistent_small,
-	        s->nperiter_small, rr_bytes(t->granularity, b, sizeof(b)),
+	        rr_bytes(t->g->small_pool_bytes, a, sizeof(a)), s->npersistent_small,
+	        s->nperiter_small, rr_bytes(t->g->granularity, b, sizeof(b)),
 	        rr_bytes(s->persistent_small_req, c, sizeof(c)),
 	        rr_bytes(s->periter_small_req, d, sizeof(d)));
 	fprintf(f,
@@ -155,9 +165,9 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 	fprintf(f, "  peak           %12s\n", rr_bytes(s->peak, a, sizeof(a)));
 	/* The figures above come from the buffers' lifetimes; the profiler also
 	 * measured the device, and a difference is worth seeing. */
-	if (t->peak_bytes > 0 && t->peak_bytes != s->peak)
+	if (t->info->peak_bytes > 0 && t->info->peak_bytes != s->peak)
 		fprintf(f, "  measured       %12s  peak the profiler saw on the device\n",
-		        rr_bytes(t->peak_bytes, a, sizeof(a)));
+		        rr_bytes(t->info->peak_bytes, a, sizeof(a)));
 }
 
 static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
@@ -174,7 +184,7 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 	        "idle time", "unused during", "written by", "", "allocated at");
 	for (int i = 0; i < s->ngaps && i < top; i++) {
 		const struct rr_gap *g = &s->gaps[i];
-		const struct rr_buf *bf = &t->bufs[g->buf];
+		const struct pl_buffer *bf = &t->bufs[g->buf];
 		snprintf(span, sizeof(span), "%d..%d", g->after_op + 1, g->before_op - 1);
 		fprintf(f, "  #%-5d %10s %8d %11s  ops %-9s  ", g->buf,
 		        rr_bytes(bf->rounded, a, sizeof(a)), g->ops, rr_ns(g->ns, b, sizeof(b)),
@@ -195,23 +205,25 @@ static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats 
 
 static void print_cupti(FILE *f, const struct rr_trace *t, const struct rr_style *st)
 {
+	if (!t->info->is_trace)
+		return;
 	rr_heading(f, st, "CUPTI CROSS-CHECK");
-	if (!t->cupti_available || t->cupti_kernels < 0) {
+	if (!t->info->cupti_available || t->info->cupti_kernels < 0) {
 		fprintf(f, "  CUPTI was not available%s%s: no kernel durations, no cross-check\n",
-		        t->cupti_note && *t->cupti_note ? " - " : "",
-		        t->cupti_note ? t->cupti_note : "");
+		        t->info->cupti_note && *t->info->cupti_note ? " - " : "",
+		        t->info->cupti_note ? t->info->cupti_note : "");
 		return;
 	}
 	fprintf(f, "  %" PRId64 " kernels seen by CUPTI, %" PRId64 " launches intercepted: ",
-	        t->cupti_kernels, t->cupti_launches);
-	if (t->cupti_kernels == t->cupti_launches && t->cupti_mismatch == 0)
+	        t->info->cupti_kernels, t->info->cupti_launches);
+	if (t->info->cupti_kernels == t->info->cupti_launches && t->info->cupti_mismatch == 0)
 		fprintf(f, "they match\n");
 	else
 		fprintf(f,
 		        "MISMATCH (%" PRId64 ") - some launches bypassed interception, "
 		        "so the op graph is incomplete\n",
-		        t->cupti_mismatch ? t->cupti_mismatch
-		                          : t->cupti_kernels - t->cupti_launches);
+		        t->info->cupti_mismatch ? t->info->cupti_mismatch
+		                                : t->info->cupti_kernels - t->info->cupti_launches);
 }
 
 void rr_print_summary(FILE *f, const struct rr_trace *t, const struct rr_stats *s,

@@ -152,8 +152,8 @@ void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 static const struct rr_trace *order_trace;
 static int by_lifetime(const void *a, const void *b)
 {
-	const struct rr_buf *x = &order_trace->bufs[*(const int *)a];
-	const struct rr_buf *y = &order_trace->bufs[*(const int *)b];
+	const struct pl_buffer *x = &order_trace->bufs[*(const int *)a];
+	const struct pl_buffer *y = &order_trace->bufs[*(const int *)b];
 	/* what the iteration allocates first: it is what a plan works on */
 	if (x->persistent != y->persistent)
 		return x->persistent ? 1 : -1;
@@ -184,7 +184,7 @@ void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p
 	fprintf(f, "<title>When each buffer is allocated during the iteration</title>\n");
 	for (int r = 0; r < nb; r++) {
 		int id = order[r];
-		const struct rr_buf *b = &t->bufs[id];
+		const struct pl_buffer *b = &t->bufs[id];
 		int from = b->alloc_at < 0 ? 0 : b->alloc_at, to = b->free_at < 0 ? n : b->free_at;
 		double y = TOP + r * row;
 		rowof[id] = r;

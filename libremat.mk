@@ -64,9 +64,17 @@ $(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_dr
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
+# The runtime's plan check against the planner's evaluator, on the same
+# plans (the planner's library and its test helpers).
+$(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validate.c \
+		tests/planner/testutil.c tests/planner/testutil.h $(BUILD)/san/libplanner.a $(REMAT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(REMAT_TEST_CFLAGS) -Iplanner -o $@ $(filter %.c,$^) $(BUILD)/san/libplanner.a \
+		$(PLANNER_LIBS) -lcmocka
+
 UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_iteration \
 	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/profiler/test_trace \
-	$(BUILD)/tests/replay/test_engine
+	$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_validate
 
 # ---- end-to-end and benchmark ----------------------------------------------
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))

@@ -44,6 +44,8 @@ static struct {
 	char log[PATH_MAX + 128];
 	int32_t *excl; /* buffers the plan must not evict (verification mode) */
 	int nexcl;
+	char trace_dir[PATH_MAX];
+	int from_cache;       /* the plan handed out came from the cache, not a planner run */
 	struct pl_plan *plan; /* READY: not yet handed out */
 } acq = {.tie = -1};
 
@@ -260,6 +262,8 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 	acq.hash = graph_hash;
 	acq.nops = nops;
 	acq.budget = budget;
+	acq.from_cache = 0;
+	snprintf(acq.trace_dir, sizeof(acq.trace_dir), "%s", trace_dir ? trace_dir : "");
 	acq.nbufs = -1;
 	acq.iter_ns = -1;
 	acq.final[0] = acq.log[0] = acq.cache_dir[0] = '\0';
@@ -305,6 +309,7 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 			struct pl_plan *p;
 			if (load_plan(acq.final, &p, err, sizeof(err)) == 0) {
 				acq_cache_touch(acq.final);
+				acq.from_cache = 1;
 				ready(p, "cached plan", acq.final);
 				rc = 0;
 				goto out;
@@ -491,6 +496,42 @@ void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 			remat_log(REMAT_LOG_INFO, "removed cached plan %s", path);
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+int acquire_reject(const char *why)
+{
+	pthread_mutex_lock(&lock);
+	char path[sizeof(acq.final)], dir[sizeof(acq.trace_dir)];
+	snprintf(path, sizeof(path), "%s", acq.final);
+	snprintf(dir, sizeof(dir), "%s", acq.trace_dir);
+	int from_cache = acq.from_cache;
+	if (!from_cache) {
+		/* remat-plan checked this plan with its own evaluator: a plan it
+		 * made and this check refuses is a bug in one of them, and asking
+		 * again would give the same plan. */
+		failed("plan %s rejected: %s; remat-plan and libremat disagree about it (a bug: "
+		       "please report it with the trace in %s); training continues unmodified",
+		       path, why, dir);
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	/* Anything of the user's can write the cache: a damaged entry goes,
+	 * and the trace is planned again. */
+	warn("cached plan %s rejected: %s; removed it and planning again (training runs "
+	     "unmodified meanwhile)",
+	     path, why);
+	unlink(path);
+	int32_t *excl = NULL;
+	int n = acq.nexcl;
+	if (n && (excl = malloc((size_t)n * sizeof(*excl))))
+		memcpy(excl, acq.excl, (size_t)n * sizeof(*excl));
+	uint64_t hash = acq.hash;
+	int32_t nops = acq.nops;
+	int64_t budget = acq.budget;
+	pthread_mutex_unlock(&lock);
+	int rc = n && !excl ? -1 : begin(dir, hash, nops, budget, excl, n);
+	free(excl);
+	return rc;
 }
 
 void acquire_fork_child(void)

@@ -32,6 +32,12 @@ void acquire_fork_child(void);
  * mode excluded buffers, or the plan failed at run time). */
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);
 
+/* The plan acquire_poll handed out last cannot be applied (why: the first
+ * wrong step).  From the cache: one message, the entry removed, planning
+ * starts again (0, poll as before).  Made by remat-plan just now: one
+ * message, and -1 (asking again would give the same plan). */
+int acquire_reject(const char *why);
+
 /* Requested by the replay engine (verify.c, REMAT_VERIFY=1): like
  * acquire_begin, but the plan must not evict the n buffers in excluded
  * (their rebuild was not bit-identical).  Not cached under the plain key. */

@@ -150,8 +150,8 @@ static int get_hash(struct ctx *c, json_t *obj, const char *key, uint64_t *out)
 
 /* First pass over "ops": checks everything and counts steps and evictions,
  * so the second pass fills arrays of the right size. */
-static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, uint32_t *nsteps,
-                     uint32_t *nevict)
+static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, int64_t version,
+                     uint32_t *nsteps, uint32_t *nevict)
 {
 	char where[96];
 	int64_t last = -1;
@@ -189,11 +189,18 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, ui
 			for (int t = 0; name && t < PL_STEP_KINDS; t++)
 				if (!strcmp(name, pl_step_names[t]))
 					kind = t;
+			/* Stashes came with version 2: an older file naming one was
+			 * not written by remat-plan. */
+			if (version < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH))
+				return fail(c, where,
+				            "step \"%s\" in a version %lld plan (it needs "
+				            "version 2)",
+				            name, (long long)version);
 			if (!json_is_array(st) || jansson.array_size(st) != 2 || kind < 0 ||
 			    !json_is_integer(av))
 				return fail(c, where,
 				            "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
-				            "\"release\", integer]");
+				            "\"release\"|\"stash\"|\"unstash\", integer]");
 			int64_t arg = (int64_t)jansson.integer_value(av);
 			if (kind == PL_STEP_REPLAY && (arg < 0 || arg >= op))
 				return fail(c, where, "replay %lld: not an earlier op than %lld",
@@ -270,8 +277,8 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 	int64_t ver, n, b;
 	if (get_int(c, root, "$", "version", 1, &ver) < 0)
 		return -1;
-	if (ver != 1)
-		return fail(c, "$.version", "plan version %lld, this reader knows version 1",
+	if (ver != 1 && ver != 2)
+		return fail(c, "$.version", "plan version %lld, this reader knows versions 1 and 2",
 		            (long long)ver);
 	v = jansson.object_get(root, "end");
 	if (!v || json_typeof(v) != JSON_TRUE)
@@ -315,14 +322,34 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 	if (!json_is_array(ops))
 		return fail(c, "$", "missing member \"ops\" (an array)");
 	uint32_t nsteps = 0, nevict = 0;
-	if (check_ops(c, ops, nops, nbufs, &nsteps, &nevict) < 0)
+	if (check_ops(c, ops, nops, nbufs, ver, &nsteps, &nevict) < 0)
 		return -1;
+	json_t *bl = jansson.object_get(root, "unmapped_at_boundary");
+	if (bl && (ver < 2 || !json_is_array(bl)))
+		return fail(c, "$.unmapped_at_boundary",
+		            ver < 2 ? "in a version %lld plan (it needs version 2)"
+		                    : "must be an array of buffer ids",
+		            (long long)ver);
+	size_t nbl = bl ? jansson.array_size(bl) : 0;
+	for (size_t j = 0; j < nbl; j++) {
+		json_t *e = jansson.array_get(bl, j);
+		int64_t id = json_is_integer(e) ? (int64_t)jansson.integer_value(e) : -1;
+		if (id < 0 || id >= (nbufs >= 0 ? nbufs : INT32_MAX))
+			return fail(c, "$.unmapped_at_boundary", "entry %zu: not a buffer id", j);
+	}
 	struct pl_plan *p = pl_plan_alloc(nops, nsteps, nevict);
+	if (p && nbl && !(p->boundary = malloc(nbl * sizeof(*p->boundary)))) {
+		pl_plan_free(p);
+		p = NULL;
+	}
 	if (!p) {
 		snprintf(c->err, c->errlen, "%s: out of memory", c->path);
 		return -1;
 	}
 	fill_ops(ops, p);
+	for (size_t j = 0; j < nbl; j++)
+		p->boundary[j] = (int32_t)jansson.integer_value(jansson.array_get(bl, j));
+	p->nboundary = (int32_t)nbl;
 	p->graph_hash = h;
 	p->budget = b;
 	p->baseline_peak = fig[0];

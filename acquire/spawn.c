@@ -135,13 +135,15 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	char bs[24], ts[32];
 	snprintf(bs, sizeof(bs), "%lld", (long long)budget);
 	snprintf(ts, sizeof(ts), "%g", s->timeout_s);
-	char *argv[18] = {"/bin/sh", "-c", (char *)wrapper, "remat-plan-wrapper",
+	char *argv[20] = {"/bin/sh", "-c", (char *)wrapper, "remat-plan-wrapper",
 	                  (char *)s->planner, (char *)trace_dir, "--budget", bs, "--time-limit", ts,
 	                  "-o", (char *)dest,
 	                  /* a line per stage into the log, relayed at REMAT_LOG=1 */
-	                  "--progress"};
+	                  "--progress",
+	                  /* stashes and buffers unmapped at the boundary: replay/ runs them */
+	                  "--plan-version", "2"};
 	const int first = 4; /* the planner's own command line starts here */
-	int argc = 13;
+	int argc = 15;
 	if (exclude) {
 		argv[argc++] = "--exclude";
 		argv[argc++] = (char *)exclude;

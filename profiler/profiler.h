@@ -22,6 +22,9 @@
 struct prof_buf {
 	uint64_t addr, size, rounded;
 	int small, persistent;
+	/* Live across the boundary, and the first access of each iteration
+	 * proved to overwrite all of it: its content there is never read. */
+	int dead_across;
 	int64_t alloc_at, free_at, alloc_seq; /* -1: before / still live / not inside */
 	char **site;                          /* "function+0xoff (object)", innermost first */
 	size_t nsite;
@@ -57,6 +60,10 @@ struct prof_op {
 	 * references (kernels list there every buffer a parameter points into). */
 	int32_t *reads, *writes;
 	size_t nreads, nwrites;
+	/* Buffers among writes it changes only in part: what it leaves keeps
+	 * the prior version, which its replay then needs. */
+	int32_t *partial;
+	size_t npartial;
 	uint64_t bytes;
 	int copy; /* enum remat_copy_kind */
 	unsigned value;

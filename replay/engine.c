@@ -42,6 +42,8 @@ static void free_state(void)
 	free(engine.transient);
 	free(engine.lost);
 	free(engine.saved);
+	free(engine.stash);
+	free(engine.boundary);
 	free(engine.bstreams);
 	free(engine.seq);
 	free(engine.src_of);
@@ -57,11 +59,18 @@ static void free_state(void)
 static void iteration_reset(void)
 {
 	const struct remat_profile *p = engine.profile;
-	for (size_t b = 0; b < p->nbufs; b++)
+	for (size_t b = 0; b < p->nbufs; b++) {
 		engine.live[b] = p->bufs[b].alloc_at < 0;
-	memset(engine.evicted, 0, p->nbufs);
+		/* What the plan keeps unmapped across the boundary stays so;
+		 * boundary() decides about it. */
+		if (!engine.boundary[b])
+			engine.evicted[b] = 0;
+	}
 	memset(engine.transient, 0, p->nbufs);
 	engine.niv = 0;
+	for (size_t b = 0; b < p->nbufs; b++)
+		if (engine.evicted[b])
+			replay_iv_add((int32_t)b);
 	engine.nalloc = 0;
 	engine.diverged = 0;
 	engine.tentative = 0;
@@ -122,6 +131,8 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 	}
 	engine.applying = 0;
 	engine.verifying = 0;
+	/* The rest of the iteration restores nothing: its copies go. */
+	replay_copies_free(s);
 	remat_alloc_swap_enable(1);
 	if (!engine.diverged) {
 		engine.diverged = 1;
@@ -149,10 +160,11 @@ static void poll_plan(void)
 {
 	struct pl_plan *pl = NULL;
 	switch (engine.hooks.poll_plan(&pl)) {
-	case REPLAY_PLAN_READY:
-		if (replay_plan_install(pl)) {
-			engine.hooks.reject_plan();
-			replay_no_plan();
+	case REPLAY_PLAN_READY: {
+		char why[512];
+		if (replay_plan_install(pl, why, sizeof(why))) {
+			if (!engine.hooks.reject_plan(why))
+				replay_no_plan();
 			return;
 		}
 		remat_log(REMAT_LOG_INFO,
@@ -162,6 +174,7 @@ static void poll_plan(void)
 		          (long long)engine.plan->peak, (long long)engine.plan->baseline_peak,
 		          (long long)engine.budget);
 		break;
+	}
 	case REPLAY_PLAN_NONE:
 		replay_no_plan();
 		break;
@@ -222,6 +235,7 @@ static void boundary(int tentative)
 	/* A verification iteration evicts nothing: no budget to keep. */
 	engine.verifying = engine.applying && replay_verify_wanted();
 	remat_alloc_swap_enable(!engine.applying);
+	replay_boundary_buffers(engine.applying && !engine.verifying);
 
 	if (engine.applying) {
 		const struct remat_profile *p = engine.profile;
@@ -251,13 +265,16 @@ static int index_profile(const struct remat_profile *p)
 	engine.transient = calloc(nb, 1);
 	engine.lost = calloc(nb, 1);
 	engine.saved = calloc(nb, sizeof(*engine.saved));
+	engine.stash = calloc(nb, sizeof(*engine.stash));
+	engine.boundary = calloc(nb, 1);
 	engine.bstreams = calloc(nb, sizeof(*engine.bstreams));
 	engine.iv = calloc(nb, sizeof(*engine.iv));
 	engine.by_addr = malloc(nb * sizeof(*engine.by_addr));
 	engine.seq = malloc(nb * sizeof(*engine.seq));
 	engine.src_of = malloc((p->nops ? p->nops : 1) * sizeof(*engine.src_of));
 	if (!engine.live || !engine.evicted || !engine.transient || !engine.lost || !engine.saved ||
-	    !engine.bstreams || !engine.iv || !engine.by_addr || !engine.seq || !engine.src_of)
+	    !engine.stash || !engine.boundary || !engine.bstreams || !engine.iv ||
+	    !engine.by_addr || !engine.seq || !engine.src_of)
 		return -1;
 	memset(engine.src_of, 0xff, p->nops * sizeof(*engine.src_of));
 	for (size_t b = 0; b < p->nbufs; b++) {

@@ -50,6 +50,8 @@ struct replay_engine {
 	uint8_t *live, *evicted, *transient;
 	uint8_t *lost;      /* per buffer: said it could not be rebuilt (warned once) */
 	uint64_t *saved;    /* SAVE: transient copy per buffer, 0 none */
+	uint64_t *stash;    /* STASH: copy per buffer kept until its UNSTASH, 0 none */
+	uint8_t *boundary;  /* per buffer: the plan keeps it unmapped at the boundary */
 	uint64_t *bstreams; /* per buffer: stream ids that reference it (bits) */
 	int32_t *seq;       /* buffer id of the n-th allocation of the iteration, -1 none */
 	int32_t nseq;
@@ -80,6 +82,13 @@ void replay_clock_report(void);
  * 2 verification (live buffers are never released). */
 CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur);
 void replay_evict_after(int32_t p, CUstream s);
+/* At an iteration boundary: the buffers the plan keeps unmapped there are
+ * unmapped when this iteration applies it (keep), mapped again (content
+ * undefined: their first use overwrites them) when it does not. */
+void replay_boundary_buffers(int keep);
+/* Frees every saved and stashed copy (the plan stops, or this iteration
+ * no longer applies it). */
+void replay_copies_free(CUstream s);
 /* Rebuilds every evicted live buffer (divergence, an unplanned access, a
  * failed rebuild).  What cannot be rebuilt stays unmapped, counted in
  * *newly_lost (if not NULL) the first time; the first error is returned.
@@ -91,11 +100,21 @@ int32_t replay_find_evicted(uint64_t lo, uint64_t hi);
 void replay_iv_add(int32_t b);
 void replay_iv_del(int32_t b);
 int32_t replay_buf_at(uint64_t addr);
-/* 0, or -1 (message printed, plan freed) when it does not fit the profile. */
-int replay_plan_install(struct pl_plan *pl);
+/* 0, or -1 (plan freed, why says what is wrong with it, nothing printed)
+ * when it does not pass replay_plan_validate. */
+int replay_plan_install(struct pl_plan *pl, char *why, size_t n);
 void replay_plan_drop(void);
-/* Op k's parameters can be rebuilt from recorded bytes. */
-int replay_op_replayable(int32_t k);
+/* validate.c: op k of profile p can be replayed (its parameters can be
+ * rebuilt from recorded bytes). */
+int replay_op_replayable(const struct remat_profile *p, int32_t k);
+
+/* validate.c: runs plan pl against the profile as the engine would, with
+ * budget bytes.  0 when every step is legal, every op and replay reads
+ * what it read in the profiled iteration and the memory stays within the
+ * budget (its peak in *peak, when not NULL); -1 with the first wrong step
+ * in why. */
+int replay_plan_validate(const struct remat_profile *prof, const struct pl_plan *pl, int64_t budget,
+                         int64_t *peak, char *why, size_t n);
 
 /* engine.c */
 /* No plan for good: back to the unmodified job. */

@@ -24,9 +24,11 @@ struct replay_hooks {
 	/* While no plan is applied: READY with a plan in *out (ownership
 	 * passes), WAIT (not yet), or NONE (no plan will come). */
 	enum replay_plan_answer (*poll_plan)(struct pl_plan **out);
-	/* A plan that does not fit the profile was refused: it must not be
-	 * handed out again (its cache entry goes). */
-	void (*reject_plan)(void);
+	/* The plan poll_plan handed out does not pass validation (why: its
+	 * first wrong step): say so once, and never hand it out again.  1 when
+	 * a new plan is on its way (poll_plan will answer), 0 when none will
+	 * come. */
+	int (*reject_plan)(const char *why);
 	/* Verification found buffers whose rebuild is not bit-identical: plan
 	 * again without them.  0 when a plan is on its way (poll_plan will
 	 * answer), -1 when none can come. */

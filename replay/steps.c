@@ -200,12 +200,49 @@ void replay_evict_after(int32_t p, CUstream s)
 	}
 }
 
+/* SAVE and STASH: buffer b's content into a copy of its own (whole
+ * chunks, within the budget), slot[b] its address. */
+static CUresult copy_aside(int32_t b, uint64_t *slot, CUstream s)
+{
+	const struct prof_buf *u = &engine.profile->bufs[b];
+	if (slot[b])
+		return CUDA_SUCCESS; /* recovery runs steps again */
+	uint64_t a;
+	CUresult r = remat_alloc_scratch(u->size, &a, s);
+	if (r != CUDA_SUCCESS) {
+		remat_log(REMAT_LOG_INFO,
+		          "no room for a copy of buffer %d within the budget of %lld bytes", b,
+		          (long long)engine.budget);
+		return r;
+	}
+	if ((r = remat_drv.cuMemcpyDtoDAsync(a, u->addr, u->size, s)) != CUDA_SUCCESS) {
+		remat_alloc_scratch_free(a, u->size, s);
+		return r;
+	}
+	slot[b] = a;
+	return CUDA_SUCCESS;
+}
+
+/* RESTORE and UNSTASH: the copy back into b, then freed.  It stays until
+ * it is back: a failed copy leaves it for the recovery to try again. */
+static CUresult copy_back(int32_t b, uint64_t *slot, CUstream s)
+{
+	const struct prof_buf *u = &engine.profile->bufs[b];
+	if (!slot[b])
+		return CUDA_SUCCESS;
+	CUresult r = remat_drv.cuMemcpyDtoDAsync(u->addr, slot[b], u->size, s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	remat_alloc_scratch_free(slot[b], u->size, s);
+	slot[b] = 0;
+	return CUDA_SUCCESS;
+}
+
 /* One step.  *mapped is set when a MAP step mapped a live buffer here (not
  * when it was mapped already). */
 static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur, int *mapped)
 {
 	int32_t b = st->arg;
-	const struct prof_buf *u = st->kind == PL_STEP_REPLAY ? NULL : &engine.profile->bufs[b];
 	CUresult r;
 	*mapped = 0;
 	switch (st->kind) {
@@ -222,34 +259,15 @@ static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur
 			engine.transient[b] = 1;
 		}
 		return CUDA_SUCCESS;
-	case PL_STEP_SAVE: {
-		if (engine.saved[b])
-			return CUDA_SUCCESS;
-		uint64_t a;
-		if ((r = remat_alloc_scratch(u->size, &a, s)) != CUDA_SUCCESS) {
-			remat_log(REMAT_LOG_INFO,
-			          "no room for a copy of buffer %d within the budget of %lld bytes",
-			          b, (long long)engine.budget);
-			return r;
-		}
-		if ((r = remat_drv.cuMemcpyDtoDAsync(a, u->addr, u->size, s)) != CUDA_SUCCESS) {
-			remat_alloc_scratch_free(a, u->size, s);
-			return r;
-		}
-		engine.saved[b] = a;
-		return CUDA_SUCCESS;
-	}
+	case PL_STEP_SAVE:
+		return copy_aside(b, engine.saved, s);
 	case PL_STEP_RESTORE:
-		if (!engine.saved[b])
-			return CUDA_SUCCESS;
-		/* The saved copy stays until it is back: a failed copy leaves it
-		 * for the recovery to try again. */
-		if ((r = remat_drv.cuMemcpyDtoDAsync(u->addr, engine.saved[b], u->size, s)) !=
-		    CUDA_SUCCESS)
-			return r;
-		remat_alloc_scratch_free(engine.saved[b], u->size, s);
-		engine.saved[b] = 0;
-		return CUDA_SUCCESS;
+		return copy_back(b, engine.saved, s);
+	case PL_STEP_STASH:
+		/* Kept past this position, until the UNSTASH that puts it back. */
+		return copy_aside(b, engine.stash, s);
+	case PL_STEP_UNSTASH:
+		return copy_back(b, engine.stash, s);
 	case PL_STEP_REPLAY:
 		if (mode == 1 && b >= cur)
 			return CUDA_SUCCESS; /* not issued yet in this iteration */
@@ -362,9 +380,15 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 	for (int32_t i = 0; i < engine.niv;) {
 		int32_t b = engine.iv[i].buf;
 		int32_t k = last_writer(b, cur);
-		CUresult r =
-		    k >= 0 && replay_safe(k, b, cur) ? map_buf(b, s) : CUDA_ERROR_NOT_FOUND;
-		if (r == CUDA_SUCCESS) {
+		/* Kept unmapped across the boundary and not written yet in this
+		 * iteration: nothing in it is read before its first write. */
+		int dead = engine.boundary[b] && k < 0;
+		CUresult r = dead || (k >= 0 && replay_safe(k, b, cur)) ? map_buf(b, s)
+		                                                        : CUDA_ERROR_NOT_FOUND;
+		if (r == CUDA_SUCCESS && dead) {
+			engine.evicted[b] = 0;
+			replay_iv_del(b);
+		} else if (r == CUDA_SUCCESS) {
 			engine.evicted[b] = 0;
 			replay_iv_del(b);
 			r = replay_launch(k, s);
@@ -392,57 +416,47 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 
 /* ---- plan install -------------------------------------------------------- */
 
-int replay_op_replayable(int32_t k)
+void replay_copies_free(CUstream s)
 {
-	const struct remat_profile *p = engine.profile;
-	const struct prof_op *q = &p->ops[k];
-	return q->replayable && (q->kind != REMAT_OP_KERNEL || q->via_extra ||
-	                         (q->kernel >= 0 && p->kernels[q->kernel].layout_known));
+	if (!engine.profile)
+		return;
+	for (size_t b = 0; b < engine.profile->nbufs; b++) {
+		const struct prof_buf *u = &engine.profile->bufs[b];
+		if (engine.saved[b])
+			remat_alloc_scratch_free(engine.saved[b], u->size, s);
+		if (engine.stash[b])
+			remat_alloc_scratch_free(engine.stash[b], u->size, s);
+		engine.saved[b] = engine.stash[b] = 0;
+	}
 }
 
-static int check_plan(const struct pl_plan *pl, char *why, size_t n)
+void replay_boundary_buffers(int keep)
 {
-	const struct remat_profile *prof = engine.profile;
-	int32_t nbufs = (int32_t)prof->nbufs;
-	if (pl->nops != (int32_t)prof->nops || pl->graph_hash != prof->graph_hash) {
-		snprintf(why, n,
-		         "made for graph 0x%016llx with %d ops, this one is 0x%016llx with %zu",
-		         (unsigned long long)pl->graph_hash, pl->nops,
-		         (unsigned long long)prof->graph_hash, prof->nops);
-		return -1;
-	}
-	for (int32_t p = 0; p < pl->nops; p++) {
-		for (uint32_t i = pl->step_off[p]; i < pl->step_off[p + 1]; i++) {
-			const struct pl_step *st = &pl->steps[i];
-			if (st->kind == PL_STEP_REPLAY) {
-				if (st->arg < 0 || st->arg >= p || !replay_op_replayable(st->arg)) {
-					snprintf(why, n,
-					         "op %d replays op %d, which cannot be replayed", p,
-					         st->arg);
-					return -1;
-				}
-			} else if (st->arg < 0 || st->arg >= nbufs || st->kind > PL_STEP_RELEASE ||
-			           (prof->bufs[st->arg].small &&
-			            (st->kind == PL_STEP_MAP || st->kind == PL_STEP_RELEASE))) {
-				/* A small buffer shares its chunk: it can be saved
-				 * and restored, never mapped or released. */
-				snprintf(why, n, "op %d: bad step (%d, %d)", p, st->kind, st->arg);
-				return -1;
-			}
+	const struct remat_profile *p = engine.profile;
+	for (size_t i = 0; i < p->nbufs; i++) {
+		int32_t b = (int32_t)i;
+		if (!engine.boundary[b] || !engine.live[b] || engine.evicted[b] == keep)
+			continue;
+		if (keep) {
+			unmap_buf(b, NULL);
+			engine.evicted[b] = 1;
+			replay_iv_add(b);
+		} else if (map_buf(b, NULL) == CUDA_SUCCESS) {
+			engine.evicted[b] = 0;
+			replay_iv_del(b);
+		} else if (!engine.lost[b]++) {
+			remat_warn("buffer %d, kept unmapped at the iteration boundary, cannot be "
+			           "mapped again; an op that uses it fails on the device",
+			           b);
 		}
-		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++)
-			if (pl->evict[i] < 0 || pl->evict[i] >= nbufs ||
-			    prof->bufs[pl->evict[i]].small) {
-				snprintf(why, n, "op %d evicts buffer %d, which cannot be evicted",
-				         p, pl->evict[i]);
-				return -1;
-			}
 	}
-	return 0;
 }
 
 void replay_plan_drop(void)
 {
+	replay_copies_free(NULL);
+	if (engine.boundary)
+		memset(engine.boundary, 0, engine.profile->nbufs);
 	for (int32_t i = 0; i < engine.nsrcs; i++)
 		free(engine.srcs[i].params);
 	free(engine.srcs);
@@ -455,16 +469,16 @@ void replay_plan_drop(void)
 	engine.plan = NULL;
 }
 
-int replay_plan_install(struct pl_plan *pl)
+int replay_plan_install(struct pl_plan *pl, char *why, size_t whylen)
 {
-	char why[256];
-	if (check_plan(pl, why, sizeof(why))) {
-		remat_warn("plan rejected: %s; training continues unmodified", why);
+	if (replay_plan_validate(engine.profile, pl, engine.budget, NULL, why, whylen)) {
 		pl_plan_free(pl);
 		return -1;
 	}
 	replay_plan_drop();
 	engine.plan = pl;
+	for (int32_t i = 0; i < pl->nboundary; i++)
+		engine.boundary[pl->boundary[i]] = 1;
 	int32_t n = 0;
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
 		if (pl->steps[i].kind == PL_STEP_REPLAY && engine.src_of[pl->steps[i].arg] < 0)
@@ -474,7 +488,8 @@ int replay_plan_install(struct pl_plan *pl)
 	for (int32_t p = 0; p < pl->nops; p++)
 		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++) {
 			int32_t k = last_writer(pl->evict[i], p + 1);
-			if (k >= 0 && engine.src_of[k] < 0 && replay_op_replayable(k))
+			if (k >= 0 && engine.src_of[k] < 0 &&
+			    replay_op_replayable(engine.profile, k))
 				engine.src_of[k] = n++;
 		}
 	engine.srcs = calloc(n ? (size_t)n : 1, sizeof(*engine.srcs));

@@ -70,9 +70,13 @@ static enum replay_plan_answer poll_plan(struct pl_plan **out)
 	}
 }
 
-static void reject_plan(void)
+static int reject_plan(const char *why)
 {
-	acquire_invalidate_cached(plan.graph_hash, plan.budget);
+	if (acquire_reject(why))
+		return 0;
+	session_set_state(SESSION_PLAN);
+	plan.acquiring = 1;
+	return 1;
 }
 
 static int replan(const int32_t *excluded, int n)

@@ -263,8 +263,9 @@ static void test_child_environment(void **state)
 	/* The planner was asked for this budget and the default time limit. */
 	planner_args(line, sizeof(line));
 	char want[8800];
-	snprintf(want, sizeof(want), "%s --budget %d --time-limit 60 -o %s --progress\n", trace,
-	         BUDG, entry);
+	snprintf(want, sizeof(want),
+	         "%s --budget %d --time-limit 60 -o %s --progress --plan-version 2\n", trace, BUDG,
+	         entry);
 	if (strncmp(line, want, strlen(want)))
 		fail_msg("planner arguments '%s', expected '%s...'", line, want);
 }

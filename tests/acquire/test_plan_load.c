@@ -173,8 +173,20 @@ static void test_invalid_plans(void **state)
 	/* Version, end marker, peak over budget: edit the good text. */
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	char *v = strstr(t, "\"version\": 1");
-	v[11] = '2';
-	expect_rejected(t, "plan version 2, this reader knows version 1");
+	v[11] = '3';
+	expect_rejected(t, "plan version 3, this reader knows versions 1 and 2");
+	/* What version 2 adds, in a version 1 file: not remat-plan's. */
+	snprintf(t, sizeof(t), "%s",
+	         plan_text(H, "10", "3211264", "[{\"op\": 2, \"before\": [[\"stash\", 1]]}]", ""));
+	expect_rejected(
+	    t, "$.ops[0].before[0]: step \"stash\" in a version 1 plan (it needs version 2)");
+	snprintf(t, sizeof(t), "%s",
+	         plan_text(H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1],\n"));
+	expect_rejected(t, "$.unmapped_at_boundary: in a version 1 plan (it needs version 2)");
+	snprintf(t, sizeof(t), "%s",
+	         plan_text(H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1, 8],\n"));
+	strstr(t, "\"version\": 1")[11] = '2';
+	expect_rejected(t, "$.unmapped_at_boundary: entry 1: not a buffer id");
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	memcpy(strstr(t, "\"end\": true"), "\"end\": 0   ", 11);
 	expect_rejected(t, "no \"end\": true member (truncated plan?)");
@@ -185,6 +197,29 @@ static void test_invalid_plans(void **state)
 	char err[1024];
 	assert_int_equal(acq_plan_read(path, HASH, NOPS, 3000000, NBUFS, &p, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "planned peak 3145728 bytes is over the budget of 3000000"));
+}
+
+/* Version 2: stashes and the boundary list are read. */
+static void test_version2(void **state)
+{
+	(void)state;
+	char t[4096];
+	snprintf(t, sizeof(t), "%s",
+	         plan_text("0x2d9addb2c6334337", "10", "3211264",
+	                   "[{\"op\": 2, \"before\": [[\"stash\", 1]]}, {\"op\": 6, \"before\": "
+	                   "[[\"unstash\", 1], [\"replay\", 2]]}]",
+	                   "  \"unmapped_at_boundary\": [5, 6],\n"));
+	strstr(t, "\"version\": 1")[11] = '2';
+	acq_write(path, 0644, "%s", t);
+	struct pl_plan *p = NULL;
+	char err[1024] = "";
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)), 0);
+	assert_int_equal(p->steps[p->step_off[2]].kind, PL_STEP_STASH);
+	assert_int_equal(p->steps[p->step_off[6]].kind, PL_STEP_UNSTASH);
+	assert_int_equal(p->nboundary, 2);
+	assert_int_equal(p->boundary[0], 5);
+	assert_int_equal(p->boundary[1], 6);
+	pl_plan_free(p);
 }
 
 static void test_missing_file(void **state)
@@ -251,6 +286,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_valid_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_empty_plan_and_unknown_nbufs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_plans, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_version2, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trace_peek, setup, teardown),
 	};

@@ -459,3 +459,55 @@ void tu_rmdir(char *dir)
 		fprintf(stderr, "could not remove %s\n", dir);
 	free(dir);
 }
+
+/* A copy of plan p with one random change. */
+struct pl_plan *tu_mutate(const struct pl_graph *g, const struct pl_plan *p, uint64_t *s)
+{
+	struct pl_plan_builder *b = pl_builder_new(p->nops);
+	uint32_t ns = p->step_off[p->nops], ne = p->evict_off[p->nops];
+	int what = (int)(tu_rand(s) % 5);
+	uint32_t victim_s = ns ? (uint32_t)(tu_rand(s) % ns) : 0;
+	uint32_t victim_e = ne ? (uint32_t)(tu_rand(s) % ne) : 0;
+	for (int32_t pos = 0; pos < p->nops; pos++) {
+		for (uint32_t i = p->step_off[pos]; i < p->step_off[pos + 1]; i++) {
+			if (what == 0 && i == victim_s)
+				continue; /* drop a step */
+			pl_builder_step(b, pos, p->steps[i].kind, p->steps[i].arg);
+		}
+		for (uint32_t i = p->evict_off[pos]; i < p->evict_off[pos + 1]; i++) {
+			if (what == 1 && i == victim_e)
+				continue; /* drop an eviction */
+			int32_t at = pos;
+			if (what == 2 && i == victim_e && pos + 1 < p->nops)
+				at = pos + 1; /* evict later */
+			pl_builder_evict(b, at, p->evict[i]);
+		}
+	}
+	int32_t pos = (int32_t)(tu_rand(s) % (uint64_t)p->nops);
+	int32_t buf = (int32_t)(tu_rand(s) % (uint64_t)g->nbufs);
+	struct pl_plan *q;
+	if (what == 3)
+		pl_builder_evict(b, pos, buf); /* a random eviction */
+	if (what == 4 && pos > 0) {
+		/* a random step */
+		int kind = (int)(tu_rand(s) % 7);
+		int32_t arg = kind == PL_STEP_REPLAY ? (int32_t)(tu_rand(s) % (uint64_t)pos) : buf;
+		pl_builder_step(b, pos, kind, arg);
+	}
+	q = pl_builder_finish(b);
+	/* the boundary list: kept, dropped, or one buffer added */
+	int keep = what != 0 || tu_rand(s) % 2;
+	q->boundary = malloc(sizeof(int32_t) * ((size_t)p->nboundary + 1));
+	for (int32_t i = 0; keep && i < p->nboundary; i++)
+		q->boundary[q->nboundary++] = p->boundary[i];
+	if (tu_rand(s) % 8 == 0)
+		q->boundary[q->nboundary++] = buf;
+	return q;
+}
+
+struct rg_opts tu_mixed_opts(uint64_t seed)
+{
+	struct rg_opts o = {2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0), (int)(seed % 2),
+	                    (int)(seed % 4 == 1)};
+	return o;
+}

@@ -20,6 +20,8 @@ struct rg_opts {
 /* Deterministic xorshift so failures reproduce from the seed. */
 uint64_t tu_rand(uint64_t *s);
 struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o);
+/* The cross-checks' mix: every feature on for some seeds, off for others. */
+struct rg_opts tu_mixed_opts(uint64_t seed);
 
 struct tu_sim {
 	int valid;
@@ -39,6 +41,10 @@ struct tu_ref {
 struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_buffer *bufs,
                                int32_t nbufs, const struct tu_ref *refs, size_t nrefs, int64_t dur0,
                                int64_t dur_step);
+
+/* A copy of plan p with one random change (a step or eviction dropped,
+ * moved or added, the boundary list changed): mostly invalid plans. */
+struct pl_plan *tu_mutate(const struct pl_graph *g, const struct pl_plan *p, uint64_t *s);
 
 /* text with the first `from` replaced by `to` (which must occur); free it. */
 char *tu_replace(const char *text, const char *from, const char *to);

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -284,9 +285,12 @@ static enum replay_plan_answer poll_plan(struct pl_plan **out)
 		answer = REPLAY_PLAN_WAIT; /* handed out once */
 	return a0;
 }
-static void reject_plan(void)
+static char reject_why[512];
+static int reject_plan(const char *why)
 {
 	rejected++;
+	snprintf(reject_why, sizeof(reject_why), "%s", why);
+	return 0;
 }
 static int replan(const int32_t *list, int n)
 {
@@ -460,7 +464,195 @@ static void test_plan_rejected(void **state)
 	iteration(0, 0);
 	assert_int_equal(rejected, 1);
 	assert_int_equal(verdicts[REPLAY_STOP], 1);
-	assert_non_null(strstr(fake.last_warn, "plan rejected: op 4 replays op 6"));
+	assert_non_null(strstr(reject_why, "step 1 before op 4 replays op 6, not an earlier op"));
+	check_results(0);
+}
+
+/* Damaged plans, each one edit away from make_plan's: validation refuses
+ * every one before it touches memory, naming the first wrong step, and the
+ * program computes what it would have. */
+static int mutation;
+static struct pl_plan *mutated_plan(void)
+{
+	struct pl_plan *pl = make_plan();
+	struct pl_step *s4 = &pl->steps[pl->step_off[4]], *s5 = &pl->steps[pl->step_off[5]];
+	switch (mutation) {
+	case 0: /* ["replay", 1] -> ["replay", 0]: b is mapped but not rebuilt */
+		s4[3].arg = 0;
+		break;
+	case 1: /* the rebuild of a before op5 undone: released again at once */
+		s5[1].kind = PL_STEP_RELEASE;
+		s5[1].arg = 3;
+		break;
+	case 2: /* a released where b is: b unmapped when op4 reads it */
+		s4[4].arg = 4;
+		break;
+	case 3: /* a persistent buffer evicted and never rebuilt */
+		pl->evict[0] = 0;
+		break;
+	case 4: /* a save without its restore */
+		s5[1].kind = PL_STEP_SAVE;
+		s5[1].arg = 0;
+		break;
+	case 5: /* the evictions dropped: over the budget */
+		pl->evict_off[2] = pl->evict_off[3] = pl->evict_off[NOPS] = 0;
+		pl->evict_off[1] = 0;
+		break;
+	}
+	return pl;
+}
+
+static void test_plan_mutations_rejected(void **state)
+{
+	(void)state;
+	static const char *const why[] = {
+	    "op 4 (before op 4) reads buffer 4 as op 1 left it, but it holds nothing",
+	    "op 5 (before op 5) finds buffer 3 unmapped",
+	    "op 4 (before op 4) finds buffer 4 unmapped",
+	    "op 3 (before op 3) finds buffer 0 unmapped",
+	    "op 5 runs with 0 transient mapping(s) and 1 saved copies left",
+	    "over the budget of",
+	};
+	for (mutation = 0; mutation < 6; mutation++) {
+		teardown(NULL);
+		setup(NULL);
+		plan_maker = mutated_plan;
+		answer = REPLAY_PLAN_READY;
+		iteration(0, 0);
+		iteration(0, 0);
+		if (rejected != 1 || !strstr(reject_why, why[mutation]))
+			fail_msg("mutation %d: rejected %d: '%s'", mutation, rejected, reject_why);
+		check_results(0);
+	}
+}
+
+/* A cached plan refused is replaced: the session says a new one is on its
+ * way, and the engine applies that one when it comes. */
+static int replace_rejected(const char *why)
+{
+	rejected++;
+	snprintf(reject_why, sizeof(reject_why), "%s", why);
+	plan_maker = make_plan;
+	answer = REPLAY_PLAN_READY;
+	return 1;
+}
+
+static void test_rejected_plan_replaced(void **state)
+{
+	(void)state;
+	static const struct replay_hooks again = {poll_plan, replace_rejected, replan};
+	replay_start(make_profile(), 10 * FAKE_GRAN, 3 * SZ, 3, &again);
+	plan_maker = bad_plan;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0);
+	iteration(0, 0); /* refused; the replacement arrives at the next boundary */
+	memset(verdicts, 0, sizeof(verdicts));
+	iteration(0, 0);
+	assert_int_equal(rejected, 1);
+	assert_int_equal(verdicts[REPLAY_STOP], 0);
+	assert_int_equal(verdicts[REPLAY_EVICT_AFTER], 2);
+	check_results(0);
+}
+
+/* Stash and unstash run as copies that outlive their position: G stashed,
+ * saved, unstashed and restored before op6 leaves it as it was. */
+static struct pl_plan *stash_plan(void)
+{
+	struct pl_plan *pl = make_plan();
+	struct pl_plan_builder *pb = pl_builder_new(NOPS);
+	for (int32_t p = 0; p < NOPS; p++) {
+		for (uint32_t i = pl->step_off[p]; i < pl->step_off[p + 1]; i++)
+			pl_builder_step(pb, p, pl->steps[i].kind, pl->steps[i].arg);
+		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++)
+			pl_builder_evict(pb, p, pl->evict[i]);
+	}
+	int steps6[][2] = {
+	    {PL_STEP_STASH, 0}, {PL_STEP_SAVE, 0}, {PL_STEP_UNSTASH, 0}, {PL_STEP_RESTORE, 0}};
+	for (size_t i = 0; i < 4; i++)
+		pl_builder_step(pb, 6, steps6[i][0], steps6[i][1]);
+	pl_plan_free(pl);
+	pl = pl_builder_finish(pb);
+	pl->graph_hash = 0x1234;
+	pl->budget = pl->peak = 10 * FAKE_GRAN;
+	return pl;
+}
+
+static void test_stash(void **state)
+{
+	(void)state;
+	plan_maker = stash_plan;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0);
+	for (int it = 0; it < 2; it++) {
+		memset(verdicts, 0, sizeof(verdicts));
+		iteration(0, 0);
+		check_results(0);
+		assert_int_equal(rejected, 0);
+		assert_int_equal(verdicts[REPLAY_EVICT_AFTER], 2);
+	}
+}
+
+/* G3 is dead across the boundary (op5 overwrites all of it first): the
+ * plan keeps it unmapped from its last use to its first, over the
+ * boundary, and maps it fresh before op5. */
+static struct pl_plan *boundary_plan(void)
+{
+	struct pl_plan *pl = make_plan();
+	struct pl_plan_builder *pb = pl_builder_new(NOPS);
+	for (int32_t p = 0; p < NOPS; p++) {
+		if (p == 5)
+			pl_builder_step(pb, 5, PL_STEP_MAP, 2);
+		for (uint32_t i = pl->step_off[p]; i < pl->step_off[p + 1]; i++)
+			pl_builder_step(pb, p, pl->steps[i].kind, pl->steps[i].arg);
+		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++)
+			pl_builder_evict(pb, p, pl->evict[i]);
+	}
+	pl_builder_evict(pb, 5, 2);
+	pl_plan_free(pl);
+	pl = pl_builder_finish(pb);
+	pl->graph_hash = 0x1234;
+	pl->budget = pl->peak = 8 * FAKE_GRAN;
+	pl->boundary = malloc(sizeof(int32_t));
+	pl->boundary[0] = 2;
+	pl->nboundary = 1;
+	return pl;
+}
+
+static void g3_unmapped_until_op5(int op)
+{
+	if (op < 4)
+		assert_false(remat_alloc_mapped(G3, SZ));
+}
+
+static void test_boundary_unmapped(void **state)
+{
+	(void)state;
+	struct remat_profile *p = make_profile();
+	p->bufs[2].dead_across = 1;
+	replay_start(p, 8 * FAKE_GRAN, 3 * SZ, 3, &hooks);
+	plan_maker = boundary_plan;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0); /* the plan arrives at the end of this one */
+	for (int it = 0; it < 2; it++) {
+		remat_alloc_reset_peak();
+		iteration_with(0, 0, g3_unmapped_until_op5);
+		assert_int_equal(rejected, 0);
+		assert_false(remat_alloc_mapped(G3, SZ));
+		struct remat_alloc_stats st;
+		remat_alloc_stats(&st);
+		assert_true(st.peak <= 8 * FAKE_GRAN);
+	}
+	/* The same plan for a profile that does not prove G3 dead there is
+	 * refused. */
+	teardown(NULL);
+	setup(NULL);
+	plan_maker = boundary_plan;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0);
+	iteration(0, 0);
+	assert_int_equal(rejected, 1);
+	assert_non_null(strstr(reject_why, "buffer 2 cannot be unmapped at the iteration boundary: "
+	                                   "its content there is live"));
 }
 
 /* After op0: a replay of op0 from now on computes something else. */
@@ -558,6 +750,10 @@ int main(void)
 	    T(test_unplanned_access),
 	    T(test_no_plan),
 	    T(test_plan_rejected),
+	    T(test_plan_mutations_rejected),
+	    T(test_rejected_plan_replaced),
+	    T(test_stash),
+	    T(test_boundary_unmapped),
 	    T(test_verify_excludes),
 	    T(test_rebuild_failure_recovered),
 	    T(test_rebuild_failure_sticky),

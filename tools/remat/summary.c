@@ -107,7 +107,8 @@ void remat_summary_print(FILE *f, const struct remat_job *job, const struct rema
 				fprintf(
 				    f,
 				    "  overhead   not measured: no iteration ran without the plan "
-				    "after the profile (it came from the cache)\n");
+				    "after the profile (the plan was ready or cached before one "
+				    "finished)\n");
 		} else {
 			fprintf(f, "  plan       none applied: %s\n",
 			        o->why_no_plan[0] ? o->why_no_plan

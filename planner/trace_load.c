@@ -133,10 +133,11 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 	if ((rc = check_params(c, root, dir)))
 		return rc;
 	json_t *proc = json_object_get(root, "process"), *mem = json_object_get(root, "memory");
-	int64_t persistent, small_pool;
+	int64_t persistent, small_pool, edge;
 	if ((rc = pl_jint(c, proc, "$.process", "granularity", &g->granularity, 1, 0)) ||
 	    (rc = pl_jint(c, mem, "$.memory", "persistent_bytes", &persistent, 1, 0)) ||
-	    (rc = pl_jint(c, mem, "$.memory", "small_pool_bytes", &small_pool, 1, 0)))
+	    (rc = pl_jint(c, mem, "$.memory", "small_pool_bytes", &small_pool, 1, 0)) ||
+	    (rc = pl_jint(c, mem, "$.memory", "edge_bytes", &edge, 0, 0)))
 		return rc;
 	if (g->granularity <= 0)
 		return pl_jfail(c, "$.process.granularity", "must be positive");
@@ -179,11 +180,13 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		if (pers)
 			listed_persistent += b->rounded;
 	}
-	/* persistent_bytes counts the small-allocation chunks too; whatever it
-	 * holds beyond the listed persistent buffers is constant. */
-	g->const_bytes = persistent - listed_persistent;
+	/* Whatever persistent_bytes holds beyond the listed persistent buffers
+	 * is constant: the small-allocation chunks (which some traces count in
+	 * it), and the chunks of split allocations no region holds whole. */
+	g->const_bytes = persistent - listed_persistent - edge;
 	if (g->const_bytes < small_pool)
 		g->const_bytes = small_pool;
+	g->const_bytes += edge;
 
 	if ((rc = pl_jops(c, g, ops, 1)))
 		return rc;

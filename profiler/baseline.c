@@ -27,7 +27,7 @@ int64_t prof_baseline_peak(const struct remat_profile *p)
 		diff[lo] += (int64_t)u->rounded;
 		diff[hi] -= (int64_t)u->rounded;
 	}
-	int64_t live = (int64_t)p->small_pool_bytes, peak = live;
+	int64_t live = (int64_t)(p->small_pool_bytes + p->edge_bytes), peak = live;
 	for (size_t k = 0; k < p->nops; k++) {
 		live += diff[k];
 		if (live > peak)

@@ -59,6 +59,34 @@ uint64_t prof_ws_hash(uint64_t addr, uint64_t size);
  * the app's runtime call when hashing runs inside it. */
 extern uint64_t prof_ws_launches;
 
+/* delta.c — what each op of the profiled iteration changed, byte by byte
+ * (buffers packed small are left to the hashes), and whether its writes
+ * were proven blind (independent of the prior content of what it
+ * changed).  Offsets are into the buffer. */
+struct prof_change {
+	int32_t buf;
+	uint64_t lo, hi;
+};
+int prof_delta_begin(size_t nops);
+void prof_delta_drop(void);
+/* Kernels: host copies of the referenced buffers before op k; after it,
+ * the changes and the proof (a second launch of op, results put back). */
+void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb);
+void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
+                      struct prof_live *const *pb);
+/* Copies and sets: the exact range written (write) or read. */
+void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write);
+/* Changes of op k, ordered by buffer and offset; *blind: -1 unknown, 0
+ * known, 1 known and blind. */
+const struct prof_change *prof_delta_changes(size_t k, uint32_t *n, int *blind);
+const struct prof_change *prof_delta_source(size_t k, uint32_t *n);
+
+/* regions.c — at the end of the profile: long-lived allocations split
+ * into regions, each a buffer; every op's references, reads, writes and
+ * partial writes per buffer from the changes above; buffers dead across
+ * the boundary.  0, or -1 when out of memory (the profile is unusable). */
+int prof_regions(struct remat_profile *p);
+
 /* cupti.c — correlation ids and durations. */
 struct prof_cupti_tls {
 	uint32_t driver_corr;  /* last launch/copy/set driver call entered */

@@ -69,7 +69,7 @@ int prof_profile_begin(uint64_t start_op, size_t ops, size_t iteration, int cupt
 	corr_min = UINT32_MAX;
 	corr_max = 0;
 	prof.ops = calloc(ops, sizeof(*prof.ops));
-	if (!prof.ops)
+	if (!prof.ops || prof_delta_begin(ops))
 		return -1;
 	prof.period = ops;
 	prof.start_op = start_op;
@@ -230,7 +230,7 @@ static int is_device(uint64_t addr)
 	       type == CU_MEMORYTYPE_DEVICE;
 }
 
-static void describe_copy(struct prof_op *o, const struct remat_op *op)
+static void describe_copy(struct prof_op *o, const struct remat_op *op, uint64_t k)
 {
 	int c = op->copy;
 	if (c == REMAT_COPY_INFER) {
@@ -247,6 +247,8 @@ static void describe_copy(struct prof_op *o, const struct remat_op *op)
 		if (b && b->trace_id >= 0) {
 			push_ref(o, b->trace_id, op->src - b->addr, -1);
 			push_id(&o->reads, &o->nreads, b->trace_id);
+			prof_delta_range(k, b->trace_id, op->src - b->addr,
+			                 op->src - b->addr + op->bytes, 0);
 		}
 	}
 	if (c == REMAT_COPY_DTOD || c == REMAT_COPY_HTOD) {
@@ -254,6 +256,8 @@ static void describe_copy(struct prof_op *o, const struct remat_op *op)
 		if (b && b->trace_id >= 0) {
 			push_ref(o, b->trace_id, op->dst - b->addr, -1);
 			push_id(&o->writes, &o->nwrites, b->trace_id);
+			prof_delta_range(k, b->trace_id, op->dst - b->addr,
+			                 op->dst - b->addr + op->bytes, 1);
 		}
 	}
 	if (c == REMAT_COPY_HTOD || c == REMAT_COPY_HTOH) {
@@ -304,6 +308,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 			}
 		}
 		remat_drv.cuCtxSynchronize();
+		prof_delta_before(k, o, pb);
 		uint64_t l0 = prof_ws_launches;
 		for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
 			struct prof_live *b = pb[o->reads[r]];
@@ -313,7 +318,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		break;
 	}
 	case REMAT_OP_MEMCPY:
-		describe_copy(o, op);
+		describe_copy(o, op, k);
 		break;
 	case REMAT_OP_MEMSET: {
 		o->name = "memset";
@@ -323,6 +328,8 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		if (b && b->trace_id >= 0) {
 			push_ref(o, b->trace_id, op->dst - b->addr, -1);
 			push_id(&o->writes, &o->nwrites, b->trace_id);
+			prof_delta_range(k, b->trace_id, op->dst - b->addr,
+			                 op->dst - b->addr + op->bytes, 1);
 		}
 		break;
 	}
@@ -378,6 +385,7 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 			push_id(&o->writes, &o->nwrites, o->reads[r]);
 	}
 	o->hash_after = (uint32_t)(prof_ws_launches - l0);
+	prof_delta_after(k, o, op, pb);
 }
 
 void prof_profile_alloc(struct prof_live *b, uint64_t k)
@@ -477,7 +485,9 @@ static void durations(void)
 			/* In start order: hashing kernels before it, the op's own,
 			 * hashing kernels after it. */
 			size_t own = j + o->hash_before;
-			internal += o->hash_before + o->hash_after;
+			/* Every other record matched to it is ours (hashing, the
+			 * write-set proof's second run). */
+			internal += k - j - (own < k);
 			if (own < k)
 				o->duration_ns = mt[own].dur;
 		} else {
@@ -577,6 +587,8 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 		u->nsite = u->site ? b->nsite : 0;
 	}
 	prof.nbufs = prof.bufs ? npb : 0;
+	int cut = prof.bufs ? prof_regions(&prof) : -1;
+	prof_delta_drop();
 	prof.graph_hash = graph_hash;
 	prof.level0 = level0;
 	process_info();
@@ -588,7 +600,7 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 		prof.nstreams = nstreams + 1;
 	}
 	struct remat_profile *p = malloc(sizeof(*p));
-	if (!p || !prof.bufs || !prof.streams) {
+	if (!p || !prof.bufs || !prof.streams || cut) {
 		free(p);
 		prof_profile_release(&prof);
 		return NULL;
@@ -605,5 +617,6 @@ void prof_profile_drop(void)
 	if (prof_cupti_collect(&rec))
 		free(rec);
 	prof_profile_release(&prof);
+	prof_delta_drop();
 	release_pbufs();
 }

@@ -26,9 +26,22 @@ struct prof_buf {
 	 * proved to overwrite all of it: its content there is never read. */
 	int dead_across;
 	int64_t alloc_at, free_at, alloc_seq; /* -1: before / still live / not inside */
-	char **site;                          /* "function+0xoff (object)", innermost first */
+	/* A region of a long-lived allocation (docs/trace-format.md): the
+	 * allocation's address and the region's offset in it.  map_addr and
+	 * rounded are the whole chunks inside the region, what eviction
+	 * unmaps; a whole allocation has map_addr == addr. */
+	int region;
+	uint64_t alloc_addr, alloc_off, map_addr;
+	char **site; /* "function+0xoff (object)", innermost first */
 	size_t nsite;
 };
+
+/* Where eviction unmaps buffer u: its whole chunks, rounded bytes from
+ * here. */
+static inline uint64_t prof_buf_map_addr(const struct prof_buf *u)
+{
+	return u->region ? u->map_addr : u->addr;
+}
 
 /* A launched function: its name and how its parameters are laid out (what
  * a replay needs to rebuild kernelParams from the recorded bytes). */
@@ -93,6 +106,9 @@ struct remat_profile {
 	uint64_t period, iterations_seen, profiled, start_op;
 	int64_t duration_ns;
 	uint64_t persistent_bytes, peak_bytes, small_pool_bytes;
+	/* Chunks of split allocations that no region holds whole: never
+	 * evicted, counted like the small pool. */
+	uint64_t edge_bytes;
 	struct prof_buf *bufs;
 	size_t nbufs;
 	struct prof_kernel *kernels;

@@ -113,8 +113,17 @@ static void buffers(struct sbuf *b, const struct remat_profile *t)
 		putf(b, "\"rounded\": %llu, \"small\": %s, \"alloc_at\": %lld, \"free_at\": %lld, ",
 		     (unsigned long long)u->rounded, u->small ? "true" : "false",
 		     (long long)u->alloc_at, (long long)u->free_at);
-		putf(b, "\"alloc_seq\": %lld, \"persistent\": %s, \"site\": [",
-		     (long long)u->alloc_seq, u->persistent ? "true" : "false");
+		putf(b, "\"alloc_seq\": %lld, \"persistent\": %s, ", (long long)u->alloc_seq,
+		     u->persistent ? "true" : "false");
+		if (u->dead_across)
+			puts_(b, "\"dead_across_boundary\": true, ");
+		if (u->region)
+			putf(b,
+			     "\"region\": {\"allocation\": \"0x%llx\", \"offset\": %llu, \"map\": "
+			     "\"0x%llx\"}, ",
+			     (unsigned long long)u->alloc_addr, (unsigned long long)u->alloc_off,
+			     (unsigned long long)u->map_addr);
+		puts_(b, "\"site\": [");
 		for (size_t k = 0; k < u->nsite; k++) {
 			if (k)
 				puts_(b, ", ");
@@ -167,6 +176,10 @@ static void ops(struct sbuf *b, const struct remat_profile *t)
 		ids(b, o->reads, o->nreads);
 		puts_(b, ", \"writes\": ");
 		ids(b, o->writes, o->nwrites);
+		if (o->npartial) {
+			puts_(b, ", \"partial\": ");
+			ids(b, o->partial, o->npartial);
+		}
 		putf(b, ", \"bytes\": %llu", (unsigned long long)o->bytes);
 		if (o->kind == REMAT_OP_MEMCPY)
 			putf(b, ", \"copy\": \"%s\"", copy_name(o->copy));
@@ -252,9 +265,9 @@ int prof_trace_write(const struct remat_profile *t, const char *dir, char *err, 
 	     (long long)t->duration_ns);
 	putf(&b,
 	     "  \"memory\": {\"persistent_bytes\": %llu, \"peak_bytes\": %llu, "
-	     "\"small_pool_bytes\": %llu},\n",
+	     "\"small_pool_bytes\": %llu, \"edge_bytes\": %llu},\n",
 	     (unsigned long long)t->persistent_bytes, (unsigned long long)t->peak_bytes,
-	     (unsigned long long)t->small_pool_bytes);
+	     (unsigned long long)t->small_pool_bytes, (unsigned long long)t->edge_bytes);
 	buffers(&b, t);
 	kernels(&b, t);
 	ops(&b, t);

@@ -161,7 +161,7 @@ CUresult replay_launch(int32_t k, CUstream st)
 static CUresult map_buf(int32_t b, CUstream s)
 {
 	const struct prof_buf *u = &engine.profile->bufs[b];
-	CUresult r = remat_alloc_map(u->addr, u->rounded, s);
+	CUresult r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, s);
 	if (r != CUDA_SUCCESS)
 		remat_log(
 		    REMAT_LOG_INFO,
@@ -183,7 +183,7 @@ static void unmap_buf(int32_t b, CUstream s)
 	for (int i = 0; i < engine.profile->nstreams && n < 64; i++)
 		if ((engine.bstreams[b] >> i & 1) && engine.profile->streams[i] != s)
 			st[n++] = engine.profile->streams[i];
-	remat_alloc_unmap_after(u->addr, u->rounded, st, n);
+	remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, st, n);
 }
 
 void replay_evict_after(int32_t p, CUstream s)

@@ -281,7 +281,7 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			                                    : "its content there is live");
 		c->boundary[b] = 1;
 	}
-	c->mem = (int64_t)p->small_pool_bytes;
+	c->mem = (int64_t)(p->small_pool_bytes + p->edge_bytes);
 	for (size_t b = 0; b < p->nbufs; b++) {
 		const struct prof_buf *u = &p->bufs[b];
 		c->holds[b] = u->alloc_at < 0 && !u->dead_across ? HOLDS_PRE : HOLDS_FRESH;

@@ -40,8 +40,10 @@ want(r"^  kernels +%d " % kinds["kernel"])
 want(r"^  copies +%d\b" % kinds["memcpy"])
 want(r"^  memsets +%d\b" % kinds["memset"])
 # baseline curve straight from the buffer list: persistent chunks + the
-# small pool + the per-iteration buffers live over [alloc_at, free_at)
-pers = sum(b["rounded"] for b in bufs if b["persistent"]) + t["memory"]["small_pool_bytes"]
+# small pool + the chunks of split allocations no region holds whole +
+# the per-iteration buffers live over [alloc_at, free_at)
+pers = (sum(b["rounded"] for b in bufs if b["persistent"]) + t["memory"]["small_pool_bytes"]
+        + t["memory"].get("edge_bytes", 0))
 def live(i):
     return sum(b["rounded"] for b in bufs if not b["persistent"]
                and (b["alloc_at"] < 0 or b["alloc_at"] <= i)

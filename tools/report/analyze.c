@@ -227,7 +227,11 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			s->nperiter_large++;
 		}
 	}
-	s->persistent_level = s->persistent_large + t->g->small_pool_bytes;
+	/* const_bytes: the small pool, and the chunks of split allocations no
+	 * region holds whole (at least the small pool). */
+	s->persistent_level = s->persistent_large + (t->g->const_bytes > t->g->small_pool_bytes
+	                                                 ? t->g->const_bytes
+	                                                 : t->g->small_pool_bytes);
 	s->peak_op = -1;
 	for (int i = 0; i < t->nops; i++)
 		if (s->peak_op < 0 || t->mem[i] > s->peak) {

@@ -25,6 +25,16 @@
  *                after its last use
  * --switch-at K  from iteration K on, every launch uses blocks of 128
  *                threads instead of 256: same results, another graph
+ * --persistent  a1, a2 and a3 are allocated once before the loop (each its
+ *                own allocation, live across iterations)
+ * --arena       a1, a2 and a3 are offsets into one allocation made before
+ *                the loop, with a small scratch s between a1 and a2
+ *                (layout a1 | s | a2 | a3); s is written before a1
+ * --peek        like --arena, with a copy xa of x first (xa | s | a1 |
+ *                a2 | a3): a1 comes from fwd_peek, which also reads s
+ *                through its xa pointer (past the end of xa's region), and
+ *                s is overwritten after the forward pass and read last: a
+ *                rebuild of a1 by replay reads the new s
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,7 +74,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 1;
 	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1,
-	    swap_at = -1, late_free = 0;
+	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
@@ -78,12 +88,18 @@ int main(int argc, char **argv)
 			late_free = 1;
 		else if (!strcmp(argv[i], "--side"))
 			side = 1;
+		else if (!strcmp(argv[i], "--persistent"))
+			keep = 1;
+		else if (!strcmp(argv[i], "--arena"))
+			keep = arena = 1;
+		else if (!strcmp(argv[i], "--peek"))
+			keep = arena = peek = 1;
 	}
 	int deep = indirect || side;
 	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod;
-	CUfunction fwd, fwd_ind, fwd_side, use, use_m;
+	CUfunction fwd, fwd_ind, fwd_side, fwd_peek, use, use_m;
 	CUstream s;
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
@@ -93,6 +109,7 @@ int main(int argc, char **argv)
 	CK(cuModuleGetFunction(&fwd, mod, "fwd"));
 	CK(cuModuleGetFunction(&fwd_ind, mod, "fwd_indirect"));
 	CK(cuModuleGetFunction(&fwd_side, mod, "fwd_side"));
+	CK(cuModuleGetFunction(&fwd_peek, mod, "fwd_peek"));
 	CK(cuModuleGetFunction(&use, mod, "use"));
 	CK(cuModuleGetFunction(&use_m, mod, "use_m"));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
@@ -108,22 +125,57 @@ int main(int argc, char **argv)
 	CK(cuMemcpyHtoD(x, h, bytes));
 	CK(cuMemsetD32(acc, 0, N));
 	CK(cuMemcpyHtoD(tbl, &scale, sizeof(scale)));
+	/* Long-lived activations: three allocations, or one arena. */
+	CUdeviceptr ka1 = 0, ka2 = 0, ka3 = 0, ks = 0, base = 0, xa = 0;
+	size_t sbytes = 1024 * sizeof(float);
+	if (peek) {
+		CK(cuMemAlloc(&base, 4 * bytes + sbytes));
+		xa = base;
+		CK(cuMemcpyDtoD(xa, x, bytes));
+		ks = xa + bytes;
+		ka1 = ks + sbytes;
+		ka2 = ka1 + bytes;
+		ka3 = ka2 + bytes;
+	} else if (arena) {
+		CK(cuMemAlloc(&base, 3 * bytes + sbytes));
+		ka1 = base;
+		ks = base + bytes;
+		ka2 = ks + sbytes;
+		ka3 = ka2 + bytes;
+	} else if (keep) {
+		CK(cuMemAlloc(&ka1, bytes));
+		CK(cuMemAlloc(&ka2, bytes));
+		CK(cuMemAlloc(&ka3, bytes));
+	}
 	/* The set-up ran on the legacy stream; s does not wait for it. */
 	CK(cuCtxSynchronize());
-	int n = N;
+	int n = N, ns = 1024;
 	for (int it = 0; it < iters; it++) {
 		if (it == switch_at)
 			block = 128; /* same results, other launches from here on */
 		CUdeviceptr a1, a2, a3;
-		float k1 = 1.25f, k3 = 0.75f;
+		/* Long-lived activations get new values every iteration (as a
+		 * new batch gives them): a write of what is there is no change. */
+		float k1 = keep ? 1.25f + (float)it / 64 : 1.25f, k3 = 0.75f;
 		CK(cuMemsetD32Async(scale, 0x40000000u, 1, s)); /* 2.0f */
-		CK(cuMemAllocAsync(&a1, bytes, s));
-		void *p1[] = {&x, &a1, &n, &k1};
-		launch(fwd, s, p1);
+		if (arena) {
+			float ksv = 0.5f + (float)it;
+			void *ps[] = {&x, &ks, &ns, &ksv};
+			CK(cuLaunchKernel(fwd, 1024 / block, 1, 1, block, 1, 1, 0, s, ps, NULL));
+		}
+		if (keep)
+			a1 = ka1;
+		else
+			CK(cuMemAllocAsync(&a1, bytes, s));
+		void *p1[] = {&x, &a1, &n, &k1}, *p1p[] = {&xa, &a1, &n, &k1};
+		launch(peek ? fwd_peek : fwd, s, peek ? p1p : p1);
 		CUdeviceptr m = 0;
 		if (side)
 			CK(cuMemAllocAsync(&m, 64 * sizeof(float), s));
-		CK(cuMemAllocAsync(&a2, bytes, s));
+		if (keep)
+			a2 = ka2;
+		else
+			CK(cuMemAllocAsync(&a2, bytes, s));
 		if (side) {
 			/* a2 and a side output m from one kernel: replaying it to
 			 * rebuild a2 must leave the live m as it is. */
@@ -140,7 +192,10 @@ int main(int argc, char **argv)
 			void *p2[] = {&a1, &a2, &n, &k1};
 			launch(fwd, s, p2);
 		}
-		CK(cuMemAllocAsync(&a3, bytes, s));
+		if (keep)
+			a3 = ka3;
+		else
+			CK(cuMemAllocAsync(&a3, bytes, s));
 		void *p3[] = {&a2, &a3, &n, &k3};
 		launch(fwd, s, p3);
 		CUdeviceptr a4 = 0;
@@ -159,6 +214,8 @@ int main(int argc, char **argv)
 		/* The scale changes after the forward pass: fwd_indirect would now
 		 * compute something else. */
 		CK(cuMemsetD32Async(scale, 0x40400000u, 1, s)); /* 3.0f */
+		if (arena) /* s moves on: fwd_peek would now compute something else */
+			CK(cuMemsetD32Async(ks, 0x3f000000u, 1024, s));
 		if (it == host_read && !deep && !late_free) {
 			CK(cuMemcpyDtoHAsync(h, a1, bytes, s));
 			CK(cuStreamSynchronize(s));
@@ -182,7 +239,8 @@ int main(int argc, char **argv)
 			CK(cuStreamSynchronize(s));
 			printf("iter %d a3 %016llx\n", it, (unsigned long long)fnv(h, bytes));
 		}
-		if (!late_free) {
+		if (keep) {
+		} else if (!late_free) {
 			CK(cuMemFreeAsync(swap ? a1 : a3, s));
 		} else {
 			/* A temporary while a3 is still allocated: dropping a3
@@ -197,14 +255,20 @@ int main(int argc, char **argv)
 		if (side)
 			launch(use_m, s, um);
 		launch(use, s, u2);
-		CK(cuMemFreeAsync(a2, s));
+		if (!keep)
+			CK(cuMemFreeAsync(a2, s));
 		if (side) {
 			launch(use_m, s, um);
 			CK(cuMemFreeAsync(m, s));
 		}
 		if (!deep) {
 			launch(use, s, swap ? u3 : u1);
-			CK(cuMemFreeAsync(swap ? a3 : a1, s));
+			if (!keep)
+				CK(cuMemFreeAsync(swap ? a3 : a1, s));
+		}
+		if (arena) {
+			void *us[] = {&ks, &acc, &ns};
+			CK(cuLaunchKernel(use, 1024 / block, 1, 1, block, 1, 1, 0, s, us, NULL));
 		}
 		if (late_free)
 			CK(cuMemFreeAsync(a3, s));

@@ -1,0 +1,356 @@
+/*
+ * delta.c — what each op of the profiled iteration changed, byte by byte,
+ * and whether what it wrote depends on what was there before.
+ *
+ * For a kernel, every referenced buffer that can be evicted (not packed
+ * small) is copied to the host before and after it; the bytes that differ
+ * are its changes (a write of the value already there is no change).  Then
+ * the proof of a blind write: the changed bytes are set to the complement
+ * of what the kernel left there, the kernel is launched once more with the
+ * same parameters, and every referenced buffer must come out exactly as
+ * the first launch left it.  Then nothing the kernel wrote depends on the
+ * prior content of the bytes it changed: it reads none of them, and a
+ * region it changed in full is overwritten whole.  Whatever the outcome,
+ * the first launch's results are copied back before the program goes on.
+ * A memset or a copy changes exactly its destination range, blindly.
+ *
+ * regions.c turns this into write sets, partial writes and reads per
+ * region.  Cost: two host copies of each referenced buffer per kernel and
+ * one extra launch per writing kernel, in the profiled iteration only.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/driver.h"
+#include "../core/log.h"
+#include "internal.h"
+
+struct op_delta {
+	struct prof_change *chg; /* what it changed */
+	uint32_t n, cap;
+	struct prof_change *src; /* what a copy reads */
+	uint32_t nsrc;
+	int blind; /* -1 unknown, 0 changes known, 1 and proven blind */
+};
+
+static struct op_delta *deltas;
+static size_t ndeltas;
+/* Host copies of the current op's buffers before it ran, by slot in its
+ * read list. */
+static uint8_t **pre;
+static size_t *pre_cap, npre;
+static uint8_t *post, *again, *mask;
+static size_t post_cap, mask_cap;
+
+void prof_delta_drop(void)
+{
+	for (size_t k = 0; k < ndeltas; k++) {
+		free(deltas[k].chg);
+		free(deltas[k].src);
+	}
+	free(deltas);
+	deltas = NULL;
+	ndeltas = 0;
+}
+
+int prof_delta_begin(size_t nops)
+{
+	prof_delta_drop();
+	deltas = calloc(nops ? nops : 1, sizeof(*deltas));
+	if (!deltas)
+		return -1;
+	ndeltas = nops;
+	return 0;
+}
+
+const struct prof_change *prof_delta_changes(size_t k, uint32_t *n, int *blind)
+{
+	if (k >= ndeltas) {
+		*n = 0;
+		*blind = 0;
+		return NULL;
+	}
+	*n = deltas[k].n;
+	*blind = deltas[k].blind;
+	return deltas[k].chg;
+}
+
+const struct prof_change *prof_delta_source(size_t k, uint32_t *n)
+{
+	*n = k < ndeltas ? deltas[k].nsrc : 0;
+	return k < ndeltas ? deltas[k].src : NULL;
+}
+
+static void add_change(size_t k, int32_t buf, uint64_t lo, uint64_t hi)
+{
+	struct op_delta *d = &deltas[k];
+	if (d->n && d->chg[d->n - 1].buf == buf && d->chg[d->n - 1].hi == lo) {
+		d->chg[d->n - 1].hi = hi;
+		return;
+	}
+	if (d->n == d->cap) {
+		uint32_t c = d->cap ? d->cap * 2 : 16;
+		void *p = realloc(d->chg, c * sizeof(*d->chg));
+		if (!p) {
+			d->blind = -1; /* incomplete: regions.c falls back to whole buffers */
+			return;
+		}
+		d->chg = p;
+		d->cap = c;
+	}
+	d->chg[d->n++] = (struct prof_change){buf, lo, hi};
+}
+
+void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write)
+{
+	if (k >= ndeltas || hi <= lo)
+		return;
+	struct op_delta *d = &deltas[k];
+	if (write) {
+		d->blind = d->n || d->blind ? d->blind : 1;
+		add_change(k, buf, lo, hi);
+		return;
+	}
+	void *p = realloc(d->src, (d->nsrc + 1) * sizeof(*d->src));
+	if (!p) {
+		d->blind = -1;
+		return;
+	}
+	d->src = p;
+	d->src[d->nsrc++] = (struct prof_change){buf, lo, hi};
+}
+
+static int grow(uint8_t **p, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	uint8_t *q = realloc(*p, n);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int evictable(const struct prof_live *b)
+{
+	return !b->small && b->size;
+}
+
+void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb)
+{
+	if (k >= ndeltas)
+		return;
+	deltas[k].blind = -1;
+	if (o->nreads > npre) {
+		uint8_t **p = realloc(pre, o->nreads * sizeof(*pre));
+		size_t *c = p ? realloc(pre_cap, o->nreads * sizeof(*pre_cap)) : NULL;
+		if (p)
+			pre = p;
+		if (!c)
+			return;
+		pre_cap = c;
+		for (size_t i = npre; i < o->nreads; i++) {
+			pre[i] = NULL;
+			pre_cap[i] = 0;
+		}
+		npre = o->nreads;
+	}
+	for (size_t r = 0; r < o->nreads; r++) {
+		const struct prof_live *b = pb[o->reads[r]];
+		if (!evictable(b))
+			continue;
+		if (grow(&pre[r], &pre_cap[r], b->size) ||
+		    remat_drv.cuMemcpyDtoH(pre[r], b->addr, b->size) != CUDA_SUCCESS)
+			return;
+	}
+	deltas[k].blind = 0; /* the snapshots are complete */
+}
+
+/* The op once more, as the program issued it. */
+static CUresult relaunch(const struct remat_op *op)
+{
+	prof_cupti_tls.internal = 1;
+	CUresult r = remat_drv.cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
+	                                      op->block[0], op->block[1], op->block[2], op->shmem,
+	                                      op->stream, op->params, op->extra);
+	if (r == CUDA_SUCCESS)
+		r = remat_drv.cuCtxSynchronize();
+	prof_cupti_tls.internal = 0;
+	return r;
+}
+
+/* The bytes op k's proof sets to the complement of what the op left: from
+ * each pointer a change went through (the nearest at or below it) up to
+ * the op's next pointer into the buffer or its end, so that bytes written
+ * with the value they had are tested too; changes below every pointer
+ * alone.  Marks them in mask (per byte of the buffer). */
+static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_t buf,
+                       uint64_t size, uint8_t *mask)
+{
+	memset(mask, 0, size);
+	uint8_t out[256]; /* per reference: a change went through it */
+	size_t nrefs = o->nrefs < sizeof(out) ? o->nrefs : sizeof(out);
+	memset(out, 0, nrefs);
+	for (uint32_t c = 0; c < d->n; c++) {
+		if (d->chg[c].buf != buf)
+			continue;
+		int64_t from = -1;
+		size_t via = 0;
+		for (size_t r = 0; r < nrefs; r++)
+			if (o->refs[r].buf == buf && o->refs[r].off <= d->chg[c].lo &&
+			    (int64_t)o->refs[r].off > from) {
+				from = (int64_t)o->refs[r].off;
+				via = r;
+			}
+		if (from >= 0)
+			out[via] = 1;
+		else
+			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
+	}
+	for (size_t r = 0; r < nrefs; r++) {
+		if (!out[r] || o->refs[r].off >= size)
+			continue;
+		uint64_t lo = o->refs[r].off, hi = size;
+		for (size_t q = 0; q < nrefs; q++)
+			if (o->refs[q].buf == buf && o->refs[q].off > lo && o->refs[q].off < hi)
+				hi = o->refs[q].off;
+		memset(mask + lo, 1, hi - lo);
+	}
+	/* Changes past the next pointer (a write that crossed it) are tested
+	 * as they are. */
+	for (uint32_t c = 0; c < d->n; c++)
+		if (d->chg[c].buf == buf && !mask[d->chg[c].hi - 1])
+			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
+}
+
+/* Sets the tested bytes of every buffer to the complement of what the op
+ * left there, runs it again and reads everything back: a blind op writes
+ * what it wrote the first time, and leaves the complement where it does
+ * not write.  1 when blind: its changes become every byte it wrote. */
+static int prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
+                       struct prof_live *const *pb, uint8_t **posts)
+{
+	struct op_delta *d = &deltas[k];
+	int ok = 1;
+	for (size_t r = 0; r < o->nreads && ok; r++) {
+		const struct prof_live *b = pb[o->reads[r]];
+		if (!posts[r])
+			continue;
+		proof_mask(d, o, o->reads[r], b->size, mask);
+		for (uint64_t i = 0; i < b->size; i++)
+			again[i] = mask[i] ? (uint8_t)~posts[r][i] : posts[r][i];
+		ok = remat_drv.cuMemcpyHtoD(b->addr, again, b->size) == CUDA_SUCCESS;
+	}
+	/* A copy from pageable memory may return before it lands, and the
+	 * op's stream need not wait for the legacy stream. */
+	if (ok)
+		ok = remat_drv.cuCtxSynchronize() == CUDA_SUCCESS;
+	CUresult rc = ok ? relaunch(op) : CUDA_ERROR_UNKNOWN;
+	ok = rc == CUDA_SUCCESS;
+	int lost = 0;
+	struct prof_change *was = d->chg;
+	uint32_t nwas = d->n, capwas = d->cap;
+	d->chg = NULL;
+	d->n = d->cap = 0;
+	for (size_t r = 0; r < o->nreads; r++) {
+		const struct prof_live *b = pb[o->reads[r]];
+		if (!posts[r])
+			continue;
+		if (ok && remat_drv.cuMemcpyDtoH(again, b->addr, b->size) != CUDA_SUCCESS)
+			ok = 0;
+		struct op_delta tmp = {was, nwas, capwas, NULL, 0, 0};
+		proof_mask(&tmp, o, o->reads[r], b->size, mask);
+		for (uint64_t i = 0; ok && i < b->size;) {
+			uint8_t canary = (uint8_t)~posts[r][i];
+			if (again[i] != posts[r][i] && (!mask[i] || again[i] != canary)) {
+				ok = 0; /* depends on what it overwrote */
+				break;
+			}
+			if (!mask[i] || again[i] != posts[r][i]) {
+				i++;
+				continue;
+			}
+			uint64_t j = i;
+			while (j < b->size && mask[j] && again[j] == posts[r][j])
+				j++;
+			add_change(k, o->reads[r], i, j);
+			i = j;
+		}
+		if (remat_drv.cuMemcpyHtoD(b->addr, posts[r], b->size) != CUDA_SUCCESS)
+			lost++;
+	}
+	remat_drv.cuCtxSynchronize();
+	if (!ok || d->blind < 0) {
+		free(d->chg); /* not blind: the changes stand as first seen */
+		d->chg = was;
+		d->n = nwas;
+		d->cap = capwas;
+	} else {
+		free(was);
+	}
+	/* After a failed second run the context is gone (the program gets the
+	 * device error at its next call): one message is enough. */
+	if (lost && rc == CUDA_SUCCESS)
+		remat_log(
+		    REMAT_LOG_ERROR,
+		    "write sets: %d buffer(s) could not be put back after op %zu's second run",
+		    lost, k);
+	if (rc != CUDA_SUCCESS)
+		remat_log(REMAT_LOG_INFO,
+		          "write sets: op %zu (%s) could not be run again (CUDA error %d): its "
+		          "writes count as reads",
+		          k, o->name, (int)rc);
+	return ok && d->blind >= 0;
+}
+
+void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
+                      struct prof_live *const *pb)
+{
+	if (k >= ndeltas || deltas[k].blind < 0)
+		return;
+	struct op_delta *d = &deltas[k];
+	size_t total = 0, off = 0;
+	for (size_t r = 0; r < o->nreads; r++)
+		total += pb[o->reads[r]]->size;
+	uint8_t *stack[64], **posts = o->nreads <= 64 ? stack : calloc(o->nreads, sizeof(*posts));
+	size_t biggest = 0;
+	for (size_t r = 0; r < o->nreads; r++)
+		if (pb[o->reads[r]]->size > biggest)
+			biggest = pb[o->reads[r]]->size;
+	if (!posts || grow(&post, &post_cap, total + biggest) || grow(&mask, &mask_cap, biggest) ||
+	    !(again = post + total)) {
+		d->blind = -1;
+		goto out;
+	}
+	for (size_t r = 0; r < o->nreads; r++) {
+		const struct prof_live *b = pb[o->reads[r]];
+		/* Every buffer the op references is put back after the proof,
+		 * small ones too: the second run must leave nothing behind. */
+		posts[r] = NULL;
+		if (!b->size)
+			continue;
+		posts[r] = post + off;
+		off += b->size;
+		if (remat_drv.cuMemcpyDtoH(posts[r], b->addr, b->size) != CUDA_SUCCESS) {
+			d->blind = -1;
+			goto out;
+		}
+		for (uint64_t i = 0; evictable(b) && i < b->size;) {
+			if (posts[r][i] == pre[r][i]) {
+				i++;
+				continue;
+			}
+			uint64_t j = i;
+			while (j < b->size && posts[r][j] != pre[r][j])
+				j++;
+			add_change(k, o->reads[r], i, j);
+			i = j;
+		}
+	}
+	if (d->blind >= 0 && d->n && o->replayable)
+		d->blind = prove_blind(k, o, op, pb, posts);
+out:
+	if (posts && posts != stack)
+		free(posts);
+}

@@ -1,0 +1,438 @@
+/*
+ * regions.c — the buffers of the graph, from the allocations and what the
+ * ops did to them (docs/trace-format.md, "Regions"):
+ *
+ *   - a long-lived allocation (live across the boundary, not packed small)
+ *     is cut at every offset a kernel parameter points to and at both ends
+ *     of every copy and set inside it: each piece is a region, a buffer of
+ *     its own with its own versions;
+ *   - an op writes the regions its changes fall in (delta.c), in part when
+ *     some bytes of the region kept their value;
+ *   - a kernel reads, through a pointer to a region's start, up to where
+ *     any write through that pointer reached in the iteration, at least
+ *     the whole region; and what it wrote, unless its writes were proven
+ *     blind and cover the region whole;
+ *   - a copy reads its source range; a copy or set writes its destination;
+ *   - a buffer live across the boundary whose first access in the
+ *     iteration is a whole, blind write is dead across the boundary.
+ *
+ * Other allocations stay whole (one region each).  The reach of a pointer
+ * that nothing wrote through is a guess; REMAT_VERIFY=1 catches a rebuild
+ * it makes wrong (docs/run-mode.md).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct split {
+	uint64_t *at;  /* region starts, ascending, at[0] = 0 */
+	uint64_t *ext; /* per region: how far a pointer to its start reaches */
+	uint32_t n;
+	size_t cap;
+	int32_t first; /* buffer id of its first region */
+	int whole;     /* never cut */
+};
+
+struct idset {
+	int32_t *v;
+	size_t n, cap;
+};
+
+/* State of one run of prof_regions. */
+struct regions {
+	struct remat_profile *p;
+	struct split *sp;
+	size_t nnew;
+	int oom;
+};
+
+/* Room for one more element in *v (n used of *cap); 0, or -1 with g->oom. */
+static int room(struct regions *g, void **v, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 8;
+	void *q = realloc(*v, c * elem);
+	if (!q) {
+		g->oom = 1;
+		return -1;
+	}
+	*v = q;
+	*cap = c;
+	return 0;
+}
+
+static void push_at(struct regions *g, struct split *s, uint64_t off)
+{
+	if (!room(g, (void **)&s->at, s->n, &s->cap, sizeof(*s->at)))
+		s->at[s->n++] = off;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Index of the region of s holding offset off. */
+static uint32_t region_of(const struct split *s, uint64_t off)
+{
+	uint32_t lo = 0, hi = s->n;
+	while (hi - lo > 1) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->at[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint64_t region_end(const struct split *s, uint32_t i, uint64_t size)
+{
+	return i + 1 < s->n ? s->at[i + 1] : size;
+}
+
+static int cut_allowed(const struct remat_profile *p, int32_t a)
+{
+	const struct prof_buf *u = &p->bufs[a];
+	return u->persistent && !u->small && u->size;
+}
+
+/* Where each allocation is cut. */
+static void cuts(struct regions *g)
+{
+	struct remat_profile *p = g->p;
+	for (size_t k = 0; k < p->nops; k++) {
+		const struct prof_op *o = &p->ops[k];
+		uint32_t n, ns;
+		int blind;
+		const struct prof_change *c = prof_delta_changes(k, &n, &blind);
+		const struct prof_change *src = prof_delta_source(k, &ns);
+		if (o->kind == REMAT_OP_KERNEL) {
+			if (blind < 0) /* what it changed is not known byte by byte */
+				for (size_t r = 0; r < o->nreads; r++)
+					g->sp[o->reads[r]].whole = 1;
+			for (size_t r = 0; r < o->nrefs; r++)
+				push_at(g, &g->sp[o->refs[r].buf], o->refs[r].off);
+			continue;
+		}
+		for (uint32_t i = 0; i < n + ns; i++) {
+			const struct prof_change *x = i < n ? &c[i] : &src[i - n];
+			push_at(g, &g->sp[x->buf], x->lo);
+			push_at(g, &g->sp[x->buf], x->hi);
+		}
+	}
+	for (size_t a = 0; a < p->nbufs; a++) {
+		struct split *s = &g->sp[a];
+		if (!cut_allowed(p, (int32_t)a))
+			s->whole = 1;
+		if (s->whole)
+			s->n = 0;
+		push_at(g, s, 0);
+		qsort(s->at, s->n, sizeof(*s->at), cmp_u64);
+		uint32_t m = 0;
+		for (uint32_t i = 0; i < s->n; i++)
+			if (s->at[i] < p->bufs[a].size && (!m || s->at[i] != s->at[m - 1]))
+				s->at[m++] = s->at[i];
+		s->n = m ? m : 1; /* a zero-byte allocation: one empty region */
+		s->first = (int32_t)g->nnew;
+		g->nnew += s->n;
+		s->ext = calloc(s->n, sizeof(*s->ext));
+		if (!s->ext) {
+			g->oom = 1;
+			return;
+		}
+		for (uint32_t i = 0; i < s->n; i++)
+			s->ext[i] = region_end(s, i, p->bufs[a].size);
+	}
+}
+
+/* A pointer to a region's start reaches as far as anything written
+ * through it went in the iteration: a kernel's changes from the nearest
+ * pointer at or below them, a set's or a copy's whole range. */
+static void reach(struct regions *g)
+{
+	struct remat_profile *p = g->p;
+	for (size_t k = 0; k < p->nops; k++) {
+		const struct prof_op *o = &p->ops[k];
+		uint32_t n, ns;
+		int blind;
+		const struct prof_change *c = prof_delta_changes(k, &n, &blind);
+		const struct prof_change *src = prof_delta_source(k, &ns);
+		int kernel = o->kind == REMAT_OP_KERNEL;
+		for (uint32_t i = 0; i < n + (kernel ? 0 : ns); i++) {
+			const struct prof_change *x = i < n ? &c[i] : &src[i - n];
+			struct split *s = &g->sp[x->buf];
+			int64_t from = kernel ? -1 : (int64_t)x->lo;
+			for (size_t r = 0; kernel && r < o->nrefs; r++)
+				if (o->refs[r].buf == x->buf && o->refs[r].off <= x->lo &&
+				    (int64_t)o->refs[r].off > from)
+					from = (int64_t)o->refs[r].off;
+			if (from < 0 || s->whole)
+				continue;
+			uint32_t ri = region_of(s, (uint64_t)from);
+			if (x->hi > s->ext[ri])
+				s->ext[ri] = x->hi;
+		}
+	}
+}
+
+static void set_add(struct regions *g, struct idset *v, int32_t id)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i] == id)
+			return;
+	if (!room(g, (void **)&v->v, v->n, &v->cap, sizeof(*v->v)))
+		v->v[v->n++] = id;
+}
+
+static void set_del(struct idset *v, int32_t id)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i] == id) {
+			v->v[i] = v->v[--v->n];
+			return;
+		}
+}
+
+/* The regions of allocation a overlapping [lo, hi). */
+static void add_range(struct regions *g, struct idset *v, int32_t a, uint64_t lo, uint64_t hi)
+{
+	const struct split *s = &g->sp[a];
+	uint64_t size = g->p->bufs[a].size;
+	if (hi > size)
+		hi = size;
+	uint32_t i = region_of(s, lo);
+	do
+		set_add(g, v, s->first + (int32_t)i);
+	while (++i < s->n && s->at[i] < hi);
+}
+
+static void add_all(struct regions *g, struct idset *v, int32_t a)
+{
+	add_range(g, v, a, 0, g->p->bufs[a].size);
+}
+
+/* Region id of allocation a: its index and whether changes cover it. */
+static int covered(const struct regions *g, int32_t a, uint32_t ri, const struct prof_change *c,
+                   uint32_t n)
+{
+	const struct split *s = &g->sp[a];
+	uint64_t cur = s->at[ri], end = region_end(s, ri, g->p->bufs[a].size);
+	for (uint32_t i = 0; i < n && cur < end; i++)
+		if (c[i].buf == a && c[i].lo <= cur && c[i].hi > cur)
+			cur = c[i].hi;
+	return cur >= end;
+}
+
+/* The allocation holding new buffer id b, and the region's index in it. */
+static int32_t owner(const struct regions *g, int32_t b, uint32_t *ri)
+{
+	int32_t lo = 0, hi = (int32_t)g->p->nbufs;
+	while (hi - lo > 1) {
+		int32_t mid = (lo + hi) / 2;
+		if (g->sp[mid].first <= b)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*ri = (uint32_t)(b - g->sp[lo].first);
+	return lo;
+}
+
+static int32_t *take(struct idset *v, size_t *n)
+{
+	*n = v->n;
+	if (!v->n) {
+		free(v->v);
+		return NULL;
+	}
+	return v->v;
+}
+
+static void rewrite_op(struct regions *g, size_t k)
+{
+	struct remat_profile *p = g->p;
+	struct prof_op *o = &p->ops[k];
+	uint32_t n, ns;
+	int blind;
+	const struct prof_change *c = prof_delta_changes(k, &n, &blind);
+	const struct prof_change *src = prof_delta_source(k, &ns);
+	struct idset rd = {0}, wr = {0}, part = {0};
+	int kernel = o->kind == REMAT_OP_KERNEL;
+	if (kernel) {
+		for (size_t r = 0; r < o->nrefs; r++) {
+			int32_t a = o->refs[r].buf;
+			const struct split *s = &g->sp[a];
+			uint32_t ri = region_of(s, o->refs[r].off);
+			add_range(g, &rd, a, s->at[ri], s->ext[ri]);
+		}
+		/* Buffers it references with no parameter pointing at them
+		 * (none today) and small ones whose writes only hashes saw. */
+		for (size_t r = 0; r < o->nreads; r++)
+			if (g->sp[o->reads[r]].whole && g->sp[o->reads[r]].n == 1)
+				set_add(g, &rd, g->sp[o->reads[r]].first);
+	} else {
+		for (uint32_t i = 0; i < ns; i++)
+			add_range(g, &rd, src[i].buf, src[i].lo, src[i].hi);
+		if (!ns)
+			for (size_t r = 0; r < o->nreads; r++)
+				add_all(g, &rd, o->reads[r]);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		add_range(g, &wr, c[i].buf, c[i].lo, c[i].hi);
+	/* Writes the changes do not show: buffers packed small (hashed), or
+	 * an op whose changes are unknown. */
+	for (size_t w = 0; w < o->nwrites; w++) {
+		const struct prof_buf *u = &p->bufs[o->writes[w]];
+		if (blind < 0 || u->small || !u->size || (!kernel && !n))
+			add_all(g, &wr, o->writes[w]);
+	}
+	for (size_t w = 0; w < wr.n; w++) {
+		uint32_t ri;
+		int32_t a = owner(g, wr.v[w], &ri);
+		const struct prof_buf *u = &p->bufs[a];
+		int known = blind >= 0 && !u->small && u->size && (kernel || n);
+		int whole = known && covered(g, a, ri, c, n);
+		if (kernel && !(whole && blind == 1))
+			set_add(g, &rd, wr.v[w]);
+		if (known && !whole)
+			set_add(g, &part, wr.v[w]);
+	}
+	/* A blind whole write is no read, even through a pointer to it. */
+	for (size_t w = 0; kernel && blind == 1 && w < wr.n; w++) {
+		uint32_t ri;
+		int32_t a = owner(g, wr.v[w], &ri);
+		if (!p->bufs[a].small && covered(g, a, ri, c, n))
+			set_del(&rd, wr.v[w]);
+	}
+	for (size_t r = 0; r < o->nrefs; r++) {
+		const struct split *s = &g->sp[o->refs[r].buf];
+		uint32_t ri = region_of(s, o->refs[r].off);
+		o->refs[r].buf = s->first + (int32_t)ri;
+		o->refs[r].off -= s->at[ri];
+	}
+	free(o->reads);
+	free(o->writes);
+	free(o->partial);
+	o->reads = take(&rd, &o->nreads);
+	o->writes = take(&wr, &o->nwrites);
+	o->partial = take(&part, &o->npartial);
+}
+
+static int has(const int32_t *v, size_t n, int32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == id)
+			return 1;
+	return 0;
+}
+
+static int build_bufs(struct regions *g)
+{
+	struct remat_profile *p = g->p;
+	struct prof_buf *nb = calloc(g->nnew ? g->nnew : 1, sizeof(*nb));
+	if (!nb)
+		return -1;
+	uint64_t gran = p->granularity ? p->granularity : 1;
+	for (size_t a = 0; a < p->nbufs; a++) {
+		const struct split *s = &g->sp[a];
+		struct prof_buf *u = &p->bufs[a];
+		uint64_t held = 0;
+		for (uint32_t i = 0; i < s->n; i++) {
+			struct prof_buf *r = &nb[s->first + (int32_t)i];
+			*r = *u;
+			r->map_addr = u->addr;
+			r->alloc_addr = u->addr;
+			if (s->n == 1) {
+				u->site = NULL; /* moved */
+				u->nsite = 0;
+				continue;
+			}
+			uint64_t end = region_end(s, i, u->size);
+			r->region = 1;
+			r->alloc_off = s->at[i];
+			r->addr = u->addr + s->at[i];
+			r->size = end - s->at[i];
+			uint64_t lo = (r->addr + gran - 1) / gran * gran,
+			         hi = (r->addr + r->size) / gran * gran;
+			r->map_addr = lo;
+			r->rounded = hi > lo ? hi - lo : 0;
+			r->small = !r->rounded;
+			held += r->rounded;
+			r->site = u->nsite ? calloc(u->nsite, sizeof(char *)) : NULL;
+			r->nsite = r->site ? u->nsite : 0;
+			for (size_t q = 0; q < r->nsite; q++)
+				if (!(r->site[q] = strdup(u->site[q] ? u->site[q] : "")))
+					r->nsite = q;
+		}
+		if (s->n > 1)
+			p->edge_bytes += u->rounded - held;
+	}
+	for (size_t a = 0; a < p->nbufs; a++) {
+		for (size_t q = 0; q < p->bufs[a].nsite; q++)
+			free(p->bufs[a].site[q]);
+		free(p->bufs[a].site);
+	}
+	free(p->bufs);
+	p->bufs = nb;
+	p->nbufs = g->nnew;
+	return 0;
+}
+
+/* First access of each buffer live across the boundary: a whole blind
+ * write (in writes, not read, not partial) makes it dead across. */
+static void dead_across(struct remat_profile *p)
+{
+	uint8_t *seen = calloc(p->nbufs ? p->nbufs : 1, 1);
+	if (!seen)
+		return;
+	for (size_t k = 0; k < p->nops; k++) {
+		const struct prof_op *o = &p->ops[k];
+		for (int pass = 0; pass < 3; pass++) {
+			size_t n = pass == 0 ? o->nwrites : pass == 1 ? o->nreads : o->nrefs;
+			for (size_t i = 0; i < n; i++) {
+				int32_t b = pass == 0   ? o->writes[i]
+				            : pass == 1 ? o->reads[i]
+				                        : o->refs[i].buf;
+				if (seen[b])
+					continue;
+				seen[b] = 1;
+				struct prof_buf *u = &p->bufs[b];
+				u->dead_across = u->persistent && !u->small && pass == 0 &&
+				                 !has(o->reads, o->nreads, b) &&
+				                 !has(o->partial, o->npartial, b);
+			}
+		}
+	}
+	free(seen);
+}
+
+int prof_regions(struct remat_profile *p)
+{
+	struct regions g = {.p = p};
+	size_t nalloc = p->nbufs;
+	g.sp = calloc(nalloc ? nalloc : 1, sizeof(*g.sp));
+	int rc = -1;
+	if (!g.sp)
+		return -1;
+	cuts(&g);
+	if (g.oom)
+		goto out;
+	reach(&g);
+	for (size_t k = 0; k < p->nops && !g.oom; k++)
+		rewrite_op(&g, k);
+	if (g.oom || build_bufs(&g))
+		goto out;
+	dead_across(p);
+	rc = 0;
+out:
+	for (size_t a = 0; a < nalloc; a++) {
+		free(g.sp[a].at);
+		free(g.sp[a].ext);
+	}
+	free(g.sp);
+	return rc;
+}

@@ -99,6 +99,14 @@ int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b,
                   int end_ok);
 int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl_range *ranges,
                  int nranges, const int32_t *gaps, int ngaps, const struct recipe *rc);
+int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct cindex *ix,
+                    struct recipe *rc, const int32_t *tg, int32_t nt, int32_t c, int strict,
+                    int add, struct pl_range **rg, size_t *cap_rg);
+/* Rebuilds the reverse indexes (by_gap, forbid_by) after candidates were
+ * appended; -1 when out of memory. */
+int pl_cands_reindex(struct pl_cands *cs);
+/* gap_off of ix from the gaps of cs (they are in buffer order). */
+int pl_cindex_gaps(const struct pl_graph *g, const struct pl_cands *cs, struct cindex *ix);
 int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
                       struct recipe *rc, int strict, int max_segment);
 

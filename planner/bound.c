@@ -149,7 +149,8 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 {
 	struct cindex ix = {0};
 	int32_t n = g->nops, nb = g->nbufs ? g->nbufs : 1, npos = 0, nover = 0;
-	int32_t *over = malloc(sizeof(int32_t) * (size_t)n), *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
+	int32_t *over = malloc(sizeof(int32_t) * (size_t)n),
+	        *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
 	struct item *items = malloc(sizeof(*items) * (size_t)nb);
 	int64_t *per_op = malloc(sizeof(int64_t) * (size_t)n);
 	uint32_t *stamp = calloc((size_t)n, sizeof(uint32_t));
@@ -164,14 +165,15 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 			over[nover++] = p;
 	/* an even spread, then the fullest */
 	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
-		pos[npos++] = over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
+		pos[npos++] =
+		    over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
 	qsort_r(over, nover, sizeof(int32_t), cmp_desc, g->live);
 	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
 		pos[npos++] = over[i];
 	for (int32_t i = 0; i < npos; i++) {
 		int64_t fixed;
-		int64_t c = at_position(g, &ix, pos[i], budget, items, per_op, stamp, (uint32_t)i + 1,
-		                        ops, &fixed);
+		int64_t c = at_position(g, &ix, pos[i], budget, items, per_op, stamp,
+		                        (uint32_t)i + 1, ops, &fixed);
 		if (fixed > *peak_lb)
 			*peak_lb = fixed;
 		if (c < 0)

@@ -363,7 +363,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	struct pl_ilp_result ir;
 	/* When nothing meets the budget, the min-peak MILP may find a
 	 * selection that does (spending up to a third of the time left). */
-	if (!warm && left_s(c) > 1) {
+	if (!warm && !best->ok && left_s(c) > 1) {
 		if (pl_ilp_min_peak(g, cs, left_s(c) / 3, NULL, c3, &ir, o->verbose))
 			goto oom;
 		if (ir.status == 0 && ir.peak <= budget) {
@@ -608,16 +608,6 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 		             "budget %lld bytes cannot be met by planner none: without evictions "
 		             "the peak is the baseline, %lld bytes; try --planner ilp",
 		             (long long)budget, (long long)g->baseline_peak);
-	} else if (budget < res->peak_bound) {
-		res->min_peak = -1;
-		rc = pl_errf(err, errlen, PL_EBUDGET,
-		             "budget %lld bytes cannot be met by planner %s nor any other: no plan "
-		             "peaks below %lld bytes (what ops reference at once and content "
-		             "kept across the boundary)%s",
-		             (long long)budget, name, (long long)res->peak_bound,
-		             c->o.plan_version < 2 && v2_helps(g)
-		                 ? "; --plan-version 2 may lower that"
-		                 : "");
 	} else if (c->o.no_min_peak) {
 		res->min_peak = -1;
 		rc = pl_errf(err, errlen, PL_EBUDGET,
@@ -626,7 +616,7 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 		             (long long)budget, name, reached);
 	} else {
 		pl_progress(&c->o, "budget not met: searching the smallest budget %s meets", name);
-		int64_t lo = budget > res->peak_bound ? budget : res->peak_bound;
+		int64_t lo = budget > res->peak_bound ? budget : res->peak_bound - 1;
 		res->min_peak = pl_ctx_min_budget(c, lo, g->baseline_peak);
 		char tries[256];
 		int n = snprintf(tries, sizeof(tries), "a budget of at least %lld bytes",
@@ -645,10 +635,11 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 			snprintf(tries + n, sizeof(tries) - (size_t)n,
 			         ", a longer --time-limit (the search ran out of time)");
 		rc = pl_errf(err, errlen, PL_EBUDGET,
-		             "budget %lld bytes cannot be met by planner %s%s; the smallest "
+		             "budget %lld bytes cannot be met by planner %s%s%s; the smallest "
 		             "budget it meets is %lld bytes (no plan goes below %lld); try %s",
-		             (long long)budget, name, reached, (long long)res->min_peak,
-		             (long long)res->peak_bound, tries);
+		             (long long)budget, name,
+		             budget < res->peak_bound ? " nor by any other" : "", reached,
+		             (long long)res->min_peak, (long long)res->peak_bound, tries);
 	}
 	res->solve_s = pl_now() - t0;
 	pl_ctx_free(c);

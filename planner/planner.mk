@@ -59,4 +59,4 @@ $(BUILD)/bench/plan_bench: bench/planner/plan_bench.c bench/planner/gen.c bench/
 ALL_TARGETS += $(BUILD)/bench/plan_bench
 BENCHES += bench/planner/run.sh
 
-E2E_TESTS += tests/planner/remat-plan.sh
+E2E_TESTS += tests/planner/remat-plan.sh tests/planner/min_budget.sh

@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STAGES_MAX 320  /* more stages are merged into this many */
-#define ITEMS_MAX  12   /* activations per stage enumerated exactly */
-#define OPTS_MAX   12   /* options kept per stage */
-#define BINS       256  /* levels of dropped bytes in the program */
+#define STAGES_MAX 320 /* more stages are merged into this many */
+#define ITEMS_MAX  12  /* activations per stage enumerated exactly */
+#define OPTS_MAX   12  /* options kept per stage */
+#define BINS       256 /* levels of dropped bytes in the program */
 #define INF        INT64_MAX
 
 struct opt {
@@ -54,19 +54,19 @@ struct pl_struct {
 	struct cbuild cb;
 	int strict;
 	int32_t peak_at, L, ndistinct;
-	int32_t *start;          /* L + 1 stage starts; start[L] = peak_at */
-	int64_t *W;              /* L x L: bytes a run i..j drops */
-	int64_t *rcost;          /* L + 1 prefix sums of the stages' replay cost */
-	int64_t *fneed, *bneed;  /* per stage: peaks of its forward and backward positions */
-	int64_t fin_need;        /* peak between the forward part and the first rebuild */
-	int32_t *items;          /* per stage: single candidates, ITEMS_MAX each */
+	int32_t *start;         /* L + 1 stage starts; start[L] = peak_at */
+	int64_t *W;             /* L x L: bytes a run i..j drops */
+	int64_t *rcost;         /* L + 1 prefix sums of the stages' replay cost */
+	int64_t *fneed, *bneed; /* per stage: peaks of its forward and backward positions */
+	int64_t fin_need;       /* peak between the forward part and the first rebuild */
+	int32_t *items;         /* per stage: single candidates, ITEMS_MAX each */
 	int32_t *nitems;
-	struct opt *opts;        /* per stage: OPTS_MAX options */
+	struct opt *opts; /* per stage: OPTS_MAX options */
 	int32_t *nopts;
-	int32_t *longs;          /* gap ids of activations (held over the peak) */
-	int32_t *lws, *las;      /* per such gap: stage of its writer, of its last forward use */
+	int32_t *longs;     /* gap ids of activations (held over the peak) */
+	int32_t *lws, *las; /* per such gap: stage of its writer, of its last forward use */
 	int32_t nlong;
-	int32_t *run_cand;       /* L x L: candidate of run i..j; -1 not built, -2 impossible */
+	int32_t *run_cand; /* L x L: candidate of run i..j; -1 not built, -2 impossible */
 	struct pl_range *rg;
 	size_t cap_rg;
 	int32_t *tg;
@@ -201,7 +201,8 @@ static int stage_options(struct pl_struct *s, int32_t t, const struct opt *same,
 		const struct pl_cand *x = &cs->c[it[i]];
 		for (uint32_t f = 0; f < x->nforbid; f++)
 			for (int32_t k = 0; k < n; k++)
-				if (cs->gap_list[cs->c[it[k]].gap_off] == cs->forbid_list[x->forbid_off + f])
+				if (cs->gap_list[cs->c[it[k]].gap_off] ==
+				    cs->forbid_list[x->forbid_off + f])
 					clash[i] |= 1u << k;
 	}
 	if (same) {
@@ -254,8 +255,10 @@ static int stage_options(struct pl_struct *s, int32_t t, const struct opt *same,
 static int cmp_item(const void *a, const void *b, void *arg)
 {
 	const struct pl_struct *s = arg;
-	const struct pl_gap *x = &s->cs->gaps[s->cs->gap_list[s->cs->c[*(const int32_t *)a].gap_off]];
-	const struct pl_gap *y = &s->cs->gaps[s->cs->gap_list[s->cs->c[*(const int32_t *)b].gap_off]];
+	const struct pl_gap *x =
+	    &s->cs->gaps[s->cs->gap_list[s->cs->c[*(const int32_t *)a].gap_off]];
+	const struct pl_gap *y =
+	    &s->cs->gaps[s->cs->gap_list[s->cs->c[*(const int32_t *)b].gap_off]];
 	if (x->ver != y->ver)
 		return x->ver < y->ver ? -1 : 1;
 	if (x->bytes != y->bytes)
@@ -309,11 +312,15 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 		if (g->live[p] > g->live[s->peak_at])
 			s->peak_at = p;
 	int r = -1;
-	if (pl_cindex_build(g, &s->ix) || pl_cindex_gaps(g, cs, &s->ix) || pl_recipe_init(&s->rc, g))
+	if (pl_cindex_build(g, &s->ix) || pl_cindex_gaps(g, cs, &s->ix) ||
+	    pl_recipe_init(&s->rc, g))
 		goto fail;
 	s->rc.cost_limit = 0; /* a run replays a whole stretch: no cap */
-	if (s->peak_at < 4 || (r = find_stages(s)) <= 0)
+	r = s->peak_at < 4 ? 0 : find_stages(s);
+	if (r <= 0) {
+		r = r < 0 ? -1 : 1; /* no chain: the flat model only */
 		goto fail;
+	}
 	r = -1;
 	int32_t L = s->L, P = s->peak_at;
 	size_t LL = (size_t)L * (size_t)L;
@@ -380,7 +387,8 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 		int64_t row = 0;
 		for (int32_t j = 0; j < L; j++) {
 			row += s->W[(size_t)i * L + j];
-			s->W[(size_t)i * L + j] = row + (i + 1 < L ? s->W[(size_t)(i + 1) * L + j] : 0);
+			s->W[(size_t)i * L + j] =
+			    row + (i + 1 < L ? s->W[(size_t)(i + 1) * L + j] : 0);
 		}
 	}
 	/* Backward positions by stage: from the first rebuild any stage up
@@ -519,7 +527,8 @@ int pl_struct_plan(struct pl_struct *s, int64_t budget, int32_t **sel, int32_t *
 				bmax = s->bneed[j] > bmax ? s->bneed[j] : bmax;
 				if (have + budget < bmax)
 					break;
-				if (j > t && have + s->W[(size_t)t * L + j - 1] + budget < s->fneed[j])
+				if (j > t &&
+				    have + s->W[(size_t)t * L + j - 1] + budget < s->fneed[j])
 					break;
 				int64_t nd = d + s->W[(size_t)t * L + j] / unit;
 				nd = nd < (int64_t)nb - 1 ? nd : (int64_t)nb - 1;

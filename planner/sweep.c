@@ -68,10 +68,10 @@ int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t n
 	int rc = PL_OK;
 	for (int32_t k = 0; k < npoints; k++) {
 		struct pl_sweep_point *pt = &out->points[k];
-		pt->budget = npoints == 1 ? g->baseline_peak
-		                          : g->baseline_peak -
-		                                (int64_t)((double)(g->baseline_peak - minb) * k /
-		                                          (npoints - 1));
+		pt->budget = npoints == 1
+		                 ? g->baseline_peak
+		                 : g->baseline_peak - (int64_t)((double)(g->baseline_peak - minb) *
+		                                                k / (npoints - 1));
 		if (k == npoints - 1)
 			pt->budget = minb;
 		double tp = pl_now();
@@ -113,10 +113,11 @@ int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t n
 	}
 	for (int32_t k = 0; k < out->npoints; k++) {
 		struct pl_sweep_point *pt = &out->points[k];
-		pt->gap = pt->bound_ns < 0 || pt->recompute_ns < 0 ? -1
-		          : pt->recompute_ns <= pt->bound_ns
-		              ? 0
-		              : (double)(pt->recompute_ns - pt->bound_ns) / (double)pt->recompute_ns;
+		pt->gap =
+		    pt->bound_ns < 0 || pt->recompute_ns < 0 ? -1
+		    : pt->recompute_ns <= pt->bound_ns
+		        ? 0
+		        : (double)(pt->recompute_ns - pt->bound_ns) / (double)pt->recompute_ns;
 	}
 	out->solve_s = pl_now() - t0;
 	pl_ctx_free(c);
@@ -146,12 +147,13 @@ int pl_sweep_save_json(const struct pl_graph *g, const struct pl_sweep *sw, cons
 	json_decref(name);
 	for (int32_t k = 0; k < sw->npoints; k++) {
 		const struct pl_sweep_point *pt = &sw->points[k];
-		fprintf(f,
-		        "%s\n    {\"budget\": %lld, \"peak\": %lld, \"recompute_ns\": %lld, "
-		        "\"bound_ns\": %lld, \"gap\": %.6f, \"planner\": \"%s\", \"solve_s\": %.3f}",
-		        k ? "," : "", (long long)pt->budget, (long long)pt->peak,
-		        (long long)pt->recompute_ns, (long long)pt->bound_ns, pt->gap, pt->planner,
-		        pt->solve_s);
+		fprintf(
+		    f,
+		    "%s\n    {\"budget\": %lld, \"peak\": %lld, \"recompute_ns\": %lld, "
+		    "\"bound_ns\": %lld, \"gap\": %.6f, \"planner\": \"%s\", \"solve_s\": %.3f}",
+		    k ? "," : "", (long long)pt->budget, (long long)pt->peak,
+		    (long long)pt->recompute_ns, (long long)pt->bound_ns, pt->gap, pt->planner,
+		    pt->solve_s);
 	}
 	fprintf(f, "\n  ],\n  \"end\": true\n}\n");
 	return pl_atomic_commit(f, tmp, path, err, errlen);

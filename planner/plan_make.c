@@ -363,7 +363,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	struct pl_ilp_result ir;
 	/* When nothing meets the budget, the min-peak MILP may find a
 	 * selection that does (spending up to a third of the time left). */
-	if (!warm && !best->ok && left_s(c) > 1) {
+	if (!warm && left_s(c) > 1) {
 		if (pl_ilp_min_peak(g, cs, left_s(c) / 3, NULL, c3, &ir, o->verbose))
 			goto oom;
 		if (ir.status == 0 && ir.peak <= budget) {

@@ -338,7 +338,10 @@ static int generated(void)
 			if (!g)
 				return 1;
 			double tgen = pl_now() - t0;
-			fraction_rows(g, sizes[s] <= 1000 ? 2 : sizes[s] <= 10000 ? 30 : 60,
+			fraction_rows(g,
+			              sizes[s] <= 1000    ? 2
+			              : sizes[s] <= 10000 ? 30
+			                                  : 60,
 			              sizes[s] <= 1000 || full ? 0x1f
 			              : sizes[s] <= 10000      ? 0x4
 			                                       : 0);

@@ -12,8 +12,8 @@ static double pct(int64_t ns, int64_t iter)
 	return ns < 0 ? 0 : 100.0 * (double)ns / (double)(iter > 0 ? iter : 1);
 }
 
-void rr_print_sweep(FILE *f, const struct pl_sweep *sw, const char *name,
-                    const struct rr_style *st, int width)
+void rr_print_sweep(FILE *f, const struct pl_sweep *sw, const char *name, const struct rr_style *st,
+                    int width)
 {
 	char b1[32], b2[32], b3[32];
 	double top = 0;
@@ -69,12 +69,14 @@ static void svg_curve(FILE *f, const struct pl_sweep *sw)
 		double v = top * i / 4;
 		fprintf(f,
 		        "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-		        "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f%%</text>\n",
+		        "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" "
+		        "text-anchor=\"end\">%.1f%%</text>\n",
 		        L, YP(v), W - R, YP(v), L - 6, YP(v) + 4, v);
 		int64_t b = x0 + (int64_t)((double)(x1 - x0) * i / 4);
-		fprintf(f,
-		        "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-		        XP(b), H - B + 16, rr_bytes(b, b1, sizeof(b1)));
+		fprintf(
+		    f,
+		    "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+		    XP(b), H - B + 16, rr_bytes(b, b1, sizeof(b1)));
 	}
 	fprintf(f,
 	        "<line class=\"axisline\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
@@ -98,8 +100,8 @@ static void svg_curve(FILE *f, const struct pl_sweep *sw)
 		        "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>budget %s: "
 		        "%.2f%% of the iteration (%s)</title></circle>\n",
 		        XP(pt->budget), YP(pct(pt->recompute_ns, sw->iteration_ns)),
-		        rr_bytes(pt->budget, b1, sizeof(b1)), pct(pt->recompute_ns, sw->iteration_ns),
-		        pt->planner);
+		        rr_bytes(pt->budget, b1, sizeof(b1)),
+		        pct(pt->recompute_ns, sw->iteration_ns), pt->planner);
 	}
 	fputs("</svg>\n", f);
 #undef XP
@@ -134,7 +136,8 @@ int rr_write_sweep_html(const char *path, const struct pl_sweep *sw, const char 
 	        ": baseline peak %s, smallest budget reached %s. Blue: recompute time of the "
 	        "plan at each budget, as a share of the iteration; dashed green: the proven bound "
 	        "(no plan within that budget recomputes less).</p>\n",
-	        rr_bytes(sw->baseline_peak, b1, sizeof(b1)), rr_bytes(sw->min_peak, b2, sizeof(b2)));
+	        rr_bytes(sw->baseline_peak, b1, sizeof(b1)),
+	        rr_bytes(sw->min_peak, b2, sizeof(b2)));
 	if (sw->npoints > 0)
 		svg_curve(f, sw);
 	fputs("<table>\n<tr><th>budget</th><th>of peak</th><th>overhead</th><th>gap</th>"

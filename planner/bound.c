@@ -45,17 +45,6 @@ static int cmp_desc(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* The flags of b's reference in op k. */
-static uint32_t ref_flags(const struct pl_graph *g, int32_t k, int32_t b, int32_t *ver)
-{
-	const struct pl_op *op = &g->ops[k];
-	for (uint32_t i = 0; i < op->nrefs; i++)
-		if (g->refs[op->ref_off + i].buf == b) {
-			*ver = g->refs[op->ref_off + i].ver;
-			return g->refs[op->ref_off + i].flags;
-		}
-	return 0;
-}
 
 /* The content b holds at p: -1 free to drop, -2 must stay, else the op
  * whose replay gives it back. */
@@ -73,7 +62,7 @@ static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int
 		return -2; /* op p references it */
 	for (; lo < ix->use_off[b + 1]; lo++) {
 		int32_t ver = 0;
-		uint32_t f = ref_flags(g, ix->uses[lo], b, &ver);
+		uint32_t f = pl_ref_flags(g, ix->uses[lo], b, &ver);
 		if (f & PL_REF_READ)
 			return ver == PL_VER_PRE ? -2 : ver >= 0 ? ver : -1;
 		if (f & PL_REF_WRITE)

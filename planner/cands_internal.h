@@ -23,6 +23,18 @@ struct cindex {
 /* Writers and uses of every buffer (gap_off and single are filled by
  * pl_cands_build); -1 when out of memory.  Free with pl_cindex_free. */
 int pl_cindex_build(const struct pl_graph *g, struct cindex *ix);
+
+/* The flags of b's reference in op k (0 if none) and the version it sees. */
+static inline uint32_t pl_ref_flags(const struct pl_graph *g, int32_t k, int32_t b, int32_t *ver)
+{
+	const struct pl_op *op = &g->ops[k];
+	for (uint32_t i = 0; i < op->nrefs; i++)
+		if (g->refs[op->ref_off + i].buf == b) {
+			*ver = g->refs[op->ref_off + i].ver;
+			return g->refs[op->ref_off + i].flags;
+		}
+	return 0;
+}
 void pl_cindex_free(struct cindex *ix);
 
 /* Scratch and result of building one rebuild recipe.  Every list grows

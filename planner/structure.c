@@ -86,16 +86,6 @@ static int32_t stage_of(const struct pl_struct *s, int32_t p)
 	return lo;
 }
 
-static uint32_t flags_of(const struct pl_graph *g, int32_t k, int32_t b, int32_t *ver)
-{
-	const struct pl_op *op = &g->ops[k];
-	for (uint32_t i = 0; i < op->nrefs; i++)
-		if (g->refs[op->ref_off + i].buf == b) {
-			*ver = g->refs[op->ref_off + i].ver;
-			return g->refs[op->ref_off + i].flags;
-		}
-	return 0;
-}
 
 /* Stage starts: the cuts the fewest versions cross; 0 when fewer than
  * three stages come out. */
@@ -112,7 +102,7 @@ static int find_stages(struct pl_struct *s)
 		int32_t w = -1, r = -1;
 		for (uint32_t u = s->ix.use_off[b]; u <= s->ix.use_off[b + 1]; u++) {
 			int32_t k = u < s->ix.use_off[b + 1] ? s->ix.uses[u] : INT32_MAX, ver = 0;
-			uint32_t f = k < INT32_MAX ? flags_of(g, k, b, &ver) : PL_REF_WRITE;
+			uint32_t f = k < INT32_MAX ? pl_ref_flags(g, k, b, &ver) : PL_REF_WRITE;
 			if ((f & PL_REF_READ) && k < P && ver >= 0)
 				r = k;
 			if (f & PL_REF_WRITE) {

@@ -45,7 +45,6 @@ static int cmp_desc(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-
 /* The content b holds at p: -1 free to drop, -2 must stay, else the op
  * whose replay gives it back. */
 static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p)

@@ -86,7 +86,6 @@ static int32_t stage_of(const struct pl_struct *s, int32_t p)
 	return lo;
 }
 
-
 /* Stage starts: the cuts the fewest versions cross; 0 when fewer than
  * three stages come out. */
 static int find_stages(struct pl_struct *s)

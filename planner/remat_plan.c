@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "remat-plan: %s\n", err);
 		if (rc == PL_EBUDGET && res.min_peak > 0)
-			fprintf(stderr, "remat-plan: smallest reachable budget: %s (%lld bytes)\n",
+			fprintf(stderr, "remat-plan: smallest reachable peak: %s (%lld bytes)\n",
 			        human(res.min_peak, b1, sizeof(b1)), (long long)res.min_peak);
 		pl_graph_free(g);
 		return rc;

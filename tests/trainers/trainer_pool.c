@@ -101,13 +101,15 @@ static size_t segment_size(size_t rsize)
 	return rsize < MIN_LARGE_ALLOC ? LARGE_BUFFER : round_up(rsize, ROUND_LARGE);
 }
 
+/* Zeroed host memory; running out ends the program (trainer_data.c). */
+static void *zalloc(size_t bytes)
+{
+	return memset(host_alloc(bytes, 0), 0, bytes);
+}
+
 static struct block *block_new(uintptr_t ptr, size_t size, struct segment *seg)
 {
-	struct block *b = calloc(1, sizeof *b);
-	if (b == NULL) {
-		fprintf(stderr, "%s: out of host memory\n", trainer_prog);
-		exit(2);
-	}
+	struct block *b = zalloc(sizeof *b);
 	b->ptr = ptr;
 	b->size = size;
 	b->seg = seg;
@@ -291,11 +293,7 @@ static void process_events(int wait)
 
 static struct segment *segment_new(cudaStream_t stream, int small)
 {
-	struct segment *seg = calloc(1, sizeof *seg);
-	if (seg == NULL) {
-		fprintf(stderr, "%s: out of host memory\n", trainer_prog);
-		exit(2);
-	}
+	struct segment *seg = zalloc(sizeof *seg);
 	seg->stream = stream;
 	seg->small = small;
 	seg->next = pool.segments;
@@ -469,11 +467,7 @@ void pool_free(void *p, cudaStream_t stream)
 		block_release(b);
 	else {
 		for (int i = 0; i < b->nuses; i++) {
-			struct pending_free *pf = malloc(sizeof *pf);
-			if (pf == NULL) {
-				fprintf(stderr, "%s: out of host memory\n", trainer_prog);
-				exit(2);
-			}
+			struct pending_free *pf = zalloc(sizeof *pf);
 			pf->event = event_get();
 			RT(cudaEventRecord(pf->event, b->uses[i]));
 			pf->block = b;

@@ -80,7 +80,7 @@ UNIT_TESTS += $(TR_DIR)/test_kernels
 # The caching allocator and its expandable segments, on the simulated
 # runtime and driver (linked directly, as tests/simcuda's runtime tests).
 TR_ALLOC_SRCS := tests/trainers/test_alloc.c $(patsubst %,tests/trainers/%.c,trainer_pool \
-		 trainer_vmm trainer_check)
+		 trainer_alloc trainer_vmm trainer_check trainer_data)
 TR_ALLOC_LIBS := $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcuda.so.1 \
 		 $(SIMCUDA_DIR)/libcublas.so.13
 $(TR_DIR)/test_alloc: $(TR_ALLOC_SRCS) $(TR_HDRS) $(TR_ALLOC_LIBS)

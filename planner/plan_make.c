@@ -84,10 +84,11 @@ static int realize(const struct pl_graph *g, const struct pl_cands *cs, const ui
 	return 0;
 }
 
-static void debug(const char *what, const struct outcome *o)
+/* At -v: every plan a planner produced, kept or not, and why not. */
+static void debug(int verbose, const struct outcome *o)
 {
-	if (getenv("REMAT_PLAN_DEBUG"))
-		fprintf(stderr, "%s: ok %d valid %d peak %lld recompute %lld (%s)\n", what, o->ok,
+	if (verbose)
+		fprintf(stderr, "%s: ok %d valid %d peak %lld recompute %lld (%s)\n", o->by, o->ok,
 		        o->ev.valid, (long long)o->ev.peak, (long long)o->ev.recompute_ns,
 		        o->ev.error);
 }
@@ -100,7 +101,6 @@ static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum p
 	                                : pl_greedy(g, cs, budget, chosen);
 	if (r < 0 || realize(g, cs, chosen, budget, o))
 		return -1;
-	debug(pl_planner_name(which), o);
 	return 0;
 }
 
@@ -116,7 +116,6 @@ static int simulate(const struct pl_graph *g, int64_t budget, int version, struc
 	if (pl_evaluate(g, o->plan, &o->ev))
 		return -1;
 	o->ok = o->ev.valid && o->ev.peak <= budget;
-	debug("dtr (walk)", o);
 	return 0;
 }
 
@@ -219,7 +218,7 @@ static int chain_plan(struct pl_ctx *c, struct level *lv, int64_t budget, struct
 		if (rr)
 			return -1;
 		o.by = "chain";
-		debug("chain", &o);
+		debug(c->o.verbose, &o);
 		int ok = o.ok, valid = o.ev.valid;
 		int64_t over = o.ev.peak - budget;
 		keep_better(best, &o);
@@ -302,6 +301,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 		if (heuristic(g, &base, PL_PLANNER_GREEDY, budget, c1, &h))
 			goto oom;
 		h.by = "greedy";
+		debug(o->verbose, &h);
 		keep_better(best, &h);
 		if (o->planner != PL_PLANNER_ILP)
 			goto out;
@@ -310,9 +310,12 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	if (heuristic(g, &base, PL_PLANNER_DTR, budget, c2, &h))
 		goto oom;
 	h.by = "dtr";
+	debug(o->verbose, &h);
 	keep_better(best, &h);
 	if (simulate(g, budget, o->plan_version, &h))
 		goto oom;
+	h.by = "dtr (walk)";
+	debug(o->verbose, &h);
 	h.by = "dtr";
 	keep_better(best, &h);
 	if (o->planner == PL_PLANNER_DTR)
@@ -381,7 +384,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 		if (realize(g, cs, c3, budget, &h))
 			goto oom;
 		h.by = "ilp";
-		debug("ilp", &h);
+		debug(o->verbose, &h);
 		keep_better(best, &h);
 	}
 	if (o->verbose && ir.status == 0)

@@ -139,8 +139,18 @@ static const struct var {
 __attribute__((format(printf, 2, 3))) static void say(struct remat_config_msgs *m, const char *fmt,
                                                       ...)
 {
-	if (!m || m->n >= REMAT_CONFIG_MAX_MSGS)
+	if (!m)
 		return;
+	if (m->n >= REMAT_CONFIG_MAX_MSGS - 1) {
+		/* Full: the last slot counts the rest, so none goes unmentioned. */
+		int more = m->n == REMAT_CONFIG_MAX_MSGS ? atoi(m->text[m->n - 1]) + 1 : 1;
+		snprintf(m->text[REMAT_CONFIG_MAX_MSGS - 1], sizeof(m->text[0]),
+		         "%d more problem%s with REMAT_* variables not shown (fix the ones above "
+		         "first)",
+		         more, more == 1 ? "" : "s");
+		m->n = REMAT_CONFIG_MAX_MSGS;
+		return;
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(m->text[m->n++], sizeof(m->text[0]), fmt, ap);

@@ -38,9 +38,9 @@ extern struct remat_config remat_cfg;
 
 /* The messages of one load: every bad value and unknown name, not just
  * the first (a typo's warning must not hide a malformed value). */
-#define REMAT_CONFIG_MAX_MSGS 8
+#define REMAT_CONFIG_MAX_MSGS 16
 struct remat_config_msgs {
-	int n;
+	int n; /* when more came than fit, the last says how many were not shown */
 	char text[REMAT_CONFIG_MAX_MSGS][640];
 };
 

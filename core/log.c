@@ -64,7 +64,7 @@ void remat_warn(const char *fmt, ...)
 	}
 }
 
-#define MAX_LATER 8
+#define MAX_LATER 24 /* above REMAT_CONFIG_MAX_MSGS: every start-up message kept */
 static char later[MAX_LATER][640];
 static int nlater, later_pending;
 

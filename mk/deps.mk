@@ -1,5 +1,5 @@
 # Debian packages the build and tests need; installed once when missing.
-DEB_PACKAGES := libglpk-dev libjansson-dev libunwind-dev libcmocka-dev pkg-config help2man man-db
+DEB_PACKAGES := libglpk-dev libjansson-dev libunwind-dev libcmocka-dev pkg-config help2man man-db chromium-headless-shell
 
 .PHONY: deps deps-ok
 deps:

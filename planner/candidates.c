@@ -343,6 +343,32 @@ static int build_reverse(struct pl_cands *cs)
 	return 0;
 }
 
+int pl_cands_reindex(struct pl_cands *cs)
+{
+	free(cs->by_gap_off);
+	free(cs->by_gap);
+	free(cs->forbid_by_off);
+	free(cs->forbid_by);
+	cs->by_gap_off = cs->forbid_by_off = NULL;
+	cs->by_gap = cs->forbid_by = NULL;
+	return build_reverse(cs);
+}
+
+int pl_cindex_gaps(const struct pl_graph *g, const struct pl_cands *cs, struct cindex *ix)
+{
+	free(ix->gap_off);
+	ix->gap_off = malloc(sizeof(uint32_t) * ((size_t)g->nbufs + 1));
+	if (!ix->gap_off)
+		return -1;
+	int32_t q = 0;
+	for (int32_t b = 0; b <= g->nbufs; b++) {
+		while (q < cs->ngaps && cs->gaps[q].buf < b)
+			q++;
+		ix->gap_off[b] = (uint32_t)q;
+	}
+	return 0;
+}
+
 void pl_cindex_free(struct cindex *ix)
 {
 	free(ix->wr_off);

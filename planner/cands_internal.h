@@ -23,6 +23,18 @@ struct cindex {
 /* Writers and uses of every buffer (gap_off and single are filled by
  * pl_cands_build); -1 when out of memory.  Free with pl_cindex_free. */
 int pl_cindex_build(const struct pl_graph *g, struct cindex *ix);
+
+/* The flags of b's reference in op k (0 if none) and the version it sees. */
+static inline uint32_t pl_ref_flags(const struct pl_graph *g, int32_t k, int32_t b, int32_t *ver)
+{
+	const struct pl_op *op = &g->ops[k];
+	for (uint32_t i = 0; i < op->nrefs; i++)
+		if (g->refs[op->ref_off + i].buf == b) {
+			*ver = g->refs[op->ref_off + i].ver;
+			return g->refs[op->ref_off + i].flags;
+		}
+	return 0;
+}
 void pl_cindex_free(struct cindex *ix);
 
 /* Scratch and result of building one rebuild recipe.  Every list grows
@@ -99,6 +111,14 @@ int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b,
                   int end_ok);
 int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl_range *ranges,
                  int nranges, const int32_t *gaps, int ngaps, const struct recipe *rc);
+int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct cindex *ix,
+                    struct recipe *rc, const int32_t *tg, int32_t nt, int32_t c, int strict,
+                    int add, struct pl_range **rg, size_t *cap_rg);
+/* Rebuilds the reverse indexes (by_gap, forbid_by) after candidates were
+ * appended; -1 when out of memory. */
+int pl_cands_reindex(struct pl_cands *cs);
+/* gap_off of ix from the gaps of cs (they are in buffer order). */
+int pl_cindex_gaps(const struct pl_graph *g, const struct pl_cands *cs, struct cindex *ix);
 int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
                       struct recipe *rc, int strict, int max_segment);
 

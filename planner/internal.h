@@ -16,7 +16,6 @@
 int pl_errf(char *err, size_t errlen, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 uint64_t pl_fnv(uint64_t h, const void *data, size_t n);
-double pl_now(void);
 
 /* Graph construction, shared by the loaders. */
 struct pl_graph *pl_graph_new(void);
@@ -240,5 +239,35 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 /* The lowest model peak any selection reaches (r->peak). */
 int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double time_limit,
                     const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
+
+/* bound.c: the lowest peak no plan goes below (*peak_lb) and a lower
+ * bound of the recompute cost of any plan within budget (*cost_lb, -1
+ * when no plan meets it); -1 when out of memory. */
+int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb);
+
+/* structure.c: the chain of stages and the program over it.  build: 1
+ * when the graph has no chain (fewer than three stages), -1 out of
+ * memory.  The candidates it makes are appended to cs (kept for later
+ * budgets); cs must outlive it. */
+struct pl_struct;
+int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
+                    struct pl_struct **out);
+int pl_struct_plan(struct pl_struct *s, int64_t budget, int32_t **sel, int32_t *nsel, size_t *cap);
+int32_t pl_struct_stages(const struct pl_struct *s, int32_t *distinct);
+void pl_struct_free(struct pl_struct *s);
+
+/* plan_make.c: planning that keeps its candidates and chain between
+ * budgets, all within one deadline (o->started + o->time_limit_s). */
+struct pl_ctx;
+struct pl_ctx *pl_ctx_new(const struct pl_graph *g, const struct pl_options *o);
+void pl_ctx_free(struct pl_ctx *c);
+double pl_ctx_left(const struct pl_ctx *c);
+void pl_ctx_set_deadline(struct pl_ctx *c, double t); /* pl_now() time */
+/* One budget: PL_OK with *out, PL_EBUDGET (res->peak: the closest valid
+ * peak, -1 none), PL_EINTERNAL.  no_ilp: the time-independent planners
+ * only.  No search for the smallest budget. */
+int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **out,
+                struct pl_result *res, char *err, size_t errlen);
+int64_t pl_ctx_min_budget(struct pl_ctx *c, int64_t lo, int64_t hi);
 
 #endif

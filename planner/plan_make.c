@@ -1,9 +1,16 @@
 /*
  * plan_make.c — from a graph and a budget to a checked plan: build the
- * candidates, run the chosen planner (the ILP starts from the better
- * heuristic and keeps it when it cannot beat it), turn the selection into
- * steps, and run the evaluator on the result.  Nothing leaves here that
- * the evaluator rejects or that exceeds the budget.
+ * candidates, run the chosen planner (the ILP starts from the best of the
+ * others: the heuristics, the walk, the program over the chain of stages,
+ * and keeps it when it cannot beat it), turn the selection into steps,
+ * and run the evaluator on the result.  Nothing leaves here that the
+ * evaluator rejects or that exceeds the budget.
+ *
+ * Anytime: the whole of it, the search for the smallest reachable budget
+ * included, ends by the time limit, with the best plan found and its gap
+ * to the proven bound (bound.c); it stops earlier once the gap is within
+ * the tolerance, which is how a loose budget, whose bound is tight, ends
+ * quickly.
  */
 #include "internal.h"
 
@@ -16,6 +23,7 @@ void pl_options_default(struct pl_options *o)
 	memset(o, 0, sizeof(*o));
 	o->planner = PL_PLANNER_ILP;
 	o->time_limit_s = 30;
+	o->gap_tol = 0.01;
 	o->segments = 1;
 	o->plan_version = 2;
 	o->max_segment = 8;
@@ -32,6 +40,8 @@ const char *pl_planner_name(enum pl_planner p)
 		return "dtr";
 	case PL_PLANNER_ILP:
 		return "ilp";
+	case PL_PLANNER_CHAIN:
+		return "chain";
 	}
 	return "?";
 }
@@ -39,8 +49,8 @@ const char *pl_planner_name(enum pl_planner p)
 int pl_planner_parse(const char *s, enum pl_planner *out)
 {
 	static const enum pl_planner all[] = {PL_PLANNER_NONE, PL_PLANNER_GREEDY, PL_PLANNER_DTR,
-	                                      PL_PLANNER_ILP};
-	for (int i = 0; i < 4; i++)
+	                                      PL_PLANNER_ILP, PL_PLANNER_CHAIN};
+	for (int i = 0; i < 5; i++)
 		if (!strcmp(s, pl_planner_name(all[i]))) {
 			*out = all[i];
 			return 0;
@@ -53,6 +63,7 @@ struct outcome {
 	struct pl_plan *plan;
 	struct pl_eval ev;
 	int ok;
+	const char *by; /* the planner that made it */
 };
 
 static void outcome_free(struct outcome *o)
@@ -73,10 +84,11 @@ static int realize(const struct pl_graph *g, const struct pl_cands *cs, const ui
 	return 0;
 }
 
-static void debug(const char *what, const struct outcome *o)
+/* At -v: every plan a planner produced, kept or not, and why not. */
+static void debug(int verbose, const struct outcome *o)
 {
-	if (getenv("REMAT_PLAN_DEBUG"))
-		fprintf(stderr, "%s: ok %d valid %d peak %lld recompute %lld (%s)\n", what, o->ok,
+	if (verbose)
+		fprintf(stderr, "%s: ok %d valid %d peak %lld recompute %lld (%s)\n", o->by, o->ok,
 		        o->ev.valid, (long long)o->ev.peak, (long long)o->ev.recompute_ns,
 		        o->ev.error);
 }
@@ -89,7 +101,6 @@ static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum p
 	                                : pl_greedy(g, cs, budget, chosen);
 	if (r < 0 || realize(g, cs, chosen, budget, o))
 		return -1;
-	debug(pl_planner_name(which), o);
 	return 0;
 }
 
@@ -105,7 +116,6 @@ static int simulate(const struct pl_graph *g, int64_t budget, int version, struc
 	if (pl_evaluate(g, o->plan, &o->ev))
 		return -1;
 	o->ok = o->ev.valid && o->ev.peak <= budget;
-	debug("dtr (walk)", o);
 	return 0;
 }
 
@@ -114,6 +124,9 @@ static int simulate(const struct pl_graph *g, int64_t budget, int version, struc
 static int keep_better(struct outcome *best, struct outcome *o)
 {
 	int better = o->ok && (!best->ok || o->ev.recompute_ns < best->ev.recompute_ns);
+	/* neither meets the budget: the lower valid peak */
+	better = better || (!o->ok && !best->ok && o->plan && o->ev.valid &&
+	                    (!best->ev.valid || o->ev.peak < best->ev.peak));
 	if (!best->plan || better) {
 		outcome_free(best);
 		*best = *o;
@@ -124,302 +137,514 @@ static int keep_better(struct outcome *best, struct outcome *o)
 	return 0;
 }
 
-/* The smallest budget a planner meets: bisection on the budget (they are
- * not monotone in it, so this is the smallest found).  which: greedy or
- * dtr on the candidates, or (cs NULL) the walk.  Keeps the selection that
- * reached it in sel. */
-static int64_t bisect(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
-                      int version, uint8_t *sel)
+/* What planning keeps between budgets (a sweep plans many): the
+ * candidates, with the chain's runs appended as they are built, and the
+ * chain itself; one set per strictness, made on first use. */
+struct pl_ctx {
+	const struct pl_graph *g;
+	struct pl_options o;
+	struct level {
+		int built;
+		struct pl_cands cs;
+		int32_t nbase;        /* candidates before the chain appended its runs */
+		struct pl_struct *st; /* NULL: no chain in this graph */
+	} lv[2];
+	double deadline;
+	int32_t *sel;
+	size_t cap_sel;
+};
+
+static double left_s(const struct pl_ctx *c)
 {
-	uint8_t *chosen = cs ? malloc(cs->ncands ? cs->ncands : 1) : NULL;
-	int64_t lo = 0, hi = g->baseline_peak, best = g->baseline_peak;
-	if (cs && !chosen)
-		return best;
-	if (cs)
-		memset(sel, 0, cs->ncands ? cs->ncands : 1);
-	/* to 0.1% of the baseline: a dozen runs even on large graphs */
-	while (hi - lo > (g->granularity > 1 ? g->granularity / 2 : 1) &&
-	       hi - lo > g->baseline_peak / 1000) {
-		int64_t mid = lo + (hi - lo) / 2;
-		struct outcome o = {0};
-		int ok = 0, r = 0;
-		if (!cs)
-			r = simulate(g, mid, version, &o);
-		else if ((r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, mid, chosen)
-		                                      : pl_greedy(g, cs, mid, chosen)) == 0)
-			r = realize(g, cs, chosen, mid, &o);
-		if (r == 0) {
-			ok = o.ok;
-			/* The budget that worked, not the peak reached: planning
-			 * for it again makes the same plan (the planners are
-			 * deterministic, not monotone in the budget). */
-			if (ok && mid < best) {
-				best = mid;
-				if (cs)
-					memcpy(sel, chosen, cs->ncands);
-			}
-		}
-		outcome_free(&o);
-		if (ok)
-			hi = mid;
+	return c->deadline - pl_now();
+}
+
+static int level_get(struct pl_ctx *c, int strict, struct level **out, char *err, size_t errlen)
+{
+	struct level *lv = &c->lv[strict];
+	*out = lv;
+	if (lv->built)
+		return PL_OK;
+	struct pl_options oo = c->o;
+	oo.strict = strict;
+	int rc = pl_cands_build(c->g, &oo, &lv->cs, err, errlen);
+	if (rc)
+		return rc;
+	lv->built = 1;
+	lv->nbase = lv->cs.ncands;
+	pl_progress(&c->o, "candidates: %d", lv->cs.ncands);
+	if (c->o.planner == PL_PLANNER_ILP || c->o.planner == PL_PLANNER_CHAIN) {
+		int r = pl_struct_build(c->g, &lv->cs, strict, &lv->st);
+		if (r < 0)
+			return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+		int32_t distinct, stages = lv->st ? pl_struct_stages(lv->st, &distinct) : 0;
+		if (lv->st)
+			pl_progress(&c->o, "structure: a chain of %d stages, %d distinct", stages,
+			            distinct);
 		else
-			lo = mid;
+			pl_progress(&c->o, "structure: no chain of stages, flat model only");
 	}
-	free(chosen);
-	return best;
+	return PL_OK;
 }
 
-/* The smallest peak found by the planner's heuristics and, for the ILP,
- * by the min-peak MILP started from the best of them. */
-static int64_t min_peak(const struct pl_graph *g, const struct pl_cands *cs,
-                        const struct pl_options *o)
+/* The chain's program, planned again for a tighter budget while its plan
+ * goes over (what it assumed of the memory is an estimate); a bounded
+ * number of rounds, so the answer for a budget is always the same. */
+static int chain_plan(struct pl_ctx *c, struct level *lv, int64_t budget, struct outcome *best)
 {
-	int32_t n = cs->ncands ? cs->ncands : 1;
-	uint8_t *s1 = malloc(n), *s2 = malloc(n), *s3 = malloc(n);
-	int64_t best = g->baseline_peak;
-	if (s1 && s2 && s3) {
-		if (o->planner == PL_PLANNER_GREEDY) {
-			best = bisect(g, cs, o->planner, o->plan_version, s1);
-		} else {
-			int64_t p1 = o->planner == PL_PLANNER_ILP
-			                 ? bisect(g, cs, PL_PLANNER_GREEDY, o->plan_version, s1)
-			                 : g->baseline_peak;
-			int64_t p2 = bisect(g, cs, PL_PLANNER_DTR, o->plan_version, s2);
-			int64_t p3 = bisect(g, NULL, PL_PLANNER_DTR, o->plan_version, NULL);
-			best = p1 < p2 ? p1 : p2;
-			best = p3 < best ? p3 : best;
-			struct pl_ilp_result r;
-			double lim =
-			    o->time_limit_s > 0 && o->time_limit_s < 10 ? o->time_limit_s : 10;
-			struct outcome oc;
-			if (o->planner == PL_PLANNER_ILP &&
-			    !pl_ilp_min_peak(g, cs, lim, p1 <= p2 ? s1 : s2, s3, &r, o->verbose) &&
-			    r.status == 0 && !realize(g, cs, s3, INT64_MAX, &oc)) {
-				/* the model's peak: a budget the MILP meets again */
-				if (oc.ev.valid && r.peak < best)
-					best = r.peak;
-				outcome_free(&oc);
-			}
-		}
-	}
-	free(s1);
-	free(s2);
-	free(s3);
-	return best;
-}
-
-static int plan_once(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
-                     struct pl_cands *cs, struct outcome *best, struct pl_result *res, char *err,
-                     size_t errlen)
-{
-	int32_t N = cs->ncands;
-	uint8_t *c1 = calloc(N ? N : 1, 1), *c2 = calloc(N ? N : 1, 1), *c3 = calloc(N ? N : 1, 1);
-	struct outcome h1 = {0}, h2 = {0}, h3 = {0};
-	int rc = PL_OK;
+	const struct pl_graph *g = c->g;
+	int64_t slack = 0;
 	memset(best, 0, sizeof(*best));
-	snprintf(res->planner, sizeof(res->planner), "%s", pl_planner_name(o->planner));
+	if (!lv->st)
+		return 0;
+	for (int round = 0; round < 12; round++) {
+		int32_t n = 0;
+		int r = pl_struct_plan(lv->st, budget - slack, &c->sel, &n, &c->cap_sel);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			break;
+		if (r == 2)
+			continue;
+		struct pl_selection s;
+		if (pl_sel_init(&s, &lv->cs))
+			return -1;
+		for (int32_t i = 0; i < n; i++)
+			if (pl_sel_compatible(&s, &lv->cs, c->sel[i]))
+				pl_sel_take(&s, &lv->cs, c->sel[i]);
+		struct outcome o;
+		int rr = realize(g, &lv->cs, s.chosen, budget, &o);
+		pl_sel_free(&s);
+		if (rr)
+			return -1;
+		o.by = "chain";
+		debug(c->o.verbose, &o);
+		int ok = o.ok, valid = o.ev.valid;
+		int64_t over = o.ev.peak - budget;
+		keep_better(best, &o);
+		if (ok || !valid)
+			break;
+		slack += over + g->baseline_peak / 400 + 1;
+	}
+	return 0;
+}
+
+static double gap_of(int64_t cost, int64_t bound)
+{
+	if (bound < 0)
+		return -1;
+	if (cost <= bound)
+		return 0;
+	return (double)(cost - bound) / (double)cost;
+}
+
+static void progress_best(const struct pl_ctx *c, const char *stage, const struct outcome *b,
+                          int64_t bound)
+{
+	double iter = (double)(c->g->iteration_ns > 0 ? c->g->iteration_ns : 1);
+	if (!b->plan || !b->ok) {
+		pl_progress(&c->o, "%s: no plan within the budget yet%s", stage,
+		            b->plan && b->ev.valid ? " (closest peak so far below)" : "");
+		return;
+	}
+	char gs[48] = "unknown";
+	if (bound >= 0)
+		snprintf(gs, sizeof(gs), "%.1f%%", 100 * gap_of(b->ev.recompute_ns, bound));
+	pl_progress(&c->o,
+	            "%s: best plan %s, peak %lld bytes, recompute %.3f ms (%.2f%% of the "
+	            "iteration); bound %.3f ms, gap %s",
+	            stage, b->by, (long long)b->ev.peak, b->ev.recompute_ns / 1e6,
+	            100.0 * (double)b->ev.recompute_ns / iter, bound >= 0 ? bound / 1e6 : 0.0, gs);
+}
+
+static int done_by_gap(const struct pl_ctx *c, const struct outcome *b, int64_t bound)
+{
+	return b->ok && bound >= 0 && gap_of(b->ev.recompute_ns, bound) <= c->o.gap_tol;
+}
+
+/* One planning at one strictness.  no_ilp: the time-independent part only
+ * (every plan then comes out the same for the same budget). */
+static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_t bound, int no_ilp,
+                      struct outcome *best, struct pl_result *res, char *err, size_t errlen)
+{
+	const struct pl_graph *g = c->g;
+	const struct pl_options *o = &c->o;
+	struct pl_cands *cs = &lv->cs;
+	struct outcome h = {0};
+	int rc = PL_OK;
+	uint8_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
+	memset(best, 0, sizeof(*best));
+	res->candidates = cs->ncands;
+	/* the chain first: it may add candidates the others then see */
+	if (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN) {
+		if (chain_plan(c, lv, budget, &h))
+			goto oom;
+		keep_better(best, &h);
+		if (o->planner == PL_PLANNER_CHAIN || o->planner == PL_PLANNER_ILP)
+			progress_best(c, "chain", best, bound);
+		if (o->planner == PL_PLANNER_CHAIN && lv->st)
+			goto out;
+	}
+	int32_t N = cs->ncands;
+	res->candidates = N;
+	c1 = calloc(N ? N : 1, 1);
+	c2 = calloc(N ? N : 1, 1);
+	c3 = calloc(N ? N : 1, 1);
 	if (!c1 || !c2 || !c3)
 		goto oom;
-	if (o->planner == PL_PLANNER_GREEDY) {
-		if (heuristic(g, cs, o->planner, budget, c1, best))
+	/* The heuristics see the candidates as built, not the runs other
+	 * budgets appended: their plan for a budget is always the same. */
+	struct pl_cands base = *cs;
+	base.ncands = lv->nbase;
+	/* greedy (also the flat fallback of the chain planner) */
+	if (o->planner != PL_PLANNER_DTR) {
+		if (heuristic(g, &base, PL_PLANNER_GREEDY, budget, c1, &h))
 			goto oom;
-		goto out;
+		h.by = "greedy";
+		debug(o->verbose, &h);
+		keep_better(best, &h);
+		if (o->planner != PL_PLANNER_ILP)
+			goto out;
 	}
-	/* dtr: the rule on the candidates and the walk, the better of them */
-	if (heuristic(g, cs, PL_PLANNER_DTR, budget, c2, &h2) ||
-	    simulate(g, budget, o->plan_version, &h3))
+	/* dtr: the rule on the candidates and the walk */
+	if (heuristic(g, &base, PL_PLANNER_DTR, budget, c2, &h))
 		goto oom;
-	if (o->planner == PL_PLANNER_DTR) {
-		keep_better(best, &h2);
-		keep_better(best, &h3);
+	h.by = "dtr";
+	debug(o->verbose, &h);
+	keep_better(best, &h);
+	if (simulate(g, budget, o->plan_version, &h))
+		goto oom;
+	h.by = "dtr (walk)";
+	debug(o->verbose, &h);
+	h.by = "dtr";
+	keep_better(best, &h);
+	if (o->planner == PL_PLANNER_DTR)
 		goto out;
-	}
-	/* ILP: the heuristics first; the better valid selection is the warm
-	 * start.  When none meets the budget, the min-peak MILP may find one
-	 * that does (spending up to a third of the time limit). */
-	if (heuristic(g, cs, PL_PLANNER_GREEDY, budget, c1, &h1))
+	progress_best(c, "heuristics", best, bound);
+	if (no_ilp || done_by_gap(c, best, bound) || bound < 0)
+		goto out;
+	/* ILP from the best selection so far (the walk's plan has none) */
+	const uint8_t *warm = NULL;
+	struct outcome t1 = {0}, t2 = {0};
+	if (realize(g, cs, c1, budget, &t1) || realize(g, cs, c2, budget, &t2)) {
+		outcome_free(&t1);
+		outcome_free(&t2);
 		goto oom;
-	double lim = o->time_limit_s > 0 ? o->time_limit_s : 30, t0 = pl_now();
-	const uint8_t *warm_sel = NULL;
-	if (h1.ok)
-		warm_sel = c1;
-	if (h2.ok && (!warm_sel || h2.ev.recompute_ns < h1.ev.recompute_ns))
-		warm_sel = c2;
-	const struct outcome *warm = warm_sel == c1 ? &h1 : warm_sel == c2 ? &h2 : NULL;
-	if (warm)
-		pl_progress(o,
-		            "heuristics: best plan so far %s, peak %lld bytes, recompute %.3f ms "
-		            "(%.1f%% of the iteration)",
-		            warm == &h1 ? "greedy" : "dtr", (long long)warm->ev.peak,
-		            warm->ev.recompute_ns / 1e6,
-		            100.0 * (double)warm->ev.recompute_ns /
-		                (double)(g->iteration_ns > 0 ? g->iteration_ns : 1));
-	else
-		pl_progress(o, "heuristics: no plan within the budget yet");
+	}
+	int64_t wcost = INT64_MAX;
+	if (t1.ok) {
+		warm = c1;
+		wcost = t1.ev.recompute_ns;
+	}
+	if (t2.ok && t2.ev.recompute_ns < wcost) {
+		warm = c2;
+		wcost = t2.ev.recompute_ns;
+	}
+	if (lv->st && best->ok && !strcmp(best->by, "chain") && best->ev.recompute_ns < wcost) {
+		/* the chain's selection, again (it is cheap) */
+		struct outcome t3;
+		memset(c3, 0, N);
+		struct pl_selection s;
+		int32_t n = 0;
+		if (pl_struct_plan(lv->st, budget, &c->sel, &n, &c->cap_sel) == 0 &&
+		    !pl_sel_init(&s, cs)) {
+			for (int32_t i = 0; i < n; i++)
+				if (c->sel[i] < N && pl_sel_compatible(&s, cs, c->sel[i]))
+					pl_sel_take(&s, cs, c->sel[i]);
+			memcpy(c3, s.chosen, N);
+			pl_sel_free(&s);
+			if (!realize(g, cs, c3, budget, &t3) && t3.ok &&
+			    t3.ev.recompute_ns < wcost) {
+				memcpy(c1, c3, N);
+				warm = c1;
+			}
+			outcome_free(&t3);
+		}
+	}
+	outcome_free(&t1);
+	outcome_free(&t2);
 	struct pl_ilp_result ir;
-	if (!warm_sel) {
-		const uint8_t *from = h1.ev.valid && (!h2.ev.valid || h1.ev.peak <= h2.ev.peak) ? c1
-		                      : h2.ev.valid                                             ? c2
-		                                    : NULL;
-		if (pl_ilp_min_peak(g, cs, lim / 3, from, c3, &ir, o->verbose))
+	/* When nothing meets the budget, the min-peak MILP may find a
+	 * selection that does (spending up to a third of the time left). */
+	if (!warm && left_s(c) > 1) {
+		if (pl_ilp_min_peak(g, cs, left_s(c) / 3, NULL, c3, &ir, o->verbose))
 			goto oom;
 		if (ir.status == 0 && ir.peak <= budget) {
 			memcpy(c1, c3, N ? N : 1);
-			warm_sel = c1;
+			warm = c1;
 		}
 	}
-	double left = lim - (pl_now() - t0);
-	pl_progress(o, "ilp: solving (time limit %g s)", left > 1 ? left : 1);
-	if (pl_ilp(g, cs, budget, left > 1 ? left : 1, warm_sel, c3, &ir, o->verbose))
+	double lim = left_s(c);
+	if (lim < 0.5)
+		goto out;
+	pl_progress(o, "ilp: solving (%.1f s left)", lim);
+	if (pl_ilp(g, cs, budget, lim, warm, c3, &ir, o->verbose))
 		goto oom;
-	res->gap = ir.gap;
-	res->lp_bound = ir.lp_bound;
-	struct outcome il = {0};
-	if (ir.status == 0 && realize(g, cs, c3, budget, &il))
-		goto oom;
-	debug("ilp", &il);
-	/* The cheapest plan within the budget; the name says which rule gave
-	 * it when the ILP could not improve on it. */
-	const char *name = "ilp";
-	if (ir.status == 0)
-		keep_better(best, &il);
-	if (keep_better(best, &h1) && best->ok)
-		name = "ilp:greedy";
-	if (keep_better(best, &h2) && best->ok)
-		name = "ilp:dtr";
-	if (keep_better(best, &h3) && best->ok)
-		name = "ilp:dtr";
-	snprintf(res->planner, sizeof(res->planner), "%s", name);
+	if (ir.status == 0) {
+		if (realize(g, cs, c3, budget, &h))
+			goto oom;
+		h.by = "ilp";
+		debug(o->verbose, &h);
+		keep_better(best, &h);
+	}
+	if (o->verbose && ir.status == 0)
+		fprintf(stderr, "ilp: %s in its candidate model (model gap %.2f%%)\n",
+		        ir.optimal ? "optimal" : "not proven optimal",
+		        ir.gap >= 0 ? 100 * ir.gap : -1);
+	progress_best(c, "ilp", best, bound);
 	goto out;
 oom:
 	rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 out:
-	outcome_free(&h1);
-	outcome_free(&h2);
-	outcome_free(&h3);
+	outcome_free(&h);
 	free(c1);
 	free(c2);
 	free(c3);
 	return rc;
 }
 
-int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
-                 struct pl_plan **out, struct pl_result *res, char *err, size_t errlen)
+struct pl_ctx *pl_ctx_new(const struct pl_graph *g, const struct pl_options *o)
 {
-	struct pl_options def;
-	if (!o) {
-		pl_options_default(&def);
-		o = &def;
+	struct pl_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->g = g;
+	if (o)
+		c->o = *o;
+	else
+		pl_options_default(&c->o);
+	double start = c->o.started > 0 ? c->o.started : pl_now();
+	c->deadline = start + (c->o.time_limit_s > 0 ? c->o.time_limit_s : 30);
+	return c;
+}
+
+void pl_ctx_free(struct pl_ctx *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < 2; i++) {
+		pl_struct_free(c->lv[i].st);
+		pl_cands_free(&c->lv[i].cs);
 	}
-	*out = NULL;
-	memset(res, 0, sizeof(*res));
-	res->baseline_peak = g->baseline_peak;
-	res->budget = budget;
-	res->iteration_ns = g->iteration_ns;
-	res->gap = res->lp_bound = -1;
-	res->min_peak = -1;
-	snprintf(res->planner, sizeof(res->planner), "%s", pl_planner_name(o->planner));
-	double t0 = pl_now();
-	struct outcome best = {0};
-	struct pl_cands cs = {0};
-	int rc = PL_OK;
-	if (budget <= 0)
-		return pl_errf(err, errlen, PL_EINPUT, "budget must be positive");
-	if (o->planner == PL_PLANNER_NONE || budget >= g->baseline_peak) {
-		if (realize(g, NULL, NULL, budget, &best))
+	free(c->sel);
+	free(c);
+}
+
+double pl_ctx_left(const struct pl_ctx *c)
+{
+	return left_s(c);
+}
+
+void pl_ctx_set_deadline(struct pl_ctx *c, double t)
+{
+	c->deadline = t;
+}
+
+/* Plans for one budget, nothing more: on a miss, *out is NULL and
+ * res->peak the closest valid peak (-1 none).  PL_OK either way, or
+ * PL_EINTERNAL. */
+static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome *best,
+                    struct pl_result *res, char *err, size_t errlen)
+{
+	const struct pl_graph *g = c->g;
+	memset(best, 0, sizeof(*best));
+	int64_t bound = -1, peak_lb = 0;
+	if (pl_cost_bound(g, budget, &bound, &peak_lb))
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	res->bound_ns = bound;
+	res->peak_bound = peak_lb;
+	if (c->o.planner == PL_PLANNER_NONE || budget >= g->baseline_peak) {
+		if (realize(g, NULL, NULL, budget, best))
 			return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-		if (budget >= g->baseline_peak)
-			res->gap = 0;
-	} else {
-		struct pl_options oo = *o;
-		for (int attempt = 0; attempt < 2; attempt++) {
-			oo.strict = o->strict || attempt == 1;
-			if ((rc = pl_cands_build(g, &oo, &cs, err, errlen)))
-				return rc;
-			res->candidates = cs.ncands;
-			pl_progress(o, "candidates: %d", cs.ncands);
-			if ((rc = plan_once(g, budget, &oo, &cs, &best, res, err, errlen))) {
-				pl_cands_free(&cs);
-				return rc;
-			}
-			/* Rebuilds at one position that step on each other: retry
-			 * with candidates that never read what another rebuilds. */
-			if (best.plan && !best.ev.valid && attempt == 0) {
-				outcome_free(&best);
-				pl_cands_free(&cs);
-				continue;
-			}
-			break;
+		best->by = pl_planner_name(c->o.planner);
+		return PL_OK;
+	}
+	if (bound < 0) { /* below what any plan reaches: nothing to try */
+		return PL_OK;
+	}
+	for (int strict = c->o.strict ? 1 : 0; strict < 2; strict++) {
+		struct level *lv;
+		int rc = level_get(c, strict, &lv, err, errlen);
+		if (!rc)
+			rc = plan_level(c, lv, budget, bound, no_ilp, best, res, err, errlen);
+		if (rc)
+			return rc;
+		/* Rebuilds at one position that step on each other: again with
+		 * candidates that never read what another rebuilds. */
+		if (best->plan && !best->ev.valid && strict == 0) {
+			outcome_free(best);
+			continue;
 		}
+		break;
 	}
-	res->solve_s = pl_now() - t0;
-	if (!best.plan) {
-		pl_cands_free(&cs);
-		return pl_errf(err, errlen, PL_EINTERNAL, "planning failed");
-	}
-	if (!best.ev.valid) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL,
-		             "internal error: the plan fails evaluation: %s", best.ev.error);
-	} else if (!best.ok) {
-		res->peak = best.ev.peak;
-		res->min_peak = g->baseline_peak;
-		if (o->planner == PL_PLANNER_NONE) {
-			rc =
-			    pl_errf(err, errlen, PL_EBUDGET,
-			            "budget %lld bytes cannot be met by planner none: the smallest "
-			            "peak without evictions is the baseline, %lld bytes",
-			            (long long)budget, (long long)g->baseline_peak);
-		} else if (o->no_min_peak) {
-			res->min_peak = -1;
-			rc = pl_errf(err, errlen, PL_EBUDGET,
-			             "budget %lld bytes cannot be met by planner %s (smallest peak "
-			             "not searched)",
-			             (long long)budget, pl_planner_name(o->planner));
-		} else {
-			struct pl_cands c2 = {0};
-			struct pl_options oo = *o;
-			oo.strict = 1;
-			pl_progress(o, "budget not met: searching the smallest reachable peak");
-			if (!pl_cands_build(g, &oo, &c2, NULL, 0)) {
-				res->min_peak = min_peak(g, &c2, o);
-				pl_cands_free(&c2);
-			}
-			if (res->min_peak > budget)
-				rc = pl_errf(
-				    err, errlen, PL_EBUDGET,
-				    "budget %lld bytes cannot be met: the smallest peak found "
-				    "is %lld bytes (baseline %lld)",
-				    (long long)budget, (long long)res->min_peak,
-				    (long long)g->baseline_peak);
-			else
-				rc = pl_errf(
-				    err, errlen, PL_EBUDGET,
-				    "budget %lld bytes cannot be met by planner %s; the "
-				    "smallest peak found is %lld bytes (another planner may "
-				    "reach the budget: try --planner ilp)",
-				    (long long)budget, pl_planner_name(o->planner),
-				    (long long)res->min_peak);
-		}
-	}
-	if (rc) {
-		outcome_free(&best);
-		pl_cands_free(&cs);
-		return rc;
-	}
-	struct pl_plan *p = best.plan;
-	best.plan = NULL;
+	return PL_OK;
+}
+
+/* Fills the plan's and the result's figures from a plan within the budget. */
+static struct pl_plan *finish_plan(const struct pl_graph *g, int64_t budget, struct outcome *best,
+                                   struct pl_result *res)
+{
+	struct pl_plan *p = best->plan;
+	best->plan = NULL;
 	p->graph_hash = g->hash;
 	p->budget = budget;
 	p->baseline_peak = g->baseline_peak;
-	p->peak = best.ev.peak;
-	p->recompute_ns = best.ev.recompute_ns;
-	snprintf(p->planner, sizeof(p->planner), "%s", res->planner);
-	res->peak = best.ev.peak;
-	res->recompute_ns = best.ev.recompute_ns;
-	res->evicted_buffers = best.ev.evicted_buffers;
-	res->replays = best.ev.replays;
+	p->peak = best->ev.peak;
+	p->recompute_ns = best->ev.recompute_ns;
+	const char *by = best->by ? best->by : res->planner;
+	/* "ilp:greedy": the ILP ran and kept another planner's plan */
+	char name[32];
+	if (!strcmp(res->planner, "ilp") && strcmp(by, "ilp"))
+		snprintf(name, sizeof(name), "ilp:%.8s", by);
+	else
+		snprintf(name, sizeof(name), "%.12s", by);
+	memcpy(p->planner, name, sizeof(p->planner) - 1);
+	p->planner[sizeof(p->planner) - 1] = '\0';
+	snprintf(res->planner, sizeof(res->planner), "%s", p->planner);
+	res->peak = best->ev.peak;
+	res->recompute_ns = best->ev.recompute_ns;
+	res->evicted_buffers = best->ev.evicted_buffers;
+	res->replays = best->ev.replays;
+	res->gap = gap_of(res->recompute_ns, res->bound_ns);
+	return p;
+}
+
+int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **out,
+                struct pl_result *res, char *err, size_t errlen)
+{
+	struct outcome best;
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	res->baseline_peak = c->g->baseline_peak;
+	res->budget = budget;
+	res->iteration_ns = c->g->iteration_ns;
+	res->gap = -1;
+	res->bound_ns = -1;
+	res->min_peak = -1;
+	res->peak = -1;
+	snprintf(res->planner, sizeof(res->planner), "%s", pl_planner_name(c->o.planner));
+	int rc = ctx_plan(c, budget, no_ilp, &best, res, err, errlen);
+	if (rc) {
+		outcome_free(&best);
+		return rc;
+	}
+	if (best.plan && !best.ev.valid) {
+		rc = pl_errf(err, errlen, PL_EINTERNAL,
+		             "internal error: the plan fails evaluation: %s", best.ev.error);
+		outcome_free(&best);
+		return rc;
+	}
+	if (!best.ok) {
+		res->peak = best.plan ? best.ev.peak : -1;
+		outcome_free(&best);
+		return PL_EBUDGET;
+	}
+	*out = finish_plan(c->g, budget, &best, res);
 	outcome_free(&best);
-	pl_cands_free(&cs);
-	*out = p;
 	return PL_OK;
+}
+
+/* The smallest budget in (lo, hi] the time-independent part of this
+ * planner meets, by bisection (it is not monotone in the budget: the
+ * smallest found), while time is left.  Every answer is a budget it met,
+ * so planning for it again makes a plan; hi is taken as met. */
+int64_t pl_ctx_min_budget(struct pl_ctx *c, int64_t lo, int64_t hi)
+{
+	const struct pl_graph *g = c->g;
+	int64_t step = g->granularity > 1 ? g->granularity / 2 : 1;
+	while (hi - lo > step && hi - lo > g->baseline_peak / 1000 && left_s(c) > 0) {
+		int64_t mid = lo + (hi - lo) / 2;
+		struct pl_plan *p = NULL;
+		struct pl_result r;
+		char err[256];
+		int rc = pl_ctx_plan(c, mid, 1, &p, &r, err, sizeof(err));
+		pl_plan_free(p);
+		if (rc == PL_OK)
+			hi = mid;
+		else if (rc == PL_EBUDGET)
+			lo = mid;
+		else
+			break;
+	}
+	return hi;
+}
+
+/* Whether version 2 could do more on this graph: content dead across the
+ * boundary, or content from before the iteration updated in place. */
+static int v2_helps(const struct pl_graph *g)
+{
+	for (int32_t b = 0; b < g->nbufs; b++)
+		if (g->bufs[b].dead_across)
+			return 1;
+	for (uint32_t r = 0; r < g->nrefs; r++)
+		if ((g->refs[r].flags & PL_REF_WRITE) && (g->refs[r].flags & PL_REF_READ) &&
+		    g->refs[r].ver == PL_VER_PRE)
+			return 1;
+	return 0;
+}
+
+int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
+                 struct pl_plan **out, struct pl_result *res, char *err, size_t errlen)
+{
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	if (budget <= 0)
+		return pl_errf(err, errlen, PL_EINPUT, "budget must be positive");
+	double t0 = pl_now();
+	struct pl_ctx *c = pl_ctx_new(g, o);
+	if (!c)
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	const char *name = pl_planner_name(c->o.planner);
+	int rc = pl_ctx_plan(c, budget, 0, out, res, err, errlen);
+	res->solve_s = pl_now() - t0;
+	if (rc != PL_EBUDGET) {
+		pl_ctx_free(c);
+		return rc;
+	}
+	char reached[96] = "";
+	if (res->peak >= 0)
+		snprintf(reached, sizeof(reached), "; its closest plan peaks at %lld bytes",
+		         (long long)res->peak);
+	if (c->o.planner == PL_PLANNER_NONE) {
+		res->min_peak = g->baseline_peak;
+		rc = pl_errf(err, errlen, PL_EBUDGET,
+		             "budget %lld bytes cannot be met by planner none: without evictions "
+		             "the peak is the baseline, %lld bytes; try --planner ilp",
+		             (long long)budget, (long long)g->baseline_peak);
+	} else if (c->o.no_min_peak) {
+		res->min_peak = -1;
+		rc = pl_errf(err, errlen, PL_EBUDGET,
+		             "budget %lld bytes cannot be met by planner %s%s (smallest "
+		             "reachable budget not searched)",
+		             (long long)budget, name, reached);
+	} else {
+		pl_progress(&c->o, "budget not met: searching the smallest budget %s meets", name);
+		int64_t lo = budget > res->peak_bound ? budget : res->peak_bound - 1;
+		res->min_peak = pl_ctx_min_budget(c, lo, g->baseline_peak);
+		char tries[256];
+		int n = snprintf(tries, sizeof(tries), "a budget of at least %lld bytes",
+		                 (long long)res->min_peak);
+		if (c->o.planner != PL_PLANNER_ILP && c->o.planner != PL_PLANNER_DTR)
+			n += snprintf(tries + n, sizeof(tries) - (size_t)n,
+			              ", --planner dtr (its walk rebuilds without limits)");
+		if (c->o.planner != PL_PLANNER_ILP)
+			n += snprintf(tries + n, sizeof(tries) - (size_t)n,
+			              ", --planner ilp (every planner, then the ILP)");
+		if (c->o.plan_version < 2 && v2_helps(g))
+			n += snprintf(tries + n, sizeof(tries) - (size_t)n,
+			              ", --plan-version 2 (stashes, buffers unmapped at the "
+			              "boundary)");
+		if (left_s(c) <= 0)
+			snprintf(tries + n, sizeof(tries) - (size_t)n,
+			         ", a longer --time-limit (the search ran out of time)");
+		rc = pl_errf(err, errlen, PL_EBUDGET,
+		             "budget %lld bytes cannot be met by planner %s%s%s; the smallest "
+		             "budget it meets is %lld bytes (no plan goes below %lld); try %s",
+		             (long long)budget, name,
+		             budget < res->peak_bound ? " nor by any other" : "", reached,
+		             (long long)res->min_peak, (long long)res->peak_bound, tries);
+	}
+	res->solve_s = pl_now() - t0;
+	pl_ctx_free(c);
+	return rc;
 }

@@ -161,14 +161,28 @@ int pl_parse_budget(const char *s, int64_t baseline_peak, int64_t *out, char *er
 
 /* ---- planners ---- */
 
-enum pl_planner { PL_PLANNER_NONE, PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP };
+/* ilp: every other planner, then the ILP from the best of them;
+ * chain: the program over the chain of stages (structure.c). */
+enum pl_planner {
+	PL_PLANNER_NONE,
+	PL_PLANNER_GREEDY,
+	PL_PLANNER_DTR,
+	PL_PLANNER_ILP,
+	PL_PLANNER_CHAIN
+};
 
 struct pl_options {
 	enum pl_planner planner;
-	double time_limit_s; /* ILP only; 0 = default (30 s) */
-	int segments;        /* offer chain-segment candidates (default 1) */
-	int max_segment;     /* longest segment in buffers; 0 = default (8) */
-	int strict;          /* replays may not read buffers rebuilt at the same position */
+	/* the whole planning, from start to plan (min-peak search included);
+	 * 0 = default (30 s).  Counted from `started` (pl_now(); 0 = when
+	 * pl_plan_make is called), so a caller can count its loading in. */
+	double time_limit_s;
+	double started;
+	/* stop improving once the gap to the bound is at most this (0.01) */
+	double gap_tol;
+	int segments;    /* offer chain-segment candidates (default 1) */
+	int max_segment; /* longest segment in buffers; 0 = default (8) */
+	int strict;      /* replays may not read buffers rebuilt at the same position */
 	/* 2 (default): plans may use stashes and keep buffers unmapped at the
 	 * boundary (plan format version 2); 1: only what a version 1 runtime
 	 * executes */
@@ -183,14 +197,21 @@ struct pl_result {
 	int64_t recompute_ns, iteration_ns;
 	int32_t evicted_buffers, replays;
 	double solve_s;
-	double gap; /* ILP: relative MIP gap to the LP bound (0 = proven optimal), -1 otherwise */
-	double lp_bound;  /* ILP: LP bound of the recompute cost in ns, -1 otherwise */
-	char planner[16]; /* planner that produced the plan (ilp may fall back to a heuristic) */
-	int64_t min_peak; /* on PL_EBUDGET: the smallest peak found */
+	/* The best proven lower bound of the recompute cost of any plan within
+	 * the budget, whichever planner makes it (bound.c), and the gap of the
+	 * plan to it: (recompute - bound) / recompute, 0 when both are 0. */
+	int64_t bound_ns;
+	double gap;
+	char planner[16];   /* planner that produced the plan (ilp may fall back to a heuristic) */
+	int64_t min_peak;   /* on PL_EBUDGET: the smallest budget this planner meets (it
+	                     * makes a plan when asked for it again) */
+	int64_t peak_bound; /* no plan of any planner has a lower peak */
 	int32_t candidates;
 };
 
 void pl_options_default(struct pl_options *o);
+/* Monotonic seconds, the clock of pl_options.started. */
+double pl_now(void);
 /* Plans for budget bytes.  On PL_EBUDGET res->min_peak says what is reachable.
  * The returned plan has passed pl_evaluate with peak <= budget. */
 int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
@@ -200,5 +221,35 @@ const char *pl_planner_name(enum pl_planner p);
 void pl_progress(const struct pl_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int pl_planner_parse(const char *s, enum pl_planner *out);
+
+/* ---- the budget curve (sweep.c) ---- */
+
+struct pl_sweep_point {
+	int64_t budget, peak, recompute_ns, bound_ns;
+	double gap, solve_s;
+	char planner[16];
+};
+
+struct pl_sweep {
+	int64_t baseline_peak, min_peak, peak_bound, iteration_ns;
+	int32_t npoints; /* by budget, descending; recompute never rises as it falls */
+	struct pl_sweep_point *points;
+	double solve_s;
+};
+
+/* Plans at budgets from the baseline down to the smallest this planner
+ * meets (npoints of them, evenly spaced, that one last), sharing the
+ * candidates and the chain between them, within o->time_limit_s in all.
+ * A plan for a budget also meets every larger one, so each point keeps
+ * the cheapest plan found at or below its budget: the curve is
+ * monotone. */
+int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t npoints,
+                 struct pl_sweep *out, char *err, size_t errlen);
+int pl_sweep_save_json(const struct pl_graph *g, const struct pl_sweep *sw, const char *path,
+                       char *err, size_t errlen);
+/* Reads what pl_sweep_save_json wrote (graph name and hash into name/hash). */
+int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *name, size_t namelen,
+                       uint64_t *hash, char *err, size_t errlen);
+void pl_sweep_free(struct pl_sweep *sw);
 
 #endif

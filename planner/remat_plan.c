@@ -3,7 +3,11 @@
  * plan for a budget, check the plan with the evaluator, write it.
  *
  * Exit status: 0 plan written, 2 bad input or usage, 3 the budget cannot
- * be reached (the message says the smallest peak found), 1 internal error.
+ * be reached (the message says the smallest budget the planner meets and
+ * what to try), 1 internal error.
+ *
+ * --sweep: the recompute cost at budgets from the baseline down to the
+ * smallest reachable one, as JSON (sweep.c), instead of one plan.
  */
 #include "planner.h"
 
@@ -14,17 +18,26 @@
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B [--planner ilp|greedy|dtr|none]\n"
-	       "                  [--time-limit S] [--no-segments] [--exclude ID,ID,...] [-v]\n"
-	       "                  [--plan-version 1|2] [--progress] [-o PLAN.json]\n"
-	       "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
-	       "     percentage of the baseline peak (50%%)\n"
-	       "  --exclude: buffer ids (of the trace) never to evict or rebuild\n"
-	       "  --plan-version: 1 (default) plans only what a version 1 runtime runs;\n"
-	       "     2 adds stashes (replays of ops that update buffers in place) and\n"
-	       "     buffers kept unmapped at the iteration boundary\n"
-	       "  --progress: a line per planning stage on stderr (also with -v)\n");
+	fprintf(f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B\n"
+	           "                  [--planner ilp|chain|greedy|dtr|none] [--time-limit S]\n"
+	           "                  [--no-segments] [--exclude ID,ID,...] [-v] [--gap G]\n"
+	           "                  [--plan-version 1|2] [--progress] [-o PLAN.json]\n"
+	           "       remat-plan TRACE_DIR|GRAPH.json --sweep [N] [options] -o SWEEP.json\n"
+	           "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
+	           "     percentage of the baseline peak (50%%)\n"
+	           "  --planner: ilp (default) runs the others, then the ILP from the best;\n"
+	           "     chain: a dynamic program over the chain of repeated stages\n"
+	           "  --time-limit: seconds for the whole command, loading included\n"
+	           "     (default 30); the best plan found by then is written\n"
+	           "  --gap: stop once the plan is within G (0.01 = 1%%) of the proven bound\n"
+	           "  --sweep: the recompute cost at N budgets (default 12) from the\n"
+	           "     baseline down to the smallest one reached, as JSON\n"
+	           "     (remat-report --sweep draws it)\n"
+	           "  --exclude: buffer ids (of the trace) never to evict or rebuild\n"
+	           "  --plan-version: 1 (default) plans only what a version 1 runtime runs;\n"
+	           "     2 adds stashes (replays of ops that update buffers in place) and\n"
+	           "     buffers kept unmapped at the iteration boundary\n"
+	           "  --progress: a line per planning stage on stderr (also with -v)\n");
 }
 
 /* Marks the buffers of a comma-separated id list as excluded.  0, or 2
@@ -63,11 +76,47 @@ static const char *human(int64_t b, char *buf, size_t n)
 	return buf;
 }
 
+/* --sweep: the curve as JSON and a table on stdout. */
+static int sweep(const struct pl_graph *g, const struct pl_options *o, int npoints, const char *out)
+{
+	struct pl_sweep sw;
+	char err[1024];
+	int rc = pl_sweep_run(g, o, npoints, &sw, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "remat-plan: %s\n", err);
+		return rc;
+	}
+	double iter = (double)(g->iteration_ns > 0 ? g->iteration_ns : 1);
+	printf("%14s %8s %14s %10s %8s  %s\n", "budget", "of peak", "recompute ms", "of iter",
+	       "gap", "planner");
+	for (int32_t k = 0; k < sw.npoints; k++) {
+		const struct pl_sweep_point *pt = &sw.points[k];
+		char gs[16] = "n/a";
+		if (pt->gap >= 0)
+			snprintf(gs, sizeof(gs), "%.1f%%", 100 * pt->gap);
+		printf("%14lld %7.1f%% %14.3f %9.2f%% %8s  %s\n", (long long)pt->budget,
+		       100.0 * (double)pt->budget / (double)g->baseline_peak,
+		       pt->recompute_ns / 1e6, 100.0 * (double)pt->recompute_ns / iter, gs,
+		       pt->planner);
+	}
+	printf("smallest budget reached: %lld bytes; no plan goes below %lld; %.2f s\n",
+	       (long long)sw.min_peak, (long long)sw.peak_bound, sw.solve_s);
+	rc = pl_sweep_save_json(g, &sw, out, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "remat-plan: %s\n", err);
+	else
+		printf("sweep:           %s\n", out);
+	pl_sweep_free(&sw);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *input = NULL, *budget_s = NULL, *out = NULL, *exclude = NULL;
 	struct pl_options o;
+	int npoints = 0;
 	pl_options_default(&o);
+	o.started = pl_now(); /* the time limit covers loading too */
 	/* The runtime asks for version 2 once it runs stashes and the
 	 * boundary list (docs/plan-format.md). */
 	o.plan_version = 1;
@@ -82,10 +131,10 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--planner") && v) {
 			if (pl_planner_parse(v, &o.planner)) {
-				fprintf(
-				    stderr,
-				    "remat-plan: unknown planner '%s' (ilp, greedy, dtr, none)\n",
-				    v);
+				fprintf(stderr,
+				        "remat-plan: unknown planner '%s' (ilp, chain, greedy, "
+				        "dtr, none)\n",
+				        v);
 				return 2;
 			}
 			i++;
@@ -101,6 +150,32 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
+		} else if (!strcmp(a, "--gap") && v) {
+			char *end;
+			errno = 0;
+			o.gap_tol = strtod(v, &end);
+			if (*end || errno || !(o.gap_tol >= 0) || o.gap_tol >= 1) {
+				fprintf(stderr,
+				        "remat-plan: --gap '%s': expected a fraction in [0, 1)\n",
+				        v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--sweep")) {
+			npoints = 12;
+			if (v && v[0] >= '0' && v[0] <= '9') {
+				char *end;
+				long n = strtol(v, &end, 10);
+				if (*end || n < 2 || n > 200) {
+					fprintf(
+					    stderr,
+					    "remat-plan: --sweep '%s': expected 2 to 200 budgets\n",
+					    v);
+					return 2;
+				}
+				npoints = (int)n;
+				i++;
+			}
 		} else if (!strcmp(a, "-o") && v) {
 			out = v;
 			i++;
@@ -133,9 +208,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!input || !budget_s) {
+	if (!input || (!budget_s && !npoints) || (npoints && (budget_s || !out))) {
 		fprintf(stderr, "remat-plan: %s\n",
-		        !input ? "no input given" : "--budget is required");
+		        !input                ? "no input given"
+		        : npoints && budget_s ? "--sweep plans every budget: no --budget with it"
+		        : npoints ? "--sweep writes its curve to -o FILE: -o is required"
+		                  : "--budget (or --sweep) is required");
 		usage(stderr);
 		return 2;
 	}
@@ -148,6 +226,11 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (exclude && (rc = apply_excludes(g, exclude))) {
+		pl_graph_free(g);
+		return rc;
+	}
+	if (npoints) {
+		rc = sweep(g, &o, npoints, out);
 		pl_graph_free(g);
 		return rc;
 	}
@@ -170,7 +253,7 @@ int main(int argc, char **argv)
 	rc = pl_plan_make(g, budget, &o, &p, &res, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "remat-plan: %s\n", err);
-		if (rc == PL_EBUDGET)
+		if (rc == PL_EBUDGET && res.min_peak > 0)
 			fprintf(stderr, "remat-plan: smallest reachable peak: %s (%lld bytes)\n",
 			        human(res.min_peak, b1, sizeof(b1)), (long long)res.min_peak);
 		pl_graph_free(g);
@@ -178,9 +261,12 @@ int main(int argc, char **argv)
 	}
 	double iter = (double)(res.iteration_ns > 0 ? res.iteration_ns : 1);
 	pl_progress(
-	    &o, "done: plan by %s, peak %lld bytes, recompute %.3f ms (%.1f%% of the iteration)",
+	    &o,
+	    "done: plan by %s, peak %lld bytes, recompute %.3f ms (%.1f%% of the iteration); "
+	    "bound %.3f ms, gap %.1f%%",
 	    res.planner, (long long)res.peak, res.recompute_ns / 1e6,
-	    100.0 * (double)res.recompute_ns / iter);
+	    100.0 * (double)res.recompute_ns / iter, res.bound_ns > 0 ? res.bound_ns / 1e6 : 0.0,
+	    res.gap >= 0 ? 100 * res.gap : 0.0);
 	printf("planned peak:    %s (%lld bytes)\n", human(res.peak, b1, sizeof(b1)),
 	       (long long)res.peak);
 	printf("bytes saved:     %s (%.1f%% of the peak)\n",
@@ -191,9 +277,12 @@ int main(int argc, char **argv)
 	       100.0 * (double)res.recompute_ns / iter);
 	printf("planner:         %s (%d candidates)\n", res.planner, res.candidates);
 	printf("solve time:      %.3f s\n", res.solve_s);
+	/* one bound, valid for every plan; the gap is to it */
+	if (res.bound_ns >= 0)
+		printf("bound:           %.3f ms (no plan within the budget recomputes less)\n",
+		       res.bound_ns / 1e6);
 	if (res.gap >= 0)
-		printf("gap:             %.2f%% (LP bound %.3f ms)\n", 100 * res.gap,
-		       res.lp_bound / 1e6);
+		printf("gap:             %.2f%% (to the bound)\n", 100 * res.gap);
 	else
 		printf("gap:             n/a\n");
 	if (out) {

@@ -58,6 +58,46 @@ static int cmp_i32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A candidate that drops the versions of gaps tg[0..nt) and rebuilds
+ * them all before op c, each kept until its own use.  Builds the recipe
+ * (rc->forbid holds its forbidden gaps after), adds the candidate when
+ * add is set; its index, -3 when built but not added (or it saves
+ * nothing), -1 when it cannot be rebuilt at c, -2 out of memory. */
+int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct cindex *ix,
+                    struct recipe *rc, const int32_t *tg, int32_t nt, int32_t c, int strict,
+                    int add, struct pl_range **rg, size_t *cap_rg)
+{
+	struct pl_cands *cs = cb->cs;
+	if (pl_recipe_targets(rc, nt))
+		return -2;
+	rc->nt = nt;
+	for (int32_t t = 0; t < nt; t++) {
+		rc->tb[t] = cs->gaps[tg[t]].buf;
+		rc->tv[t] = cs->gaps[tg[t]].ver;
+	}
+	if (pl_recipe_build(rc, g, ix, cs, c, strict))
+		return -1;
+	if (!add)
+		return -3;
+	int32_t nr = 0;
+	if (PL_GROW(*rg, nt, *cap_rg))
+		return -2;
+	for (int32_t t = 0; t < nt; t++) {
+		const struct pl_gap *q = &cs->gaps[tg[t]];
+		if (c - 1 >= q->a + 1)
+			(*rg)[nr++] = (struct pl_range){q->a + 1, c - 1, g->bufs[q->buf].rounded};
+	}
+	if (pl_recipe_stash_ranges(rc, g, ix, c, rg, &nr, cap_rg))
+		return -2;
+	struct pl_cand proto = {.at = c,
+	                        .cost = rc->cost,
+	                        .transient = rc->transient,
+	                        .order_key = rc->last_op,
+	                        .segment = 1};
+	int r = pl_cands_add(cb, &proto, *rg, nr, tg, nt, rc);
+	return r < 0 ? -2 : r > 0 ? -3 : cs->ncands - 1;
+}
+
 int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
                       struct recipe *rc, int strict, int max_segment)
 {
@@ -93,7 +133,7 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 			if (!ok)
 				break;
 			if (PL_GROW(tg, nt + nf, cap_tg) || PL_GROW(sorted, nt + nf, cap_sorted) ||
-			    PL_GROW(rg, nt + nf, cap_rg) || pl_recipe_targets(rc, nt + nf))
+			    pl_recipe_targets(rc, nt + nf))
 				goto out;
 			memcpy(&tg[nt], forbid, sizeof(int32_t) * nf);
 			nt += nf;
@@ -104,35 +144,16 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 			int dup = seen_add(&seen, key);
 			if (dup < 0)
 				goto out;
-			rc->nt = nt;
-			for (int t = 0; t < nt; t++) {
-				rc->tb[t] = cs->gaps[tg[t]].buf;
-				rc->tv[t] = cs->gaps[tg[t]].ver;
-			}
-			if (pl_recipe_build(rc, g, ix, cs, c, strict))
+			int32_t j =
+			    pl_set_cand(cb, g, ix, rc, tg, nt, c, strict, !dup, &rg, &cap_rg);
+			if (j == -2)
+				goto out;
+			if (j == -1)
 				break;
 			nf = rc->nforbid;
 			if (PL_GROW(forbid, nf, cap_forbid))
 				goto out;
 			memcpy(forbid, rc->forbid, sizeof(int32_t) * nf);
-			if (dup)
-				continue;
-			int32_t nr = 0;
-			for (int t = 0; t < nt; t++) {
-				const struct pl_gap *q = &cs->gaps[tg[t]];
-				if (c - 1 >= q->a + 1)
-					rg[nr++] = (struct pl_range){q->a + 1, c - 1,
-					                             g->bufs[q->buf].rounded};
-			}
-			if (pl_recipe_stash_ranges(rc, g, ix, c, &rg, &nr, &cap_rg))
-				goto out;
-			struct pl_cand proto = {.at = c,
-			                        .cost = rc->cost,
-			                        .transient = rc->transient,
-			                        .order_key = rc->last_op,
-			                        .segment = 1};
-			if (pl_cands_add(cb, &proto, rg, nr, tg, nt, rc) < 0)
-				goto out;
 		}
 	}
 	rcode = 0;

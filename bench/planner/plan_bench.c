@@ -17,6 +17,12 @@
  *                              overhead and solve time per planner.
  *
  * BENCH_FULL=1 also runs the ILP on every 10k-op case and on 100k ops.
+ *
+ * Each cell: extra compute, solve time, and the gap to the proven bound
+ * (bound.c: no plan within the budget recomputes less).  Under each row,
+ * "was:" repeats the row of the same graph and budget from the previous
+ * figures (BENCH_PREVIOUS, default bench/planner/previous.txt: the output
+ * of an earlier run), so a change shows side by side.
  */
 #include "gen.h"
 
@@ -47,7 +53,7 @@ static struct run plan(const struct pl_graph *g, int64_t budget, enum pl_planner
 	r.rc = pl_plan_make(g, budget, &o, &pl, &res, err, sizeof(err));
 	r.solve = pl_now() - t0;
 	r.pct = 100.0 * (double)res.recompute_ns / (double)(g->iteration_ns ? g->iteration_ns : 1);
-	r.gap = res.gap;
+	r.gap = r.rc == 0 ? res.gap : -1;
 	r.cands = res.candidates;
 	r.peak = res.peak;
 	snprintf(r.planner, sizeof(r.planner), "%s", res.planner);
@@ -58,39 +64,64 @@ static struct run plan(const struct pl_graph *g, int64_t budget, enum pl_planner
 static void cell(const struct run *r)
 {
 	if (r->rc == PL_EBUDGET)
-		printf(" %8s %7.2fs |", "unreach", r->solve);
+		printf(" %8s %7.2fs %6s |", "unreach", r->solve, "");
 	else if (r->rc)
-		printf(" %8s %7s |", "error", "");
+		printf(" %8s %7s %6s |", "error", "", "");
+	else if (r->gap >= 0)
+		printf(" %7.2f%% %7.2fs %5.1f%% |", r->pct, r->solve, 100 * r->gap);
 	else
-		printf(" %7.2f%% %7.2fs |", r->pct, r->solve);
+		printf(" %7.2f%% %7.2fs %6s |", r->pct, r->solve, "n/a");
+}
+
+/* The previous figures' row that starts like this one, as "was:". */
+static void previous(const char *key)
+{
+	static char *text;
+	static int loaded;
+	if (!loaded) {
+		loaded = 1;
+		const char *path = getenv("BENCH_PREVIOUS");
+		FILE *f = fopen(path ? path : "bench/planner/previous.txt", "r");
+		if (f) {
+			fseek(f, 0, SEEK_END);
+			long n = ftell(f);
+			fseek(f, 0, SEEK_SET);
+			text = n > 0 ? calloc((size_t)n + 1, 1) : NULL;
+			if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
+				free(text);
+				text = NULL;
+			}
+			fclose(f);
+		}
+	}
+	size_t k = strlen(key);
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		if (n > k && !strncmp(l, key, k) && strchr("| ", l[k])) {
+			printf("%*s was:%.*s\n", (int)k - 5, "", (int)(n - k), l + k);
+			return;
+		}
+		l = e ? e + 1 : NULL;
+	}
 }
 
 /* Smallest budget a planner meets: bisection on pl_plan_make (the ILP
  * answers it directly: its min-peak MILP runs on an unreachable budget). */
 static int64_t smallest(const struct pl_graph *g, enum pl_planner p, double tl)
 {
-	if (p == PL_PLANNER_ILP) {
-		struct pl_options o;
-		pl_options_default(&o);
-		o.time_limit_s = tl;
-		struct pl_plan *pl = NULL;
-		struct pl_result res;
-		char err[512];
-		if (pl_plan_make(g, 1, &o, &pl, &res, err, sizeof(err)) == PL_EBUDGET)
-			return res.min_peak;
-		pl_plan_free(pl);
-		return 1;
-	}
-	int64_t lo = 0, hi = g->baseline_peak;
-	while (hi - lo > g->baseline_peak / 2000) {
-		int64_t mid = lo + (hi - lo) / 2;
-		struct run r = plan(g, mid, p, tl);
-		if (r.rc == 0)
-			hi = r.peak < mid ? r.peak : mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	/* what the planner reports for a budget below all: a budget it then meets */
+	struct pl_options o;
+	pl_options_default(&o);
+	o.planner = p;
+	o.time_limit_s = tl;
+	struct pl_plan *pl = NULL;
+	struct pl_result res;
+	char err[1024];
+	if (pl_plan_make(g, 1, &o, &pl, &res, err, sizeof(err)) == PL_EBUDGET)
+		return res.min_peak;
+	pl_plan_free(pl);
+	return 1;
 }
 
 static int checkmate(const char *dir)
@@ -103,7 +134,8 @@ static int checkmate(const char *dir)
 	           {"VGG16", 0.83, "infeasible"},
 	           {"fcn_8", 0.8, "+0.14%"},
 	           {"MobileNet", 0.5, "+1.8% (0.16% gap)"}};
-	static const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP};
+	static const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_CHAIN,
+	                                      PL_PLANNER_ILP};
 	DIR *d = opendir(dir);
 	if (!d) {
 		printf("checkmate graphs: %s not found, skipped\n", dir);
@@ -125,8 +157,8 @@ static int checkmate(const char *dir)
 			}
 	printf("\n## Checkmate graphs: extra compute at the README budgets (fraction of the "
 	       "no-remat peak)\n\n");
-	printf("%-12s %6s | %-18s |%18s |%18s |%18s |\n", "graph", "budget", "Checkmate optimum",
-	       "greedy", "dtr", "ilp");
+	printf("%-12s %6s | %-18s |%25s |%25s |%25s |%25s |\n", "graph", "budget",
+	       "Checkmate optimum", "greedy", "dtr", "chain", "ilp");
 	for (size_t k = 0; k < sizeof(ref) / sizeof(ref[0]); k++) {
 		for (int i = 0; i < n; i++) {
 			if (strncmp(names[i], ref[k].prefix, strlen(ref[k].prefix)))
@@ -139,19 +171,21 @@ static int checkmate(const char *dir)
 				continue;
 			}
 			int64_t budget = (int64_t)(ref[k].budget * (double)g->baseline_peak);
-			printf("%-12s %6.2f | %-18s |", ref[k].prefix, ref[k].budget,
-			       ref[k].optimal);
-			for (int q = 0; q < 3; q++) {
-				struct run r = plan(g, budget, pls[q], 20);
+			char key[64];
+			snprintf(key, sizeof(key), "%-12s %6.2f", ref[k].prefix, ref[k].budget);
+			printf("%s | %-18s |", key, ref[k].optimal);
+			for (int q = 0; q < 4; q++) {
+				struct run r = plan(g, budget, pls[q], 10);
 				cell(&r);
 			}
 			printf("\n");
+			previous(key);
 			pl_graph_free(g);
 		}
 	}
 	printf(
 	    "\n## Checkmate graphs: smallest budget reached (fraction of the no-remat peak)\n\n");
-	printf("%-52s | %7s | %7s | %7s | %11s |\n", "graph", "greedy", "dtr", "ilp",
+	printf("%-52s | %7s | %7s | %7s | %7s | %11s |\n", "graph", "greedy", "dtr", "chain", "ilp",
 	       "lower bound");
 	for (int i = 0; i < n; i++) {
 		char path[4096], err[512];
@@ -163,7 +197,7 @@ static int checkmate(const char *dir)
 			continue;
 		}
 		printf("%-52.52s |", names[i]);
-		for (int q = 0; q < 3; q++)
+		for (int q = 0; q < 4; q++)
 			printf(" %7.3f |",
 			       (double)smallest(g, pls[q], 10) / (double)g->baseline_peak);
 		printf(" %11.3f |\n", (double)pl_graph_lower_bound(g) / (double)g->baseline_peak);
@@ -186,12 +220,13 @@ static int dtr_graphs(const char *dir)
 		double dtr[5]; /* % extra compute at fr[] */
 	} ref[] = {{"transformer.json", "Transformer", {0.90, 2.56, 5.84, 10.14, 13.66}},
 	           {"resnet32.json", "ResNet-32", {1.31, 3.61, 10.68, 15.99, 22.49}}};
-	static const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP};
+	static const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_CHAIN,
+	                                      PL_PLANNER_ILP};
 	printf("\n## DTR's PyTorch logs: extra compute (%% of the iteration) and solve time\n");
-	printf("budget = f x baseline peak; ILP time limit 30 s (half of it neighbourhood "
-	       "search)\n\n");
-	printf("%-12s %4s | %8s | %18s | %18s | %18s |\n", "graph", "f", "DTR", "greedy", "dtr",
-	       "ilp");
+	printf("budget = f x baseline peak; time limit 30 s for the whole planning; each cell: "
+	       "extra compute, solve time, gap to the proven bound\n\n");
+	printf("%-12s %4s | %8s | %25s | %25s | %25s | %25s |\n", "graph", "f", "DTR", "greedy",
+	       "dtr", "chain", "ilp");
 	for (size_t k = 0; k < sizeof(ref) / sizeof(ref[0]); k++) {
 		char path[4096], err[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, ref[k].file);
@@ -202,19 +237,23 @@ static int dtr_graphs(const char *dir)
 		}
 		for (int f = 0; f < 5; f++) {
 			int64_t budget = (int64_t)(fr[f] * (double)g->baseline_peak);
-			printf("%-12s %4.2f | %7.2f%% |", ref[k].name, fr[f], ref[k].dtr[f]);
-			for (int q = 0; q < 3; q++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%-12s %4.2f", ref[k].name, fr[f]);
+			printf("%s | %7.2f%% |", key, ref[k].dtr[f]);
+			for (int q = 0; q < 4; q++) {
 				struct run r = plan(g, budget, pls[q], 30);
 				cell(&r);
 			}
 			printf("\n");
+			previous(key);
 			fflush(stdout);
 		}
 		printf(
-		    "%-12s smallest budget reached: greedy %.3f, dtr %.3f, ilp %.3f; lower bound "
-		    "%.3f (%d ops, %d buffers)\n",
+		    "%-12s smallest budget reached: greedy %.3f, dtr %.3f, chain %.3f, ilp %.3f; "
+		    "lower bound %.3f (%d ops, %d buffers)\n",
 		    ref[k].name, (double)smallest(g, PL_PLANNER_GREEDY, 10) / g->baseline_peak,
 		    (double)smallest(g, PL_PLANNER_DTR, 10) / g->baseline_peak,
+		    (double)smallest(g, PL_PLANNER_CHAIN, 10) / g->baseline_peak,
 		    (double)smallest(g, PL_PLANNER_ILP, 10) / g->baseline_peak,
 		    (double)pl_graph_lower_bound(g) / g->baseline_peak, g->nops, g->nbufs);
 		fflush(stdout);
@@ -232,20 +271,22 @@ static void fraction_rows(const struct pl_graph *g, int ilp_limit_s, unsigned il
 		int64_t budget = pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
 		struct run rg = plan(g, budget, PL_PLANNER_GREEDY, 0);
 		struct run rd = plan(g, budget, PL_PLANNER_DTR, 0);
-		printf("%-20.20s %4.2f | %8d |", g->name, fr[k], rg.cands);
+		struct run rc = plan(g, budget, PL_PLANNER_CHAIN, 0);
+		char key[64];
+		snprintf(key, sizeof(key), "%-20.20s %4.2f", g->name, fr[k]);
+		printf("%s | %8d |", key, rg.cands);
 		cell(&rg);
 		cell(&rd);
+		cell(&rc);
 		if (ilp_rows & (1u << k)) {
 			struct run ri = plan(g, budget, PL_PLANNER_ILP, ilp_limit_s);
 			cell(&ri);
-			if (ri.gap >= 0)
-				printf(" %.2f%% %s", 100 * ri.gap, ri.planner);
-			else
-				printf(" n/a %s", ri.planner);
+			printf(" %s", ri.planner);
 		} else {
-			printf(" %18s |", "skipped");
+			printf(" %25s |", "skipped");
 		}
 		printf("\n");
+		previous(key);
 		fflush(stdout);
 	}
 }
@@ -256,8 +297,8 @@ static int files(int n, char **paths)
 	printf("\n## Graphs from files (the trainers' traces, exported with remat-report "
 	       "--export-graph)\n");
 	printf("budget = persistent + f x (baseline peak - persistent); ILP time limit 10 s\n\n");
-	printf("%-20s %4s | %-8s | %18s | %18s | %18s | %s\n", "graph", "f", "cands", "greedy",
-	       "dtr", "ilp", "ilp gap, used");
+	printf("%-20s %4s | %-8s | %25s | %25s | %25s | %25s | %s\n", "graph", "f", "cands",
+	       "greedy", "dtr", "chain", "ilp", "used");
 	for (int i = 0; i < n; i++) {
 		char err[512];
 		struct pl_graph *g;
@@ -285,11 +326,11 @@ static int generated(void)
 	static const int32_t sizes[] = {1000, 10000, 100000};
 	int full = getenv("BENCH_FULL") != NULL;
 	printf("\n## Generated graphs: recompute overhead (%% of the iteration) and solve time\n");
-	printf("budget = persistent + f x (baseline peak - persistent); ILP time limit 2 s "
-	       "(1k ops), 30 s (10k)%s\n\n",
+	printf("budget = persistent + f x (baseline peak - persistent); time limit 2 s "
+	       "(1k ops), 30 s (10k), 60 s (100k)%s\n\n",
 	       full ? "" : "; ILP on 10k ops only at f = 0.5, not on 100k (BENCH_FULL=1 for all)");
-	printf("%-20s %4s | %-8s | %18s | %18s | %18s | %s\n", "graph", "f", "cands", "greedy",
-	       "dtr", "ilp", "ilp gap, used");
+	printf("%-20s %4s | %-8s | %25s | %25s | %25s | %25s | %s\n", "graph", "f", "cands",
+	       "greedy", "dtr", "chain", "ilp", "used");
 	for (int s = 0; s < 3; s++) {
 		for (int fam = 0; fam < 4; fam++) {
 			double t0 = pl_now();
@@ -297,7 +338,10 @@ static int generated(void)
 			if (!g)
 				return 1;
 			double tgen = pl_now() - t0;
-			fraction_rows(g, sizes[s] <= 1000 ? 2 : 30,
+			fraction_rows(g,
+			              sizes[s] <= 1000    ? 2
+			              : sizes[s] <= 10000 ? 30
+			                                  : 60,
 			              sizes[s] <= 1000 || full ? 0x1f
 			              : sizes[s] <= 10000      ? 0x4
 			                                       : 0);

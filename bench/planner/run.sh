@@ -1,7 +1,9 @@
 #!/bin/sh
 # Planner benchmark (run by `make bench` from the repo root): DTR's
 # PyTorch logs against DTR's own figures, Checkmate graphs against the
-# published optima, then synthetic graphs.
+# published optima, then synthetic graphs, the trainers' graphs, the
+# honest-refusal check on every graph and the sweep.  Each row is followed
+# by the same row of bench/planner/previous.txt (an earlier run's output).
 # BUILD and SHARED may be overridden like in the Makefile.
 BUILD=${BUILD:-build}
 SHARED=${SHARED:-../shared}
@@ -24,3 +26,33 @@ for t in "mlp --layers 4 --batch 1024" "gpt --layers 4 --batch 16"; do
 	"$BUILD/remat-report" --export-graph "$tmp/$name.json" "$tmp/$name" >/dev/null || exit 1
 done
 "$bin" files "$tmp/mlp.json" "$tmp/gpt.json" || exit 1
+
+# Honest refusals on every graph of the benchmark: the smallest budget a
+# planner reports is one it then meets.
+PLANNERS="ilp greedy dtr" TIME_LIMIT=5 sh tests/planner/min_budget.sh \
+	"$SHARED"/benchmarks/dtr-graphs/*[0-9a-z].json "$SHARED"/benchmarks/checkmate-graphs/*.json \
+	"$tmp/mlp.json" "$tmp/gpt.json" || exit 1
+
+# The whole budget curve (remat-plan --sweep) on gpt's graph and DTR's two:
+# its time (the limit is 55 s) and that it is monotone.
+echo
+echo "## remat-plan --sweep: the budget curve in one run"
+for g in "$tmp/gpt.json" "$SHARED/benchmarks/dtr-graphs/transformer.json" \
+	"$SHARED/benchmarks/dtr-graphs/resnet32.json"; do
+	t0=$(date +%s.%N)
+	"$BUILD/remat-plan" "$g" --sweep 12 --plan-version 2 --time-limit 55 -o "$tmp/sweep.json" \
+		>"$tmp/sweep.out" 2>&1 || { cat "$tmp/sweep.out"; exit 1; }
+	t1=$(date +%s.%N)
+	python3 - "$tmp/sweep.json" "$g" "$t0" "$t1" <<'PY' || exit 1
+import json, sys
+s = json.load(open(sys.argv[1]))
+p = s["points"]
+mono = all(a["recompute_ns"] <= b["recompute_ns"] for a, b in zip(p, p[1:]))
+it = max(s["iteration_ns"], 1)
+print("%-16s %6.1f s, %2d budgets down to %.3f of the peak, %s: %s" % (
+    sys.argv[2].split("/")[-1], float(sys.argv[4]) - float(sys.argv[3]), len(p),
+    s["min_peak"] / s["baseline_peak"], "monotone" if mono else "NOT MONOTONE",
+    " ".join("%.2f%%" % (100.0 * q["recompute_ns"] / it) for q in p)))
+sys.exit(0 if mono else 1)
+PY
+done

@@ -259,6 +259,24 @@ static void test_every_message_kept(void **state)
 	assert_int_equal(c.mode, REMAT_MODE_OFF);
 }
 
+/* More problems than messages fit: the last message counts the rest. */
+static void test_too_many_messages_counted(void **state)
+{
+	(void)state;
+	struct remat_config c;
+	char names[20][32], *envv[21];
+	for (int i = 0; i < 20; i++) {
+		snprintf(names[i], sizeof(names[i]), "REMAT_TYPO%d=1", i);
+		envv[i] = names[i];
+	}
+	envv[20] = NULL;
+	assert_int_equal(load_env(envv, &c), 0);
+	assert_int_equal(msgs.n, REMAT_CONFIG_MAX_MSGS);
+	assert_non_null(strstr(msgs.text[REMAT_CONFIG_MAX_MSGS - 2], "REMAT_TYPO14 ignored"));
+	assert_non_null(strstr(msgs.text[REMAT_CONFIG_MAX_MSGS - 1],
+	                       "5 more problems with REMAT_* variables not shown"));
+}
+
 static void test_verify_and_run_names(void **state)
 {
 	(void)state;
@@ -337,11 +355,17 @@ static void test_cache_dir_default(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_nothing_set),          cmocka_unit_test(test_mode_defaults),
-	    cmocka_unit_test(test_mode_values),          cmocka_unit_test(test_budget),
-	    cmocka_unit_test(test_log_warmup_dir),       cmocka_unit_test(test_alloc_conf),
-	    cmocka_unit_test(test_unknown_names),        cmocka_unit_test(test_every_message_kept),
-	    cmocka_unit_test(test_verify_and_run_names), cmocka_unit_test(test_planner_variables),
+	    cmocka_unit_test(test_nothing_set),
+	    cmocka_unit_test(test_mode_defaults),
+	    cmocka_unit_test(test_mode_values),
+	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_log_warmup_dir),
+	    cmocka_unit_test(test_alloc_conf),
+	    cmocka_unit_test(test_unknown_names),
+	    cmocka_unit_test(test_every_message_kept),
+	    cmocka_unit_test(test_too_many_messages_counted),
+	    cmocka_unit_test(test_verify_and_run_names),
+	    cmocka_unit_test(test_planner_variables),
 	    cmocka_unit_test(test_cache_dir_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

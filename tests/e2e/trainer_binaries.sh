@@ -2,12 +2,19 @@
 # The trainers are linked like real CUDA programs (NEEDED libcublas.so.13,
 # libcudart.so.13 and, through the driver stub, libcuda.so.1); every kernel
 # module exports only simcuda_module; bad flags give one clear message.
+# The VMM functions of --alloc vmm are not linked by name: the trainers ask
+# the runtime for them (cudaGetDriverEntryPointByVersion), as PyTorch does.
 . tests/e2e/trainer_lib.sh
 for t in mlp gpt; do
 	needed=$(readelf -d "$TR/$t" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 	echo "$needed" | grep -qx libcuda.so.1 || fail "$t: no NEEDED libcuda.so.1"
 	echo "$needed" | grep -qx libcudart.so.13 || fail "$t: no NEEDED libcudart.so.13"
 	echo "$needed" | grep -qx libcublas.so.13 || fail "$t: no NEEDED libcublas.so.13"
+	undef=$(nm -D --undefined-only "$TR/$t" | awk '{ print $2 }')
+	echo "$undef" | grep -q '^cudaGetDriverEntryPointByVersion@' ||
+		fail "$t: does not ask the runtime for driver entry points"
+	! echo "$undef" | grep -q '^cuMem\(Create\|Map\|AddressReserve\|SetAccess\)' ||
+		fail "$t: links VMM functions by name: $(echo "$undef" | grep '^cuMem')"
 done
 for m in "$BUILD"/kernels/*.so; do
 	[ "$(nm -D --defined-only "$m" | awk '{ print $3 }')" = simcuda_module ] ||

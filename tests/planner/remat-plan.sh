@@ -17,7 +17,8 @@ grep -q '"end": true' "$tmp/p.json" || fail "plan not complete"
 "$bin" "$fx" --budget 10M -o "$tmp/q.json" >"$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 3 ] || fail "unreachable budget: exit $rc, want 3"
-grep -q "smallest peak found is 11534336 bytes" "$tmp/out" || fail "no smallest peak: $(cat "$tmp/out")"
+grep -q "cannot be met by planner ilp" "$tmp/out" || fail "the refusal names no planner: $(cat "$tmp/out")"
+grep -q "the smallest budget it meets is 11534336 bytes" "$tmp/out" || fail "no smallest budget: $(cat "$tmp/out")"
 [ ! -e "$tmp/q.json" ] || fail "a plan was written for an unreachable budget"
 
 "$bin" "$fx" --budget 12X >"$tmp/out" 2>&1

@@ -161,7 +161,7 @@ static void trace_loads(void **state)
 	assert_true(p->graph_hash == g->hash);
 	pl_plan_free(p);
 	expect_error(pl_plan_make(g, 10 * MiB, &o, &p, &res, err, sizeof(err)), PL_EBUDGET, err,
-	             "smallest peak found is 11534336 bytes");
+	             "the smallest budget it meets is 11534336 bytes");
 	assert_int_equal(res.min_peak, 11 * MiB);
 	pl_graph_free(g);
 }

@@ -153,7 +153,7 @@ static void every_plan_passes_the_evaluator(void **state)
 {
 	(void)state;
 	const enum pl_planner pls[] = {PL_PLANNER_NONE, PL_PLANNER_GREEDY, PL_PLANNER_DTR,
-	                               PL_PLANNER_ILP};
+	                               PL_PLANNER_ILP, PL_PLANNER_CHAIN};
 	const double fr[] = {0.9, 0.6, 0.3, 0.05, -0.01};
 	int planned = 0, unreachable = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
@@ -176,13 +176,29 @@ static void every_plan_passes_the_evaluator(void **state)
 			int64_t budget = lo + (int64_t)(fr[k] * (double)(hi - lo));
 			if (fr[k] < 0)
 				budget = lo - 1;
-			for (int q = 0; q < 4; q++) {
+			for (int q = 0; q < 5; q++) {
 				opt.planner = pls[q];
 				rc = pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err));
 				if (rc == PL_EBUDGET) {
+					/* the refusal names the planner and what to try, and
+					 * the smallest budget it reports it then meets */
+					char name[64];
+					snprintf(name, sizeof(name), "planner %s",
+					         pl_planner_name(pls[q]));
 					assert_non_null(strstr(err, "cannot be met"));
-					assert_non_null(strstr(err, "smallest peak"));
+					assert_non_null(strstr(err, name));
+					assert_non_null(strstr(err, "try "));
 					assert_true(res.min_peak > 0);
+					assert_true(res.min_peak > budget);
+					int64_t m = res.min_peak;
+					rc = pl_plan_make(g, m, &opt, &p, &res, err, sizeof(err));
+					if (rc)
+						fail_msg("seed %llu planner %s: reported %lld as "
+						         "reachable, then: %s",
+						         (unsigned long long)seed,
+						         pl_planner_name(pls[q]), (long long)m,
+						         err);
+					pl_plan_free(p);
 					unreachable++;
 					continue;
 				}

@@ -74,6 +74,6 @@ python3 tests/report/check_html.py "$TMP/page.html" \
 	fail "remat-plan failed"
 }
 "$REPORT" --plan "$TMP/plan.json" "$TMP/trace" >"$TMP/pout" || fail "--plan exited $?"
-expect_line "$TMP/pout" '^  planner +(ilp|greedy|dtr)$'
+expect_line "$TMP/pout" '^  planner +(ilp|greedy|dtr|chain)(:[a-z]+)?$'
 expect_line "$TMP/pout" 'with the plan \(fits the budget\)$'
 echo "ok"

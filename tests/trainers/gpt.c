@@ -3,8 +3,9 @@
  * token + position embedding, pre-norm blocks (layer norm, causal
  * multi-head attention from batched gemms, GELU MLP, residual adds), a
  * final layer norm and a vocabulary head with log-softmax + NLL, AdamW.
- * Every saved activation is its own cudaMallocAsync allocation, freed with
- * cudaFreeAsync once backward has used it; forward temporaries (attention
+ * Every saved activation is a tensor of its own (a cudaMallocAsync
+ * allocation, or a block of the program's pool with --alloc caching|vmm),
+ * freed once backward has used it; forward temporaries (attention
  * scores before softmax, gemm outputs joined into the residual) are freed
  * in forward, as a framework's allocator would.  The token stream follows
  * a fixed rule with some noise, so the loss really falls.

@@ -1,8 +1,8 @@
 /*
  * mlp — trains a multi-layer perceptron on the (simulated) GPU, the way a
- * framework would: every activation saved by the forward pass lives in its
- * own cudaMallocAsync allocation and is freed with cudaFreeAsync once the
- * backward pass has used it.
+ * framework would: every activation saved by the forward pass is a tensor of
+ * its own (a cudaMallocAsync allocation, or with --alloc caching|vmm a block
+ * of the program's own pool) freed once the backward pass has used it.
  *
  * Each hidden layer: Linear (cuBLAS gemm) -> bias + GELU -> batch norm
  * (updates its running statistics in place) -> ReLU in place -> dropout

@@ -22,12 +22,18 @@ extern const char *trainer_prog; /* "mlp" or "gpt", prefix of every message */
 
 /* ---- trainer_cli.c ---------------------------------------------------- */
 enum kernel_format { KF_AUTO, KF_SO, KF_CUBIN };
+/* Where tensors live (--alloc): each its own cudaMallocAsync allocation
+ * (async; parameters cudaMalloc), or blocks of the program's own pool of
+ * cudaMalloc segments (caching) or of VMM-grown ranges (vmm). */
+enum alloc_mode { ALLOC_ASYNC, ALLOC_CACHING, ALLOC_VMM };
 
 struct trainer_opts {
 	int batch, hidden, layers, iters, seq, heads, vocab, in_dim, classes, accum;
 	int short_last; /* 0: off, else the last iteration's batch */
 	int bwd_thread; /* run each backward pass on a second host thread */
 	int pinned;     /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
+	enum alloc_mode alloc;
+	int alloc_stats; /* print the allocator's counters on stderr at the end */
 	float lr, dropout;
 	unsigned long long seed;
 	const char *kernels_dir;
@@ -49,11 +55,61 @@ void blas_check(cublasStatus_t s, const char *call);
 #define RT(call)  rt_check((call), #call)
 #define DRV(call) drv_check((call), #call)
 
+/* ---- trainer_alloc.c ---------------------------------------------------- */
+/* Before the first allocation, once the context exists: `home` is the
+ * stream persistent tensors (dev_alloc) are allocated on in the pool
+ * modes, as PyTorch allocates on the current stream. */
+void alloc_setup(enum alloc_mode mode, int stats, cudaStream_t home);
 /* Allocations name what they hold; out of memory is reported as
  * "<prog>: out of device memory allocating N bytes for WHAT (...)". */
 float *dev_alloc_async(size_t bytes, const char *what, cudaStream_t stream);
+/* On the stream it was allocated on. */
 void dev_free_async(void *p, cudaStream_t stream);
-float *dev_alloc(size_t bytes, const char *what); /* cudaMalloc, for parameters */
+float *dev_alloc(size_t bytes, const char *what); /* for the whole run */
+/* Another stream uses p too: in the pool modes it is not reused before
+ * that stream's work queued so far is done (PyTorch's record_stream). */
+void dev_record_stream(void *p, cudaStream_t stream);
+/* At the end: with --alloc-stats prints the allocator's counters on stderr,
+ * then gives all pool memory back. */
+void alloc_finish(void);
+
+/* ---- trainer_pool.c: the caching allocator of the pool modes ------------ */
+struct pool_stats {
+	unsigned long long tensors;           /* blocks handed out */
+	unsigned long long reused;            /* ... from memory the pool already held */
+	unsigned long long device_allocs;     /* cudaMalloc or cuMemCreate calls */
+	unsigned long long segments;          /* cudaMalloc segments or reserved ranges */
+	unsigned long long segments_released; /* empty segments freed to retry after OOM */
+	unsigned long long chunks;            /* vmm: chunks mapped */
+	unsigned long long splits, merges;
+	unsigned long long deferred_frees; /* frees waiting for another stream */
+	unsigned long long reserved_bytes; /* device memory the pool holds */
+	unsigned long long peak_allocated; /* most bytes in blocks at once */
+};
+void pool_init(enum alloc_mode mode);
+/* NULL when the device is out of memory: *oom names the error. */
+void *pool_alloc(size_t bytes, cudaStream_t stream, const char **oom);
+void pool_free(void *p, cudaStream_t stream);
+void pool_record_stream(void *p, cudaStream_t stream);
+void pool_stats(struct pool_stats *out);
+/* Synchronizes the device and gives every segment back. */
+void pool_release(void);
+
+/* ---- trainer_vmm.c: a growable range (PyTorch's expandable segment) ----- */
+struct vmm_range {
+	CUdeviceptr base;
+	size_t reserved, mapped, chunk; /* mapped: bytes from base, whole chunks */
+	CUmemGenericAllocationHandle *chunks;
+	size_t nchunks;
+};
+/* Reserves the range for the small (chunks of one granule) or the large
+ * pool (20 MiB chunks). */
+void vmm_reserve(struct vmm_range *r, int small);
+/* Maps chunks at the end for at least `need` more bytes; returns the bytes
+ * added, or 0 (nothing changed) with *oom set when the device is full. */
+size_t vmm_grow(struct vmm_range *r, size_t need, const char **oom);
+/* Unmaps and releases every chunk and frees the reservation. */
+void vmm_release(struct vmm_range *r);
 
 /* ---- trainer_kernels.c -------------------------------------------------- */
 enum launch_path {

@@ -1,5 +1,5 @@
 /* trainer_check.c — every failing CUDA call ends the run with one message
- * and exit status 2; out of memory names the size and what it was for. */
+ * and exit status 2. */
 #include "trainer.h"
 
 #include <stdio.h>
@@ -41,36 +41,4 @@ void blas_check(cublasStatus_t s, const char *call)
 	fprintf(stderr, "%s: %s failed: %s (%s)\n", trainer_prog, call, cublasGetStatusName(s),
 	        cublasGetStatusString(s));
 	exit(2);
-}
-
-static _Noreturn void oom(size_t bytes, const char *what, cudaError_t e)
-{
-	fprintf(stderr, "%s: out of device memory allocating %zu bytes for %s (%s)\n", trainer_prog,
-	        bytes, what, cudaGetErrorName(e));
-	exit(2);
-}
-
-float *dev_alloc_async(size_t bytes, const char *what, cudaStream_t stream)
-{
-	void *p = NULL;
-	cudaError_t e = cudaMallocAsync(&p, bytes, stream);
-	if (e == cudaErrorMemoryAllocation)
-		oom(bytes, what, e);
-	rt_check(e, "cudaMallocAsync");
-	return p;
-}
-
-void dev_free_async(void *p, cudaStream_t stream)
-{
-	RT(cudaFreeAsync(p, stream));
-}
-
-float *dev_alloc(size_t bytes, const char *what)
-{
-	void *p = NULL;
-	cudaError_t e = cudaMalloc(&p, bytes);
-	if (e == cudaErrorMemoryAllocation)
-		oom(bytes, what, e);
-	rt_check(e, "cudaMalloc");
-	return p;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { INT, FLOAT, U64, STR, BOOL, FORMAT };
+enum kind { INT, FLOAT, U64, STR, BOOL, FORMAT, ALLOC };
 
 struct flag {
 	const char *name;
@@ -39,6 +39,8 @@ static const struct flag flags[] = {
     F("--kernel-format", FORMAT, format, "auto | so | cubin"),
     F("--bwd-thread", BOOL, bwd_thread, "run each backward pass on a second host thread"),
     F("--pinned", BOOL, pinned, "stage inputs in pinned (cudaMallocHost) host memory"),
+    F("--alloc", ALLOC, alloc, "async | caching | vmm: where tensors live"),
+    F("--alloc-stats", BOOL, alloc_stats, "print the allocator's counters on stderr"),
 };
 #undef F
 
@@ -66,6 +68,9 @@ static void usage(FILE *f, const struct trainer_opts *o, const char *unused)
 			break;
 		case FORMAT:
 			snprintf(def, sizeof def, "auto");
+			break;
+		case ALLOC:
+			snprintf(def, sizeof def, "async");
 			break;
 		case BOOL:
 			break;
@@ -120,6 +125,16 @@ static void set(const struct flag *f, const char *val, struct trainer_opts *o)
 			o->format = KF_CUBIN;
 		else
 			bad(f->name, val, "auto, so or cubin");
+		break;
+	case ALLOC:
+		if (strcmp(val, "async") == 0)
+			o->alloc = ALLOC_ASYNC;
+		else if (strcmp(val, "caching") == 0)
+			o->alloc = ALLOC_CACHING;
+		else if (strcmp(val, "vmm") == 0)
+			o->alloc = ALLOC_VMM;
+		else
+			bad(f->name, val, "async, caching or vmm");
 		break;
 	case BOOL:
 		*(int *)p = 1;

@@ -16,6 +16,7 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	RT(cudaFree(0)); /* creates the primary context */
 	RT(cudaStreamCreateWithFlags(m->stream, cudaStreamNonBlocking));
 	cudaStream_t s = *m->stream;
+	alloc_setup(o->alloc, o->alloc_stats, s);
 	m->load_kernels();
 	blas_check(cublasCreate(m->blas), "cublasCreate");
 	blas_check(cublasSetStream(*m->blas, s), "cublasSetStream");
@@ -33,6 +34,7 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	*m->loss = loss_dev;
 	struct stager st;
 	stager_init(&st, s, in_bytes, o->pinned);
+	dev_record_stream(input, st.copy); /* the copy stream writes it */
 	float *loss_host = host_alloc(sizeof(float), o->pinned);
 
 	for (int it = 0; it < o->iters; it++) {
@@ -61,6 +63,7 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	stager_destroy(&st);
 	blas_check(cublasDestroy(*m->blas), "cublasDestroy");
 	host_free(loss_host, o->pinned);
+	alloc_finish();
 	return 0;
 }
 

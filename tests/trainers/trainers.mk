@@ -9,7 +9,8 @@ KERNEL_DIR  := $(BUILD)/kernels
 TR_KERNELS  := $(patsubst tests/trainers/kernels/%.cu,%,$(wildcard tests/trainers/kernels/*.cu))
 TR_MODULES  := $(TR_KERNELS:%=$(KERNEL_DIR)/%.so)
 TR_CUBINS   := $(TR_KERNELS:%=$(KERNEL_DIR)/sm_90/%.cubin)
-TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data trainer_loop
+TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data trainer_loop \
+	       trainer_alloc trainer_pool trainer_vmm
 TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
 TR_HDRS     := tests/trainers/trainer.h
 # Linked like a real CUDA program: the real libcublas and libcudart and the
@@ -63,7 +64,7 @@ ALL_TARGETS += $(TRAINERS)
 
 E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh \
-	     tests/e2e/trainer_pinned.sh
+	     tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh tests/e2e/trainer_alloc_remat.sh
 E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/trainer_arena_remat.sh
 
 # Finite-difference checks of the backward kernels.
@@ -75,3 +76,15 @@ $(TR_DIR)/test_kernels: tests/trainers/test_kernels.c tests/simcuda/include/simc
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
 		-lcmocka -ldl -lm
 UNIT_TESTS += $(TR_DIR)/test_kernels
+
+# The caching allocator and its expandable segments, on the simulated
+# runtime and driver (linked directly, as tests/simcuda's runtime tests).
+TR_ALLOC_SRCS := tests/trainers/test_alloc.c $(patsubst %,tests/trainers/%.c,trainer_pool \
+		 trainer_alloc trainer_vmm trainer_check trainer_data)
+TR_ALLOC_LIBS := $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcuda.so.1 \
+		 $(SIMCUDA_DIR)/libcublas.so.13
+$(TR_DIR)/test_alloc: $(TR_ALLOC_SRCS) $(TR_HDRS) $(TR_ALLOC_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/trainers -o $@ $(TR_ALLOC_SRCS) -Wl,--no-as-needed \
+		$(TR_ALLOC_LIBS) -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) -lcmocka -ldl -lpthread
+UNIT_TESTS += $(TR_DIR)/test_alloc

@@ -14,6 +14,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: remat-report [options] TRACE_DIR|GRAPH.json\n"
+	        "       remat-report --sweep SWEEP.json [--html OUT.html]\n"
 	        "\n"
 	        "Summarizes one training iteration traced by libremat (REMAT_TRACE_DIR), or\n"
 	        "the iteration a graph file describes (docs/graph-format.md):\n"
@@ -29,6 +30,8 @@ static void usage(FILE *f)
 	        "                           events) for ui.perfetto.dev or chrome://tracing:\n"
 	        "                           a track per stream, the plan's rebuilds and\n"
 	        "                           evictions, memory counters with and without it\n"
+	        "  --sweep SWEEP.json       the budget curve of remat-plan --sweep: recompute\n"
+	        "                           time at each budget (with --html: an SVG chart)\n"
 	        "  --width N                chart columns (default 72)\n"
 	        "  --ascii                  plain ASCII chart (default: Unicode blocks in a\n"
 	        "                           UTF-8 locale)\n"
@@ -64,6 +67,33 @@ static int fail(const char *msg)
 	return 2;
 }
 
+/* --sweep: the curve alone (no trace needed). */
+static int sweep_report(const char *path, const char *html, int alone, bool ascii, bool no_color,
+                        int width)
+{
+	if (!alone)
+		return fail("--sweep shows a sweep file on its own: no trace or graph with it");
+	struct pl_sweep sw;
+	char name[256], err[1024];
+	uint64_t hash = 0;
+	if (pl_sweep_load_json(path, &sw, name, sizeof(name), &hash, err, sizeof(err)))
+		return fail(err);
+	struct rr_style st = {0};
+	setlocale(LC_CTYPE, "");
+	st.unicode = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	st.color = !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	int rc = 0;
+	if (html && rr_write_sweep_html(html, &sw, name, err, sizeof(err)))
+		rc = fail(err);
+	if (!rc) {
+		rr_print_sweep(stdout, &sw, name, &st, width);
+		if (html)
+			printf("\npage written to %s\n", html);
+	}
+	pl_sweep_free(&sw);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -71,13 +101,15 @@ int main(int argc, char **argv)
 	    {"html", required_argument, NULL, 'H'},
 	    {"export-graph", required_argument, NULL, 'g'},
 	    {"perfetto", required_argument, NULL, 'P'},
+	    {"sweep", required_argument, NULL, 's'},
 	    {"width", required_argument, NULL, 'w'},
 	    {"ascii", no_argument, NULL, 'a'},
 	    {"no-color", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *plan_path = NULL, *html_path = NULL, *graph_path = NULL, *timeline = NULL;
+	const char *plan_path = NULL, *html_path = NULL, *graph_path = NULL, *timeline = NULL,
+	           *sweep_path = NULL;
 	char href[4096];
 	struct rr_style st = {0};
 	bool ascii = false, no_color = false;
@@ -103,6 +135,9 @@ int main(int argc, char **argv)
 		case 'P':
 			timeline = optarg;
 			break;
+		case 's':
+			sweep_path = optarg;
+			break;
 		case 'w':
 			width = (int)strtol(optarg, &end, 10);
 			if (*end || width < 20 || width > 200)
@@ -122,6 +157,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (sweep_path)
+		return sweep_report(sweep_path, html_path, optind == argc, ascii, no_color, width);
 	if (optind != argc - 1) {
 		usage(stderr);
 		return 2;

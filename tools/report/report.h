@@ -174,6 +174,12 @@ void rr_svg_memory(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 void rr_svg_lifetimes(FILE *f, const struct rr_trace *t, const struct rr_plan *p);
 void rr_html_text(FILE *f, const char *s);
 
+/* sweep_view.c: the budget curve of remat-plan --sweep */
+void rr_print_sweep(FILE *f, const struct pl_sweep *sw, const char *name, const struct rr_style *st,
+                    int width);
+int rr_write_sweep_html(const char *path, const struct pl_sweep *sw, const char *name, char *err,
+                        size_t errlen);
+
 /* perfetto.c: the Chrome trace-event file (docs/remat-report.md); the
  * memory counter tracks are named RR_COUNTER_BASE and, with a plan,
  * RR_COUNTER_PLAN. */

@@ -2,7 +2,7 @@
 # planner library for loading traces, exporting graphs and evaluating plans.
 
 REPORT_SRCS := $(addprefix tools/report/,main.c load.c analyze.c fmt.c \
-	summary.c plan_view.c chart_term.c html.c svg.c perfetto.c)
+	summary.c plan_view.c chart_term.c html.c svg.c perfetto.c sweep_view.c)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
 REPORT_HDRS := tools/report/report.h planner/planner.h
 
@@ -18,7 +18,7 @@ ALL_TARGETS += $(BUILD)/remat-report
 E2E_TESTS += tests/report/report_text.sh tests/report/report_errors.sh \
 	tests/report/report_html.sh tests/report/report_plan.sh \
 	tests/report/report_export.sh tests/report/report_real_trace.sh \
-	tests/report/report_perfetto.sh
+	tests/report/report_perfetto.sh tests/report/report_sweep.sh
 
 # Unit tests: the report's sources without main.c, built with $(SAN)
 # against the sanitized planner library.

@@ -1,0 +1,184 @@
+/*
+ * bound.c — what no plan can beat, whichever planner makes it: the
+ * lowest peak any plan reaches and a lower bound of the recompute cost of
+ * any plan within a budget.  The gap every planner reports is to this
+ * bound, so it means the same whichever planner produced the plan.
+ *
+ * At a position p, a plan keeps mapped what op p references and what
+ * holds content nothing can rebuild (content from before the iteration
+ * that is read later: a stash of it costs as much as keeping it).  Every
+ * other buffer may be unmapped at p: for free when its content is never
+ * read again, else at the price of replaying the op that wrote that
+ * content at least once after p (one replay gives back every buffer the
+ * op wrote).  The cheapest way to bring p under the budget is at most
+ * what any plan pays, and so is the largest of these over positions.
+ * This is a fractional knapsack: cheap, valid for every plan the
+ * evaluator accepts, and weak where rebuilds need long chains (low
+ * budgets); the gap is then large, honestly.
+ */
+#include "cands_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Positions examined: the fullest and an even spread of the others over
+ * the budget. */
+#define BOUND_POSITIONS 48
+
+struct item {
+	double ratio; /* ns per byte */
+	int64_t bytes, cost;
+};
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+}
+
+static int cmp_desc(const void *a, const void *b, void *arg)
+{
+	const int64_t *live = arg;
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	if (live[x] != live[y])
+		return live[x] > live[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The content b holds at p: -1 free to drop, -2 must stay, else the op
+ * whose replay gives it back. */
+static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p)
+{
+	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
+	while (lo < hi) { /* first use >= p */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ix->uses[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ix->use_off[b + 1] && ix->uses[lo] == p)
+		return -2; /* op p references it */
+	for (; lo < ix->use_off[b + 1]; lo++) {
+		int32_t ver = 0;
+		uint32_t f = pl_ref_flags(g, ix->uses[lo], b, &ver);
+		if (f & PL_REF_READ)
+			return ver == PL_VER_PRE ? -2 : ver >= 0 ? ver : -1;
+		if (f & PL_REF_WRITE)
+			return -1; /* overwritten whole before anyone reads it */
+	}
+	/* never used again: only content that outlives the iteration matters */
+	const struct pl_buffer *bf = &g->bufs[b];
+	if (bf->free_at >= 0 || bf->dead_across)
+		return -1;
+	int32_t v = pl_ver_at(g, ix, b, p);
+	return v == PL_VER_PRE ? -2 : v >= 0 ? v : -1;
+}
+
+/* Cheapest replays bringing position p under the budget; -1 when even
+ * dropping all that may go leaves it over (*fixed: what must stay). */
+static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, int32_t p,
+                           int64_t budget, struct item *items, int64_t *per_op, uint32_t *stamp,
+                           uint32_t epoch, int32_t *ops, int64_t *fixed)
+{
+	int64_t keep = g->const_bytes, droppable = 0;
+	int32_t nops = 0;
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		const struct pl_buffer *bf = &g->bufs[b];
+		if (!pl_buf_alive(bf, p, g->nops) || bf->rounded <= 0)
+			continue;
+		int32_t w = bf->small || bf->excluded ? -2 : content_at(g, ix, b, p);
+		if (w == -2) {
+			keep += bf->rounded;
+			continue;
+		}
+		droppable += bf->rounded;
+		if (w < 0)
+			continue;
+		if (stamp[w] != epoch) {
+			stamp[w] = epoch;
+			per_op[w] = 0;
+			ops[nops++] = w;
+		}
+		per_op[w] += bf->rounded;
+	}
+	*fixed = keep;
+	if (keep > budget)
+		return -1;
+	int64_t over = keep + droppable - budget;
+	if (over <= 0)
+		return 0;
+	/* what is free to drop goes first */
+	int64_t paid_bytes = droppable;
+	for (int32_t i = 0; i < nops; i++)
+		paid_bytes -= per_op[ops[i]];
+	over -= paid_bytes;
+	if (over <= 0)
+		return 0;
+	for (int32_t i = 0; i < nops; i++) {
+		int64_t c = g->ops[ops[i]].duration_ns;
+		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c};
+	}
+	qsort(items, nops, sizeof(*items), cmp_item);
+	double cost = 0;
+	for (int32_t i = 0; i < nops && over > 0; i++) {
+		if (items[i].bytes <= over) {
+			cost += (double)items[i].cost;
+			over -= items[i].bytes;
+		} else {
+			cost += (double)items[i].cost * (double)over / (double)items[i].bytes;
+			over = 0;
+		}
+	}
+	return (int64_t)cost; /* rounded down: still a bound */
+}
+
+int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb)
+{
+	struct cindex ix = {0};
+	int32_t n = g->nops, nb = g->nbufs ? g->nbufs : 1, npos = 0, nover = 0;
+	int32_t *over = malloc(sizeof(int32_t) * (size_t)n),
+	        *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
+	struct item *items = malloc(sizeof(*items) * (size_t)nb);
+	int64_t *per_op = malloc(sizeof(int64_t) * (size_t)n);
+	uint32_t *stamp = calloc((size_t)n, sizeof(uint32_t));
+	int32_t *ops = malloc(sizeof(int32_t) * (size_t)nb);
+	int rc = -1;
+	*cost_lb = 0;
+	*peak_lb = pl_graph_lower_bound(g);
+	if (!over || !pos || !items || !per_op || !stamp || !ops || pl_cindex_build(g, &ix))
+		goto out;
+	for (int32_t p = 0; p < n; p++)
+		if (g->live[p] > budget)
+			over[nover++] = p;
+	/* an even spread, then the fullest */
+	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
+		pos[npos++] =
+		    over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
+	qsort_r(over, nover, sizeof(int32_t), cmp_desc, g->live);
+	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
+		pos[npos++] = over[i];
+	for (int32_t i = 0; i < npos; i++) {
+		int64_t fixed;
+		int64_t c = at_position(g, &ix, pos[i], budget, items, per_op, stamp,
+		                        (uint32_t)i + 1, ops, &fixed);
+		if (fixed > *peak_lb)
+			*peak_lb = fixed;
+		if (c < 0)
+			*cost_lb = -1;
+		else if (*cost_lb >= 0 && c > *cost_lb)
+			*cost_lb = c;
+	}
+	if (*peak_lb > budget)
+		*cost_lb = -1; /* no plan meets it */
+	rc = 0;
+out:
+	pl_cindex_free(&ix);
+	free(over);
+	free(pos);
+	free(items);
+	free(per_op);
+	free(stamp);
+	free(ops);
+	return rc;
+}

@@ -30,7 +30,7 @@ struct op_delta {
 	uint32_t n, cap;
 	struct prof_change *src; /* what a copy reads */
 	uint32_t nsrc;
-	int blind; /* -1 unknown, 0 changes known, 1 and proven blind */
+	int blind; /* -1 unknown, 0 changes known */
 };
 
 static struct op_delta *deltas;
@@ -67,7 +67,7 @@ const struct prof_change *prof_delta_changes(size_t k, uint32_t *n, int *blind)
 {
 	if (k >= ndeltas) {
 		*n = 0;
-		*blind = 0;
+		*blind = -1;
 		return NULL;
 	}
 	*n = deltas[k].n;
@@ -81,9 +81,8 @@ const struct prof_change *prof_delta_source(size_t k, uint32_t *n)
 	return k < ndeltas ? deltas[k].src : NULL;
 }
 
-static void add_change(size_t k, int32_t buf, uint64_t lo, uint64_t hi)
+static void add_change(struct op_delta *d, int32_t buf, uint64_t lo, uint64_t hi, int blind)
 {
-	struct op_delta *d = &deltas[k];
 	if (d->n && d->chg[d->n - 1].buf == buf && d->chg[d->n - 1].hi == lo) {
 		d->chg[d->n - 1].hi = hi;
 		return;
@@ -98,7 +97,7 @@ static void add_change(size_t k, int32_t buf, uint64_t lo, uint64_t hi)
 		d->chg = p;
 		d->cap = c;
 	}
-	d->chg[d->n++] = (struct prof_change){buf, lo, hi};
+	d->chg[d->n++] = (struct prof_change){buf, lo, hi, blind};
 }
 
 void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write)
@@ -107,8 +106,7 @@ void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write
 		return;
 	struct op_delta *d = &deltas[k];
 	if (write) {
-		d->blind = d->n || d->blind ? d->blind : 1;
-		add_change(k, buf, lo, hi);
+		add_change(d, buf, lo, hi, 1);
 		return;
 	}
 	void *p = realloc(d->src, (d->nsrc + 1) * sizeof(*d->src));
@@ -117,7 +115,7 @@ void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write
 		return;
 	}
 	d->src = p;
-	d->src[d->nsrc++] = (struct prof_change){buf, lo, hi};
+	d->src[d->nsrc++] = (struct prof_change){buf, lo, hi, 0};
 }
 
 static int grow(uint8_t **p, size_t *cap, size_t n)
@@ -158,7 +156,7 @@ void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *cons
 	}
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
-		if (!evictable(b))
+		if (!b->size)
 			continue;
 		if (grow(&pre[r], &pre_cap[r], b->size) ||
 		    remat_drv.cuMemcpyDtoH(pre[r], b->addr, b->size) != CUDA_SUCCESS)
@@ -180,30 +178,38 @@ static CUresult relaunch(const struct remat_op *op)
 	return r;
 }
 
+int64_t prof_delta_via(const struct prof_op *o, int32_t buf, uint64_t off, size_t *ref)
+{
+	int64_t from = -1;
+	for (size_t r = 0; r < o->nrefs; r++)
+		if (o->refs[r].buf == buf && o->refs[r].off <= off &&
+		    (int64_t)o->refs[r].off > from) {
+			from = (int64_t)o->refs[r].off;
+			*ref = r;
+		}
+	return from;
+}
+
 /* The bytes op k's proof sets to the complement of what the op left: from
  * each pointer a change went through (the nearest at or below it) up to
  * the op's next pointer into the buffer or its end, so that bytes written
  * with the value they had are tested too; changes below every pointer
  * alone.  Marks them in mask (per byte of the buffer). */
 static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_t buf,
-                       uint64_t size, uint8_t *mask)
+                       uint64_t size, uint8_t *mask, int tested)
 {
 	memset(mask, 0, size);
+	if (!tested)
+		return;
 	uint8_t out[256]; /* per reference: a change went through it */
 	size_t nrefs = o->nrefs < sizeof(out) ? o->nrefs : sizeof(out);
 	memset(out, 0, nrefs);
 	for (uint32_t c = 0; c < d->n; c++) {
 		if (d->chg[c].buf != buf)
 			continue;
-		int64_t from = -1;
 		size_t via = 0;
-		for (size_t r = 0; r < nrefs; r++)
-			if (o->refs[r].buf == buf && o->refs[r].off <= d->chg[c].lo &&
-			    (int64_t)o->refs[r].off > from) {
-				from = (int64_t)o->refs[r].off;
-				via = r;
-			}
-		if (from >= 0)
+		int64_t from = prof_delta_via(o, buf, d->chg[c].lo, &via);
+		if (from >= 0 && via < nrefs)
 			out[via] = 1;
 		else
 			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
@@ -224,22 +230,27 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
 			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
 }
 
-/* Sets the tested bytes of every buffer to the complement of what the op
- * left there, runs it again and reads everything back: a blind op writes
- * what it wrote the first time, and leaves the complement where it does
- * not write.  1 when blind: its changes become every byte it wrote. */
-static int prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
-                       struct prof_live *const *pb, uint8_t **posts)
+/* One run of the proof: every referenced buffer as it was before the op,
+ * except the tested bytes of buffer `only` (of every buffer with changes
+ * when -1), set to the complement of what the op left there; the op once
+ * more; then everything must read back as the op left it, but for tested
+ * bytes it does not write, which keep the complement.  The op's results
+ * are put back either way.  1: passed, the bytes it wrote in what was
+ * tested appended to *out; 0: failed; -1: the second run failed. */
+static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
+                     struct prof_live *const *pb, uint8_t **posts, int32_t only,
+                     struct op_delta *out)
 {
-	struct op_delta *d = &deltas[k];
+	const struct op_delta *d = &deltas[k];
 	int ok = 1;
 	for (size_t r = 0; r < o->nreads && ok; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
-		proof_mask(d, o, o->reads[r], b->size, mask);
+		int tested = only < 0 || only == o->reads[r];
+		proof_mask(d, o, o->reads[r], b->size, mask, tested);
 		for (uint64_t i = 0; i < b->size; i++)
-			again[i] = mask[i] ? (uint8_t)~posts[r][i] : posts[r][i];
+			again[i] = mask[i] ? (uint8_t)~posts[r][i] : pre[r][i];
 		ok = remat_drv.cuMemcpyHtoD(b->addr, again, b->size) == CUDA_SUCCESS;
 	}
 	/* A copy from pageable memory may return before it lands, and the
@@ -249,18 +260,14 @@ static int prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 	CUresult rc = ok ? relaunch(op) : CUDA_ERROR_UNKNOWN;
 	ok = rc == CUDA_SUCCESS;
 	int lost = 0;
-	struct prof_change *was = d->chg;
-	uint32_t nwas = d->n, capwas = d->cap;
-	d->chg = NULL;
-	d->n = d->cap = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
 		if (ok && remat_drv.cuMemcpyDtoH(again, b->addr, b->size) != CUDA_SUCCESS)
 			ok = 0;
-		struct op_delta tmp = {was, nwas, capwas, NULL, 0, 0};
-		proof_mask(&tmp, o, o->reads[r], b->size, mask);
+		int tested = only < 0 || only == o->reads[r];
+		proof_mask(d, o, o->reads[r], b->size, mask, tested);
 		for (uint64_t i = 0; ok && i < b->size;) {
 			uint8_t canary = (uint8_t)~posts[r][i];
 			if (again[i] != posts[r][i] && (!mask[i] || again[i] != canary)) {
@@ -274,21 +281,13 @@ static int prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 			uint64_t j = i;
 			while (j < b->size && mask[j] && again[j] == posts[r][j])
 				j++;
-			add_change(k, o->reads[r], i, j);
+			add_change(out, o->reads[r], i, j, 1);
 			i = j;
 		}
 		if (remat_drv.cuMemcpyHtoD(b->addr, posts[r], b->size) != CUDA_SUCCESS)
 			lost++;
 	}
 	remat_drv.cuCtxSynchronize();
-	if (!ok || d->blind < 0) {
-		free(d->chg); /* not blind: the changes stand as first seen */
-		d->chg = was;
-		d->n = nwas;
-		d->cap = capwas;
-	} else {
-		free(was);
-	}
 	/* After a failed second run the context is gone (the program gets the
 	 * device error at its next call): one message is enough. */
 	if (lost && rc == CUDA_SUCCESS)
@@ -296,12 +295,62 @@ static int prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 		    REMAT_LOG_ERROR,
 		    "write sets: %d buffer(s) could not be put back after op %zu's second run",
 		    lost, k);
-	if (rc != CUDA_SUCCESS)
+	if (rc != CUDA_SUCCESS) {
 		remat_log(REMAT_LOG_INFO,
 		          "write sets: op %zu (%s) could not be run again (CUDA error %d): its "
 		          "writes count as reads",
 		          k, o->name, (int)rc);
-	return ok && d->blind >= 0;
+		return -1;
+	}
+	return ok && out->blind >= 0;
+}
+
+/* The proof for op k: all its written buffers at once, and when that
+ * fails (an update in place among them), each on its own, the others
+ * starting from their content before the op.  What passes has its
+ * changes replaced by every byte the op writes there, marked blind. */
+static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
+                        struct prof_live *const *pb, uint8_t **posts)
+{
+	struct op_delta *d = &deltas[k], all = {0};
+	int r = proof_run(k, o, op, pb, posts, -1, &all);
+	if (r == 1) {
+		free(d->chg);
+		d->chg = all.chg;
+		d->n = all.n;
+		d->cap = all.cap;
+		return;
+	}
+	free(all.chg);
+	int nbufs = 0;
+	for (uint32_t c = 0; c < d->n; c++)
+		nbufs += !c || d->chg[c].buf != d->chg[c - 1].buf;
+	if (r < 0 || nbufs < 2)
+		return;
+	struct op_delta next = {0};
+	for (uint32_t c = 0; c < d->n && next.blind >= 0;) {
+		int32_t buf = d->chg[c].buf;
+		uint32_t e = c;
+		while (e < d->n && d->chg[e].buf == buf)
+			e++;
+		struct op_delta one = {0};
+		r = r < 0 ? -1 : proof_run(k, o, op, pb, posts, buf, &one);
+		const struct op_delta *use = r == 1 ? &one : NULL;
+		for (uint32_t i = 0; use && i < use->n; i++)
+			add_change(&next, buf, use->chg[i].lo, use->chg[i].hi, 1);
+		for (uint32_t i = c; !use && i < e; i++)
+			add_change(&next, buf, d->chg[i].lo, d->chg[i].hi, 0);
+		free(one.chg);
+		c = e;
+	}
+	if (next.blind < 0) {
+		free(next.chg);
+		return;
+	}
+	free(d->chg);
+	d->chg = next.chg;
+	d->n = next.n;
+	d->cap = next.cap;
 }
 
 void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
@@ -344,12 +393,12 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			uint64_t j = i;
 			while (j < b->size && posts[r][j] != pre[r][j])
 				j++;
-			add_change(k, o->reads[r], i, j);
+			add_change(d, o->reads[r], i, j, 0);
 			i = j;
 		}
 	}
 	if (d->blind >= 0 && d->n && o->replayable)
-		d->blind = prove_blind(k, o, op, pb, posts);
+		prove_blind(k, o, op, pb, posts);
 out:
 	if (posts && posts != stack)
 		free(posts);

@@ -66,6 +66,8 @@ extern uint64_t prof_ws_launches;
 struct prof_change {
 	int32_t buf;
 	uint64_t lo, hi;
+	int blind; /* the op's writes to this buffer are proven blind: these are
+	              every byte it writes there */
 };
 int prof_delta_begin(size_t nops);
 void prof_delta_drop(void);
@@ -76,10 +78,14 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
                       struct prof_live *const *pb);
 /* Copies and sets: the exact range written (write) or read. */
 void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write);
-/* Changes of op k, ordered by buffer and offset; *blind: -1 unknown, 0
- * known, 1 known and blind. */
+/* Changes of op k, ordered by buffer and offset; *blind: -1 unknown (no
+ * changes), else known. */
 const struct prof_change *prof_delta_changes(size_t k, uint32_t *n, int *blind);
 const struct prof_change *prof_delta_source(size_t k, uint32_t *n);
+/* The pointer a kernel's write at offset off of buf went through: the
+ * nearest of its references into buf at or below off (its index in
+ * *ref), as an offset; -1 when none. */
+int64_t prof_delta_via(const struct prof_op *o, int32_t buf, uint64_t off, size_t *ref);
 
 /* regions.c — at the end of the profile: long-lived allocations split
  * into regions, each a buffer; every op's references, reads, writes and

@@ -10,8 +10,8 @@
  *     some bytes of the region kept their value;
  *   - a kernel reads, through a pointer to a region's start, up to where
  *     any write through that pointer reached in the iteration, at least
- *     the whole region; and what it wrote, unless its writes were proven
- *     blind and cover the region whole;
+ *     the whole region; and what it wrote, unless its writes there were
+ *     proven blind and cover the region whole;
  *   - a copy reads its source range; a copy or set writes its destination;
  *   - a buffer live across the boundary whose first access in the
  *     iteration is a whole, blind write is dead across the boundary.
@@ -26,8 +26,10 @@
 #include "internal.h"
 
 struct split {
-	uint64_t *at;  /* region starts, ascending, at[0] = 0 */
-	uint64_t *ext; /* per region: how far a pointer to its start reaches */
+	uint64_t *at; /* region starts, ascending, at[0] = 0 */
+	/* Per region: how far a read through a pointer to its start reaches
+	 * (as far as any write through it went, at least the region's end). */
+	uint64_t *ext;
 	uint32_t n;
 	size_t cap;
 	int32_t first; /* buffer id of its first region */
@@ -100,26 +102,41 @@ static int cut_allowed(const struct remat_profile *p, int32_t a)
 	return u->persistent && !u->small && u->size;
 }
 
+/* What delta.c knows of op k. */
+struct op_view {
+	const struct prof_op *o;
+	const struct prof_change *c, *src; /* changes; a copy's source range */
+	uint32_t n, ns;
+	int blind; /* -1: its changes are unknown */
+	int kernel;
+};
+
+static struct op_view view(const struct remat_profile *p, size_t k)
+{
+	struct op_view v = {.o = &p->ops[k]};
+	v.c = prof_delta_changes(k, &v.n, &v.blind);
+	v.src = prof_delta_source(k, &v.ns);
+	v.kernel = v.o->kind == REMAT_OP_KERNEL;
+	return v;
+}
+
 /* Where each allocation is cut. */
 static void cuts(struct regions *g)
 {
 	struct remat_profile *p = g->p;
 	for (size_t k = 0; k < p->nops; k++) {
-		const struct prof_op *o = &p->ops[k];
-		uint32_t n, ns;
-		int blind;
-		const struct prof_change *c = prof_delta_changes(k, &n, &blind);
-		const struct prof_change *src = prof_delta_source(k, &ns);
-		if (o->kind == REMAT_OP_KERNEL) {
-			if (blind < 0) /* what it changed is not known byte by byte */
+		struct op_view v = view(p, k);
+		const struct prof_op *o = v.o;
+		if (v.kernel) {
+			if (v.blind < 0) /* what it changed is not known byte by byte */
 				for (size_t r = 0; r < o->nreads; r++)
 					g->sp[o->reads[r]].whole = 1;
 			for (size_t r = 0; r < o->nrefs; r++)
 				push_at(g, &g->sp[o->refs[r].buf], o->refs[r].off);
 			continue;
 		}
-		for (uint32_t i = 0; i < n + ns; i++) {
-			const struct prof_change *x = i < n ? &c[i] : &src[i - n];
+		for (uint32_t i = 0; i < v.n + v.ns; i++) {
+			const struct prof_change *x = i < v.n ? &v.c[i] : &v.src[i - v.n];
 			push_at(g, &g->sp[x->buf], x->lo);
 			push_at(g, &g->sp[x->buf], x->hi);
 		}
@@ -139,8 +156,7 @@ static void cuts(struct regions *g)
 		s->n = m ? m : 1; /* a zero-byte allocation: one empty region */
 		s->first = (int32_t)g->nnew;
 		g->nnew += s->n;
-		s->ext = calloc(s->n, sizeof(*s->ext));
-		if (!s->ext) {
+		if (!(s->ext = calloc(s->n, sizeof(*s->ext)))) {
 			g->oom = 1;
 			return;
 		}
@@ -149,27 +165,22 @@ static void cuts(struct regions *g)
 	}
 }
 
-/* A pointer to a region's start reaches as far as anything written
- * through it went in the iteration: a kernel's changes from the nearest
- * pointer at or below them, a set's or a copy's whole range. */
+/* How far a pointer to a region's start reaches: as far as anything
+ * written through it went in the iteration (a kernel's changes from the
+ * nearest pointer at or below them, a set's or a copy's whole range).
+ * Not only the last write before a read: an arena's first tensor and
+ * the whole arena share their address. */
 static void reach(struct regions *g)
 {
 	struct remat_profile *p = g->p;
 	for (size_t k = 0; k < p->nops; k++) {
-		const struct prof_op *o = &p->ops[k];
-		uint32_t n, ns;
-		int blind;
-		const struct prof_change *c = prof_delta_changes(k, &n, &blind);
-		const struct prof_change *src = prof_delta_source(k, &ns);
-		int kernel = o->kind == REMAT_OP_KERNEL;
-		for (uint32_t i = 0; i < n + (kernel ? 0 : ns); i++) {
-			const struct prof_change *x = i < n ? &c[i] : &src[i - n];
+		struct op_view v = view(p, k);
+		for (uint32_t i = 0; i < v.n + (v.kernel ? 0 : v.ns); i++) {
+			const struct prof_change *x = i < v.n ? &v.c[i] : &v.src[i - v.n];
 			struct split *s = &g->sp[x->buf];
-			int64_t from = kernel ? -1 : (int64_t)x->lo;
-			for (size_t r = 0; kernel && r < o->nrefs; r++)
-				if (o->refs[r].buf == x->buf && o->refs[r].off <= x->lo &&
-				    (int64_t)o->refs[r].off > from)
-					from = (int64_t)o->refs[r].off;
+			size_t via = 0;
+			int64_t from =
+			    v.kernel ? prof_delta_via(v.o, x->buf, x->lo, &via) : (int64_t)x->lo;
 			if (from < 0 || s->whole)
 				continue;
 			uint32_t ri = region_of(s, (uint64_t)from);
@@ -227,6 +238,15 @@ static int covered(const struct regions *g, int32_t a, uint32_t ri, const struct
 	return cur >= end;
 }
 
+/* The op's writes to allocation a were proven blind. */
+static int blind_in(int32_t a, const struct prof_change *c, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (c[i].buf == a)
+			return c[i].blind;
+	return 0;
+}
+
 /* The allocation holding new buffer id b, and the region's index in it. */
 static int32_t owner(const struct regions *g, int32_t b, uint32_t *ri)
 {
@@ -256,10 +276,10 @@ static void rewrite_op(struct regions *g, size_t k)
 {
 	struct remat_profile *p = g->p;
 	struct prof_op *o = &p->ops[k];
-	uint32_t n, ns;
-	int blind;
-	const struct prof_change *c = prof_delta_changes(k, &n, &blind);
-	const struct prof_change *src = prof_delta_source(k, &ns);
+	struct op_view v = view(p, k);
+	uint32_t n = v.n, ns = v.ns;
+	int blind = v.blind;
+	const struct prof_change *c = v.c, *src = v.src;
 	struct idset rd = {0}, wr = {0}, part = {0};
 	int kernel = o->kind == REMAT_OP_KERNEL;
 	if (kernel) {
@@ -296,16 +316,16 @@ static void rewrite_op(struct regions *g, size_t k)
 		const struct prof_buf *u = &p->bufs[a];
 		int known = blind >= 0 && !u->small && u->size && (kernel || n);
 		int whole = known && covered(g, a, ri, c, n);
-		if (kernel && !(whole && blind == 1))
+		if (kernel && !(whole && blind_in(a, c, n)))
 			set_add(g, &rd, wr.v[w]);
 		if (known && !whole)
 			set_add(g, &part, wr.v[w]);
 	}
 	/* A blind whole write is no read, even through a pointer to it. */
-	for (size_t w = 0; kernel && blind == 1 && w < wr.n; w++) {
+	for (size_t w = 0; kernel && blind >= 0 && w < wr.n; w++) {
 		uint32_t ri;
 		int32_t a = owner(g, wr.v[w], &ri);
-		if (!p->bufs[a].small && covered(g, a, ri, c, n))
+		if (!p->bufs[a].small && blind_in(a, c, n) && covered(g, a, ri, c, n))
 			set_del(&rd, wr.v[w]);
 	}
 	for (size_t r = 0; r < o->nrefs; r++) {

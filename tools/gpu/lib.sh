@@ -69,6 +69,36 @@ build_tools() {
 		die "make failed: see $BUILD/gpu-validation-make.log"
 }
 
+# budget_bytes_of B: B in bytes (digits with an optional K/M/G/T suffix);
+# dies on anything else (the run-mode checks compare bytes: no percentage).
+budget_bytes_of() {
+	python3 -c '
+import re, sys
+m = re.fullmatch(r"(\d+)([KMGT]?)(i?B)?", sys.argv[1], re.I)
+if not m or int(m.group(1)) == 0:
+    sys.exit(1)
+print(int(m.group(1)) << (10 * " KMGT".index((m.group(2) or " ").upper())))' "$1" ||
+		die "budget '$1': expected bytes with an optional K/M/G/T suffix, like 12G"
+}
+
+# need_module PY MODULE FRAMEWORK: skips unless the interpreter PY exists
+# and imports MODULE.
+need_module() {
+	command -v "$1" >/dev/null 2>&1 || skip "no $3: no '$1' interpreter (see --python)"
+	_err=$("$1" -c "import $2" 2>&1) ||
+		skip "no $3: '$1 -c \"import $2\"' failed: $(printf '%s' "$_err" | tail -n 1)"
+}
+
+# remat_tools: builds libremat.so, remat-plan and remat-report (unless
+# build_it is 0) and dies when one is missing.
+# shellcheck disable=SC2120 # validate-trainers.sh adds "trainers"
+remat_tools() {
+	[ "$build_it" = 0 ] || build_tools "$bdir/libremat.so" "$bdir/remat-plan" "$bdir/remat-report" "$@"
+	for _f in "$BUILD/libremat.so" "$BUILD/remat-plan" "$BUILD/remat-report"; do
+		[ -e "$_f" ] || die "$_f is missing (run without --skip-build)"
+	done
+}
+
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME
 
@@ -320,6 +350,26 @@ EOF
 # job), REF_VARS (variables of the reference runs without libremat), strict,
 # LIB, BUILD, budget_bytes (empty: from the trace), fraction and iters.
 
+# framework_setup NAME SCRIPT: BUILD, OUT (default build/gpu-validation/
+# NAME), LIB and SCRIPT (tools/gpu/SCRIPT) set, the tools built, OUT made
+# anew with the GPUs in gpu.txt, CUPTI from the toolkit.
+framework_setup() {
+	bdir=${BUILD:-build} # relative, for make
+	BUILD=$ROOT/$bdir
+	OUT=${out:-$BUILD/gpu-validation/$1}
+	LIB=$BUILD/libremat.so
+	SCRIPT=$ROOT/tools/gpu/$2
+	# shellcheck disable=SC2119 # no targets beyond libremat's
+	remat_tools
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	: >"$OUT/results.tsv"
+	: >"$OUT/runs.tsv"
+	nvidia-smi -L >"$OUT/gpu.txt" 2>&1
+	use_real_cuda "$OUT/cuda-libs" libcupti.so.13 libcupti.so
+	say "results in $OUT"
+}
+
 # traces NAME: the trace directories a run wrote (one per rank), one a line.
 traces() {
 	find "$OUT/$1.d" -name trace.json 2>/dev/null | sed 's|/trace.json$||' | sort
@@ -400,11 +450,11 @@ series() {
 		return
 	fi
 	_o=$OUT/$_pl.rank0.out
-	_n=$(grep -c '^iter [0-9]* loss 0x' "$_o" || true)
-	if [ "$_n" -eq "$iters" ] && tail -n 1 "$_o" | grep -q '^checksum '; then
+	_n=$(grep -c '^iter [0-9]* loss 0x' "$_o" 2>/dev/null || true)
+	if [ "${_n:-0}" -eq "$iters" ] && tail -n 1 "$_o" | grep -q '^checksum '; then
 		pass "$_l plain: runs, prints losses + checksum" "$(tail -n 1 "$_o" | cut -c1-30)..."
 	else
-		fail "$_l plain: runs, prints losses + checksum" "$_n loss lines, want $iters"
+		fail "$_l plain: runs, prints losses + checksum" "${_n:-no} loss lines in $_o, want $iters"
 		return
 	fi
 	# A second plain run: if the framework is not deterministic here, the
@@ -455,7 +505,7 @@ series() {
 	fi
 	_i=0
 	for _t in $(traces "$_tr"); do
-		if _d=$(check_trace "$_t" real 2>&1); then
+		if _d=$(check_trace "$_t" "${trace_kind:-real}" 2>&1); then
 			pass "$_l trace: valid trace ${_t#"$OUT"/}" "$_d"
 		else
 			fail "$_l trace: valid trace ${_t#"$OUT"/}" "$(echo "$_d" | tail -n 1)"

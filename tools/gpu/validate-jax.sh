@@ -54,45 +54,19 @@ done
 want_fraction "$fraction"
 want_iters "$iters" 10
 budget_bytes=''
-if [ -n "$user_budget" ]; then
-	budget_bytes=$(python3 -c '
-import re, sys
-m = re.fullmatch(r"(\d+)([KMGT]?)(i?B)?", sys.argv[1], re.I)
-if not m or int(m.group(1)) == 0:
-    sys.exit(1)
-print(int(m.group(1)) << (10 * " KMGT".index((m.group(2) or " ").upper())))' "$user_budget") ||
-		die "budget '$user_budget': expected bytes with an optional K/M/G/T suffix, like 12G"
-fi
+[ -z "$user_budget" ] || budget_bytes=$(budget_bytes_of "$user_budget")
 
 clean_env
 cd "$ROOT"
 need_gpu
-command -v "$py" >/dev/null 2>&1 || skip "no JAX: no '$py' interpreter (see --python)"
-err=$("$py" -c 'import jax' 2>&1) ||
-	skip "no JAX: '$py -c \"import jax\"' failed: $(printf '%s' "$err" | tail -n 1)"
+need_module "$py" jax JAX
 backend=$("$py" -c 'import jax; print(jax.default_backend())' 2>/dev/null | tail -n 1) || true
 [ "$backend" = gpu ] ||
 	skip "JAX cannot use the GPU (jax.default_backend() is '${backend:-?}': a jaxlib without the CUDA plugin?)"
 
-bdir=${BUILD:-build} # relative, for make
-BUILD=$ROOT/$bdir
-OUT=${out:-$BUILD/gpu-validation/jax}
-LIB=$BUILD/libremat.so
-SCRIPT=$ROOT/tools/gpu/train_jax.py
-[ "$build_it" = 0 ] || build_tools "$bdir/libremat.so" "$bdir/remat-plan" "$bdir/remat-report"
-for f in "$LIB" "$BUILD/remat-plan" "$BUILD/remat-report"; do
-	[ -e "$f" ] || die "$f is missing (run without --skip-build)"
-done
-
-rm -rf "$OUT"
-mkdir -p "$OUT"
-: >"$OUT/results.tsv"
-: >"$OUT/runs.tsv"
-nvidia-smi -L >"$OUT/gpu.txt" 2>&1
-use_real_cuda "$OUT/cuda-libs" libcupti.so.13 libcupti.so
+framework_setup jax train_jax.py
 "$py" -c 'import jax, jaxlib; print("jax", jax.__version__, "jaxlib", jaxlib.__version__, jax.devices())' \
 	>>"$OUT/gpu.txt" 2>&1 || true
-say "results in $OUT"
 
 # job NAME VAR=VALUE...: train_jax.py with those variables.
 job() {

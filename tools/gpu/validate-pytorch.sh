@@ -82,48 +82,21 @@ for g in $(echo "$graphs" | tr ',' ' '); do
 	*) die "--graphs: unknown mode '$g' (blocks, step, compile or none)" ;;
 	esac
 done
-# The budget check compares bytes: no percentage here.
 budget_bytes=''
-if [ -n "$user_budget" ]; then
-	budget_bytes=$(python3 -c '
-import re, sys
-m = re.fullmatch(r"(\d+)([KMGT]?)(i?B)?", sys.argv[1], re.I)
-if not m or int(m.group(1)) == 0:
-    sys.exit(1)
-print(int(m.group(1)) << (10 * " KMGT".index((m.group(2) or " ").upper())))' "$user_budget") ||
-		die "budget '$user_budget': expected bytes with an optional K/M/G/T suffix, like 12G"
-fi
+[ -z "$user_budget" ] || budget_bytes=$(budget_bytes_of "$user_budget")
 
 clean_env
 cd "$ROOT"
 need_gpu
-command -v "$py" >/dev/null 2>&1 || skip "no PyTorch: no '$py' interpreter (see --python)"
-err=$("$py" -c 'import torch' 2>&1) ||
-	skip "no PyTorch: '$py -c \"import torch\"' failed: $(printf '%s' "$err" | tail -n 1)"
+need_module "$py" torch PyTorch
 "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
 	skip "PyTorch cannot use the GPU (torch.cuda.is_available() is False: a CPU-only build?)"
 
-bdir=${BUILD:-build} # relative, for make
-BUILD=$ROOT/$bdir
-OUT=${out:-$BUILD/gpu-validation/pytorch}
-LIB=$BUILD/libremat.so
-SCRIPT=$ROOT/tools/gpu/train_torch.py
-[ "$build_it" = 0 ] || build_tools "$bdir/libremat.so" "$bdir/remat-plan" "$bdir/remat-report"
-for f in "$LIB" "$BUILD/remat-plan" "$BUILD/remat-report"; do
-	[ -e "$f" ] || die "$f is missing (run without --skip-build)"
-done
-# Each rank its own trace directory (and the preload): the user-facing wrapper.
-RANKWRAP=$ROOT/tools/remat-torchrun-wrapper.sh
-
-rm -rf "$OUT"
-mkdir -p "$OUT"
-: >"$OUT/results.tsv"
-: >"$OUT/runs.tsv"
-nvidia-smi -L >"$OUT/gpu.txt" 2>&1
-use_real_cuda "$OUT/cuda-libs" libcupti.so.13 libcupti.so
+framework_setup pytorch train_torch.py
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' \
 	>>"$OUT/gpu.txt" 2>&1 || true
-say "results in $OUT"
+# Each rank its own trace directory (and the preload): the user-facing wrapper.
+RANKWRAP=$ROOT/tools/remat-torchrun-wrapper.sh
 
 # job NAME VAR=VALUE...: train_torch.py with the series' flags ($sargs;
 # under torchrun when nranks > 1) and those variables.

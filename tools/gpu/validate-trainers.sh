@@ -125,10 +125,8 @@ else
 	ngpu=$(gpu_count)
 fi
 
-[ "$build_it" = 0 ] ||
-	build_tools "$bdir/libremat.so" "$bdir/remat-plan" "$bdir/remat-report" trainers
-for f in "$LIB" "$BUILD/remat-plan" "$BUILD/remat-report" "$BUILD/trainers/mlp" \
-	"$BUILD/trainers/gpt"; do
+remat_tools trainers
+for f in "$BUILD/trainers/mlp" "$BUILD/trainers/gpt"; do
 	[ -e "$f" ] || die "$f is missing (run without --skip-build)"
 done
 if [ "$simulate" = 0 ]; then

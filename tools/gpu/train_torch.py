@@ -198,6 +198,16 @@ class StepGraph:
         return self.loss.item()
 
 
+def eager_step(torch, a, net, opt, x, y):
+    """One optimizer step; returns the loss (waiting for the step)."""
+    opt.zero_grad(set_to_none=True)
+    logits = net(x)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, a.vocab), y.reshape(-1))
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
 def graph_blocks(torch, a, model, dev):
     """--graphs blocks: each transformer block through
     make_graphed_callables (its own warm-up, then forward and backward
@@ -330,18 +340,14 @@ def main(argv):
         else:
             if a.graphs == "compile" and mark_step is not None:
                 mark_step()  # a new step: cudagraph trees may reuse the last one's outputs
-            opt.zero_grad(set_to_none=True)
             try:
-                logits = net(x)
+                value = eager_step(torch, a, net, opt, x, y)
             except Exception as e:  # inductor's errors are of many classes
+                # Compiling happens in the first step (forward and backward).
                 if a.graphs != "compile" or step > 0:
                     raise
                 return skip("torch.compile(mode='reduce-overhead') cannot compile the model: %s: %s"
                             % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, a.vocab), y.reshape(-1))
-            loss.backward()
-            opt.step()
-            value = loss.item()  # waits for the step
         sync()
         times.append(time.perf_counter() - t0)
         if cuda and step == 1:

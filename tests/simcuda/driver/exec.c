@@ -134,10 +134,10 @@ void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_
 		atomic_fetch_add(&sim_stats.host_funcs, 1);
 		break;
 	case OP_ALLOC:
-		alloc_make_live(op->u.mem.addr);
+		alloc_make_live(op->u.mem.addr, op->u.mem.id);
 		break;
 	case OP_FREE:
-		alloc_finish_free(op->u.mem.addr);
+		alloc_finish_free(op->u.mem.addr, op->u.mem.id);
 		break;
 	case OP_RECORD:
 	case OP_WAIT:

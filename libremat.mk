@@ -51,14 +51,14 @@ $(BUILD)/tests/profiler/test_trace: tests/profiler/test_trace.c profiler/trace_w
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -ljansson
 
 $(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver.c tests/core/fake_driver.h \
-		$(wildcard alloc/*.c) $(REMAT_HDRS)
+		$(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
 # The replay engine's state machine, through the driver table, on the real
 # allocator: only the driver is fake.
 REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c plan/plan.c \
-	plan/builder.c
+	plan/builder.c core/capture.c
 $(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_driver.c \
 		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
@@ -76,13 +76,17 @@ E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*
 -include acquire/acquire.mk
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------
-REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so
+REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so \
+	$(BUILD)/tests/e2e/progs/capture
 $(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
 $(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ALL_TARGETS += $(REMAT_PROGS)
 .PHONY: remat-progs
 remat-progs: $(REMAT_PROGS)

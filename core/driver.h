@@ -58,6 +58,13 @@ struct remat_driver {
 	CUresult (*cuMemFree)(CUdeviceptr);
 	CUresult (*cuGetProcAddress)(const char *, void **, int, cuuint64_t,
 	                             CUdriverProcAddressQueryResult *);
+	/* stream capture and graphs (core/capture.c, profiler/graphs.c) */
+	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*cuGraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
+	CUresult (*cuGraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
+	CUresult (*cuGraphKernelNodeGetParams)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*cuGraphMemcpyNodeGetParams)(CUgraphNode, CUDA_MEMCPY3D *);
+	CUresult (*cuGraphMemsetNodeGetParams)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *);
 };
 
 extern struct remat_driver remat_drv;

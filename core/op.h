@@ -25,6 +25,17 @@ enum remat_copy_kind {
 	REMAT_COPY_INFER
 };
 
+/* What a graph launch may touch, read from the executable graph's nodes
+ * when it was instantiated (profiler/graphs.c): every 8-byte word of its
+ * kernels' parameters as [w, w+1), and the device ranges of its copies and
+ * sets.  Opaque: a node could not be read, the graph may touch anything. */
+struct remat_graph_refs {
+	uint64_t (*range)[2];
+	size_t n;
+	int opaque;
+	uint32_t kernels; /* kernel nodes: launches CUPTI will report for it */
+};
+
 struct remat_op {
 	enum remat_op_kind kind;
 	const char *via; /* the entry point that issued it */
@@ -37,6 +48,8 @@ struct remat_op {
 	int copy;          /* enum remat_copy_kind */
 	unsigned value;    /* memset value */
 	unsigned elem;     /* memset element size */
+	/* graph launch: what its nodes touch (set by the session), NULL unknown */
+	const struct remat_graph_refs *graph;
 	/* Set by the session's op_begin for its op_end (session/). */
 	int end;
 	int32_t pos; /* the op's position in the iteration, when known */

@@ -265,6 +265,46 @@ static void describe_copy(struct prof_op *o, const struct remat_op *op)
 	}
 }
 
+/* A graph launch references every live buffer its nodes' parameter words
+ * and ranges fall in (graphs.c); one it could not read, every live one. */
+static void graph_refs(struct prof_op *o, const struct remat_op *op)
+{
+	const struct remat_graph_refs *g = op->graph;
+	o->graph_kernels = g ? g->kernels : 0;
+	for (size_t i = 0; i < npb; i++) {
+		struct prof_live *b = pb[i];
+		if (b->dead)
+			continue;
+		int hit = !g || g->opaque;
+		for (size_t j = 0; !hit && j < g->n; j++)
+			hit = g->range[j][0] < b->addr + b->size && b->addr < g->range[j][1];
+		if (hit) {
+			push_ref(o, b->trace_id, 0, -1);
+			push_id(&o->reads, &o->nreads, b->trace_id);
+		}
+	}
+}
+
+/* Hashes of everything the op references, before it: those that differ
+ * after it are its writes (prof_profile_op_after). */
+static void hash_inputs(struct prof_op *o)
+{
+	if (o->nreads > capbefore) {
+		void *p = realloc(before, o->nreads * sizeof(*before));
+		if (p) {
+			before = p;
+			capbefore = o->nreads;
+		}
+	}
+	remat_drv.cuCtxSynchronize();
+	uint64_t l0 = prof_ws_launches;
+	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
+		struct prof_live *b = pb[o->reads[r]];
+		before[r] = prof_ws_hash(b->addr, b->size);
+	}
+	o->hash_before = (uint32_t)(prof_ws_launches - l0);
+}
+
 void prof_profile_op_before(struct remat_op *op, uint64_t k)
 {
 	struct prof_op *o = &prof.ops[k];
@@ -296,20 +336,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->kernel = kernel_id(ki);
 		pack_params(o, ki, op);
 		scan_refs(o);
-		if (o->nreads > capbefore) {
-			void *p = realloc(before, o->nreads * sizeof(*before));
-			if (p) {
-				before = p;
-				capbefore = o->nreads;
-			}
-		}
-		remat_drv.cuCtxSynchronize();
-		uint64_t l0 = prof_ws_launches;
-		for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
-			struct prof_live *b = pb[o->reads[r]];
-			before[r] = prof_ws_hash(b->addr, b->size);
-		}
-		o->hash_before = (uint32_t)(prof_ws_launches - l0);
+		hash_inputs(o);
 		break;
 	}
 	case REMAT_OP_MEMCPY:
@@ -330,6 +357,8 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->name = "cuGraphLaunch";
 		o->replayable = 0;
 		o->why_not = "graph launch";
+		graph_refs(o, op);
+		hash_inputs(o);
 		break;
 	}
 	int32_t kind = o->kind;
@@ -368,7 +397,7 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 		o->replayable = 0;
 		o->why_not = "the call failed";
 	}
-	if (op->kind != REMAT_OP_KERNEL || !o->nreads)
+	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads)
 		return;
 	remat_drv.cuCtxSynchronize();
 	uint64_t l0 = prof_ws_launches;
@@ -459,7 +488,8 @@ static void durations(void)
 		                *hit = ix ? bsearch(&key, ix, m, sizeof(*ix), cmp_corr) : NULL;
 		/* Our own hashing copies and kernels run inside the app's runtime
 		 * call and carry its id: only records of the op's own kind count. */
-		if (!hit || kind_of_op(prof.ops[hit->op].kind) != rec[r].kind) {
+		int graph = hit && prof.ops[hit->op].kind == REMAT_OP_GRAPH;
+		if (!hit || (!graph && kind_of_op(prof.ops[hit->op].kind) != rec[r].kind)) {
 			unmatched[rec[r].kind]++;
 			continue;
 		}
@@ -473,13 +503,18 @@ static void durations(void)
 		while (k < nm && mt[k].op == mt[j].op)
 			k++;
 		struct prof_op *o = &prof.ops[mt[j].op];
-		if (o->kind == REMAT_OP_KERNEL) {
+		if (o->kind == REMAT_OP_KERNEL || o->kind == REMAT_OP_GRAPH) {
 			/* In start order: hashing kernels before it, the op's own,
 			 * hashing kernels after it. */
 			size_t own = j + o->hash_before;
 			internal += o->hash_before + o->hash_after;
-			if (own < k)
-				o->duration_ns = mt[own].dur;
+			/* A graph's nodes are all its own: from the first start to
+			 * the last end. */
+			size_t last = o->kind == REMAT_OP_GRAPH ? k - o->hash_after : own + 1;
+			if (own < last && last <= k)
+				o->duration_ns =
+				    (int64_t)(mt[last - 1].start + (uint64_t)mt[last - 1].dur -
+				              mt[own].start);
 		} else {
 			/* In start order: the swap copies libremat made for the op
 			 * (done before it was issued), then the op's own. */
@@ -499,7 +534,7 @@ static void durations(void)
 	          (unsigned long long)unmatched[2]);
 	uint64_t launches = 0;
 	for (size_t i = 0; i < prof.nops; i++)
-		launches += prof.ops[i].kind == REMAT_OP_KERNEL;
+		launches += prof.ops[i].kind == REMAT_OP_KERNEL ? 1 : prof.ops[i].graph_kernels;
 	prof.cupti_kernels = kernels;
 	prof.cupti_launches = launches;
 	prof.cupti_mismatch = (int64_t)kernels - (int64_t)launches;

@@ -362,8 +362,7 @@ static int32_t touches_evicted(const struct prof_op *q, const struct remat_op *o
 	case REMAT_OP_MEMSET:
 		return replay_find_evicted(op->dst, op->dst + op->bytes);
 	default:
-		/* A graph's kernels are not ours to see: anything may be read. */
-		return engine.niv ? engine.iv[0].buf : -1;
+		return replay_graph_touches_evicted(op);
 	}
 }
 

@@ -90,6 +90,12 @@ void replay_plan_drop(void);
 /* Op k's parameters can be rebuilt from recorded bytes. */
 int replay_op_replayable(int32_t k);
 
+/* graph.c */
+/* The evicted buffer a graph launch touches (its nodes' parameter words and
+ * ranges, as read at instantiation), or -1; any evicted buffer when the
+ * graph could not be read. */
+int32_t replay_graph_touches_evicted(const struct remat_op *op);
+
 /* engine.c */
 /* No plan for good: back to the unmodified job. */
 void replay_no_plan(void);

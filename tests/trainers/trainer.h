@@ -28,6 +28,7 @@ struct trainer_opts {
 	int short_last; /* 0: off, else the last iteration's batch */
 	int bwd_thread; /* run each backward pass on a second host thread */
 	int pinned;     /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
+	int graphs;     /* gpt: transformer blocks captured once as CUDA graphs, then replayed */
 	float lr, dropout;
 	unsigned long long seed;
 	const char *kernels_dir;

@@ -39,6 +39,7 @@ static const struct flag flags[] = {
     F("--kernel-format", FORMAT, format, "auto | so | cubin"),
     F("--bwd-thread", BOOL, bwd_thread, "run each backward pass on a second host thread"),
     F("--pinned", BOOL, pinned, "stage inputs in pinned (cudaMallocHost) host memory"),
+    F("--graphs", BOOL, graphs, "capture the transformer blocks as CUDA graphs (gpt)"),
 };
 #undef F
 

@@ -50,10 +50,39 @@ struct remat_op {
 	unsigned elem;     /* memset element size */
 	/* graph launch: what its nodes touch (set by the session), NULL unknown */
 	const struct remat_graph_refs *graph;
+	/* kernel: cuLaunchKernelEx's attributes, or a cooperative entry point */
+	const CUlaunchAttribute *attrs;
+	unsigned nattrs;
+	int cooperative;
 	/* Set by the session's op_begin for its op_end (session/). */
 	int end;
 	int32_t pos; /* the op's position in the iteration, when known */
 };
+
+/* The bytes of a launch attribute's value that mean something (the rest
+ * of the union is whatever the caller's memory held): what is compared,
+ * hashed and replayed. */
+static inline size_t remat_attr_value_size(CUlaunchAttributeID id)
+{
+	CUlaunchAttributeValue v;
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		return sizeof(v.accessPolicyWindow);
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		return sizeof(v.clusterDim);
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		return sizeof(v.programmaticEvent);
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		return sizeof(v.launchCompletionEvent);
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		return sizeof(v.memSyncDomainMap);
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		return 0;
+	default: /* one int or enum: cooperative, priority, policies, ... */
+		return sizeof(int);
+	}
+}
 
 /* The parameter buffer of a launch that passed its parameters packed in
  * `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), or NULL. */

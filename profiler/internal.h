@@ -86,6 +86,11 @@ const char *prof_intern(const char *s);
  * the call): CUPTI may report them under the op's runtime call. */
 uint32_t prof_swap_copies_take(void);
 
+/* attrs.c — a kernel launch's attributes, kept with its op (replay/ launches
+ * it again with them).  An attribute that records an event makes the op
+ * one a replay must not repeat.  Returns the graph-hash words of them. */
+uint64_t prof_attrs_record(struct prof_op *o, const struct remat_op *op, uint64_t hash);
+
 /* profile.c — recording one iteration (detect.c drives it). */
 int prof_profile_begin(uint64_t start_op, size_t period, size_t iteration, int cupti_ok,
                        const char *cupti_note);

@@ -335,6 +335,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->name = ki->name;
 		o->kernel = kernel_id(ki);
 		pack_params(o, ki, op);
+		graph_hash = prof_attrs_record(o, op, graph_hash);
 		scan_refs(o);
 		hash_inputs(o);
 		break;

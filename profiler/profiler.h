@@ -73,6 +73,10 @@ struct prof_op {
 	uint32_t hash_before, hash_after;
 	uint32_t swap_copies;   /* libremat's swap copies issued inside the op's call, before it */
 	uint32_t graph_kernels; /* graph launch: its kernel nodes (CUPTI reports each) */
+	/* kernel: its launch attributes (cuLaunchKernelEx's; a cooperative entry
+	 * point's as CU_LAUNCH_ATTRIBUTE_COOPERATIVE), replayed with it */
+	CUlaunchAttribute *attrs;
+	uint32_t nattrs;
 };
 
 /* One profiled iteration.  Immutable once prof_finish hands it over; shared

@@ -22,6 +22,7 @@ void prof_profile_release(struct remat_profile *t)
 		free(t->ops[i].refs);
 		free(t->ops[i].reads);
 		free(t->ops[i].writes);
+		free(t->ops[i].attrs);
 	}
 	free(t->bufs);
 	free(t->kernels);

@@ -309,7 +309,7 @@ static int same_op(const struct prof_op *q, const struct remat_op *op)
 		int extra = remat_op_extra_params(op, &size) != NULL;
 		return q->func == op->func && !memcmp(q->grid, op->grid, sizeof(q->grid)) &&
 		       !memcmp(q->block, op->block, sizeof(q->block)) && q->shmem == op->shmem &&
-		       extra == q->via_extra;
+		       extra == q->via_extra && replay_attrs_same(q, op);
 	}
 	case REMAT_OP_MEMCPY:
 		return q->bytes == op->bytes &&

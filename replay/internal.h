@@ -90,6 +90,14 @@ void replay_plan_drop(void);
 /* Op k's parameters can be rebuilt from recorded bytes. */
 int replay_op_replayable(int32_t k);
 
+/* launch_attrs.c */
+/* Whether op was launched with the attributes the profile's op was. */
+int replay_attrs_same(const struct prof_op *q, const struct remat_op *op);
+/* Launches a replay of kernel op q (as issued: o) on st, with q's
+ * attributes through cuLaunchKernelEx when it has any. */
+CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o, CUstream st,
+                              void **params, void **extra);
+
 /* graph.c */
 /* The evicted buffer a graph launch touches (its nodes' parameter words and
  * ranges, as read at instantiation), or -1; any evicted buffer when the

@@ -15,6 +15,11 @@
  * graph and replayed; what they allocate inside becomes graph memory, and
  * their inputs are copied into static buffers first.  The embedding, the
  * head and the optimizer stay eager.
+ *
+ * --launch-attrs launches the MLP's GELU with a cluster of two blocks
+ * (cuLaunchKernelEx) and every layer norm as one cooperative grid
+ * (cuLaunchCooperativeKernel, grid.sync() between statistics and
+ * normalization).
  * See tests/trainers/README.md.
  */
 #include "trainer.h"
@@ -38,7 +43,11 @@ static struct {
 	struct kernel embed, qkv_split, qkv_merge, permute, residual, bias_gelu_fwd, bias_gelu_bwd,
 	    ln_fwd, ln_bwd, ln_grad, bias_grad, lsm_nll, nll_bwd, loss_acc, smax_fwd, smax_bwd,
 	    embed_bwd, adam;
+	struct kernel gelu_cluster, ln_coop; /* --launch-attrs */
 } K;
+/* --launch-attrs: the cooperative layer norm's grid */
+#define LN_COOP_BLOCKS  8
+#define LN_COOP_THREADS 64
 
 struct block {
 	struct param *ln1_g, *ln1_b, *w_qkv, *b_qkv, *w_proj, *b_proj, *ln2_g, *ln2_b, *w_fc, *b_fc,
@@ -80,6 +89,12 @@ static void layernorm(const float *x, const struct param *g, const struct param 
 	*mean = alloc(N, "layer-norm statistics");
 	*rstd = alloc(N, "layer-norm statistics");
 	float eps = LN_EPS;
+	if (O.launch_attrs) {
+		void *a[] = {&x, (void *)&g->w, (void *)&b->w, y, mean, rstd, &N, &C, &eps};
+		launch(&K.ln_coop, (dim3){LN_COOP_BLOCKS, 1, 1}, (dim3){LN_COOP_THREADS, 1, 1}, 0,
+		       S, a);
+		return;
+	}
 	void *a[] = {&x, (void *)&g->w, (void *)&b->w, y, mean, rstd, &C, &eps};
 	launch(&K.ln_fwd, (dim3){(unsigned)N, 1, 1}, (dim3){LN_THREADS, 1, 1},
 	       LN_THREADS * sizeof(float), S, a);
@@ -150,7 +165,8 @@ static float *blocks_forward(float *x, int B)
 		matmul(blas, 0, 1, N, C4, C, 1.0f, b->h2, b->w_fc->w, 0.0f, b->fc);
 		b->g = alloc((long long)N * C4, "the MLP activation");
 		void *a5[] = {&b->fc, &b->b_fc->w, &b->g, &N, &C4};
-		launch1d(&K.bias_gelu_fwd, (long long)N * C4, 256, S, a5);
+		launch1d(O.launch_attrs ? &K.gelu_cluster : &K.bias_gelu_fwd, (long long)N * C4,
+		         256, S, a5);
 		float *fc2 = alloc((long long)N * C, "the MLP output projection");
 		matmul(blas, 0, 1, N, C, C4, 1.0f, b->g, b->w_fc2->w, 0.0f, fc2);
 		b->x_out = alloc((long long)N * C, "the residual stream");
@@ -412,6 +428,10 @@ static void load_kernels(void)
 	kernel_get(&K.smax_bwd, &red, "causal_softmax_bwd", LAUNCH_DRIVER_EX);
 	kernel_get(&K.embed_bwd, &red, "embed_bwd", LAUNCH_DRIVER_EX);
 	kernel_get(&K.adam, &opt, "adam_step", LAUNCH_DRIVER_EX);
+	if (O.launch_attrs) {
+		kernel_get(&K.gelu_cluster, &red, "bias_gelu_fwd_cluster", LAUNCH_DRIVER_CLUSTER);
+		kernel_get(&K.ln_coop, &red, "layernorm_fwd_coop", LAUNCH_DRIVER_COOP);
+	}
 }
 
 static void adamw(int step)

@@ -25,10 +25,11 @@ enum kernel_format { KF_AUTO, KF_SO, KF_CUBIN };
 
 struct trainer_opts {
 	int batch, hidden, layers, iters, seq, heads, vocab, in_dim, classes, accum;
-	int short_last; /* 0: off, else the last iteration's batch */
-	int bwd_thread; /* run each backward pass on a second host thread */
-	int pinned;     /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
-	int graphs;     /* gpt: transformer blocks captured once as CUDA graphs, then replayed */
+	int short_last;   /* 0: off, else the last iteration's batch */
+	int bwd_thread;   /* run each backward pass on a second host thread */
+	int pinned;       /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
+	int graphs;       /* gpt: transformer blocks captured once as CUDA graphs, then replayed */
+	int launch_attrs; /* gpt: a kernel launched with a cluster, one cooperatively */
 	float lr, dropout;
 	unsigned long long seed;
 	const char *kernels_dir;
@@ -61,7 +62,11 @@ enum launch_path {
 	LAUNCH_RUNTIME,   /* cudaLibraryLoadFromFile / cudaLibraryGetKernel / cudaLaunchKernel */
 	LAUNCH_DRIVER,    /* cuModuleLoad / cuModuleGetFunction / cuLaunchKernel */
 	LAUNCH_DRIVER_EX, /* the same module, launched with cuLaunchKernelEx */
+	/* cuLaunchKernelEx with a cluster of TRAINER_CLUSTER blocks (x) */
+	LAUNCH_DRIVER_CLUSTER,
+	LAUNCH_DRIVER_COOP, /* cuLaunchCooperativeKernel */
 };
+#define TRAINER_CLUSTER 2 /* as in kernels/reduce.cu */
 
 struct kmodule {
 	int runtime; /* loaded through cudart's library API */

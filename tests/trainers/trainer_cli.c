@@ -40,6 +40,8 @@ static const struct flag flags[] = {
     F("--bwd-thread", BOOL, bwd_thread, "run each backward pass on a second host thread"),
     F("--pinned", BOOL, pinned, "stage inputs in pinned (cudaMallocHost) host memory"),
     F("--graphs", BOOL, graphs, "capture the transformer blocks as CUDA graphs (gpt)"),
+    F("--launch-attrs", BOOL, launch_attrs,
+      "GELU launched with a cluster, layer norm cooperatively (gpt)"),
 };
 #undef F
 

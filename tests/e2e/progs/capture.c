@@ -23,14 +23,7 @@
 #include <stdlib.h>
 #include <cuda.h>
 
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		CUresult r_ = (x);                                                                 \
-		if (r_) {                                                                          \
-			printf("%s: %d\n", #x, (int)r_);                                           \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "progs.h"
 
 enum { N = 65536 }; /* 256 KiB per buffer */
 

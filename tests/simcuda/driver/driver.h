@@ -394,7 +394,18 @@ struct sim_func {
 	struct sim_module *mod;
 	struct sim_func *as_function; /* CUkernel: its CUfunction */
 	int max_dynamic_smem;
+	int non_portable_cluster; /* clusters of up to 16 blocks rather than 8 */
 };
+
+/* ---- occupancy.c ---------------------------------------------------------- */
+
+/* The simulated device: an H100-like GPU. */
+#define SIM_SMS         132
+#define SIM_SMS_PER_GPC 16 /* a cluster's blocks share one GPC */
+#define SIM_SMEM_PER_SM 233472
+/* Blocks of `threads` threads with `smem` bytes of dynamic shared memory
+ * that fit on one SM at once. */
+int occupancy_blocks_per_sm(unsigned threads, size_t smem);
 
 /* ---- fault.c ----------------------------------------------------------- */
 

@@ -79,6 +79,24 @@ static struct sim_gmem *find_base(uintptr_t base)
 	return NULL;
 }
 
+/* A memory node of s's capture holding one reference to g (given). */
+static CUresult add_node(struct sim_stream *s, enum op_kind kind, uintptr_t addr,
+                         struct sim_gmem *g)
+{
+	struct sim_op *op = op_new(kind);
+	op->u.mem.addr = addr;
+	op->u.mem.graph = g;
+	CUresult r;
+	if (!capture_take(s, op, &r)) {
+		/* The capture ended in between: nothing to record into. */
+		op->u.mem.graph = NULL;
+		op_free(op);
+		gmem_unref(g);
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	return r;
+}
+
 CUresult gmem_capture_alloc(struct sim_stream *s, size_t size, CUdeviceptr *out)
 {
 	if (out == NULL || size == 0)
@@ -101,17 +119,7 @@ CUresult gmem_capture_alloc(struct sim_stream *s, size_t size, CUdeviceptr *out)
 	g->next = all;
 	all = g;
 	pthread_mutex_unlock(&lock);
-	struct sim_op *op = op_new(OP_ALLOC);
-	op->u.mem.addr = g->base;
-	op->u.mem.graph = g;
-	CUresult r;
-	if (!capture_take(s, op, &r)) {
-		/* The capture ended in between: nothing to record into. */
-		op->u.mem.graph = NULL;
-		op_free(op);
-		gmem_unref(g);
-		return CUDA_ERROR_ILLEGAL_STATE;
-	}
+	CUresult r = add_node(s, OP_ALLOC, g->base, g);
 	if (r == CUDA_SUCCESS)
 		*out = (CUdeviceptr)g->base;
 	return r;
@@ -127,17 +135,7 @@ CUresult gmem_capture_free(struct sim_stream *s, uintptr_t addr)
 	/* Only graph allocations can be freed by a graph. */
 	if (g == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	struct sim_op *op = op_new(OP_FREE);
-	op->u.mem.addr = addr;
-	op->u.mem.graph = g;
-	CUresult r;
-	if (!capture_take(s, op, &r)) {
-		op->u.mem.graph = NULL;
-		op_free(op);
-		gmem_unref(g);
-		return CUDA_ERROR_ILLEGAL_STATE;
-	}
-	return r;
+	return add_node(s, OP_FREE, addr, g);
 }
 
 CUresult gmem_launch_check(const struct sim_graph *exec, bool *auto_free)

@@ -36,7 +36,7 @@ REMAT_TEST_CFLAGS := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include $(SAN)
 REMAT_HDRS := $(foreach d,$(REMAT_DIRS) plan,$(wildcard $(d)/*.h))
 
 $(BUILD)/tests/core/test_config: tests/core/test_config.c core/config.c core/budget.c \
-		core/log.c $(REMAT_HDRS)
+		core/frameworks.c core/log.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 
@@ -77,14 +77,17 @@ E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------
 REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so \
-	$(BUILD)/tests/e2e/progs/capture
+	$(BUILD)/tests/e2e/progs/capture $(BUILD)/tests/e2e/progs/envprog
 $(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c
+$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c tests/e2e/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c
+$(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c tests/e2e/progs/progs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c tests/e2e/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ALL_TARGETS += $(REMAT_PROGS)

@@ -43,8 +43,7 @@ uint64_t prof_attrs_record(struct prof_op *o, const struct remat_op *op, uint64_
 			o->why_not = "launch records an event";
 		}
 		hash = remat_fnv1a(hash, &o->attrs[i].id, sizeof(o->attrs[i].id));
-		hash = remat_fnv1a(hash, &o->attrs[i].value,
-		                   remat_attr_value_size(o->attrs[i].id));
+		hash = remat_fnv1a(hash, &o->attrs[i].value, remat_attr_value_size(o->attrs[i].id));
 	}
 	return hash;
 }

@@ -38,8 +38,8 @@ CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o,
 {
 	if (!q->nattrs)
 		return remat_drv.cuLaunchKernel(o->func, o->grid[0], o->grid[1], o->grid[2],
-		                                o->block[0], o->block[1], o->block[2], o->shmem,
-		                                st, params, extra);
+		                                o->block[0], o->block[1], o->block[2], o->shmem, st,
+		                                params, extra);
 	if (!remat_drv.cuLaunchKernelEx)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	CUlaunchConfig c = {.gridDimX = o->grid[0],

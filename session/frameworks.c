@@ -41,14 +41,16 @@ void frameworks_check(void)
 	for (int i = 0; i < nset; i++) {
 		const char *now = getenv(set[i].name);
 		if (set[i].before && strcmp(set[i].before, set[i].value))
-			remat_log(REMAT_LOG_INFO, "%s was \"%s\" at start; libremat set it to \"%s\"",
-			          set[i].name, set[i].before, set[i].value);
-		if (!now || strcmp(now, set[i].value))
 			remat_log(REMAT_LOG_INFO,
-			          "%s was changed by the program after libremat set it: \"%s\" "
-			          "instead of \"%s\"; the framework's allocator reads the program's "
-			          "value, and tensors it allocates in blocks of its own are not "
-			          "managed one by one",
-			          set[i].name, now ? now : "(unset)", set[i].value);
+			          "%s was \"%s\" at start; libremat set it to \"%s\"", set[i].name,
+			          set[i].before, set[i].value);
+		if (!now || strcmp(now, set[i].value))
+			remat_log(
+			    REMAT_LOG_INFO,
+			    "%s was changed by the program after libremat set it: \"%s\" "
+			    "instead of \"%s\"; the framework's allocator reads the program's "
+			    "value, and tensors it allocates in blocks of its own are not "
+			    "managed one by one",
+			    set[i].name, now ? now : "(unset)", set[i].value);
 	}
 }

@@ -15,9 +15,11 @@
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = {"PYTORCH_ALLOC_CONF",          "PYTORCH_CUDA_ALLOC_CONF",
+	static const char *const names[] = {"PYTORCH_ALLOC_CONF",
+	                                    "PYTORCH_CUDA_ALLOC_CONF",
 	                                    "XLA_PYTHON_CLIENT_PREALLOCATE",
-	                                    "XLA_PYTHON_CLIENT_ALLOCATOR", "TF_GPU_ALLOCATOR",
+	                                    "XLA_PYTHON_CLIENT_ALLOCATOR",
+	                                    "TF_GPU_ALLOCATOR",
 	                                    "TF_FORCE_GPU_ALLOW_GROWTH"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const char *v = getenv(names[i]);

@@ -77,13 +77,17 @@ E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------
 REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so \
-	$(BUILD)/tests/e2e/progs/capture $(BUILD)/tests/e2e/progs/envprog
+	$(BUILD)/tests/e2e/progs/capture $(BUILD)/tests/e2e/progs/envprog \
+	$(BUILD)/tests/e2e/progs/nccl_order
 $(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
 $(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c tests/e2e/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+$(BUILD)/tests/e2e/progs/nccl_order: tests/e2e/progs/nccl_order.c tests/e2e/progs/progs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(NCCL_LINK) -L$(CUDA_HOME)/lib64/stubs -lcuda
 $(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c tests/e2e/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda

@@ -34,6 +34,7 @@ struct remat_graph_refs {
 	size_t n;
 	int opaque;
 	uint32_t kernels; /* kernel nodes: launches CUPTI will report for it */
+	int collective;   /* a kernel node is a collective (NCCL captured in the graph) */
 };
 
 struct remat_op {

@@ -337,8 +337,16 @@ static int add_gap(struct cbuild *cb, const struct pl_graph *g, int32_t b, int32
 static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb)
 {
 	ix->gap_off = calloc((size_t)g->nbufs + 1, sizeof(uint32_t));
-	if (!ix->gap_off)
+	/* coll[p]: collectives among ops 0 .. p-1; a gap (a, c) spans one when
+	 * coll[c] > coll[a + 1]. */
+	int32_t *coll = malloc(((size_t)g->nops + 1) * sizeof(*coll));
+	if (!ix->gap_off || !coll) {
+		free(coll);
 		return -1;
+	}
+	coll[0] = 0;
+	for (int32_t p = 0; p < g->nops; p++)
+		coll[p + 1] = coll[p] + g->ops[p].collective;
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		ix->gap_off[b] = (uint32_t)cb->cs->ngaps;
 		if (!pl_buf_evictable(&g->bufs[b]))
@@ -346,16 +354,21 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 		uint32_t u0 = ix->use_off[b], u1 = ix->use_off[b + 1];
 		for (uint32_t u = u0; u + 1 < u1; u++) {
 			int32_t a = ix->uses[u], c = ix->uses[u + 1];
-			if (c - a >= 2 && add_gap(cb, g, b, a, c, pl_ver_at(g, ix, b, a + 1), 0))
-				return -1;
+			if (c - a >= 2 && coll[c] == coll[a + 1] &&
+			    add_gap(cb, g, b, a, c, pl_ver_at(g, ix, b, a + 1), 0))
+				goto fail;
 		}
 		int32_t f = g->bufs[b].free_at;
 		if (u1 > u0 && f >= 0 && f - ix->uses[u1 - 1] >= 2 &&
 		    add_gap(cb, g, b, ix->uses[u1 - 1], f, 0, 1))
-			return -1;
+			goto fail;
 	}
 	ix->gap_off[g->nbufs] = (uint32_t)cb->cs->ngaps;
+	free(coll);
 	return 0;
+fail:
+	free(coll);
+	return -1;
 }
 
 static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb,

@@ -105,7 +105,7 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	struct pl_op *op = &g->ops[k];
 	int64_t i, dur;
 	const char *kind, *name, *why;
-	int repl, rc;
+	int repl, coll, rc;
 	json_t *reads, *writes, *refs;
 	/* A graph file may leave out what a trace always writes. */
 	if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
@@ -113,6 +113,7 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	    (rc = pl_jstr(c, v, where, "name", &name, 0, "")) ||
 	    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
 	    (rc = pl_jbool(c, v, where, "replayable", &repl, trace, 1)) ||
+	    (rc = pl_jbool(c, v, where, "collective", &coll, 0, 0)) ||
 	    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
 	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
 	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
@@ -124,7 +125,8 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	op->name = pl_graph_strdup(g, name);
 	op->why_not = pl_graph_strdup(g, why);
 	op->duration_ns = dur < 0 ? -1 : dur;
-	op->replayable = (uint8_t)repl;
+	op->replayable = (uint8_t)repl && !coll;
+	op->collective = (uint8_t)coll;
 	op->ref_off = g->nrefs;
 	char w2[128];
 	snprintf(w2, sizeof(w2), "%s.reads", where);

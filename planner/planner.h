@@ -42,6 +42,9 @@ struct pl_op {
 	uint32_t nrefs;
 	uint8_t replayable;
 	uint8_t kind; /* PL_KIND_* */
+	/* A collective (NCCL): never replayed, and no buffer is evicted
+	 * across it (a gap spanning one is no candidate). */
+	uint8_t collective;
 	const char *why_not;
 };
 

@@ -81,6 +81,8 @@ static void read_kernel(struct remat_graph_refs *r, CUgraphNode node, size_t *ca
 		return;
 	}
 	struct prof_kinfo *k = prof_kinfo_get(p.func ? (void *)p.func : (void *)p.kern);
+	if (k && prof_collective_name(k->name))
+		r->collective = 1;
 	if (!k || !k->layout_known || (k->nparams && !p.kernelParams)) {
 		r->opaque = 1;
 		return;

@@ -91,6 +91,16 @@ uint32_t prof_swap_copies_take(void);
  * one a replay must not repeat.  Returns the graph-hash words of them. */
 uint64_t prof_attrs_record(struct prof_op *o, const struct remat_op *op, uint64_t hash);
 
+/* collective.c — collectives (NCCL kernels) in the profiled iteration. */
+int prof_collective_name(const char *name);
+/* A collective was issued on s: in flight until the stream gets past it. */
+void prof_collective_issued(CUstream s);
+/* What the profile waits for around an op on stream s: the whole context,
+ * or only s while a collective is in flight. */
+void prof_sync(CUstream s);
+/* At the profile's ends: the collectives by their events, then the context. */
+void prof_sync_all(void);
+
 /* profile.c — recording one iteration (detect.c drives it). */
 int prof_profile_begin(uint64_t start_op, size_t period, size_t iteration, int cupti_ok,
                        const char *cupti_note);

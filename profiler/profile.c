@@ -84,7 +84,7 @@ int prof_profile_begin(uint64_t start_op, size_t ops, size_t iteration, int cupt
 		if (add_pbuf(b))
 			return -1;
 	}
-	remat_drv.cuCtxSynchronize();
+	prof_sync_all();
 	remat_alloc_reset_peak();
 	return 0;
 }
@@ -286,9 +286,15 @@ static void graph_refs(struct prof_op *o, const struct remat_op *op)
 }
 
 /* Hashes of everything the op references, before it: those that differ
- * after it are its writes (prof_profile_op_after). */
+ * after it are its writes (prof_profile_op_after).  A collective is not
+ * hashed around (collective.c): all it references it may write. */
 static void hash_inputs(struct prof_op *o)
 {
+	if (o->collective) {
+		for (size_t r = 0; r < o->nreads; r++)
+			push_id(&o->writes, &o->nwrites, o->reads[r]);
+		return;
+	}
 	if (o->nreads > capbefore) {
 		void *p = realloc(before, o->nreads * sizeof(*before));
 		if (p) {
@@ -296,7 +302,7 @@ static void hash_inputs(struct prof_op *o)
 			capbefore = o->nreads;
 		}
 	}
-	remat_drv.cuCtxSynchronize();
+	prof_sync(o->cstream);
 	uint64_t l0 = prof_ws_launches;
 	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
 		struct prof_live *b = pb[o->reads[r]];
@@ -334,6 +340,11 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		}
 		o->name = ki->name;
 		o->kernel = kernel_id(ki);
+		if (prof_collective_name(o->name)) {
+			o->collective = 1;
+			o->replayable = 0;
+			o->why_not = "collective";
+		}
 		pack_params(o, ki, op);
 		graph_hash = prof_attrs_record(o, op, graph_hash);
 		scan_refs(o);
@@ -358,6 +369,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->name = "cuGraphLaunch";
 		o->replayable = 0;
 		o->why_not = "graph launch";
+		o->collective = op->graph && op->graph->collective;
 		graph_refs(o, op);
 		hash_inputs(o);
 		break;
@@ -398,9 +410,13 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 		o->replayable = 0;
 		o->why_not = "the call failed";
 	}
+	if (o->collective) {
+		prof_collective_issued(op->stream);
+		return;
+	}
 	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads)
 		return;
-	remat_drv.cuCtxSynchronize();
+	prof_sync(op->stream);
 	uint64_t l0 = prof_ws_launches;
 	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
 		struct prof_live *b = pb[o->reads[r]];
@@ -575,7 +591,7 @@ static void process_info(void)
 struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 {
 	/* The last ops may still be running: their records come at completion. */
-	remat_drv.cuCtxSynchronize();
+	prof_sync_all();
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
 	prof.peak_bytes = st.peak;

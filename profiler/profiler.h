@@ -77,6 +77,7 @@ struct prof_op {
 	 * point's as CU_LAUNCH_ATTRIBUTE_COOPERATIVE), replayed with it */
 	CUlaunchAttribute *attrs;
 	uint32_t nattrs;
+	int collective; /* an NCCL kernel: never replayed, never hashed around */
 };
 
 /* One profiled iteration.  Immutable once prof_finish hands it over; shared

@@ -244,6 +244,8 @@ static void ops(struct sbuf *b, const struct remat_profile *t)
 		putf(b, ", \"duration_ns\": %lld, \"replayable\": %s, \"why_not\": ",
 		     (long long)o->duration_ns, o->replayable ? "true" : "false");
 		str(b, o->why_not ? o->why_not : "");
+		if (o->collective)
+			puts_(b, ", \"collective\": true");
 		puts_(b, "}");
 	}
 	puts_(b, "\n  ],\n");

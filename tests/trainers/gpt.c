@@ -492,6 +492,7 @@ int main(int argc, char **argv)
 	                          .accum = 1,
 	                          .lr = 3e-3f,
 	                          .seed = 1,
+	                          .ranks = 1,
 	                          .kernels_dir = TRAINER_KERNELS_DIR};
 	trainer_parse(argc, argv, &O, "--in,--classes,--dropout");
 	if (O.layers > MAX_LAYERS) {

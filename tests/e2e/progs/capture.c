@@ -201,12 +201,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: capture KERNELS.so\n");
 		return 1;
 	}
-	CUdevice dev;
 	CUmodule mod;
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
+	ctx = prog_context();
 	CK(cuModuleLoad(&mod, argv[1]));
 	CK(cuModuleGetFunction(&fwd, mod, "fwd"));
 	CK(cuModuleGetFunction(&use, mod, "use"));

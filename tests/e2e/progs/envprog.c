@@ -29,13 +29,8 @@ int main(int argc, char **argv)
 		setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True", 1);
 		setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", 1);
 	}
-	CUdevice dev;
-	CUcontext ctx;
 	CUdeviceptr p;
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
+	prog_context();
 	CK(cuMemAlloc(&p, 1 << 20));
 	CK(cuMemFree(p));
 	return 0;

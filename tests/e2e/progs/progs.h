@@ -19,4 +19,16 @@
 		}                                                                                  \
 	} while (0)
 
+/* Device 0's primary context, current on this thread. */
+static inline CUcontext prog_context(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	return ctx;
+}
+
 #endif

@@ -178,8 +178,7 @@ NCCL_API(ncclResult_t, ncclAllReduce, const void *sendbuff, void *recvbuff, size
 }
 
 NCCL_API(ncclResult_t, ncclReduce, const void *sendbuff, void *recvbuff, size_t count,
-         ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-         cudaStream_t stream)
+         ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
 {
 	/* Only the root's receive buffer is used (and must be given). */
 	if (comm && comm->rank != root && recvbuff == NULL)

@@ -24,7 +24,7 @@ static CUmodule mod;
 /* The real names, mangled as nvcc mangles them. */
 #define MANGLED(n, s) "_Z" #n s "24ncclDevKernelArgsStorageILm4096EE"
 static const struct {
-	int coll; /* -1: the generic kernel */
+	int coll;     /* -1: the generic kernel */
 	int sum_type; /* the type suffix's dtype, -1 none */
 	const char *name;
 } kernels[] = {
@@ -37,10 +37,14 @@ static const struct {
     {SIMNCCL_ALL_REDUCE, ncclFloat32, MANGLED(39, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")},
     {SIMNCCL_ALL_REDUCE, ncclFloat64, MANGLED(39, "ncclDevKernel_AllReduce_Sum_f64_RING_LL")},
     {SIMNCCL_REDUCE_SCATTER, ncclUint8, MANGLED(42, "ncclDevKernel_ReduceScatter_Sum_u8_RING_LL")},
-    {SIMNCCL_REDUCE_SCATTER, ncclUint32, MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_u32_RING_LL")},
-    {SIMNCCL_REDUCE_SCATTER, ncclUint64, MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_u64_RING_LL")},
-    {SIMNCCL_REDUCE_SCATTER, ncclFloat32, MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL")},
-    {SIMNCCL_REDUCE_SCATTER, ncclFloat64, MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_f64_RING_LL")},
+    {SIMNCCL_REDUCE_SCATTER, ncclUint32,
+     MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_u32_RING_LL")},
+    {SIMNCCL_REDUCE_SCATTER, ncclUint64,
+     MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_u64_RING_LL")},
+    {SIMNCCL_REDUCE_SCATTER, ncclFloat32,
+     MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL")},
+    {SIMNCCL_REDUCE_SCATTER, ncclFloat64,
+     MANGLED(43, "ncclDevKernel_ReduceScatter_Sum_f64_RING_LL")},
     {SIMNCCL_REDUCE, ncclUint8, MANGLED(35, "ncclDevKernel_Reduce_Sum_u8_RING_LL")},
     {SIMNCCL_REDUCE, ncclUint32, MANGLED(36, "ncclDevKernel_Reduce_Sum_u32_RING_LL")},
     {SIMNCCL_REDUCE, ncclUint64, MANGLED(36, "ncclDevKernel_Reduce_Sum_u64_RING_LL")},
@@ -116,16 +120,18 @@ CUfunction nccl_kernel(const struct simnccl_op *ops, unsigned n)
 	/* One kind of collective (summing one type, for the reductions): its
 	 * own kernel; anything else the generic one, as NCCL picks. */
 	int coll = ops[0].coll, type = -1;
-	int reduces = coll == SIMNCCL_ALL_REDUCE || coll == SIMNCCL_REDUCE_SCATTER ||
-	              coll == SIMNCCL_REDUCE;
+	int reduces =
+	    coll == SIMNCCL_ALL_REDUCE || coll == SIMNCCL_REDUCE_SCATTER || coll == SIMNCCL_REDUCE;
 	if (reduces) {
 		/* Sums are the same bits for signed and unsigned integers. */
-		static const int as[] = {ncclUint8, ncclUint8, ncclUint32, ncclUint32, ncclUint64,
-		                         ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64};
+		static const int as[] = {ncclUint8,   ncclUint8,   ncclUint32,
+		                         ncclUint32,  ncclUint64,  ncclUint64,
+		                         ncclFloat16, ncclFloat32, ncclFloat64};
 		type = ops[0].dtype < 9 ? as[ops[0].dtype] : -1;
 	}
 	for (unsigned i = 1; i < n; i++)
-		if (ops[i].coll != coll || ops[i].dtype != ops[0].dtype || ops[i].redop != ops[0].redop)
+		if (ops[i].coll != coll || ops[i].dtype != ops[0].dtype ||
+		    ops[i].redop != ops[0].redop)
 			return fns[0];
 	if (reduces && ops[0].redop != ncclSum)
 		return fns[0];

@@ -46,7 +46,7 @@ size_t nccl_type_size(ncclDataType_t t)
 			case ncclMin:                                                              \
 				d[i] = d[i] < s[i] ? d[i] : s[i];                                  \
 				break;                                                             \
-			default: /* sum, and average before its division */                       \
+			default: /* sum, and average before its division */                        \
 				d[i] = (T)(d[i] + s[i]);                                           \
 			}                                                                          \
 	} while (0)
@@ -154,7 +154,8 @@ static void run_op(struct ncclComm *c, const struct simnccl_op *op)
 			memcpy(nccl_slot(c, me), send + at * es, k * es);
 			nccl_barrier(c);
 			for (int r = 0; r < n; r++)
-				memcpy(recv + ((size_t)r * op->count + at) * es, nccl_slot(c, r), k * es);
+				memcpy(recv + ((size_t)r * op->count + at) * es, nccl_slot(c, r),
+				       k * es);
 			nccl_barrier(c);
 		}
 		break;
@@ -163,7 +164,8 @@ static void run_op(struct ncclComm *c, const struct simnccl_op *op)
 		for (int t = 0; t < n; t++)
 			for (size_t at = 0; at < op->count; at += per) {
 				size_t k = op->count - at < per ? op->count - at : per;
-				memcpy(nccl_slot(c, me), send + ((size_t)t * op->count + at) * es, k * es);
+				memcpy(nccl_slot(c, me), send + ((size_t)t * op->count + at) * es,
+				       k * es);
 				nccl_barrier(c);
 				if (me == t)
 					reduce_slots(c, recv + at * es, k, op);

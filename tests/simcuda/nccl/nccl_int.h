@@ -90,6 +90,7 @@ ncclResult_t nccl_enqueue(struct ncclComm *comm, CUstream stream, struct simnccl
 
 /* ---- misc.c ----------------------------------------------------------------- */
 /* The message ncclGetLastError returns. */
-void nccl_set_error(const char *fmt, ...) __attribute__((visibility("hidden"), format(printf, 1, 2)));
+void nccl_set_error(const char *fmt, ...)
+    __attribute__((visibility("hidden"), format(printf, 1, 2)));
 
 #endif

@@ -18,8 +18,15 @@ $(BUILD)/libremat/%.o: %.c
 	$(CC) $(REMAT_CFLAGS) -c $< -o $@
 
 # The hashing kernel's PTX is embedded with .incbin; regenerate it when nvcc
-# exists, else keep the committed one.
-$(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx
+# exists, else keep the committed one.  Its simcc module (for the simulated
+# device, which takes no PTX) is embedded beside it.
+include tools/simcc.mk
+REMAT_HASH_SIM := $(BUILD)/libremat/profiler/hash_sim.so
+$(REMAT_HASH_SIM): profiler/hash.cu $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
+$(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx $(REMAT_HASH_SIM)
+$(BUILD)/libremat/profiler/writeset.o: REMAT_CFLAGS += -DREMAT_HASH_SIM='"$(REMAT_HASH_SIM)"'
 profiler/hash.ptx: profiler/hash.cu
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -ptx -arch=compute_75 $< -o $@; else touch $@; fi
 
@@ -73,6 +80,7 @@ E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/tra
 E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
 -include bench/preload/preload.mk
 -include bench/run/run.mk
+-include bench/profile/profile.mk
 -include acquire/acquire.mk
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------

@@ -118,6 +118,8 @@ static int resolve(void)
 	GET(cuMemAlloc, "cuMemAlloc_v2");
 	GET(cuMemFree, "cuMemFree_v2");
 	GET(cuGetProcAddress, "cuGetProcAddress_v2");
+	GET(cuStreamCreate, "cuStreamCreate");
+	GET(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
 	GET(cuStreamIsCapturing, "cuStreamIsCapturing");
 	GET(cuGraphGetNodes, "cuGraphGetNodes");
 	GET(cuGraphNodeGetType, "cuGraphNodeGetType");

@@ -238,6 +238,7 @@ void prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small, int stack
 	b->small = small;
 	b->nsite = stack ? prof_stack_capture(&b->site) : 0;
 	b->trace_id = -1;
+	b->hash_at = -1;
 	b->alloc_at = b->free_at = b->alloc_seq = -1;
 	if (prof_live_add(b)) {
 		prof_live_free(b);

@@ -37,6 +37,10 @@ struct prof_live {
 	int64_t alloc_at, free_at, alloc_seq;
 	char **site;
 	size_t nsite;
+	/* Its content hash right after op hash_at of the profile (-1: none):
+	 * the next op's "before" when no op ran in between. */
+	uint64_t hash;
+	int64_t hash_at;
 };
 int prof_live_add(struct prof_live *b);
 struct prof_live *prof_live_remove(uint64_t addr);
@@ -51,13 +55,11 @@ void prof_live_free(struct prof_live *b);
  * libremat's own frames.  Returns strdup'd frames. */
 size_t prof_stack_capture(char ***frames);
 
-/* writeset.c — content hash of a device range (context synchronized by
- * the caller). */
+/* writeset.c — content hashes of device ranges {addr, bytes} (the caller
+ * has waited for the work before), in batches on libremat's own stream. */
+#define PROF_HASH_KERNEL "remat_hash_batch" /* hash.cu's */
 void prof_ws_init(void);
-uint64_t prof_ws_hash(uint64_t addr, uint64_t size);
-/* Hashing kernels launched so far (device path): CUPTI reports them under
- * the app's runtime call when hashing runs inside it. */
-extern uint64_t prof_ws_launches;
+void prof_ws_hash(const uint64_t (*ranges)[2], size_t n, uint64_t *out);
 
 /* cupti.c — correlation ids and durations. */
 struct prof_cupti_tls {

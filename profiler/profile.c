@@ -25,7 +25,6 @@ static CUstream streams[256]; /* stream id i + 1 */
 static int nstreams;
 static uint32_t corr_min, corr_max;
 static uint64_t *before; /* hashes before the current op, per read buffer */
-static size_t capbefore;
 
 #define MIX(v) (graph_hash = remat_fnv1a(graph_hash, &(v), sizeof(v)))
 
@@ -81,6 +80,7 @@ int prof_profile_begin(uint64_t start_op, size_t ops, size_t iteration, int cupt
 	for (size_t i = 0; i < prof_live_count(); i++) {
 		struct prof_live *b = prof_live_at(i);
 		b->alloc_at = b->free_at = b->alloc_seq = -1;
+		b->hash_at = -1;
 		if (add_pbuf(b))
 			return -1;
 	}
@@ -285,30 +285,60 @@ static void graph_refs(struct prof_op *o, const struct remat_op *op)
 	}
 }
 
-/* Hashes of everything the op references, before it: those that differ
- * after it are its writes (prof_profile_op_after).  A collective is not
- * hashed around (collective.c): all it references it may write. */
-static void hash_inputs(struct prof_op *o)
+/* Room for the hashes of an op's n referenced buffers (before[], and the
+ * ranges to hash). */
+static uint64_t (*ranges)[2];
+static size_t *slot;
+static uint64_t *hashed;
+static size_t capranges;
+
+static int reserve(size_t n)
+{
+	if (n <= capranges)
+		return 0;
+	void *a = realloc(ranges, n * sizeof(*ranges)), *b = realloc(slot, n * sizeof(*slot)),
+	     *c = realloc(hashed, n * sizeof(*hashed)), *d = realloc(before, n * sizeof(*before));
+	ranges = a ? a : ranges;
+	slot = b ? b : slot;
+	hashed = c ? c : hashed;
+	before = d ? d : before;
+	if (!a || !b || !c || !d)
+		return -1;
+	capranges = n;
+	return 0;
+}
+
+/* Hashes of everything op k references, before it: those that differ
+ * after it are its writes (prof_profile_op_after).  A buffer hashed right
+ * after op k - 1 needs no new hash (no op ran in between, and everything
+ * before was waited for then).  A collective is not hashed around
+ * (collective.c): all it references it may write. */
+static void hash_inputs(struct prof_op *o, uint64_t k)
 {
 	if (o->collective) {
 		for (size_t r = 0; r < o->nreads; r++)
 			push_id(&o->writes, &o->nwrites, o->reads[r]);
 		return;
 	}
-	if (o->nreads > capbefore) {
-		void *p = realloc(before, o->nreads * sizeof(*before));
-		if (p) {
-			before = p;
-			capbefore = o->nreads;
-		}
-	}
-	prof_sync(o->cstream);
-	uint64_t l0 = prof_ws_launches;
-	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
+	if (reserve(o->nreads))
+		return;
+	size_t n = 0;
+	for (size_t r = 0; r < o->nreads; r++) {
 		struct prof_live *b = pb[o->reads[r]];
-		before[r] = prof_ws_hash(b->addr, b->size);
+		if (b->hash_at >= 0 && (uint64_t)b->hash_at + 1 == k) {
+			before[r] = b->hash;
+			continue;
+		}
+		ranges[n][0] = b->addr;
+		ranges[n][1] = b->size;
+		slot[n++] = r;
 	}
-	o->hash_before = (uint32_t)(prof_ws_launches - l0);
+	if (n) {
+		prof_sync(o->cstream);
+		prof_ws_hash((const uint64_t(*)[2])ranges, n, hashed);
+		for (size_t i = 0; i < n; i++)
+			before[slot[i]] = hashed[i];
+	}
 }
 
 void prof_profile_op_before(struct remat_op *op, uint64_t k)
@@ -348,7 +378,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		pack_params(o, ki, op);
 		graph_hash = prof_attrs_record(o, op, graph_hash);
 		scan_refs(o);
-		hash_inputs(o);
+		hash_inputs(o, k);
 		break;
 	}
 	case REMAT_OP_MEMCPY:
@@ -371,7 +401,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->why_not = "graph launch";
 		o->collective = op->graph && op->graph->collective;
 		graph_refs(o, op);
-		hash_inputs(o);
+		hash_inputs(o, k);
 		break;
 	}
 	int32_t kind = o->kind;
@@ -414,16 +444,23 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 		prof_collective_issued(op->stream);
 		return;
 	}
-	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads)
+	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads ||
+	    o->nreads > capranges)
 		return;
 	prof_sync(op->stream);
-	uint64_t l0 = prof_ws_launches;
-	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
+	for (size_t r = 0; r < o->nreads; r++) {
 		struct prof_live *b = pb[o->reads[r]];
-		if (prof_ws_hash(b->addr, b->size) != before[r])
-			push_id(&o->writes, &o->nwrites, o->reads[r]);
+		ranges[r][0] = b->addr;
+		ranges[r][1] = b->size;
 	}
-	o->hash_after = (uint32_t)(prof_ws_launches - l0);
+	prof_ws_hash((const uint64_t(*)[2])ranges, o->nreads, hashed);
+	for (size_t r = 0; r < o->nreads; r++) {
+		struct prof_live *b = pb[o->reads[r]];
+		if (hashed[r] != before[r])
+			push_id(&o->writes, &o->nwrites, o->reads[r]);
+		b->hash = hashed[r];
+		b->hash_at = (int64_t)k;
+	}
 }
 
 void prof_profile_alloc(struct prof_live *b, uint64_t k)
@@ -494,7 +531,7 @@ static void durations(void)
 	}
 	if (ix)
 		qsort(ix, m, sizeof(*ix), cmp_corr);
-	uint64_t kernels = 0, internal = 0, unmatched[3] = {0, 0, 0};
+	uint64_t kernels = 0, unmatched[3] = {0, 0, 0};
 	for (size_t r = 0; r < n; r++) {
 		uint32_t c = rec[r].corr;
 		if (c < corr_min || c > corr_max || prof_cupti_is_internal(c))
@@ -521,17 +558,12 @@ static void durations(void)
 			k++;
 		struct prof_op *o = &prof.ops[mt[j].op];
 		if (o->kind == REMAT_OP_KERNEL || o->kind == REMAT_OP_GRAPH) {
-			/* In start order: hashing kernels before it, the op's own,
-			 * hashing kernels after it. */
-			size_t own = j + o->hash_before;
-			internal += o->hash_before + o->hash_after;
-			/* A graph's nodes are all its own: from the first start to
-			 * the last end. */
-			size_t last = o->kind == REMAT_OP_GRAPH ? k - o->hash_after : own + 1;
-			if (own < last && last <= k)
-				o->duration_ns =
-				    (int64_t)(mt[last - 1].start + (uint64_t)mt[last - 1].dur -
-				              mt[own].start);
+			/* The hashing kernels around it are not among the records
+			 * (cupti.c drops them by name): the op's own kernel, or a
+			 * graph's kernels from the first start to the last end. */
+			size_t last = o->kind == REMAT_OP_GRAPH ? k : j + 1;
+			o->duration_ns = (int64_t)(mt[last - 1].start + (uint64_t)mt[last - 1].dur -
+			                           mt[j].start);
 		} else {
 			/* In start order: the swap copies libremat made for the op
 			 * (done before it was issued), then the op's own. */
@@ -544,7 +576,6 @@ static void durations(void)
 	free(mt);
 	free(ix);
 	free(rec);
-	kernels -= internal < kernels ? internal : kernels;
 	remat_log(REMAT_LOG_DEBUG,
 	          "CUPTI: %zu records; not matched to an op: %llu kernels, %llu copies, %llu sets",
 	          n, (unsigned long long)unmatched[0], (unsigned long long)unmatched[1],

@@ -69,8 +69,6 @@ struct prof_op {
 	int via_extra;    /* parameters came packed in `extra` */
 	/* correlation ids of the API calls that issued it, for CUPTI */
 	uint32_t corr_driver, corr_runtime;
-	/* our hashing kernels launched before and after it (device path) */
-	uint32_t hash_before, hash_after;
 	uint32_t swap_copies;   /* libremat's swap copies issued inside the op's call, before it */
 	uint32_t graph_kernels; /* graph launch: its kernel nodes (CUPTI reports each) */
 	/* kernel: its launch attributes (cuLaunchKernelEx's; a cooperative entry

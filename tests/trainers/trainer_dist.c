@@ -83,10 +83,11 @@ void dist_init(const struct trainer_opts *o, cudaStream_t compute)
 	D.rank = env_int("RANK", env_int("LOCAL_RANK", -1));
 	int world = env_int("WORLD_SIZE", D.ranks);
 	if (D.rank < 0 || D.rank >= D.ranks || world != D.ranks) {
-		fprintf(stderr,
-		        "%s: --ranks %d needs RANK (or LOCAL_RANK) in [0, %d) and WORLD_SIZE %d, as "
-		        "torchrun sets them\n",
-		        trainer_prog, D.ranks, D.ranks, D.ranks);
+		fprintf(
+		    stderr,
+		    "%s: --ranks %d needs RANK (or LOCAL_RANK) in [0, %d) and WORLD_SIZE %d, as "
+		    "torchrun sets them\n",
+		    trainer_prog, D.ranks, D.ranks, D.ranks);
 		exit(1);
 	}
 	ncclUniqueId id;

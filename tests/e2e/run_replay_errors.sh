@@ -1,6 +1,6 @@
 #!/bin/sh
 # A launch that fails inside a replay iteration (SIMCUDA_FAIL_LAUNCH=N, N
-# swept over one such iteration, libremat's own rebuild launches counted):
+# swept over the last one, libremat's own rebuild launches counted):
 # the job either ends with the device error, never having printed a loss
 # the plain run does not print, or, where the fault hit libremat's rebuild
 # and it could do it again (a launch refused for memory, not a kernel
@@ -12,12 +12,23 @@ run fill REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/fill.d" "REMAT_CACHE
 	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 8
 same plain fill
 grep -q "applied from iteration" "$tmp/fill.err" || fail "no plan: $(tail -n 3 "$tmp/fill.err")"
+# The last iteration's launches: those of 8 iterations past those of 7, the
+# cached plan applied in both (the profiled iteration's hashing launches
+# and the number of warm-up iterations leave them where they fall).
+for i in 7 8; do
+	run cached$i REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/c$i.d" "REMAT_CACHE_DIR=$tmp/cache" \
+		"SIMCUDA_REPORT_FILE=$tmp/c$i.sim" LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters $i
+done
+first=$(($(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c7.sim") + 1))
+last=$(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c8.sim")
+[ "$last" -gt "$first" ] || fail "no launches in the last iteration: $first..$last"
+grep -q "applied from iteration" "$tmp/cached7.err" || fail "no cached plan: $(tail -n 3 "$tmp/cached7.err")"
 
 # sweep KIND ERRORS: SIMCUDA_FAIL_LAUNCH_ERROR=KIND at every N through the
 # replay iterations; a job that fails must name one of ERRORS (grep -E).
 sweep() {
 	recovered=0 ended=0
-	for n in $(seq 180 230); do
+	for n in $(seq "$first" "$last"); do
 		rc=0
 		env SIMCUDA_FAIL_LAUNCH=$n SIMCUDA_FAIL_LAUNCH_ERROR=$1 REMAT_BUDGET=80% \
 			"REMAT_TRACE_DIR=$tmp/t$n.d" "REMAT_CACHE_DIR=$tmp/cache" \

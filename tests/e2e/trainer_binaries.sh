@@ -1,6 +1,6 @@
 #!/bin/sh
 # The trainers are linked like real CUDA programs (NEEDED libcublas.so.13,
-# libcudart.so.13 and, through the driver stub, libcuda.so.1); every kernel
+# libcudart.so.13, libnccl.so.2 and, through the driver stub, libcuda.so.1); every kernel
 # module exports only simcuda_module; bad flags give one clear message.
 . tests/e2e/trainer_lib.sh
 for t in mlp gpt; do
@@ -8,6 +8,7 @@ for t in mlp gpt; do
 	echo "$needed" | grep -qx libcuda.so.1 || fail "$t: no NEEDED libcuda.so.1"
 	echo "$needed" | grep -qx libcudart.so.13 || fail "$t: no NEEDED libcudart.so.13"
 	echo "$needed" | grep -qx libcublas.so.13 || fail "$t: no NEEDED libcublas.so.13"
+	echo "$needed" | grep -qx libnccl.so.2 || fail "$t: no NEEDED libnccl.so.2"
 done
 for m in "$BUILD"/kernels/*.so; do
 	[ "$(nm -D --defined-only "$m" | awk '{ print $3 }')" = simcuda_module ] ||

@@ -28,33 +28,21 @@ die() {
 	exit 1
 }
 
-# simtime NAME ENV... -- CMD...: the run's sim_time_ns.
-simtime() {
-	_n=$1
-	shift
-	_e=""
-	while [ "$1" != "--" ]; do
-		_e="$_e $1"
-		shift
-	done
-	shift
-	# shellcheck disable=SC2086
-	env SIMCUDA_REPORT_FILE="$tmp/$_n.rep" $_e tools/simrun "$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
-		die "$_n: $* failed: $(tail -n 3 "$tmp/$_n.err")"
-	sed -n 's/.*sim_time_ns=\([0-9]*\).*/\1/p' "$tmp/$_n.rep"
-}
+# sim NAME ENV... -- CMD..., field NAME KEY
+. bench/sim_lib.sh
 
 echo "the profiled iteration's simulated time over a normal iteration's (goal: within 3x)"
 worst=0
 for t in mlp gpt; do
 	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi
 	# shellcheck disable=SC2086
-	a=$(simtime $t-a -- "$BUILD/trainers/$t" --iters "$A" $args)
+	sim $t-a -- "$BUILD/trainers/$t" --iters "$A" $args
 	# shellcheck disable=SC2086
-	b=$(simtime $t-b -- "$BUILD/trainers/$t" --iters "$B" $args)
+	sim $t-b -- "$BUILD/trainers/$t" --iters "$B" $args
 	# shellcheck disable=SC2086
-	p=$(simtime $t-p REMAT_MODE=trace REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/$t.d" \
-		LD_PRELOAD="$LIB" -- "$BUILD/trainers/$t" --iters "$B" $args)
+	sim $t-p REMAT_MODE=trace REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/$t.d" \
+		LD_PRELOAD="$LIB" -- "$BUILD/trainers/$t" --iters "$B" $args
+	a=$(field $t-a sim_time_ns) b=$(field $t-b sim_time_ns) p=$(field $t-p sim_time_ns)
 	grep -q "write sets: hashing on the device" "$tmp/$t-p.err" ||
 		die "$t: not hashing on the device: $(grep 'write sets' "$tmp/$t-p.err")"
 	grep -q "trace written" "$tmp/$t-p.err" || die "$t: no iteration profiled"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A launch that fails inside a replay iteration (SIMCUDA_FAIL_LAUNCH=N, N
-# swept over the last one, libremat's own rebuild launches counted):
+# swept over one such iteration, libremat's own rebuild launches counted):
 # the job either ends with the device error, never having printed a loss
 # the plain run does not print, or, where the fault hit libremat's rebuild
 # and it could do it again (a launch refused for memory, not a kernel
@@ -12,17 +12,20 @@ run fill REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/fill.d" "REMAT_CACHE
 	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 8
 same plain fill
 grep -q "applied from iteration" "$tmp/fill.err" || fail "no plan: $(tail -n 3 "$tmp/fill.err")"
-# The last iteration's launches: those of 8 iterations past those of 7, the
-# cached plan applied in both (the profiled iteration's hashing launches
-# and the number of warm-up iterations leave them where they fall).
-for i in 7 8; do
+# The launches of iteration 6, a replay iteration: those of 6 iterations
+# past those of 5, the cached plan applied in both and run mode counting
+# one more iteration in the second (the profiled iteration's hashing
+# launches and the warm-up decide where they fall).
+for i in 5 6; do
 	run cached$i REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/c$i.d" "REMAT_CACHE_DIR=$tmp/cache" \
 		"SIMCUDA_REPORT_FILE=$tmp/c$i.sim" LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters $i
 done
-first=$(($(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c7.sim") + 1))
-last=$(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c8.sim")
-[ "$last" -gt "$first" ] || fail "no launches in the last iteration: $first..$last"
-grep -q "applied from iteration" "$tmp/cached7.err" || fail "no cached plan: $(tail -n 3 "$tmp/cached7.err")"
+first=$(($(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c5.sim") + 1))
+last=$(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c6.sim")
+[ "$last" -gt "$first" ] || fail "no launches in iteration 6: $first..$last"
+replays() { sed -n 's/.*run mode: \([0-9]*\) iterations,.*/\1/p' "$tmp/$1.err"; }
+[ "$(replays cached6)" = $(($(replays cached5) + 1)) ] ||
+	fail "iteration 6 is not a replay iteration: $(grep 'run mode:' "$tmp/cached6.err")"
 
 # sweep KIND ERRORS: SIMCUDA_FAIL_LAUNCH_ERROR=KIND at every N through the
 # replay iterations; a job that fails must name one of ERRORS (grep -E).

@@ -214,6 +214,8 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 			fprintf(f, ", \"replayable\": false, \"why_not\": ");
 			put_str(f, op->why_not);
 		}
+		if (op->collective)
+			fprintf(f, ", \"collective\": true");
 		fprintf(f, "}%s\n", i + 1 < g->nops ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"end\": true\n}\n");

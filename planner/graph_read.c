@@ -115,7 +115,7 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	struct pl_op *op = &g->ops[k];
 	int64_t i, dur, stream, bytes;
 	const char *kind, *name, *why, *via, *copy;
-	int repl, rc;
+	int repl, coll, rc;
 	json_t *reads, *writes, *refs, *partial;
 	/* A graph file may leave out what a trace always writes. */
 	if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
@@ -123,6 +123,7 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	    (rc = pl_jstr(c, v, where, "name", &name, 0, "")) ||
 	    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
 	    (rc = pl_jbool(c, v, where, "replayable", &repl, trace, 1)) ||
+	    (rc = pl_jbool(c, v, where, "collective", &coll, 0, 0)) ||
 	    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
 	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
 	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
@@ -143,7 +144,8 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	op->bytes = bytes;
 	op->via = pl_graph_strdup(g, via);
 	op->copy = pl_graph_strdup(g, copy);
-	op->replayable = (uint8_t)repl;
+	op->replayable = (uint8_t)repl && !coll;
+	op->collective = (uint8_t)coll;
 	op->ref_off = g->nrefs;
 	char w2[128];
 	snprintf(w2, sizeof(w2), "%s.reads", where);

@@ -45,6 +45,9 @@ struct pl_op {
 	uint32_t nrefs;
 	uint8_t replayable;
 	uint8_t kind; /* PL_KIND_* */
+	/* A collective (NCCL): never replayed, and no buffer is evicted
+	 * across it (a gap spanning one is no candidate). */
+	uint8_t collective;
 	const char *why_not;
 	/* What a trace says beyond the model (docs/trace-format.md), for the
 	 * tools that show it; planners ignore it.  A graph file may leave it out. */

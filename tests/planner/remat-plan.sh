@@ -80,6 +80,41 @@ grep -q '\["stash", 2\]' "$tmp/bn2.json" || fail "the plan does not stash S: $(c
 [ $? -eq 2 ] || fail "--plan-version 3: want exit 2"
 grep -q "expected 1 or 2" "$tmp/out" || fail "bad --plan-version message: $(cat "$tmp/out")"
 
+# A collective between two uses of a buffer: no eviction across it.  The
+# same graph without the flag plans (evicting b0 over ops 1..3, rebuilt by
+# replaying op 0); with it, the budget cannot be met.
+for coll in false true; do
+	cat >"$tmp/coll-$coll.json" <<EOT
+{"format": "remat-graph", "version": 1, "granularity": 1048576,
+ "buffers": [
+  {"id": 0, "size": 1048576, "alloc_at": 0, "free_at": 5},
+  {"id": 1, "size": 1048576, "persistent": true, "alloc_at": -1, "free_at": -1},
+  {"id": 2, "size": 2097152, "alloc_at": 2, "free_at": 4}],
+ "ops": [
+  {"i": 0, "name": "produce", "duration_ns": 1000, "reads": [1], "writes": [0]},
+  {"i": 1, "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "duration_ns": 1000, "reads": [],
+   "writes": [], "replayable": false, "why_not": "collective", "collective": $coll},
+  {"i": 2, "name": "big", "duration_ns": 1000, "reads": [], "writes": [2]},
+  {"i": 3, "name": "use_big", "duration_ns": 1000, "reads": [2], "writes": [2]},
+  {"i": 4, "name": "consume", "duration_ns": 1000, "reads": [0], "writes": []}]}
+EOT
+done
+"$bin" "$tmp/coll-false.json" --budget 3M -o "$tmp/c.json" >"$tmp/out" 2>&1 ||
+	fail "no collective: budget 3M: exit $? $(cat "$tmp/out")"
+# every planner, the DTR walk included, and both plan versions
+for p in default greedy dtr ilp; do
+	for v in 1 2; do
+		pa=""
+		[ $p = default ] || pa="--planner $p"
+		# shellcheck disable=SC2086
+		"$bin" "$tmp/coll-true.json" --budget 3M $pa --plan-version $v -o "$tmp/d.json" \
+			>"$tmp/out" 2>&1
+		rc=$?
+		[ $rc -eq 3 ] || fail "$p, version $v: an eviction across a collective: exit $rc, want 3: $(cat "$tmp/out" "$tmp/d.json")"
+	done
+done
+"$bin" "$tmp/coll-true.json" --budget 4M >"$tmp/out" 2>&1 || fail "collective at 4M: exit $?"
+
 for p in greedy dtr ilp none; do
 	"$bin" "$fx" --budget 100% --planner $p >"$tmp/out" 2>&1 || fail "planner $p at 100%: exit $?"
 done

@@ -15,6 +15,8 @@ plan = json.load(open(sys.argv[1]))
 plan["ops"] = []
 json.dump(plan, open(sys.argv[1], "w"))
 PY
+# an edit on purpose: give it the checksum of its new content
+"$PLAN" --rehash "$tmp"/refuse.cache/*.plan.json >/dev/null || fail "remat-plan --rehash failed"
 if env SIMCUDA_GRANULARITY=64K REMAT_BUDGET="$m" "REMAT_TRACE_DIR=$tmp/r.d" \
 	"REMAT_CACHE_DIR=$tmp/refuse.cache" LD_PRELOAD="$PRELOAD" "$SIMRUN" "$TR/mlp" --iters 7 \
 	>"$tmp/refuse.out" 2>"$tmp/refuse.err"; then

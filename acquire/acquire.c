@@ -199,10 +199,12 @@ static int check_excluded(const struct pl_plan *p, const char *path, char *err, 
 	return 0;
 }
 
+/* 0, or acq_plan_read's -1 or -2 (changed since written) with err. */
 static int load_plan(const char *path, struct pl_plan **p, char *err, size_t errlen)
 {
-	if (acq_plan_read(path, acq.hash, acq.nops, acq.budget, acq.nbufs, p, err, errlen))
-		return -1;
+	int rc = acq_plan_read(path, acq.hash, acq.nops, acq.budget, acq.nbufs, p, err, errlen);
+	if (rc)
+		return rc;
 	if (check_excluded(*p, path, err, errlen)) {
 		pl_plan_free(*p);
 		*p = NULL;
@@ -307,15 +309,30 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 			         "%s.plan.json", xsuffix);
 		if (access(acq.final, F_OK) == 0) {
 			struct pl_plan *p;
-			if (load_plan(acq.final, &p, err, sizeof(err)) == 0) {
+			int lr = load_plan(acq.final, &p, err, sizeof(err));
+			if (lr == 0) {
 				acq_cache_touch(acq.final);
 				acq.from_cache = 1;
 				ready(p, "cached plan", acq.final);
 				rc = 0;
 				goto out;
 			}
-			warn("cached plan unusable, removed it and planning again: %s", err);
-			unlink(acq.final);
+			/* A plan changed after it was written may be someone's edit:
+			 * kept aside (one per entry), not deleted. */
+			char aside[sizeof(acq.final) + 16];
+			snprintf(aside, sizeof(aside), "%s.rejected", acq.final);
+			if (lr == -2 && rename(acq.final, aside) == 0)
+				warn("cached plan refused, moved it to %s and planning again: %s "
+				     "(a plan "
+				     "edited on purpose needs `remat-plan --rehash FILE` before it "
+				     "goes "
+				     "back into the cache)",
+				     aside, err);
+			else {
+				warn("cached plan unusable, removed it and planning again: %s",
+				     err);
+				unlink(acq.final);
+			}
 		}
 	} else {
 		warn("%s; plans will not be cached", err);

@@ -56,7 +56,7 @@ static const char *plan_json(uint64_t hash, int64_t budget, const char *budget_t
 	         "\"recompute_ns\": 5000, \"ops\": [{\"op\": 1, \"evict_after\": [3]}, "
 	         "{\"op\": 5, \"before\": [[\"map\", 3], [\"replay\", 1]]}], \"end\": true}",
 	         (unsigned long long)hash, budget_text ? budget_text : b);
-	return buf;
+	return acq_seal(buf);
 }
 
 /* Fake remat-plan: argv is TRACE --budget B --time-limit S -o OUT. */
@@ -304,6 +304,44 @@ static void test_corrupt_cache_entry(void **state)
 	assert_non_null(p);
 	pl_plan_free(p);
 	/* The entry is a good plan now. */
+	assert_int_equal(acq_plan_read(entry, HASH, NOPS, BUDG, 8, &p, (char[256]){0}, 256), 0);
+	pl_plan_free(p);
+}
+
+/* A cached plan edited after remat-plan wrote it (a digit changed): one
+ * message saying so and how to apply an edit on purpose, the edit kept
+ * aside rather than deleted, a new plan made. */
+static void test_edited_cache_entry(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	char edited[1200];
+	snprintf(edited, sizeof(edited), "%s", plan_json(HASH, BUDG, NULL));
+	char *d = strstr(edited, "[\"replay\", 1]") + 11;
+	*d = '0';
+	acq_write(entry, 0644, "%s", edited);
+	const char *err = stderr_of(begin_default);
+	char want[9400];
+	snprintf(want, sizeof(want),
+	         "libremat: cached plan refused, moved it to %s.rejected and planning again: %s: "
+	         "checksum does not match the content (0x",
+	         entry, entry);
+	if (strncmp(err, want, strlen(want)) || strchr(err, '\n') != err + strlen(err) - 1 ||
+	    !strstr(err, "remat-plan --rehash FILE"))
+		fail_msg("stderr '%s', expected one line '%s...'", err, want);
+	expect_message("planning for a budget");
+	struct pl_plan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	pl_plan_free(p);
+	/* the edit is kept, byte for byte; the entry is a good plan again */
+	char aside[4620];
+	snprintf(aside, sizeof(aside), "%s.rejected", entry);
+	FILE *f = fopen(aside, "r");
+	assert_non_null(f);
+	char back[1200] = "";
+	assert_int_equal(fread(back, 1, sizeof(back) - 1, f), strlen(edited));
+	fclose(f);
+	assert_string_equal(back, edited);
 	assert_int_equal(acq_plan_read(entry, HASH, NOPS, BUDG, 8, &p, (char[256]){0}, 256), 0);
 	pl_plan_free(p);
 }
@@ -682,6 +720,7 @@ int main(void)
 	    T(test_child_env_filter),
 	    T(test_corrupt_cache_entry),
 	    T(test_corrupt_cache_message),
+	    T(test_edited_cache_entry),
 	    T(test_cache_entry_for_other_graph),
 	    T(test_planner_crash),
 	    T(test_budget_unreachable),

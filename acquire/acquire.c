@@ -242,6 +242,32 @@ static int cmp_i32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The one way a cached plan is refused, whatever is wrong with it (it does
+ * not parse, was made for something else, its checksum does not match, or
+ * it fails validation before it applies): one message, the entry kept
+ * aside as PATH.rejected (one per entry, the newest kept) for the user or
+ * a bug report, and never read again as a plan; the caller plans again.
+ * why may start with "PATH: " (acq_plan_read's messages), not repeated.
+ * edited: the checksum did not match, so say how an edit on purpose goes
+ * back in. */
+static void set_aside(const char *path, const char *why, int edited)
+{
+	size_t pl = strlen(path);
+	if (!strncmp(why, path, pl) && !strncmp(why + pl, ": ", 2))
+		why += pl + 2;
+	char aside[sizeof(acq.final) + 16];
+	snprintf(aside, sizeof(aside), "%s.rejected", path);
+	int moved = rename(path, aside) == 0;
+	if (!moved)
+		unlink(path);
+	warn("cached plan %s rejected: %s; %s%s and planning again (training runs unmodified "
+	     "meanwhile%s)",
+	     path, why, moved ? "moved it to " : "removed it", moved ? aside : "",
+	     edited ? "; a plan edited on purpose needs `remat-plan --rehash FILE` before it "
+	              "goes back into the cache"
+	            : "");
+}
+
 static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget,
                  const int32_t *excluded, int n)
 {
@@ -317,22 +343,7 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 				rc = 0;
 				goto out;
 			}
-			/* A plan changed after it was written may be someone's edit:
-			 * kept aside (one per entry), not deleted. */
-			char aside[sizeof(acq.final) + 16];
-			snprintf(aside, sizeof(aside), "%s.rejected", acq.final);
-			if (lr == -2 && rename(acq.final, aside) == 0)
-				warn("cached plan refused, moved it to %s and planning again: %s "
-				     "(a plan "
-				     "edited on purpose needs `remat-plan --rehash FILE` before it "
-				     "goes "
-				     "back into the cache)",
-				     aside, err);
-			else {
-				warn("cached plan unusable, removed it and planning again: %s",
-				     err);
-				unlink(acq.final);
-			}
+			set_aside(acq.final, err, lr == -2);
 		}
 	} else {
 		warn("%s; plans will not be cached", err);
@@ -532,12 +543,9 @@ int acquire_reject(const char *why)
 		pthread_mutex_unlock(&lock);
 		return -1;
 	}
-	/* Anything of the user's can write the cache: a damaged entry goes,
-	 * and the trace is planned again. */
-	warn("cached plan %s rejected: %s; removed it and planning again (training runs "
-	     "unmodified meanwhile)",
-	     path, why);
-	unlink(path);
+	/* Anything of the user's can write the cache: a damaged entry goes
+	 * aside, and the trace is planned again. */
+	set_aside(path, why, 0);
 	int32_t *excl = NULL;
 	int n = acq.nexcl;
 	if (n && (excl = malloc((size_t)n * sizeof(*excl))))

@@ -21,7 +21,8 @@ char *pl_file_read(const char *path, size_t *n, char *err, size_t errlen)
 	size_t len = 0, cap = 0, got;
 	do {
 		if (cap - len < 2) {
-			char *nb = cap < SIZE_MAX / 4 ? realloc(buf, cap = cap ? 2 * cap : 65536) : NULL;
+			char *nb =
+			    cap < SIZE_MAX / 4 ? realloc(buf, cap = cap ? 2 * cap : 65536) : NULL;
 			if (!nb) {
 				free(buf);
 				fclose(f);

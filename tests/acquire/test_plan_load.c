@@ -38,8 +38,8 @@ static int teardown(void **state)
 
 /* A plan of the given format version as planner/plan_json.c writes it,
  * with members replaceable, its checksum matching. */
-static const char *plan_text_v(int version, const char *hash, const char *nops,
-                               const char *budget, const char *ops, const char *extra)
+static const char *plan_text_v(int version, const char *hash, const char *nops, const char *budget,
+                               const char *ops, const char *extra)
 {
 	char buf[4096];
 	snprintf(buf, sizeof(buf),

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A damaged cache entry (cut short, as by a full disk): one message, the
-# entry removed, a new plan made and cached, the same output as the plain
-# run.
+# entry set aside as ENTRY.rejected, a new plan made and cached, the same
+# output as the plain run.
 . tests/e2e/acquire_lib.sh
 B=$(budget_of mlp 70% --iters 6)
 RUN="LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/trace"
@@ -17,7 +17,10 @@ head -c 200 "$entry" >"$tmp/cut" && cp "$tmp/cut" "$entry"
 # Not at REMAT_LOG=1: the message about the entry is shown regardless.
 run corrupt LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 6
 same plain corrupt
-says corrupt "libremat: cached plan unusable, removed it and planning again: $entry: not valid JSON"
+says corrupt "libremat: cached plan $entry rejected: not valid JSON"
+says corrupt "; moved it to $entry.rejected and planning again (training runs unmodified meanwhile)"
+quiet corrupt "--rehash"
+cmp -s "$tmp/cut" "$entry.rejected" || fail "the damaged entry was not kept aside"
 [ "$(grep -c . "$tmp/corrupt.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/corrupt.err")"
 for i in $(seq 1 100); do
 	[ -e "$entry" ] && break
@@ -38,7 +41,8 @@ edited=$(cat "$entry")
 [ "$edited" != "$good" ] || fail "the edit changed nothing"
 run edited LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_TRACE_DIR=$tmp/trace -- $TR/mlp --iters 6
 same plain edited
-says edited "libremat: cached plan refused, moved it to $entry.rejected and planning again: $entry: checksum does not match the content"
+says edited "libremat: cached plan $entry rejected: checksum does not match the content"
+says edited "the plan changed after remat-plan wrote it; moved it to $entry.rejected and planning again"
 says edited "remat-plan --rehash"
 [ "$(grep -c . "$tmp/edited.err")" = 1 ] || fail "expected one line, got: $(cat "$tmp/edited.err")"
 [ "$(cat "$entry.rejected")" = "$edited" ] || fail "the edited plan was not kept aside"

@@ -29,7 +29,7 @@ void fuzz_check_graph(const struct pl_graph *g);
 #define FUZZ_CHECK(cond, ...)                                                                      \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz: %s:%d: %s: ", __FILE__, __LINE__, #cond);          \
+			fprintf(stderr, "fuzz: %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
 			fprintf(stderr, __VA_ARGS__);                                              \
 			fputc('\n', stderr);                                                       \
 			abort();                                                                   \

@@ -60,6 +60,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st)) {
+			if (argv == dirs) /* git keeps no empty directory */
+				continue;
 			perror(argv[i]);
 			return 1;
 		}

@@ -103,14 +103,18 @@ print(len(edits), "edits")
 PY
 
 # one_run NAME FILE: FILE as the cache entry, the job run on it; the output
-# must be the plain run's, without a simulator fault.
+# must be the plain run's, without a simulator fault.  The job must have
+# read the entry (its log says "cached plan PATH"): a job that profiled
+# another graph or budget would miss it and say nothing.
 one_run() {
-	rm -rf "$tmp/c" && mkdir "$tmp/c" && cp "$2" "$tmp/c/$(basename "$entry")"
+	rm -rf "$tmp/c" "$tmp/m.d" "$tmp/m.log" && mkdir "$tmp/c" && cp "$2" "$tmp/c/$(basename "$entry")"
 	rc=0
 	# shellcheck disable=SC2086
 	env REMAT_BUDGET=75% "REMAT_TRACE_DIR=$tmp/m.d" "REMAT_CACHE_DIR=$tmp/c" LD_PRELOAD="$PRELOAD" \
-		"$SIMRUN" $T >"$tmp/m.out" 2>"$tmp/m.err" || rc=$?
+		REMAT_LOG=1 "REMAT_LOG_FILE=$tmp/m.log" "$SIMRUN" $T >"$tmp/m.out" 2>"$tmp/m.err" || rc=$?
 	[ $rc = 0 ] || fail "$1: exit $rc: $(tail -n 3 "$tmp/m.err")"
+	grep -q "cached plan $tmp/c/$(basename "$entry")" "$tmp/m.log" ||
+		fail "$1: the job did not read the cache entry: $(grep '^libremat:' "$tmp/m.log" | tail -n 4)"
 	cmp -s "$tmp/plain.out" "$tmp/m.out" ||
 		fail "$1: other output: $(diff "$tmp/plain.out" "$tmp/m.out" | head -n 4)"
 	! grep -q "simcuda: fault" "$tmp/m.err" || fail "$1: the simulator faulted"
@@ -120,7 +124,7 @@ one_run() {
 refused() {
 	[ "$(grep -c '^libremat:' "$tmp/m.err")" = 1 ] &&
 		grep -q "^libremat: cached plan .* rejected: .*$2.*; moved it to .*\.rejected and planning again" \
-			"$tmp/m.err" || fail "$1: $(grep '^libremat:' "$tmp/m.err" | head -n 3)"
+			"$tmp/m.err" || fail "$1: not one refusal: $(tail -n 5 "$tmp/m.err")"
 	[ -e "$tmp/c/$(basename "$entry").rejected" ] || fail "$1: not kept aside"
 }
 

@@ -20,7 +20,9 @@
 . tests/e2e/run_lib.sh
 export SIMCUDA_GRANULARITY=16K SIMCUDA_MEMORY=256M
 STRIDE=${SWEEP_STRIDE:-4}
-T="$TR/mlp --layers 1 --hidden 128 --batch 128 --iters 8"
+# Iterations enough for the trace to be written (a thread) and the cache
+# read before the job ends, on a loaded machine too.
+T="$TR/mlp --layers 1 --hidden 128 --batch 128 --iters 24"
 
 # shellcheck disable=SC2086
 run plain -- $T

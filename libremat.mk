@@ -7,7 +7,7 @@
 # benchmark in bench/preload/.
 
 REMAT_DIRS := core alloc interpose session profiler replay acquire
-REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c
+REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c plan/checksum.c plan/file.c
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
 REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP $(TOOL_SAN)
 

@@ -14,6 +14,22 @@ grep -q "baseline peak:   12.00 MiB" "$tmp/out" || fail "no baseline peak"
 grep -q '"graph_hash": "0x00c0ffee12345678"' "$tmp/p.json" || fail "plan lacks the graph hash"
 grep -q '"end": true' "$tmp/p.json" || fail "plan not complete"
 
+# --rehash: an edit by hand gets the checksum of its new content; what is
+# not a plan is refused and left as it was.
+grep -q '"checksum": "0x[0-9a-f]\{16\}",$' "$tmp/p.json" || fail "plan has no checksum"
+sed 's/"planner": "[a-z:]*"/"planner": "hand"/' "$tmp/p.json" >"$tmp/e.json"
+"$BUILD/remat-report" --plan "$tmp/e.json" "$fx" >"$tmp/out" 2>&1 && fail "an edited plan was read"
+grep -q "e.json: checksum does not match the content" "$tmp/out" || fail "edited: $(cat "$tmp/out")"
+"$bin" --rehash "$tmp/e.json" >"$tmp/out" 2>&1 || fail "--rehash: exit $?: $(cat "$tmp/out")"
+grep -q "e.json: checksum written" "$tmp/out" || fail "--rehash said: $(cat "$tmp/out")"
+"$BUILD/remat-report" --plan "$tmp/e.json" "$fx" >"$tmp/out" 2>&1 || fail "rehashed: $(cat "$tmp/out")"
+echo '{"format": "remat-plan"}' >"$tmp/n.json"
+"$bin" --rehash "$tmp/n.json" >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "--rehash of no plan: want exit 2"
+[ "$(cat "$tmp/n.json")" = '{"format": "remat-plan"}' ] || fail "--rehash changed what it refused"
+"$bin" --rehash "$tmp/e.json" --budget 1G >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "--rehash with a budget: want exit 2"
+
 "$bin" "$fx" --budget 10M -o "$tmp/q.json" >"$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 3 ] || fail "unreachable budget: exit $rc, want 3"

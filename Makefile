@@ -36,6 +36,7 @@ include libremat.mk
 include planner/planner.mk
 include tools/tools.mk
 include mk/install.mk
+include fuzz/fuzz.mk
 include tests/tests.mk
 
 all: $(ALL_TARGETS)
@@ -47,6 +48,8 @@ help:
 	@echo "make bench    benchmarks: preload overhead, planners, replay overhead"
 	@echo "make check-asan, check-tsan   the end-to-end tests on a libremat.so, remat-plan"
 	@echo "              and remat-report built with ASan+UBSan, or TSan"
+	@echo "make fuzz     libFuzzer on the trace, graph, node-link and plan readers, FUZZ_SECONDS"
+	@echo "              (60) each (clang; fuzz/README.md); make -j2 fuzz runs two at a time"
 	@echo "make format   clang-format every C source"
 	@echo "make install PREFIX=/usr/local DESTDIR=   remat, remat-plan, remat-report, libremat.so,"
 	@echo "              the man page and the docs"

@@ -7,7 +7,7 @@
 # benchmark in bench/preload/.
 
 REMAT_DIRS := core alloc interpose session profiler replay acquire
-REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c
+REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c plan/checksum.c plan/file.c
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
 REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP $(TOOL_SAN)
 
@@ -18,8 +18,15 @@ $(BUILD)/libremat/%.o: %.c
 	$(CC) $(REMAT_CFLAGS) -c $< -o $@
 
 # The hashing kernel's PTX is embedded with .incbin; regenerate it when nvcc
-# exists, else keep the committed one.
-$(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx
+# exists, else keep the committed one.  Its simcc module (for the simulated
+# device, which takes no PTX) is embedded beside it.
+include tools/simcc.mk
+REMAT_HASH_SIM := $(BUILD)/libremat/profiler/hash_sim.so
+$(REMAT_HASH_SIM): profiler/hash.cu $(SIMCC_DEPS)
+	@mkdir -p $(@D)
+	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
+$(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx $(REMAT_HASH_SIM)
+$(BUILD)/libremat/profiler/writeset.o: REMAT_CFLAGS += -DREMAT_HASH_SIM='"$(REMAT_HASH_SIM)"'
 profiler/hash.ptx: profiler/hash.cu
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -ptx -arch=compute_75 $< -o $@; else touch $@; fi
 
@@ -36,7 +43,7 @@ REMAT_TEST_CFLAGS := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include $(SAN)
 REMAT_HDRS := $(foreach d,$(REMAT_DIRS) plan,$(wildcard $(d)/*.h))
 
 $(BUILD)/tests/core/test_config: tests/core/test_config.c core/config.c core/budget.c \
-		core/log.c $(REMAT_HDRS)
+		core/frameworks.c core/log.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 
@@ -51,14 +58,15 @@ $(BUILD)/tests/profiler/test_trace: tests/profiler/test_trace.c profiler/trace_w
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -ljansson
 
 $(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver.c tests/core/fake_driver.h \
-		$(wildcard alloc/*.c) $(REMAT_HDRS)
+		$(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
 # The replay engine's state machine, through the driver table, on the real
 # allocator: only the driver is fake.
-REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c plan/plan.c \
-	plan/builder.c
+REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c profiler/attrs.c \
+	plan/plan.c \
+	plan/builder.c core/capture.c
 $(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_driver.c \
 		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
@@ -83,16 +91,28 @@ FAULT_TESTS := $(filter-out tests/e2e/fault_lib.sh,$(sort $(wildcard tests/e2e/f
 E2E_TESTS += $(FAULT_TESTS)
 -include bench/preload/preload.mk
 -include bench/run/run.mk
+-include bench/profile/profile.mk
 -include acquire/acquire.mk
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------
-REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so
+REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so \
+	$(BUILD)/tests/e2e/progs/capture $(BUILD)/tests/e2e/progs/envprog \
+	$(BUILD)/tests/e2e/progs/nccl_order
 $(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c
+$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c tests/e2e/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+$(BUILD)/tests/e2e/progs/nccl_order: tests/e2e/progs/nccl_order.c tests/e2e/progs/progs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(NCCL_LINK) -L$(CUDA_HOME)/lib64/stubs -lcuda
+$(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c tests/e2e/progs/progs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c tests/e2e/progs/progs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ALL_TARGETS += $(REMAT_PROGS)
 .PHONY: remat-progs
 remat-progs: $(REMAT_PROGS)

@@ -199,10 +199,12 @@ static int check_excluded(const struct pl_plan *p, const char *path, char *err, 
 	return 0;
 }
 
+/* 0, or acq_plan_read's -1 or -2 (changed since written) with err. */
 static int load_plan(const char *path, struct pl_plan **p, char *err, size_t errlen)
 {
-	if (acq_plan_read(path, acq.hash, acq.nops, acq.budget, acq.nbufs, p, err, errlen))
-		return -1;
+	int rc = acq_plan_read(path, acq.hash, acq.nops, acq.budget, acq.nbufs, p, err, errlen);
+	if (rc)
+		return rc;
 	if (check_excluded(*p, path, err, errlen)) {
 		pl_plan_free(*p);
 		*p = NULL;
@@ -238,6 +240,32 @@ static int cmp_i32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 	return (x > y) - (x < y);
+}
+
+/* The one way a cached plan is refused, whatever is wrong with it (it does
+ * not parse, was made for something else, its checksum does not match, or
+ * it fails validation before it applies): one message, the entry kept
+ * aside as PATH.rejected (one per entry, the newest kept) for the user or
+ * a bug report, and never read again as a plan; the caller plans again.
+ * why may start with "PATH: " (acq_plan_read's messages), not repeated.
+ * edited: the checksum did not match, so say how an edit on purpose goes
+ * back in. */
+static void set_aside(const char *path, const char *why, int edited)
+{
+	size_t pl = strlen(path);
+	if (!strncmp(why, path, pl) && !strncmp(why + pl, ": ", 2))
+		why += pl + 2;
+	char aside[sizeof(acq.final) + 16];
+	snprintf(aside, sizeof(aside), "%s.rejected", path);
+	int moved = rename(path, aside) == 0;
+	if (!moved)
+		unlink(path);
+	warn("cached plan %s rejected: %s; %s%s and planning again (training runs unmodified "
+	     "meanwhile%s)",
+	     path, why, moved ? "moved it to " : "removed it", moved ? aside : "",
+	     edited ? "; a plan edited on purpose needs `remat-plan --rehash FILE` before it "
+	              "goes back into the cache"
+	            : "");
 }
 
 static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget,
@@ -307,15 +335,15 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 			         "%s.plan.json", xsuffix);
 		if (access(acq.final, F_OK) == 0) {
 			struct pl_plan *p;
-			if (load_plan(acq.final, &p, err, sizeof(err)) == 0) {
+			int lr = load_plan(acq.final, &p, err, sizeof(err));
+			if (lr == 0) {
 				acq_cache_touch(acq.final);
 				acq.from_cache = 1;
 				ready(p, "cached plan", acq.final);
 				rc = 0;
 				goto out;
 			}
-			warn("cached plan unusable, removed it and planning again: %s", err);
-			unlink(acq.final);
+			set_aside(acq.final, err, lr == -2);
 		}
 	} else {
 		warn("%s; plans will not be cached", err);
@@ -515,12 +543,9 @@ int acquire_reject(const char *why)
 		pthread_mutex_unlock(&lock);
 		return -1;
 	}
-	/* Anything of the user's can write the cache: a damaged entry goes,
-	 * and the trace is planned again. */
-	warn("cached plan %s rejected: %s; removed it and planning again (training runs "
-	     "unmodified meanwhile)",
-	     path, why);
-	unlink(path);
+	/* Anything of the user's can write the cache: a damaged entry goes
+	 * aside, and the trace is planned again. */
+	set_aside(path, why, 0);
 	int32_t *excl = NULL;
 	int n = acq.nexcl;
 	if (n && (excl = malloc((size_t)n * sizeof(*excl))))

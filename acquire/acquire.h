@@ -33,8 +33,9 @@ void acquire_fork_child(void);
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);
 
 /* The plan acquire_poll handed out last cannot be applied (why: the first
- * wrong step).  From the cache: one message, the entry removed, planning
- * starts again (0, poll as before).  Made by remat-plan just now: one
+ * wrong step).  From the cache: one message, the entry set aside as
+ * PATH.rejected like any refused cache entry, planning starts again (0,
+ * poll as before).  Made by remat-plan just now: one
  * message, and -1 (asking again would give the same plan). */
 int acquire_reject(const char *why);
 

@@ -24,10 +24,12 @@ extern const char *acq_jansson_soname;
 /* 0 when jansson is usable; else -1 with the one message in err. */
 int acq_json_ready(char *err, size_t errlen);
 
-/* Loads and fully validates a plan file: format and version, the graph
- * hash, op count and budget asked for, every step kind and argument
- * (buffer ids below nbufs when nbufs >= 0), op positions increasing.
- * Returns 0, or -1 with one message naming the file and the problem. */
+/* Loads and fully validates a plan file: format and version, its checksum
+ * (docs/plan-format.md), the graph hash, op count and budget asked for,
+ * every step kind and argument (buffer ids below nbufs when nbufs >= 0), op
+ * positions increasing.  Returns 0, or -1 with one message naming the file
+ * and the problem: -2 when the checksum is missing or does not match (the
+ * file was changed after remat-plan wrote it, maybe on purpose). */
 int acq_plan_read(const char *path, uint64_t graph_hash, int32_t nops, int64_t budget,
                   int32_t nbufs, struct pl_plan **out, char *err, size_t errlen);
 

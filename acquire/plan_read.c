@@ -23,7 +23,7 @@
 const char *acq_jansson_soname = "libjansson.so.4";
 
 static struct {
-	json_t *(*load_file)(const char *, size_t, json_error_t *);
+	json_t *(*loadb)(const char *, size_t, size_t, json_error_t *);
 	json_t *(*object_get)(const json_t *, const char *);
 	size_t (*array_size)(const json_t *);
 	json_t *(*array_get)(const json_t *, size_t);
@@ -46,7 +46,7 @@ int acq_json_ready(char *err, size_t errlen)
 		if (ok && !(*(void **)&jansson.field = dlsym(h, name)))                            \
 			ok = 0;                                                                    \
 	} while (0)
-		SYM(load_file, "json_load_file");
+		SYM(loadb, "json_loadb");
 		SYM(object_get, "json_object_get");
 		SYM(array_size, "json_array_size");
 		SYM(array_get, "json_array_get");
@@ -74,19 +74,13 @@ static void drop(json_t *root)
 		jansson.delete_(root);
 }
 
-static json_t *load(const char *path, char *err, size_t errlen)
+static json_t *load(const char *path, const char *bytes, size_t n, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *root = jansson.load_file(path, 0, &je);
+	json_t *root = jansson.loadb(bytes, n, 0, &je);
 	if (!root) {
-		FILE *f = fopen(path, "r");
-		if (!f)
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		else
-			snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s)", path,
-			         je.line, je.column, je.text);
-		if (f)
-			fclose(f);
+		snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s)", path, je.line,
+		         je.column, je.text);
 		return NULL;
 	}
 	if (!json_is_object(root)) {
@@ -96,6 +90,10 @@ static json_t *load(const char *path, char *err, size_t errlen)
 	}
 	return root;
 }
+
+/* The largest size or duration a trace or plan may state: the planner's
+ * limit (planner/internal.h), exact in a double. */
+#define MAX_AMOUNT (INT64_C(1) << 53)
 
 struct ctx {
 	const char *path;
@@ -267,8 +265,33 @@ static void fill_ops(json_t *ops, struct pl_plan *p)
 	}
 }
 
-static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, int64_t budget,
-                      int32_t nbufs, struct pl_plan **out)
+/* The checksum member that ends the file must match the bytes before it
+ * (docs/plan-format.md); -2 when it does not, or is missing. */
+static int check_sum(struct ctx *c, const char *bytes, size_t n)
+{
+	uint64_t stated;
+	long at = pl_checksum_locate(bytes, n, &stated);
+	if (at < 0) {
+		snprintf(c->err, c->errlen,
+		         "%s: no checksum (remat-plan ends a plan with \"checksum\" and \"end\": "
+		         "true; this one is older or was edited)",
+		         c->path);
+		return -2;
+	}
+	uint64_t actual = pl_checksum_of(bytes, (size_t)at);
+	if (actual != stated) {
+		snprintf(
+		    c->err, c->errlen,
+		    "%s: checksum does not match the content (0x%016llx in the file, 0x%016llx "
+		    "computed): the plan changed after remat-plan wrote it",
+		    c->path, (unsigned long long)stated, (unsigned long long)actual);
+		return -2;
+	}
+	return 0;
+}
+
+static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len, uint64_t hash,
+                      int32_t nops, int64_t budget, int32_t nbufs, struct pl_plan **out)
 {
 	json_t *v = jansson.object_get(root, "format");
 	const char *fmt = json_is_string(v) ? jansson.string_value(v) : NULL;
@@ -283,6 +306,9 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 	v = jansson.object_get(root, "end");
 	if (!v || json_typeof(v) != JSON_TRUE)
 		return fail(c, "$", "no \"end\": true member (truncated plan?)");
+	int rc = check_sum(c, bytes, len);
+	if (rc)
+		return rc;
 	uint64_t h;
 	if (get_hash(c, root, "graph_hash", &h) < 0)
 		return -1;
@@ -301,14 +327,18 @@ static int parse_plan(struct ctx *c, json_t *root, uint64_t hash, int32_t nops, 
 		return fail(c, "$.budget",
 		            "plan made for a budget of %lld bytes, this run has %lld", (long long)b,
 		            (long long)budget);
+	/* Informational figures, -1 when unknown; bytes and times within the
+	 * planner's 2^53 (a recompute sum may count an op many times). */
 	int64_t fig[4] = {-1, -1, -1, -1};
 	static const char *const figs[4] = {"baseline_peak", "peak", "recompute_ns",
 	                                    "iteration_ns"};
 	for (int i = 0; i < 4; i++) {
+		int64_t max = i == 2 ? INT64_MAX : MAX_AMOUNT;
 		if (get_int(c, root, "$", figs[i], 0, &fig[i]) < 0)
 			return -1;
-		if (fig[i] < -1)
-			return fail(c, "$", "member \"%s\" is negative", figs[i]);
+		if (fig[i] < -1 || fig[i] > max)
+			return fail(c, "$", "member \"%s\" is %lld, outside -1..%lld", figs[i],
+			            (long long)fig[i], (long long)max);
 	}
 	/* The planner checked its plan against the budget; a file saying
 	 * otherwise was not written by it. */
@@ -367,12 +397,18 @@ int acq_plan_read(const char *path, uint64_t graph_hash, int32_t nops, int64_t b
 	*out = NULL;
 	if (acq_json_ready(err, errlen))
 		return -1;
-	json_t *root = load(path, err, errlen);
-	if (!root)
+	size_t n;
+	char *bytes = pl_file_read(path, &n, err, errlen);
+	if (!bytes)
 		return -1;
-	struct ctx c = {path, err, errlen};
-	int rc = parse_plan(&c, root, graph_hash, nops, budget, nbufs, out);
-	drop(root);
+	json_t *root = load(path, bytes, n, err, errlen);
+	int rc = -1;
+	if (root) {
+		struct ctx c = {path, err, errlen};
+		rc = parse_plan(&c, root, bytes, n, graph_hash, nops, budget, nbufs, out);
+		drop(root);
+	}
+	free(bytes);
 	return rc;
 }
 
@@ -382,7 +418,12 @@ int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, 
 		return -1;
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/trace.json", trace_dir);
-	json_t *root = load(path, err, errlen);
+	size_t n;
+	char *bytes = pl_file_read(path, &n, err, errlen);
+	if (!bytes)
+		return -1;
+	json_t *root = load(path, bytes, n, err, errlen);
+	free(bytes);
 	if (!root)
 		return -1;
 	struct ctx c = {path, err, errlen};
@@ -395,11 +436,17 @@ int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, 
 	else if (get_hash(&c, root, "graph_hash", &ti->graph_hash) == 0) {
 		if (!json_is_array(bufs))
 			fail(&c, "$", "missing member \"buffers\" (an array)");
+		else if (jansson.array_size(bufs) > INT32_MAX)
+			fail(&c, "$.buffers", "more than %d buffers", INT32_MAX);
 		else {
 			ti->nbufs = (int32_t)jansson.array_size(bufs);
 			ti->duration_ns = -1;
-			if (json_is_object(it))
-				get_int(&c, it, "$.iteration", "duration_ns", 0, &ti->duration_ns);
+			/* (an unusable figure stays unknown: the planner says what is wrong) */
+			if (json_is_object(it) &&
+			    (get_int(&c, it, "$.iteration", "duration_ns", 0, &ti->duration_ns) <
+			         0 ||
+			     ti->duration_ns < -1 || ti->duration_ns > MAX_AMOUNT))
+				ti->duration_ns = -1;
 			rc = 0;
 		}
 	}

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "../core/capture.h"
 #include "internal.h"
 
 uint64_t remat_alloc_gen;
@@ -102,13 +103,18 @@ void remat_pending_release(struct remat_device *d, int32_t i)
 
 static void reclaim(struct remat_device *d, int wait)
 {
+	/* Querying or waiting for an event is an unsafe call during a stream
+	 * capture that forbids them here: it would invalidate the capture.
+	 * What is pending stays pending until the capture ends. */
+	if (remat_capture_strict())
+		return;
 	for (size_t i = 0; i < d->npending; i++) {
 		struct remat_pending *p = &d->pending[i];
 		if (!p->used)
 			continue;
-		if (wait)
-			remat_drv.cuEventSynchronize(p->ev);
-		else if (remat_drv.cuEventQuery(p->ev) != CUDA_SUCCESS)
+		/* Only a completed free gives its pages back. */
+		if ((wait ? remat_drv.cuEventSynchronize(p->ev) : remat_drv.cuEventQuery(p->ev)) !=
+		    CUDA_SUCCESS)
 			continue;
 		if (!p->small) {
 			size_t first = (p->addr - d->large_base) / d->gran;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "../core/capture.h"
 #include "internal.h"
 
 int remat_alloc_swapping, remat_alloc_swap_armed, remat_alloc_nswapped;
@@ -60,6 +61,10 @@ static struct remat_entry *victim(struct remat_device *d)
 
 int remat_swap_make_room(struct remat_device *d)
 {
+	/* Swapping synchronizes and copies synchronously: not during a
+	 * capture that forbids it (the allocation fails instead). */
+	if (remat_capture_strict())
+		return -1;
 	/* Frees and unmaps the streams have not reached yet come first: they
 	 * give memory back without a copy. */
 	if (d->npending || d->nzombie) {

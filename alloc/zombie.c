@@ -97,13 +97,13 @@ void remat_zombie_reclaim(struct remat_device *d, int wait)
 		struct remat_zombie *z = &d->zombie[i];
 		if (!z->used)
 			continue;
+		/* Pages are unmapped only once every stream got there: an
+		 * event that cannot be waited for (recorded in a capture, or a
+		 * capture forbids waiting now) keeps them mapped. */
 		int done = 1;
-		for (int k = 0; k < z->nev && done; k++) {
-			if (wait)
-				remat_drv.cuEventSynchronize(z->ev[k]);
-			else
-				done = remat_drv.cuEventQuery(z->ev[k]) == CUDA_SUCCESS;
-		}
+		for (int k = 0; k < z->nev && done; k++)
+			done = (wait ? remat_drv.cuEventSynchronize(z->ev[k])
+			             : remat_drv.cuEventQuery(z->ev[k])) == CUDA_SUCCESS;
 		if (done)
 			zombie_unmap(d, (int32_t)i);
 	}

@@ -59,4 +59,22 @@ int remat_config_load(remat_getenv_fn get, char *const *env, struct remat_config
  * Returns 0, or -1 when out is too small. */
 int remat_alloc_conf_merge(const char *old, char *out, size_t outlen);
 
+/* frameworks.c: the allocator variables libremat sets at load, so that each
+ * framework allocates tensor by tensor, through calls libremat sees,
+ * without reserving the device up front.  `before` is the program's value
+ * (NULL: unset). */
+struct remat_env_setting {
+	const char *name;
+	char value[4096];
+	const char *before;
+};
+#define REMAT_ENV_SETTINGS 6
+/* Fills out[REMAT_ENV_SETTINGS]: PyTorch's PYTORCH_ALLOC_CONF (read from
+ * 2.9 on) and PYTORCH_CUDA_ALLOC_CONF (before), both the merge of the one
+ * the program set (PYTORCH_ALLOC_CONF first); JAX's
+ * XLA_PYTHON_CLIENT_PREALLOCATE and XLA_PYTHON_CLIENT_ALLOCATOR;
+ * TensorFlow's TF_GPU_ALLOCATOR and TF_FORCE_GPU_ALLOW_GROWTH.  0, or -1
+ * when PyTorch's value is too long to merge (nothing is to be set then). */
+int remat_frameworks_env(remat_getenv_fn get, struct remat_env_setting *out);
+
 #endif

@@ -118,6 +118,14 @@ static int resolve(void)
 	GET(cuMemAlloc, "cuMemAlloc_v2");
 	GET(cuMemFree, "cuMemFree_v2");
 	GET(cuGetProcAddress, "cuGetProcAddress_v2");
+	GET(cuStreamCreate, "cuStreamCreate");
+	GET(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+	GET(cuStreamIsCapturing, "cuStreamIsCapturing");
+	GET(cuGraphGetNodes, "cuGraphGetNodes");
+	GET(cuGraphNodeGetType, "cuGraphNodeGetType");
+	GET(cuGraphKernelNodeGetParams, "cuGraphKernelNodeGetParams_v2");
+	GET(cuGraphMemcpyNodeGetParams, "cuGraphMemcpyNodeGetParams");
+	GET(cuGraphMemsetNodeGetParams, "cuGraphMemsetNodeGetParams");
 #undef GET
 	/* Without these the allocator and the profiler cannot work at all. */
 	if (!remat_drv.cuCtxGetDevice || !remat_drv.cuCtxSynchronize || !remat_drv.cuMemCreate ||

@@ -58,6 +58,16 @@ struct remat_driver {
 	CUresult (*cuMemFree)(CUdeviceptr);
 	CUresult (*cuGetProcAddress)(const char *, void **, int, cuuint64_t,
 	                             CUdriverProcAddressQueryResult *);
+	/* the profile's hashing stream (profiler/writeset.c) */
+	CUresult (*cuStreamCreate)(CUstream *, unsigned);
+	CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	/* stream capture and graphs (core/capture.c, profiler/graphs.c) */
+	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*cuGraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
+	CUresult (*cuGraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
+	CUresult (*cuGraphKernelNodeGetParams)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*cuGraphMemcpyNodeGetParams)(CUgraphNode, CUDA_MEMCPY3D *);
+	CUresult (*cuGraphMemsetNodeGetParams)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *);
 };
 
 extern struct remat_driver remat_drv;

@@ -25,6 +25,18 @@ enum remat_copy_kind {
 	REMAT_COPY_INFER
 };
 
+/* What a graph launch may touch, read from the executable graph's nodes
+ * when it was instantiated (profiler/graphs.c): every 8-byte word of its
+ * kernels' parameters as [w, w+1), and the device ranges of its copies and
+ * sets.  Opaque: a node could not be read, the graph may touch anything. */
+struct remat_graph_refs {
+	uint64_t (*range)[2];
+	size_t n;
+	int opaque;
+	uint32_t kernels; /* kernel nodes: launches CUPTI will report for it */
+	int collective;   /* a kernel node is a collective (NCCL captured in the graph) */
+};
+
 struct remat_op {
 	enum remat_op_kind kind;
 	const char *via; /* the entry point that issued it */
@@ -37,10 +49,41 @@ struct remat_op {
 	int copy;          /* enum remat_copy_kind */
 	unsigned value;    /* memset value */
 	unsigned elem;     /* memset element size */
+	/* graph launch: what its nodes touch (set by the session), NULL unknown */
+	const struct remat_graph_refs *graph;
+	/* kernel: cuLaunchKernelEx's attributes, or a cooperative entry point */
+	const CUlaunchAttribute *attrs;
+	unsigned nattrs;
+	int cooperative;
 	/* Set by the session's op_begin for its op_end (session/). */
 	int end;
 	int32_t pos; /* the op's position in the iteration, when known */
 };
+
+/* The bytes of a launch attribute's value that mean something (the rest
+ * of the union is whatever the caller's memory held): what is compared,
+ * hashed and replayed. */
+static inline size_t remat_attr_value_size(CUlaunchAttributeID id)
+{
+	CUlaunchAttributeValue v;
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		return sizeof(v.accessPolicyWindow);
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		return sizeof(v.clusterDim);
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		return sizeof(v.programmaticEvent);
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		return sizeof(v.launchCompletionEvent);
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		return sizeof(v.memSyncDomainMap);
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		return 0;
+	default: /* one int or enum: cooperative, priority, policies, ... */
+		return sizeof(int);
+	}
+}
 
 /* The parameter buffer of a launch that passed its parameters packed in
  * `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), or NULL. */

@@ -85,7 +85,9 @@ REMAT_INLINE CUresult launch_ex(void *real, const char *via, int pt, const CUlau
 	                      .shmem = c->sharedMemBytes,
 	                      .stream = remat_stream(c->hStream, pt),
 	                      .params = params,
-	                      .extra = extra};
+	                      .extra = extra,
+	                      .attrs = c->attrs,
+	                      .nattrs = c->numAttrs};
 	CUresult r = session_op_begin(&op);
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -109,7 +111,8 @@ REMAT_INLINE CUresult coop(void *real, const char *via, int pt, CUfunction f, un
 	                      .block = {bx, by, bz},
 	                      .shmem = shmem,
 	                      .stream = remat_stream(s, pt),
-	                      .params = params};
+	                      .params = params,
+	                      .cooperative = 1};
 	CUresult r = session_op_begin(&op);
 	if (r != CUDA_SUCCESS)
 		return r;

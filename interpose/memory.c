@@ -2,10 +2,15 @@
  * memory.c — allocation entry points, runtime (cudaMalloc, cudaFree,
  * cudaMallocAsync, cudaFreeAsync) and driver (cuMemAlloc_v2, cuMemFree_v2,
  * cuMemAllocAsync, cuMemFreeAsync).  When active, they go to the VMM
- * allocator; pointers that are not ours go to the real free.
+ * allocator; pointers that are not ours go to the real free.  During a
+ * stream capture, a stream-ordered allocation on the capturing stream is
+ * the graph's (a memory node: the real one), and so is a synchronous
+ * allocation the capture forbids (the real call refuses it and
+ * invalidates the capture, as without libremat).
  */
 #include <stddef.h>
 
+#include "../core/capture.h"
 #include "procaddr.h"
 
 /* cudart types, without including cuda_runtime_api.h (whose declarations
@@ -20,6 +25,14 @@ typedef cudart_err (*cudafreeasync_fn)(void *, CUstream);
 static int managing(void)
 {
 	return remat_session_active && session_ready() == 0;
+}
+
+/* Whether an allocation now belongs to a capture rather than to us. */
+static int captured(int async, CUstream s)
+{
+	if (likely(!__atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE)))
+		return 0;
+	return async ? remat_capture_stream(s) : remat_capture_strict();
 }
 
 /* ---- runtime ------------------------------------------------------------ */
@@ -43,8 +56,12 @@ static cudart_err to_cudart(CUresult r)
 	default:
 		/* The runtime numbers the sticky errors of a faulted context
 		 * (cudaErrorIllegalAddress .. cudaErrorLaunchFailure) as the
-		 * driver does: the program must see which one it was. */
-		if (r >= CUDA_ERROR_ILLEGAL_ADDRESS && r <= CUDA_ERROR_LAUNCH_FAILED)
+		 * driver does: the program must see which one it was.  Stream
+		 * capture's errors have the same numbers in both APIs too
+		 * (cudaErrorStreamCaptureUnsupported = 900, ...). */
+		if ((r >= CUDA_ERROR_ILLEGAL_ADDRESS && r <= CUDA_ERROR_LAUNCH_FAILED) ||
+		    (r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+		     r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD))
 			return (cudart_err)r;
 		return 999; /* cudaErrorUnknown */
 	}
@@ -69,7 +86,8 @@ static int runtime_context(void)
 cudart_err cudaMalloc(void **p, size_t n)
 {
 	RUNTIME_REAL(cudaMalloc, cudamalloc_fn);
-	if (likely(!remat_session_active) || !p || !managing() || runtime_context())
+	if (likely(!remat_session_active) || !p || !managing() || runtime_context() ||
+	    captured(0, NULL))
 		return real_cudaMalloc(p, n);
 	if (n == 0) {
 		*p = NULL;
@@ -87,16 +105,18 @@ cudart_err cudaMalloc(void **p, size_t n)
 cudart_err cudaFree(void *p)
 {
 	RUNTIME_REAL(cudaFree, cudafree_fn);
+	CUresult rc;
 	if (likely(!remat_session_active) || !p ||
-	    !session_free((CUdeviceptr)(uintptr_t)p, NULL, 0))
+	    !session_free((CUdeviceptr)(uintptr_t)p, NULL, 0, &rc))
 		return real_cudaFree(p);
-	return CUDART_SUCCESS;
+	return to_cudart(rc);
 }
 
 cudart_err cudaMallocAsync(void **p, size_t n, CUstream s)
 {
 	RUNTIME_REAL(cudaMallocAsync, cudamallocasync_fn);
-	if (likely(!remat_session_active) || !p || !managing() || runtime_context())
+	if (likely(!remat_session_active) || !p || !managing() || runtime_context() ||
+	    captured(1, s))
 		return real_cudaMallocAsync(p, n, s);
 	if (n == 0) {
 		*p = NULL;
@@ -114,9 +134,11 @@ cudart_err cudaMallocAsync(void **p, size_t n, CUstream s)
 cudart_err cudaFreeAsync(void *p, CUstream s)
 {
 	RUNTIME_REAL(cudaFreeAsync, cudafreeasync_fn);
-	if (likely(!remat_session_active) || !p || !session_free((CUdeviceptr)(uintptr_t)p, s, 1))
+	CUresult rc;
+	if (likely(!remat_session_active) || !p ||
+	    !session_free((CUdeviceptr)(uintptr_t)p, s, 1, &rc))
 		return real_cudaFreeAsync(p, s);
-	return CUDART_SUCCESS;
+	return to_cudart(rc);
 }
 
 /* ---- driver ------------------------------------------------------------- */
@@ -130,7 +152,7 @@ static CUresult mem_alloc(void *real, CUdeviceptr *p, size_t n)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_session_active) || !p || !n || !managing())
+	if (likely(!remat_session_active) || !p || !n || !managing() || captured(0, NULL))
 		return ((memalloc_fn)real)(p, n);
 	CUresult r = session_alloc(p, n, NULL, 0);
 	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memalloc_fn)real)(p, n) : r;
@@ -140,16 +162,18 @@ static CUresult mem_free(void *real, CUdeviceptr p)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_session_active) || !session_free(p, NULL, 0))
+	CUresult rc;
+	if (likely(!remat_session_active) || !session_free(p, NULL, 0, &rc))
 		return ((memfree_fn)real)(p);
-	return CUDA_SUCCESS;
+	return rc;
 }
 
 static CUresult mem_alloc_async(void *real, int pt, CUdeviceptr *p, size_t n, CUstream s)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_session_active) || !p || !n || !managing())
+	if (likely(!remat_session_active) || !p || !n || !managing() ||
+	    captured(1, remat_stream(s, pt)))
 		return ((memallocasync_fn)real)(p, n, s);
 	CUresult r = session_alloc(p, n, remat_stream(s, pt), 1);
 	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memallocasync_fn)real)(p, n, s) : r;
@@ -159,9 +183,10 @@ static CUresult mem_free_async(void *real, int pt, CUdeviceptr p, CUstream s)
 {
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (likely(!remat_session_active) || !session_free(p, remat_stream(s, pt), 1))
+	CUresult rc;
+	if (likely(!remat_session_active) || !session_free(p, remat_stream(s, pt), 1, &rc))
 		return ((memfreeasync_fn)real)(p, s);
-	return CUDA_SUCCESS;
+	return rc;
 }
 
 #define DOORS(id, base, pt, minver, PARAMS, CALL_EXP, CALL_PA)                                     \

@@ -65,4 +65,31 @@ struct pl_plan *pl_plan_alloc(int32_t nops, size_t nsteps, size_t nevict);
 struct pl_plan *pl_plan_empty(int32_t nops);
 void pl_plan_free(struct pl_plan *p);
 
+/* ---- file.c ---- */
+/* The whole file at path, NUL-terminated (*n bytes before the NUL), in
+ * a malloc'd buffer; NULL with a message naming the file. */
+char *pl_file_read(const char *path, size_t *n, char *err, size_t errlen);
+
+/* ---- checksum.c: the checksum of a plan file (docs/plan-format.md) ----
+ * A plan file ends with
+ *     "checksum": "0x<16 lower-case hex digits>",
+ *     "end": true
+ *   }
+ * and the checksum is FNV-1a 64 of every byte before that "checksum" key. */
+
+/* FNV-1a 64 of n bytes. */
+uint64_t pl_checksum_of(const char *bytes, size_t n);
+/* The offset of the "checksum" key that ends the file (the bytes before it
+ * are what it covers), its value in *stated; -1 when the file does not end
+ * with that member and "end": true. */
+long pl_checksum_locate(const char *bytes, size_t n, uint64_t *stated);
+/* For a file without a checksum that ends with `, "end": true }`: the
+ * offset of its "end" key (where the checksum member goes), else -1. */
+long pl_checksum_unsealed_end(const char *bytes, size_t n);
+/* The end of a plan file whose bytes so far hash to h: the checksum member,
+ * "end": true and the closing brace.  Its length, or -1 when n is short
+ * (PL_CHECKSUM_TAIL_MAX is enough). */
+#define PL_CHECKSUM_TAIL_MAX 64
+int pl_checksum_tail(uint64_t h, char *out, size_t n);
+
 #endif

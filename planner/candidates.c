@@ -94,7 +94,18 @@ int pl_cindex_build(const struct pl_graph *g, struct cindex *ix)
 		}
 		ix->chain[i] = c;
 	}
+	ix->coll = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
+	if (!ix->coll)
+		return -1;
+	ix->coll[0] = 0;
+	for (int32_t p = 0; p < g->nops; p++)
+		ix->coll[p + 1] = ix->coll[p] + g->ops[p].collective;
 	return 0;
+}
+
+int pl_idle_spans_collective(const struct cindex *ix, int32_t a, int32_t c)
+{
+	return ix->coll[c] > ix->coll[a + 1];
 }
 
 int32_t pl_ver_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p)
@@ -221,7 +232,8 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 			int32_t a = ix->uses[u], c = ix->uses[u + 1],
 			        v = pl_ver_at(g, ix, b, a + 1);
 			/* the content from before the iteration is kept: no gap */
-			if (c - a >= 2 && v != PL_VER_PRE && add_gap(cb, g, b, a, c, v, 0, 0))
+			if (c - a >= 2 && v != PL_VER_PRE && !pl_idle_spans_collective(ix, a, c) &&
+			    add_gap(cb, g, b, a, c, v, 0, 0))
 				return -1;
 		}
 		int32_t f = g->bufs[b].free_at;
@@ -378,6 +390,7 @@ void pl_cindex_free(struct cindex *ix)
 	free(ix->gap_off);
 	free(ix->single);
 	free(ix->chain);
+	free(ix->coll);
 }
 
 void pl_cands_free(struct pl_cands *cs)

@@ -18,6 +18,8 @@ struct cindex {
 	 * each buffer it updates in place, the chain that rebuilds the version
 	 * it read (never current once the op has run) */
 	int64_t *chain;
+	/* coll[p]: collectives among ops 0 .. p-1 (nops + 1 entries) */
+	int32_t *coll;
 };
 
 /* Writers and uses of every buffer (gap_off and single are filled by
@@ -36,6 +38,10 @@ static inline uint32_t pl_ref_flags(const struct pl_graph *g, int32_t k, int32_t
 	return 0;
 }
 void pl_cindex_free(struct cindex *ix);
+/* Whether a buffer idle between its uses at a < c (ops a+1 .. c-1) would
+ * be rebuilt across a collective: no such gap is evicted, since a rank
+ * rebuilding around a collective would hold up every rank. */
+int pl_idle_spans_collective(const struct cindex *ix, int32_t a, int32_t c);
 
 /* Scratch and result of building one rebuild recipe.  Every list grows
  * as needed: no recipe is refused for its length. */

@@ -78,6 +78,7 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 	char where[96];
 	size_t k;
 	json_t *v;
+	int64_t params = 0, bytes = 0, dur = 0;
 	if (!nd || !sorted || !pos_of || !node_at || !last_use || !nin) {
 		rc = pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
 		goto out;
@@ -93,14 +94,25 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 			goto out;
 		}
 		int is_cm = json_object_get(v, "cost_cpu") != NULL;
-		if ((rc =
-		         pl_jint(c, v, where, is_cm ? "cost_cpu" : "duration", &nd[k].dur, 1, 0)) ||
-		    (rc =
-		         pl_jint(c, v, where, is_cm ? "cost_ram" : "out_cost", &nd[k].ram, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "param_cost", &nd[k].param, 0, 0)))
+		/* (-1: unknown duration, as in a graph file) */
+		if ((rc = pl_jint_in(c, v, where, is_cm ? "cost_cpu" : "duration", &nd[k].dur, 1, 0,
+		                     -1, PL_MAX_AMOUNT)) ||
+		    (rc = pl_jint_in(c, v, where, is_cm ? "cost_ram" : "out_cost", &nd[k].ram, 1, 0,
+		                     0, PL_MAX_AMOUNT)) ||
+		    (rc = pl_jint_in(c, v, where, "param_cost", &nd[k].param, 0, 0, 0,
+		                     PL_MAX_AMOUNT)))
 			goto out;
-		if (nd[k].ram < 0 || nd[k].param < 0) {
-			rc = pl_jfail(c, where, "negative memory cost");
+		/* Each term is at most 2^53, so these sums are checked as they grow
+		 * (a graph's bytes and durations add up to 2^53 at most). */
+		params += nd[k].param;
+		bytes += nd[k].param + nd[k].ram;
+		dur += nd[k].dur > 0 ? nd[k].dur : 0;
+		if (bytes > PL_MAX_AMOUNT || dur > PL_MAX_AMOUNT) {
+			rc = pl_jfail(c, where, "the nodes' %s add up to more than 2^53",
+			              bytes > PL_MAX_AMOUNT
+			                  ? (is_cm ? "\"cost_ram\" and \"param_cost\""
+			                           : "\"out_cost\" and \"param_cost\"")
+			                  : (is_cm ? "\"cost_cpu\"" : "\"duration\""));
 			goto out;
 		}
 		json_t *nm = json_object_get(v, "name");
@@ -162,6 +174,10 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 	}
 	/* Edges, by target position. */
 	size_t nl = json_array_size(links);
+	if (nl > INT32_MAX / 4) {
+		rc = pl_jfail(c, "$.links", "too many links");
+		goto out;
+	}
 	int32_t(*edge)[2] = malloc(sizeof(*edge) * (nl ? nl : 1));
 	if (!edge) {
 		rc = pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
@@ -208,7 +224,6 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 		rc = pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
 		goto out;
 	}
-	int64_t params = 0;
 	uint32_t off = 0;
 	for (int32_t p = 0; p < g->nops; p++) {
 		struct node *x = &nd[node_at[p]];
@@ -227,7 +242,6 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 		b->alloc_at = p;
 		b->free_at = (last_use[p] > p ? last_use[p] : p) + 1;
 		b->name = op->name;
-		params += x->param;
 	}
 	for (int32_t p = 0; p < g->nops; p++)
 		g->refs[g->ops[p].ref_off + g->ops[p].nrefs++] =

@@ -84,7 +84,10 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 		if (!g->ops[b].replayable)
 			return bad(s, "before op %d: op %d (%s) is not replayable: %s", p, b,
 			           g->ops[b].name, g->ops[b].why_not);
-		s->e->recompute_ns += g->ops[b].duration_ns;
+		/* A plan file may replay one op any number of times. */
+		if (__builtin_add_overflow(s->e->recompute_ns, g->ops[b].duration_ns,
+		                           &s->e->recompute_ns))
+			return bad(s, "before op %d: the replays add up to more than 2^63 ns", p);
 		s->e->replays++;
 		return run_op(s, b, p, 1);
 	}

@@ -153,11 +153,20 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 	}
 	int rc = PL_OK;
+	/* Sizes and durations are at most 2^53 each (the loaders see to it);
+	 * their sums must stay there too, so no curve or cost overflows. */
+	int64_t total = g->const_bytes;
+	if (total < 0 || total > PL_MAX_AMOUNT) {
+		rc = pl_errf(err, errlen, PL_EINPUT, "%s: const_bytes %lld is outside 0..2^53", src,
+		             (long long)total);
+		goto out;
+	}
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		struct pl_buffer *bf = &g->bufs[b];
 		if (bf->alloc_at < -1 || bf->alloc_at >= g->nops || bf->free_at < -1 ||
 		    bf->free_at > g->nops || (bf->free_at >= 0 && bf->free_at < bf->alloc_at) ||
-		    bf->size < 0 || bf->rounded < 0) {
+		    bf->size < 0 || bf->rounded < 0 || bf->size > PL_MAX_AMOUNT ||
+		    bf->rounded > PL_MAX_AMOUNT) {
 			rc =
 			    pl_errf(err, errlen, PL_EINPUT,
 			            "%s: buffer %d: bad lifetime or size (alloc_at %d, free_at %d)",
@@ -174,6 +183,13 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 		}
 		if (bf->small)
 			bf->rounded = 0;
+		if ((total += bf->rounded) > PL_MAX_AMOUNT) {
+			rc = pl_errf(err, errlen, PL_EINPUT,
+			             "%s: $.buffers[%d]: the buffers' \"rounded\" sizes and "
+			             "const_bytes add up to more than 2^53 bytes",
+			             src, b);
+			goto out;
+		}
 		if (!bf->site)
 			bf->site = "";
 		cur[b] = pl_ver_initial(bf);
@@ -185,7 +201,15 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 	int64_t known = 0, nknown = 0;
 	for (int32_t i = 0; i < g->nops; i++)
 		if (g->ops[i].duration_ns >= 0) {
-			known += g->ops[i].duration_ns;
+			if (g->ops[i].duration_ns > PL_MAX_AMOUNT ||
+			    (known += g->ops[i].duration_ns) > PL_MAX_AMOUNT) {
+				rc = pl_errf(
+				    err, errlen, PL_EINPUT,
+				    "%s: $.ops[%d]: the ops' \"duration_ns\" add up to more "
+				    "than 2^53 ns",
+				    src, i);
+				goto out;
+			}
 			nknown++;
 		}
 	int64_t mean = nknown ? known / nknown : 1;

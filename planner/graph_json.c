@@ -25,14 +25,13 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 		return pl_jfail(c, "$.end", "must be true");
 	if ((rc = pl_jhash(c, root, "$", "graph_hash", &g->hash, has_hash)) ||
 	    (rc = pl_jstr(c, root, "$", "name", &name, 0, c->file)) ||
-	    (rc = pl_jint(c, root, "$", "granularity", &g->granularity, 0, 1)) ||
-	    (rc = pl_jint(c, root, "$", "small_pool_bytes", &g->small_pool_bytes, 0, 0)) ||
-	    (rc = pl_jint(c, root, "$", "const_bytes", &g->const_bytes, 0, g->small_pool_bytes)))
+	    (rc = pl_jint_in(c, root, "$", "granularity", &g->granularity, 0, 1, 1,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, root, "$", "small_pool_bytes", &g->small_pool_bytes, 0, 0, 0,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, root, "$", "const_bytes", &g->const_bytes, 0, g->small_pool_bytes,
+	                     0, PL_MAX_AMOUNT)))
 		return rc;
-	if (g->granularity <= 0)
-		return pl_jfail(c, "$.granularity", "must be positive");
-	if (g->const_bytes < 0 || g->small_pool_bytes < 0)
-		return pl_jfail(c, "$", "const_bytes and small_pool_bytes must not be negative");
 	g->name = strdup(name);
 	json_t *bufs, *ops;
 	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
@@ -50,11 +49,13 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 		int64_t id, a, f;
 		int small, pers;
 		const char *bn;
+		/* (size is in range before it is rounded) */
 		if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "size", &b->size, 1, 0)) ||
+		    (rc = pl_jint_in(c, v, where, "size", &b->size, 1, 0, 0, PL_MAX_AMOUNT)) ||
 		    (rc = pl_jbool(c, v, where, "small", &small, 0, 0)) ||
-		    (rc = pl_jint(c, v, where, "rounded", &b->rounded, 0,
-		                  small ? 0 : pl_round_up(b->size, g->granularity))) ||
+		    (rc = pl_jint_in(c, v, where, "rounded", &b->rounded, 0,
+		                     small ? 0 : pl_round_up(b->size, g->granularity), 0,
+		                     PL_MAX_AMOUNT)) ||
 		    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
 		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
 		    (rc = pl_jbool(c, v, where, "persistent", &pers, 0, 0)) ||
@@ -214,6 +215,8 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 			fprintf(f, ", \"replayable\": false, \"why_not\": ");
 			put_str(f, op->why_not);
 		}
+		if (op->collective)
+			fprintf(f, ", \"collective\": true");
 		fprintf(f, "}%s\n", i + 1 < g->nops ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"end\": true\n}\n");

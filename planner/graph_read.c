@@ -24,6 +24,9 @@ int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, c
 		static const char *lists[] = {"reads", "writes", "refs", "partial"};
 		for (int l = 0; l < 4; l++)
 			nrefs += json_array_size(json_object_get(v, lists[l]));
+		/* (refs are counted in 32 bits; each term is below INT32_MAX) */
+		if (nrefs > INT32_MAX)
+			return pl_jfail(c, "$.ops", "more than %d buffer references", INT32_MAX);
 	}
 	g->nops = (int32_t)no;
 	g->nbufs = (int32_t)nb;
@@ -115,21 +118,22 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	struct pl_op *op = &g->ops[k];
 	int64_t i, dur, stream, bytes;
 	const char *kind, *name, *why, *via, *copy;
-	int repl, rc;
+	int repl, coll, rc;
 	json_t *reads, *writes, *refs, *partial;
 	/* A graph file may leave out what a trace always writes. */
 	if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
 	    (rc = pl_jstr(c, v, where, "kind", &kind, trace, "kernel")) ||
 	    (rc = pl_jstr(c, v, where, "name", &name, 0, "")) ||
-	    (rc = pl_jint(c, v, where, "duration_ns", &dur, 1, 0)) ||
+	    (rc = pl_jint_in(c, v, where, "duration_ns", &dur, 1, 0, -1, PL_MAX_AMOUNT)) ||
 	    (rc = pl_jbool(c, v, where, "replayable", &repl, trace, 1)) ||
+	    (rc = pl_jbool(c, v, where, "collective", &coll, 0, 0)) ||
 	    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
 	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
 	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
 	    (rc = pl_jarr(c, v, where, "refs", &refs, 0)) ||
 	    (rc = pl_jarr(c, v, where, "partial", &partial, 0)) ||
-	    (rc = pl_jint(c, v, where, "stream", &stream, 0, 0)) ||
-	    (rc = pl_jint(c, v, where, "bytes", &bytes, 0, 0)) ||
+	    (rc = pl_jint_in(c, v, where, "stream", &stream, 0, 0, 0, INT32_MAX)) ||
+	    (rc = pl_jint_in(c, v, where, "bytes", &bytes, 0, 0, 0, PL_MAX_AMOUNT)) ||
 	    (rc = pl_jstr(c, v, where, "via", &via, 0, "")) ||
 	    (rc = pl_jstr(c, v, where, "copy", &copy, 0, "")))
 		return rc;
@@ -138,12 +142,13 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	op->kind = (uint8_t)parse_kind(kind);
 	op->name = pl_graph_strdup(g, name);
 	op->why_not = pl_graph_strdup(g, why);
-	op->duration_ns = dur < 0 ? -1 : dur;
+	op->duration_ns = dur;
 	op->stream = (int32_t)stream;
 	op->bytes = bytes;
 	op->via = pl_graph_strdup(g, via);
 	op->copy = pl_graph_strdup(g, copy);
-	op->replayable = (uint8_t)repl;
+	op->replayable = (uint8_t)repl && !coll;
+	op->collective = (uint8_t)coll;
 	op->ref_off = g->nrefs;
 	char w2[128];
 	snprintf(w2, sizeof(w2), "%s.reads", where);

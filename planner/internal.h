@@ -13,6 +13,13 @@
 #define PL_FNV_OFFSET 0xcbf29ce484222325ull
 #define PL_FNV_PRIME  0x100000001b3ull
 
+/* The largest size (bytes), duration (ns) or count the loaders take from
+ * a file, and the largest sum of them a graph may reach (the buffers'
+ * bytes with const_bytes, the ops' durations): 2^53, exact in a double.
+ * Whatever the planners add up (a buffer counted a few times over, a
+ * curve, a saving) then stays far inside int64_t. */
+#define PL_MAX_AMOUNT (INT64_C(1) << 53)
+
 int pl_errf(char *err, size_t errlen, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 uint64_t pl_fnv(uint64_t h, const void *data, size_t n);
@@ -39,6 +46,7 @@ int pl_atomic_commit(FILE *f, const char *tmp, const char *path, char *err, size
 int pl_graph_load_nodelink(const char *path, void *root, struct pl_graph **out, char *err,
                            size_t errlen);
 
+/* v and g within 0..PL_MAX_AMOUNT (the loaders see to it): no overflow. */
 static inline int64_t pl_round_up(int64_t v, int64_t g)
 {
 	return g > 1 ? (v + g - 1) / g * g : v;

@@ -20,6 +20,16 @@ json_t *pl_json_load_file(const char *path, char *err, size_t errlen)
 	return root;
 }
 
+json_t *pl_json_load_bytes(const char *name, const char *bytes, size_t n, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_loadb(bytes, n, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		pl_errf(err, errlen, PL_EINPUT, "%s:%d:%d: invalid JSON: %s", name, je.line,
+		        je.column, je.text);
+	return root;
+}
+
 int pl_jfail(struct jctx *c, const char *where, const char *fmt, ...)
 {
 	char msg[256];
@@ -59,15 +69,30 @@ int pl_jint(struct jctx *c, json_t *obj, const char *where, const char *key, int
 		*out = json_integer_value(v);
 		return 0;
 	}
-	/* Graph generators write sizes as 3.0 now and then; accept whole reals. */
+	/* Graph generators write sizes as 3.0 now and then; accept whole reals
+	 * (in int64_t's range: converting any other double is undefined). */
 	if (json_is_real(v)) {
 		double d = json_real_value(v);
-		if (d == (double)(int64_t)d) {
+		if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+		    d == (double)(int64_t)d) {
 			*out = (int64_t)d;
 			return 0;
 		}
 	}
 	return pl_jfail(c, where, "member \"%s\" must be an integer", key);
+}
+
+int pl_jint_in(struct jctx *c, json_t *obj, const char *where, const char *key, int64_t *out,
+               int required, int64_t dflt, int64_t lo, int64_t hi)
+{
+	int rc = pl_jint(c, obj, where, key, out, required, dflt);
+	if (rc || (*out >= lo && *out <= hi))
+		return rc;
+	if (hi == PL_MAX_AMOUNT)
+		return pl_jfail(c, where, "member \"%s\" is %lld, outside %lld..2^53", key,
+		                (long long)*out, (long long)lo);
+	return pl_jfail(c, where, "member \"%s\" is %lld, outside %lld..%lld", key, (long long)*out,
+	                (long long)lo, (long long)hi);
 }
 
 int pl_jbool(struct jctx *c, json_t *obj, const char *where, const char *key, int *out,

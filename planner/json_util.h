@@ -16,10 +16,17 @@ struct jctx {
 };
 
 json_t *pl_json_load_file(const char *path, char *err, size_t errlen);
+/* Parses n bytes read from the file `name`; NULL with its message. */
+json_t *pl_json_load_bytes(const char *name, const char *bytes, size_t n, char *err, size_t errlen);
 /* Each returns 0, or PL_EINPUT with a message naming file and path.
  * `where` is the JSON path of obj; key the member. */
 int pl_jint(struct jctx *c, json_t *obj, const char *where, const char *key, int64_t *out,
             int required, int64_t dflt);
+/* pl_jint, and the value must lie in lo..hi: the message names the member
+ * and the range.  Sizes, durations and counts from files are read with it
+ * (PL_MAX_AMOUNT bounds them), so later sums cannot overflow. */
+int pl_jint_in(struct jctx *c, json_t *obj, const char *where, const char *key, int64_t *out,
+               int required, int64_t dflt, int64_t lo, int64_t hi);
 int pl_jbool(struct jctx *c, json_t *obj, const char *where, const char *key, int *out,
              int required, int dflt);
 int pl_jstr(struct jctx *c, json_t *obj, const char *where, const char *key, const char **out,

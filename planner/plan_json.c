@@ -18,12 +18,10 @@ static int plan_version(const struct pl_plan *p)
 	return 1;
 }
 
-int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen)
+/* The file up to its checksum member (docs/plan-format.md). */
+static void put_body(const struct pl_plan *p, FILE *f)
 {
-	char tmp[4096], hs[20];
-	FILE *f = pl_atomic_open(path, tmp, sizeof(tmp), err, errlen);
-	if (!f)
-		return PL_EINPUT;
+	char hs[20];
 	fprintf(f,
 	        "{\n  \"format\": \"remat-plan\",\n  \"version\": %d,\n  \"graph_hash\": \"%s\",\n"
 	        "  \"nops\": %d,\n  \"budget\": %lld,\n  \"planner\": \"%s\",\n"
@@ -61,8 +59,37 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 		}
 		fputc('}', f);
 	}
-	fprintf(f, "%s],\n  \"end\": true\n}\n", first ? "" : "\n  ");
+	fprintf(f, "%s],\n  ", first ? "" : "\n  ");
+}
+
+/* Writes body (n bytes) and the checksum member that ends it to path. */
+static int put_sealed(const char *body, size_t n, const char *path, char *err, size_t errlen)
+{
+	char tmp[4096], tail[PL_CHECKSUM_TAIL_MAX];
+	int tn = pl_checksum_tail(pl_checksum_of(body, n), tail, sizeof(tail));
+	FILE *f = pl_atomic_open(path, tmp, sizeof(tmp), err, errlen);
+	if (!f)
+		return PL_EINPUT;
+	fwrite(body, 1, n, f);
+	fwrite(tail, 1, (size_t)tn, f);
 	return pl_atomic_commit(f, tmp, path, err, errlen);
+}
+
+int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen)
+{
+	char *body = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&body, &n);
+	if (!m)
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	put_body(p, m);
+	if (fclose(m) != 0) {
+		free(body);
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	}
+	int rc = put_sealed(body, n, path, err, errlen);
+	free(body);
+	return rc;
 }
 
 static int load_boundary(struct jctx *c, json_t *bnd, int64_t ver, int32_t nbufs, struct pl_plan *p)
@@ -89,7 +116,34 @@ static int load_boundary(struct jctx *c, json_t *bnd, int64_t ver, int32_t nbufs
 	return 0;
 }
 
-static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct pl_plan **out)
+/* How to go on after a plan was changed since remat-plan wrote it. */
+#define REMAKE_HINT "make the plan again with remat-plan, or after an edit on purpose run"
+
+/* The checksum member that ends the file (docs/plan-format.md) must match
+ * the bytes before it. */
+static int check_sum(struct jctx *c, const char *bytes, size_t n)
+{
+	uint64_t stated;
+	long at = pl_checksum_locate(bytes, n, &stated);
+	if (at < 0)
+		return pl_errf(c->err, c->errlen, PL_EINPUT,
+		               "%s: no checksum (remat-plan ends a plan with \"checksum\" and "
+		               "\"end\": true; this one is older or was edited): " REMAKE_HINT
+		               " remat-plan --rehash %s",
+		               c->file, c->file);
+	uint64_t actual = pl_checksum_of(bytes, (size_t)at);
+	if (actual != stated)
+		return pl_errf(c->err, c->errlen, PL_EINPUT,
+		               "%s: checksum does not match the content (0x%016llx in the file, "
+		               "0x%016llx computed): the plan changed after remat-plan wrote it; "
+		               "" REMAKE_HINT " remat-plan --rehash %s",
+		               c->file, (unsigned long long)stated, (unsigned long long)actual,
+		               c->file);
+	return 0;
+}
+
+static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const struct pl_graph *g,
+                struct pl_plan **out)
 {
 	const char *fmt, *planner;
 	int64_t ver, nops;
@@ -110,6 +164,8 @@ static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct p
 		return rc;
 	if (!end)
 		return pl_jfail(c, "$", "no \"end\": true member (truncated plan?)");
+	if ((rc = check_sum(c, bytes, n)))
+		return rc;
 	if ((rc = pl_jhash(c, root, "$", "graph_hash", &hash, &present)))
 		return rc;
 	if (!present)
@@ -213,29 +269,82 @@ static int load(struct jctx *c, json_t *root, const struct pl_graph *g, struct p
 		pl_plan_free(p);
 		return rc;
 	}
-	int64_t x;
-	if (!pl_jint(c, root, "$", "budget", &x, 0, -1))
-		p->budget = x;
-	if (!pl_jint(c, root, "$", "baseline_peak", &x, 0, -1))
-		p->baseline_peak = x;
-	if (!pl_jint(c, root, "$", "peak", &x, 0, -1))
-		p->peak = x;
-	if (!pl_jint(c, root, "$", "recompute_ns", &x, 0, -1))
-		p->recompute_ns = x;
+	/* Informational figures: -1 when unknown. */
+	if ((rc = pl_jint_in(c, root, "$", "budget", &p->budget, 0, -1, -1, INT64_MAX)) ||
+	    (rc = pl_jint_in(c, root, "$", "baseline_peak", &p->baseline_peak, 0, -1, -1,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, root, "$", "peak", &p->peak, 0, -1, -1, PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, root, "$", "recompute_ns", &p->recompute_ns, 0, -1, -1,
+	                     INT64_MAX))) {
+		pl_plan_free(p);
+		return rc;
+	}
 	*out = p;
 	return 0;
+}
+
+static int parse(struct jctx *c, const char *bytes, size_t n, const struct pl_graph *g,
+                 struct pl_plan **out)
+{
+	*out = NULL;
+	json_t *root = pl_json_load_bytes(c->file, bytes, n, c->err, c->errlen);
+	if (!root)
+		return PL_EINPUT;
+	int rc = json_is_object(root) ? load(c, root, bytes, n, g, out)
+	                              : pl_jfail(c, "$", "expected an object");
+	json_decref(root);
+	return rc;
 }
 
 int pl_plan_load_json(const char *path, const struct pl_graph *g, struct pl_plan **out, char *err,
                       size_t errlen)
 {
 	*out = NULL;
-	json_t *root = pl_json_load_file(path, err, errlen);
-	if (!root)
+	size_t n;
+	char *bytes = pl_file_read(path, &n, err, errlen);
+	if (!bytes)
 		return PL_EINPUT;
 	struct jctx c = {path, err, errlen};
-	int rc =
-	    json_is_object(root) ? load(&c, root, g, out) : pl_jfail(&c, "$", "expected an object");
-	json_decref(root);
+	int rc = parse(&c, bytes, n, g, out);
+	free(bytes);
+	return rc;
+}
+
+int pl_plan_rehash(const char *path, char *err, size_t errlen)
+{
+	size_t n;
+	char *bytes = pl_file_read(path, &n, err, errlen);
+	if (!bytes)
+		return PL_EINPUT;
+	struct jctx c = {path, err, errlen};
+	uint64_t stated;
+	long at = pl_checksum_locate(bytes, n, &stated);
+	if (at < 0)
+		at = pl_checksum_unsealed_end(bytes, n);
+	int rc;
+	if (at < 0) {
+		rc = pl_errf(err, errlen, PL_EINPUT,
+		             "%s: does not end with \"end\": true after a member, as a plan does",
+		             path);
+		goto out;
+	}
+	/* The plan as it will be written must read back as a plan. */
+	char tail[PL_CHECKSUM_TAIL_MAX];
+	int tn = pl_checksum_tail(pl_checksum_of(bytes, (size_t)at), tail, sizeof(tail));
+	char *sealed = malloc((size_t)at + (size_t)tn);
+	if (!sealed) {
+		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+		goto out;
+	}
+	memcpy(sealed, bytes, (size_t)at);
+	memcpy(sealed + at, tail, (size_t)tn);
+	struct pl_plan *p;
+	rc = parse(&c, sealed, (size_t)at + (size_t)tn, NULL, &p);
+	free(sealed);
+	pl_plan_free(p);
+	if (!rc)
+		rc = put_sealed(bytes, (size_t)at, path, err, errlen);
+out:
+	free(bytes);
 	return rc;
 }

@@ -45,6 +45,9 @@ struct pl_op {
 	uint32_t nrefs;
 	uint8_t replayable;
 	uint8_t kind; /* PL_KIND_* */
+	/* A collective (NCCL): never replayed, and no buffer is evicted
+	 * across it (a gap spanning one is no candidate). */
+	uint8_t collective;
 	const char *why_not;
 	/* What a trace says beyond the model (docs/trace-format.md), for the
 	 * tools that show it; planners ignore it.  A graph file may leave it out. */
@@ -128,10 +131,15 @@ const char *pl_hash_str(uint64_t h, char *buf);
 
 /* ---- plans (docs/plan-format.md; the model is plan/plan.h) ---- */
 
-/* Loads a plan; with g non-NULL also checks its graph_hash, op count and references. */
+/* Loads a plan; with g non-NULL also checks its graph_hash, op count and
+ * references.  A plan whose checksum does not match its bytes is refused. */
 int pl_plan_load_json(const char *path, const struct pl_graph *g, struct pl_plan **out, char *err,
                       size_t errlen);
+/* Writes the plan, its checksum last. */
 int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size_t errlen);
+/* Gives a plan edited by hand the checksum of its new content, in place,
+ * once it reads back as a plan (remat-plan --rehash). */
+int pl_plan_rehash(const char *path, char *err, size_t errlen);
 void pl_plan_free(struct pl_plan *p);
 
 /* ---- the evaluator ---- */

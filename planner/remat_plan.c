@@ -37,7 +37,11 @@ static void usage(FILE *f)
 	           "  --plan-version: 1 (default) plans only what a version 1 runtime runs;\n"
 	           "     2 adds stashes (replays of ops that update buffers in place) and\n"
 	           "     buffers kept unmapped at the iteration boundary\n"
-	           "  --progress: a line per planning stage on stderr (also with -v)\n");
+	           "  --progress: a line per planning stage on stderr (also with -v)\n"
+	           "       remat-plan --rehash PLAN.json\n"
+	           "  gives a plan edited by hand the checksum of its new content (readers\n"
+	           "  refuse a plan whose checksum does not match; libremat still checks\n"
+	           "  what the plan does before it applies it)\n");
 }
 
 /* Marks the buffers of a comma-separated id list as excluded.  0, or 2
@@ -112,7 +116,7 @@ static int sweep(const struct pl_graph *g, const struct pl_options *o, int npoin
 
 int main(int argc, char **argv)
 {
-	const char *input = NULL, *budget_s = NULL, *out = NULL, *exclude = NULL;
+	const char *input = NULL, *budget_s = NULL, *out = NULL, *exclude = NULL, *rehash = NULL;
 	struct pl_options o;
 	int npoints = 0;
 	pl_options_default(&o);
@@ -176,6 +180,9 @@ int main(int argc, char **argv)
 				npoints = (int)n;
 				i++;
 			}
+		} else if (!strcmp(a, "--rehash") && v) {
+			rehash = v;
+			i++;
 		} else if (!strcmp(a, "-o") && v) {
 			out = v;
 			i++;
@@ -207,6 +214,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "remat-plan: more than one input: %s and %s\n", input, a);
 			return 2;
 		}
+	}
+	if (rehash) {
+		char err[1024];
+		if (input || budget_s || out) {
+			fprintf(stderr,
+			        "remat-plan: --rehash takes a plan file and nothing else\n");
+			return 2;
+		}
+		int rc = pl_plan_rehash(rehash, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "remat-plan: %s\n", err);
+		else
+			printf("%s: checksum written\n", rehash);
+		return rc;
 	}
 	if (!input || (!budget_s && !npoints) || (npoints && (budget_s || !out))) {
 		fprintf(stderr, "remat-plan: %s\n",

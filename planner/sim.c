@@ -147,7 +147,9 @@ static double key(struct walk *w, int32_t b, int32_t q)
 		 * stays: a replay might still need it) */
 		return (bf->free_at >= 0 || bf->dead_across) && v != PL_VER_PRE ? 0 : -1;
 	}
-	if (nu - q < 2 || v == PL_VER_PRE || (v >= 0 && !g->ops[v].replayable))
+	/* a rebuild on the far side of a collective would hold up every rank */
+	if (nu - q < 2 || v == PL_VER_PRE || (v >= 0 && !g->ops[v].replayable) ||
+	    pl_idle_spans_collective(&w->ix, q, nu))
 		return -1;
 	double cost = v >= 0 ? (double)rebuild_cost(w, v, nu) : 0;
 	cost += (double)dependents_cost(w, b, v, q + 1);

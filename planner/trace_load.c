@@ -18,7 +18,8 @@ static int check_params(struct jctx *c, json_t *root, const char *dir)
 	int64_t size;
 	uint64_t want;
 	int present;
-	int rc = pl_jint(c, pb, "$.files[\"params.bin\"]", "size", &size, 1, 0);
+	int rc =
+	    pl_jint_in(c, pb, "$.files[\"params.bin\"]", "size", &size, 1, 0, 0, PL_MAX_AMOUNT);
 	if (!rc)
 		rc = pl_jhash(c, pb, "$.files[\"params.bin\"]", "fnv1a64", &want, &present);
 	if (rc)
@@ -82,15 +83,23 @@ static int trace_info(struct jctx *c, json_t *root, struct pl_graph *g)
 	int64_t period, seen;
 	int avail = 1, rc;
 	if ((rc = pl_jstr(c, proc, "$.process", "device", &device, 0, "")) ||
-	    (rc = pl_jint(c, proc, "$.process", "device_memory", &t->device_memory, 0, 0)) ||
-	    (it && (rc = pl_jint(c, it, "$.iteration", "period", &period, 0, g->nops))) ||
-	    (it && (rc = pl_jint(c, it, "$.iteration", "iterations_seen", &seen, 0, 0))) ||
-	    (it && (rc = pl_jint(c, it, "$.iteration", "duration_ns", &t->duration_ns, 0, -1))) ||
-	    (rc = pl_jint(c, mem, "$.memory", "peak_bytes", &t->peak_bytes, 0, -1)) ||
+	    (rc = pl_jint_in(c, proc, "$.process", "device_memory", &t->device_memory, 0, 0, 0,
+	                     PL_MAX_AMOUNT)) ||
+	    (it && (rc = pl_jint_in(c, it, "$.iteration", "period", &period, 0, g->nops, 0,
+	                            INT32_MAX))) ||
+	    (it && (rc = pl_jint_in(c, it, "$.iteration", "iterations_seen", &seen, 0, 0, 0,
+	                            INT32_MAX))) ||
+	    (it && (rc = pl_jint_in(c, it, "$.iteration", "duration_ns", &t->duration_ns, 0, -1, -1,
+	                            PL_MAX_AMOUNT))) ||
+	    (rc = pl_jint_in(c, mem, "$.memory", "peak_bytes", &t->peak_bytes, 0, -1, -1,
+	                     PL_MAX_AMOUNT)) ||
 	    (cu && (rc = pl_jbool(c, cu, "$.cupti", "available", &avail, 0, 1))) ||
-	    (cu && (rc = pl_jint(c, cu, "$.cupti", "kernels", &t->cupti_kernels, 0, -1))) ||
-	    (cu && (rc = pl_jint(c, cu, "$.cupti", "launches", &t->cupti_launches, 0, -1))) ||
-	    (cu && (rc = pl_jint(c, cu, "$.cupti", "mismatch", &t->cupti_mismatch, 0, 0))) ||
+	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "kernels", &t->cupti_kernels, 0, -1, -1,
+	                            PL_MAX_AMOUNT))) ||
+	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "launches", &t->cupti_launches, 0, -1, -1,
+	                            PL_MAX_AMOUNT))) ||
+	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "mismatch", &t->cupti_mismatch, 0, 0, 0,
+	                            PL_MAX_AMOUNT))) ||
 	    (cu && (rc = pl_jstr(c, cu, "$.cupti", "note", &note, 0, ""))))
 		return rc;
 	t->is_trace = 1;
@@ -134,13 +143,18 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		return rc;
 	json_t *proc = json_object_get(root, "process"), *mem = json_object_get(root, "memory");
 	int64_t persistent, small_pool, edge;
-	if ((rc = pl_jint(c, proc, "$.process", "granularity", &g->granularity, 1, 0)) ||
-	    (rc = pl_jint(c, mem, "$.memory", "persistent_bytes", &persistent, 1, 0)) ||
-	    (rc = pl_jint(c, mem, "$.memory", "small_pool_bytes", &small_pool, 1, 0)) ||
-	    (rc = pl_jint(c, mem, "$.memory", "edge_bytes", &edge, 0, 0)))
+	/* Granularity 0: no managed allocation happened, so nothing was
+	 * rounded to chunks (docs/trace-format.md); as 1 for the planner. */
+	if ((rc = pl_jint_in(c, proc, "$.process", "granularity", &g->granularity, 1, 0, 0,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, mem, "$.memory", "persistent_bytes", &persistent, 1, 0, 0,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, mem, "$.memory", "small_pool_bytes", &small_pool, 1, 0, 0,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, mem, "$.memory", "edge_bytes", &edge, 0, 0, 0, PL_MAX_AMOUNT)))
 		return rc;
-	if (g->granularity <= 0)
-		return pl_jfail(c, "$.process.granularity", "must be positive");
+	if (g->granularity == 0)
+		g->granularity = 1;
 	g->small_pool_bytes = small_pool;
 	const char *cmd;
 	if ((rc = pl_jstr(c, proc, "$.process", "cmdline", &cmd, 0, "trace")))
@@ -164,8 +178,9 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		int64_t id, a, f;
 		int small, pers;
 		if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "size", &b->size, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "rounded", &b->rounded, 1, 0)) ||
+		    (rc = pl_jint_in(c, v, where, "size", &b->size, 1, 0, 0, PL_MAX_AMOUNT)) ||
+		    (rc =
+		         pl_jint_in(c, v, where, "rounded", &b->rounded, 1, 0, 0, PL_MAX_AMOUNT)) ||
 		    (rc = pl_jbool(c, v, where, "small", &small, 1, 0)) ||
 		    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
 		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
@@ -177,8 +192,11 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		const char *s0 = json_string_value(json_array_get(site, 0));
 		b->name = pl_graph_strdup(g, s0 ? s0 : "");
 		b->site = site_lines(g, site);
-		if (pers)
-			listed_persistent += b->rounded;
+		/* (each term is at most 2^53: the sum is checked as it grows) */
+		if (pers && (listed_persistent += b->rounded) > PL_MAX_AMOUNT)
+			return pl_jfail(c, "$.buffers",
+			                "the persistent buffers' \"rounded\" add up to more than "
+			                "2^53 bytes");
 	}
 	/* Whatever persistent_bytes holds beyond the listed persistent buffers
 	 * is constant: the small-allocation chunks (which some traces count in

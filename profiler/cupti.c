@@ -161,7 +161,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 			const CUpti_ActivityKernel10 *k = (const void *)r;
-			keep(k->correlationId, 0, k->start, k->end);
+			/* libremat's own hashing kernel (writeset.c) runs inside the
+			 * app's call and may carry its correlation id: by name. */
+			if (!k->name || strcmp(k->name, PROF_HASH_KERNEL))
+				keep(k->correlationId, 0, k->start, k->end);
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -60,6 +60,8 @@ int prof_delta_begin(size_t nops)
 	if (!deltas)
 		return -1;
 	ndeltas = nops;
+	for (size_t k = 0; k < nops; k++)
+		deltas[k].blind = -1; /* until its changes are known */
 	return 0;
 }
 
@@ -105,6 +107,8 @@ void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write
 	if (k >= ndeltas || hi <= lo)
 		return;
 	struct op_delta *d = &deltas[k];
+	if (d->blind < 0 && !d->n && !d->nsrc)
+		d->blind = 0; /* a copy or a set: exactly its ranges */
 	if (write) {
 		add_change(d, buf, lo, hi, 1);
 		return;
@@ -166,12 +170,10 @@ void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *cons
 }
 
 /* The op once more, as the program issued it. */
-static CUresult relaunch(const struct remat_op *op)
+static CUresult relaunch(const struct prof_op *o, const struct remat_op *op)
 {
 	prof_cupti_tls.internal = 1;
-	CUresult r = remat_drv.cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
-	                                      op->block[0], op->block[1], op->block[2], op->shmem,
-	                                      op->stream, op->params, op->extra);
+	CUresult r = prof_launch_as(o, op, op->stream, op->params, op->extra);
 	if (r == CUDA_SUCCESS)
 		r = remat_drv.cuCtxSynchronize();
 	prof_cupti_tls.internal = 0;
@@ -257,7 +259,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 	 * op's stream need not wait for the legacy stream. */
 	if (ok)
 		ok = remat_drv.cuCtxSynchronize() == CUDA_SUCCESS;
-	CUresult rc = ok ? relaunch(op) : CUDA_ERROR_UNKNOWN;
+	CUresult rc = ok ? relaunch(o, op) : CUDA_ERROR_UNKNOWN;
 	ok = rc == CUDA_SUCCESS;
 	int lost = 0;
 	for (size_t r = 0; r < o->nreads; r++) {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "../core/capture.h"
 #include "../core/config.h"
 #include "../core/log.h"
 #include "internal.h"
@@ -156,7 +157,12 @@ enum prof_step prof_op(struct remat_op *op)
 	if (__builtin_expect(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_RELAXED), 0) &&
 	    remat_det_steady(&det) && remat_det_is_boundary(&det, i))
 		remat_alloc_swap_report((long long)remat_det_iteration_index(&det, i) - 1);
-	if (!profiling && maybe_start(i))
+	/* The profile synchronizes and hashes around every op: a capture in
+	 * progress forbids that (and is no steady iteration anyway). */
+	int capturing = __atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE) != 0;
+	if (profiling && capturing)
+		abort_profile("a stream capture began during the profiled iteration", i);
+	if (!profiling && !capturing && maybe_start(i))
 		return give_up("out of memory for the profile");
 	/* A new gap begins after this op. */
 	gap_reset();
@@ -232,6 +238,7 @@ void prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small, int stack
 	b->small = small;
 	b->nsite = stack ? prof_stack_capture(&b->site) : 0;
 	b->trace_id = -1;
+	b->hash_at = -1;
 	b->alloc_at = b->free_at = b->alloc_seq = -1;
 	if (prof_live_add(b)) {
 		prof_live_free(b);

@@ -37,6 +37,10 @@ struct prof_live {
 	int64_t alloc_at, free_at, alloc_seq;
 	char **site;
 	size_t nsite;
+	/* Its content hash right after op hash_at of the profile (-1: none):
+	 * the next op's "before" when no op ran in between. */
+	uint64_t hash;
+	int64_t hash_at;
 };
 int prof_live_add(struct prof_live *b);
 struct prof_live *prof_live_remove(uint64_t addr);
@@ -51,13 +55,15 @@ void prof_live_free(struct prof_live *b);
  * libremat's own frames.  Returns strdup'd frames. */
 size_t prof_stack_capture(char ***frames);
 
-/* writeset.c — content hash of a device range (context synchronized by
- * the caller). */
+/* writeset.c — content hashes of device ranges {addr, bytes} (the caller
+ * has waited for the work before), in batches on libremat's own stream. */
+#define PROF_HASH_KERNEL "remat_hash_batch" /* hash.cu's */
 void prof_ws_init(void);
-uint64_t prof_ws_hash(uint64_t addr, uint64_t size);
-/* Hashing kernels launched so far (device path): CUPTI reports them under
- * the app's runtime call when hashing runs inside it. */
-extern uint64_t prof_ws_launches;
+void prof_ws_hash(const uint64_t (*ranges)[2], size_t n, uint64_t *out);
+/* The profile is complete and nothing is in flight: the device scratch
+ * goes back (prof_ws_init takes it again for the next profile; a dropped
+ * profile keeps it for the next try). */
+void prof_ws_end(void);
 
 /* delta.c — what each op of the profiled iteration changed, byte by byte
  * (buffers packed small are left to the hashes), and whether its writes
@@ -119,6 +125,21 @@ const char *prof_intern(const char *s);
 /* swapcheck.c: swap copies the last check on this thread issued (reset by
  * the call): CUPTI may report them under the op's runtime call. */
 uint32_t prof_swap_copies_take(void);
+
+/* attrs.c — a kernel launch's attributes, kept with its op (replay/ launches
+ * it again with them).  An attribute that records an event makes the op
+ * one a replay must not repeat.  Returns the graph-hash words of them. */
+uint64_t prof_attrs_record(struct prof_op *o, const struct remat_op *op, uint64_t hash);
+
+/* collective.c — collectives (NCCL kernels) in the profiled iteration. */
+int prof_collective_name(const char *name);
+/* A collective was issued on s: in flight until the stream gets past it. */
+void prof_collective_issued(CUstream s);
+/* What the profile waits for around an op on stream s: the whole context,
+ * or only s while a collective is in flight. */
+void prof_sync(CUstream s);
+/* At the profile's ends: the collectives by their events, then the context. */
+void prof_sync_all(void);
 
 /* profile.c — recording one iteration (detect.c drives it). */
 int prof_profile_begin(uint64_t start_op, size_t period, size_t iteration, int cupti_ok,

@@ -25,7 +25,6 @@ static CUstream streams[256]; /* stream id i + 1 */
 static int nstreams;
 static uint32_t corr_min, corr_max;
 static uint64_t *before; /* hashes before the current op, per read buffer */
-static size_t capbefore;
 
 #define MIX(v) (graph_hash = remat_fnv1a(graph_hash, &(v), sizeof(v)))
 
@@ -81,10 +80,11 @@ int prof_profile_begin(uint64_t start_op, size_t ops, size_t iteration, int cupt
 	for (size_t i = 0; i < prof_live_count(); i++) {
 		struct prof_live *b = prof_live_at(i);
 		b->alloc_at = b->free_at = b->alloc_seq = -1;
+		b->hash_at = -1;
 		if (add_pbuf(b))
 			return -1;
 	}
-	remat_drv.cuCtxSynchronize();
+	prof_sync_all();
 	remat_alloc_reset_peak();
 	return 0;
 }
@@ -269,6 +269,82 @@ static void describe_copy(struct prof_op *o, const struct remat_op *op, uint64_t
 	}
 }
 
+/* A graph launch references every live buffer its nodes' parameter words
+ * and ranges fall in (graphs.c); one it could not read, every live one. */
+static void graph_refs(struct prof_op *o, const struct remat_op *op)
+{
+	const struct remat_graph_refs *g = op->graph;
+	o->graph_kernels = g ? g->kernels : 0;
+	for (size_t i = 0; i < npb; i++) {
+		struct prof_live *b = pb[i];
+		if (b->dead)
+			continue;
+		int hit = !g || g->opaque;
+		for (size_t j = 0; !hit && j < g->n; j++)
+			hit = g->range[j][0] < b->addr + b->size && b->addr < g->range[j][1];
+		if (hit) {
+			push_ref(o, b->trace_id, 0, -1);
+			push_id(&o->reads, &o->nreads, b->trace_id);
+		}
+	}
+}
+
+/* Room for the hashes of an op's n referenced buffers (before[], and the
+ * ranges to hash). */
+static uint64_t (*ranges)[2];
+static size_t *slot;
+static uint64_t *hashed;
+static size_t capranges;
+
+static int reserve(size_t n)
+{
+	if (n <= capranges)
+		return 0;
+	void *a = realloc(ranges, n * sizeof(*ranges)), *b = realloc(slot, n * sizeof(*slot)),
+	     *c = realloc(hashed, n * sizeof(*hashed)), *d = realloc(before, n * sizeof(*before));
+	ranges = a ? a : ranges;
+	slot = b ? b : slot;
+	hashed = c ? c : hashed;
+	before = d ? d : before;
+	if (!a || !b || !c || !d)
+		return -1;
+	capranges = n;
+	return 0;
+}
+
+/* Hashes of everything op k references, before it: those that differ
+ * after it are its writes (prof_profile_op_after).  A buffer hashed right
+ * after op k - 1 needs no new hash (no op ran in between, and everything
+ * before was waited for then).  A collective is not hashed around
+ * (collective.c): all it references it may write. */
+static void hash_inputs(struct prof_op *o, uint64_t k)
+{
+	if (o->collective) {
+		for (size_t r = 0; r < o->nreads; r++)
+			push_id(&o->writes, &o->nwrites, o->reads[r]);
+		return;
+	}
+	if (reserve(o->nreads))
+		return;
+	size_t n = 0;
+	for (size_t r = 0; r < o->nreads; r++) {
+		struct prof_live *b = pb[o->reads[r]];
+		if (b->hash_at >= 0 && (uint64_t)b->hash_at + 1 == k) {
+			before[r] = b->hash;
+			continue;
+		}
+		ranges[n][0] = b->addr;
+		ranges[n][1] = b->size;
+		slot[n++] = r;
+	}
+	if (n) {
+		prof_sync(o->cstream);
+		prof_ws_hash((const uint64_t(*)[2])ranges, n, hashed);
+		for (size_t i = 0; i < n; i++)
+			before[slot[i]] = hashed[i];
+	}
+}
+
 void prof_profile_op_before(struct remat_op *op, uint64_t k)
 {
 	struct prof_op *o = &prof.ops[k];
@@ -298,23 +374,20 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		}
 		o->name = ki->name;
 		o->kernel = kernel_id(ki);
+		if (prof_collective_name(o->name)) {
+			o->collective = 1;
+			o->replayable = 0;
+			o->why_not = "collective";
+		}
 		pack_params(o, ki, op);
+		graph_hash = prof_attrs_record(o, op, graph_hash);
 		scan_refs(o);
-		if (o->nreads > capbefore) {
-			void *p = realloc(before, o->nreads * sizeof(*before));
-			if (p) {
-				before = p;
-				capbefore = o->nreads;
-			}
+		/* Host copies before it, for its changes byte by byte (delta.c). */
+		if (!o->collective) {
+			remat_drv.cuCtxSynchronize();
+			prof_delta_before(k, o, pb);
 		}
-		remat_drv.cuCtxSynchronize();
-		prof_delta_before(k, o, pb);
-		uint64_t l0 = prof_ws_launches;
-		for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
-			struct prof_live *b = pb[o->reads[r]];
-			before[r] = prof_ws_hash(b->addr, b->size);
-		}
-		o->hash_before = (uint32_t)(prof_ws_launches - l0);
+		hash_inputs(o, k);
 		break;
 	}
 	case REMAT_OP_MEMCPY:
@@ -337,6 +410,9 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->name = "cuGraphLaunch";
 		o->replayable = 0;
 		o->why_not = "graph launch";
+		o->collective = op->graph && op->graph->collective;
+		graph_refs(o, op);
+		hash_inputs(o, k);
 		break;
 	}
 	int32_t kind = o->kind;
@@ -375,17 +451,29 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 		o->replayable = 0;
 		o->why_not = "the call failed";
 	}
-	if (op->kind != REMAT_OP_KERNEL || !o->nreads)
+	if (o->collective) {
+		prof_collective_issued(op->stream);
 		return;
-	remat_drv.cuCtxSynchronize();
-	uint64_t l0 = prof_ws_launches;
-	for (size_t r = 0; r < o->nreads && r < capbefore; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		if (prof_ws_hash(b->addr, b->size) != before[r])
-			push_id(&o->writes, &o->nwrites, o->reads[r]);
 	}
-	o->hash_after = (uint32_t)(prof_ws_launches - l0);
-	prof_delta_after(k, o, op, pb);
+	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads ||
+	    o->nreads > capranges)
+		return;
+	prof_sync(op->stream);
+	for (size_t r = 0; r < o->nreads; r++) {
+		struct prof_live *b = pb[o->reads[r]];
+		ranges[r][0] = b->addr;
+		ranges[r][1] = b->size;
+	}
+	prof_ws_hash((const uint64_t(*)[2])ranges, o->nreads, hashed);
+	for (size_t r = 0; r < o->nreads; r++) {
+		struct prof_live *b = pb[o->reads[r]];
+		if (hashed[r] != before[r])
+			push_id(&o->writes, &o->nwrites, o->reads[r]);
+		b->hash = hashed[r];
+		b->hash_at = (int64_t)k;
+	}
+	if (op->kind == REMAT_OP_KERNEL)
+		prof_delta_after(k, o, op, pb);
 }
 
 void prof_profile_alloc(struct prof_live *b, uint64_t k)
@@ -456,7 +544,7 @@ static void durations(void)
 	}
 	if (ix)
 		qsort(ix, m, sizeof(*ix), cmp_corr);
-	uint64_t kernels = 0, internal = 0, unmatched[3] = {0, 0, 0};
+	uint64_t kernels = 0, ours = 0, unmatched[3] = {0, 0, 0};
 	for (size_t r = 0; r < n; r++) {
 		uint32_t c = rec[r].corr;
 		if (c < corr_min || c > corr_max || prof_cupti_is_internal(c))
@@ -467,7 +555,8 @@ static void durations(void)
 		                *hit = ix ? bsearch(&key, ix, m, sizeof(*ix), cmp_corr) : NULL;
 		/* Our own hashing copies and kernels run inside the app's runtime
 		 * call and carry its id: only records of the op's own kind count. */
-		if (!hit || kind_of_op(prof.ops[hit->op].kind) != rec[r].kind) {
+		int graph = hit && prof.ops[hit->op].kind == REMAT_OP_GRAPH;
+		if (!hit || (!graph && kind_of_op(prof.ops[hit->op].kind) != rec[r].kind)) {
 			unmatched[rec[r].kind]++;
 			continue;
 		}
@@ -481,15 +570,17 @@ static void durations(void)
 		while (k < nm && mt[k].op == mt[j].op)
 			k++;
 		struct prof_op *o = &prof.ops[mt[j].op];
-		if (o->kind == REMAT_OP_KERNEL) {
-			/* In start order: hashing kernels before it, the op's own,
-			 * hashing kernels after it. */
-			size_t own = j + o->hash_before;
-			/* Every other record matched to it is ours (hashing, the
-			 * write-set proof's second run). */
-			internal += k - j - (own < k);
-			if (own < k)
-				o->duration_ns = mt[own].dur;
+		if (o->kind == REMAT_OP_KERNEL || o->kind == REMAT_OP_GRAPH) {
+			/* The hashing kernels around it are not among the records
+			 * (cupti.c drops them by name): the op's own kernel, or a
+			 * graph's kernels from the first start to the last end. */
+			size_t last = o->kind == REMAT_OP_GRAPH ? k : j + 1;
+			/* A kernel's other records are the write-set proof's second
+			 * run (delta.c), not the program's. */
+			if (o->kind == REMAT_OP_KERNEL)
+				ours += k - j - 1;
+			o->duration_ns = (int64_t)(mt[last - 1].start + (uint64_t)mt[last - 1].dur -
+			                           mt[j].start);
 		} else {
 			/* In start order: the swap copies libremat made for the op
 			 * (done before it was issued), then the op's own. */
@@ -502,14 +593,14 @@ static void durations(void)
 	free(mt);
 	free(ix);
 	free(rec);
-	kernels -= internal < kernels ? internal : kernels;
 	remat_log(REMAT_LOG_DEBUG,
 	          "CUPTI: %zu records; not matched to an op: %llu kernels, %llu copies, %llu sets",
 	          n, (unsigned long long)unmatched[0], (unsigned long long)unmatched[1],
 	          (unsigned long long)unmatched[2]);
 	uint64_t launches = 0;
 	for (size_t i = 0; i < prof.nops; i++)
-		launches += prof.ops[i].kind == REMAT_OP_KERNEL;
+		launches += prof.ops[i].kind == REMAT_OP_KERNEL ? 1 : prof.ops[i].graph_kernels;
+	kernels -= ours < kernels ? ours : kernels;
 	prof.cupti_kernels = kernels;
 	prof.cupti_launches = launches;
 	prof.cupti_mismatch = (int64_t)kernels - (int64_t)launches;
@@ -549,7 +640,9 @@ static void process_info(void)
 struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 {
 	/* The last ops may still be running: their records come at completion. */
-	remat_drv.cuCtxSynchronize();
+	prof_sync_all();
+	/* Nothing is in flight now (a collective included): the scratch can go. */
+	prof_ws_end();
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
 	prof.peak_bytes = st.peak;

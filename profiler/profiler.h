@@ -89,9 +89,13 @@ struct prof_op {
 	int via_extra;    /* parameters came packed in `extra` */
 	/* correlation ids of the API calls that issued it, for CUPTI */
 	uint32_t corr_driver, corr_runtime;
-	/* our hashing kernels launched before and after it (device path) */
-	uint32_t hash_before, hash_after;
-	uint32_t swap_copies; /* libremat's swap copies issued inside the op's call, before it */
+	uint32_t swap_copies;   /* libremat's swap copies issued inside the op's call, before it */
+	uint32_t graph_kernels; /* graph launch: its kernel nodes (CUPTI reports each) */
+	/* kernel: its launch attributes (cuLaunchKernelEx's; a cooperative entry
+	 * point's as CU_LAUNCH_ATTRIBUTE_COOPERATIVE), replayed with it */
+	CUlaunchAttribute *attrs;
+	uint32_t nattrs;
+	int collective; /* an NCCL kernel: never replayed, never hashed around */
 };
 
 /* One profiled iteration.  Immutable once prof_finish hands it over; shared
@@ -131,6 +135,13 @@ struct remat_profile {
  * counts it (what remat-plan calls the baseline peak): a percentage
  * budget is of this. */
 int64_t prof_baseline_peak(const struct remat_profile *p);
+
+/* Launches kernel op q (o as issued: function, grid, block, shared
+ * memory) on st as the program did: with its launch attributes through
+ * cuLaunchKernelEx, plain cuLaunchKernel when it had none.  Replays use
+ * it, and the profile's second run of a kernel (delta.c). */
+CUresult prof_launch_as(const struct prof_op *q, const struct remat_op *o, CUstream st,
+                        void **params, void **extra);
 
 /* Drops one holder; the last frees the profile. */
 void prof_profile_put(struct remat_profile *p);
@@ -184,6 +195,17 @@ int64_t prof_live_bytes(void);
 
 /* Names learnt when the program looks a function up. */
 void prof_function_name(void *func, const char *name, int is_kernel);
+
+/* ---- graphs (graphs.c) ------------------------------------------------------ */
+
+/* An executable graph was instantiated from g (or updated to it): its
+ * nodes are read now.  Forgotten when destroyed; opaque once changed node
+ * by node. */
+void prof_graph_read(CUgraphExec exec, CUgraph g);
+void prof_graph_forget(CUgraphExec exec);
+void prof_graph_opaque(CUgraphExec exec);
+/* What a launch of exec may touch; NULL when it was never read. */
+const struct remat_graph_refs *prof_graph_refs(CUgraphExec exec);
 
 /* ---- swapped allocations -------------------------------------------------- */
 

@@ -127,10 +127,13 @@ static void cuts(struct regions *g)
 	for (size_t k = 0; k < p->nops; k++) {
 		struct op_view v = view(p, k);
 		const struct prof_op *o = v.o;
+		if (v.blind < 0) { /* what it changed is not known byte by byte */
+			for (size_t r = 0; r < o->nreads; r++)
+				g->sp[o->reads[r]].whole = 1;
+			for (size_t w = 0; w < o->nwrites; w++)
+				g->sp[o->writes[w]].whole = 1;
+		}
 		if (v.kernel) {
-			if (v.blind < 0) /* what it changed is not known byte by byte */
-				for (size_t r = 0; r < o->nreads; r++)
-					g->sp[o->reads[r]].whole = 1;
 			for (size_t r = 0; r < o->nrefs; r++)
 				push_at(g, &g->sp[o->refs[r].buf], o->refs[r].off);
 			continue;

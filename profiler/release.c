@@ -23,6 +23,7 @@ void prof_profile_release(struct remat_profile *t)
 		free(t->ops[i].reads);
 		free(t->ops[i].writes);
 		free(t->ops[i].partial);
+		free(t->ops[i].attrs);
 	}
 	free(t->bufs);
 	free(t->kernels);

@@ -98,7 +98,10 @@ void prof_swap_check(const struct remat_op *op)
 		add(&b, op->dst, op->dst + op->bytes);
 		break;
 	default:
-		all = 1; /* a graph's kernels are not ours to see */
+		/* A graph launch: what its nodes were read to touch (graphs.c). */
+		all = !op->graph || op->graph->opaque;
+		for (size_t i = 0; !all && i < op->graph->n; i++)
+			add(&b, op->graph->range[i][0], op->graph->range[i][1]);
 		break;
 	}
 	flush(&b);

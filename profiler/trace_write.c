@@ -149,6 +149,73 @@ static void kernels(struct sbuf *b, const struct remat_profile *t)
 	puts_(b, "\n  ],\n");
 }
 
+static const char *attr_name(CUlaunchAttributeID id)
+{
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		return "ignore";
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		return "access_policy_window";
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		return "cooperative";
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+		return "synchronization_policy";
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		return "cluster_dimension";
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return "cluster_scheduling_policy_preference";
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+		return "programmatic_stream_serialization";
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		return "programmatic_event";
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		return "priority";
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		return "mem_sync_domain_map";
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		return "mem_sync_domain";
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		return "preferred_cluster_dimension";
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		return "launch_completion_event";
+	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+		return "device_updatable_kernel_node";
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		return "preferred_shared_memory_carveout";
+	default:
+		return "other";
+	}
+}
+
+/* A kernel's launch attributes: a cluster shape as [x, y, z], one-int
+ * values as a number, anything else as the hex of its bytes. */
+static void attrs(struct sbuf *b, const struct prof_op *o)
+{
+	puts_(b, ", \"attrs\": [");
+	for (uint32_t i = 0; i < o->nattrs; i++) {
+		const CUlaunchAttribute *a = &o->attrs[i];
+		putf(b, "%s{\"id\": %d, \"name\": \"%s\", \"value\": ", i ? ", " : "", (int)a->id,
+		     attr_name(a->id));
+		size_t n = remat_attr_value_size(a->id);
+		if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ||
+		    a->id == CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION) {
+			putf(b, "[%u, %u, %u]", a->value.clusterDim.x, a->value.clusterDim.y,
+			     a->value.clusterDim.z);
+		} else if (n == sizeof(int)) {
+			int v;
+			memcpy(&v, &a->value, sizeof(v));
+			putf(b, "%d", v);
+		} else {
+			puts_(b, "\"");
+			for (size_t k = 0; k < n; k++)
+				putf(b, "%02x", (unsigned)(unsigned char)a->value.pad[k]);
+			puts_(b, "\"");
+		}
+		puts_(b, "}");
+	}
+	puts_(b, "]");
+}
+
 static void ops(struct sbuf *b, const struct remat_profile *t)
 {
 	puts_(b, "  \"ops\": [");
@@ -165,6 +232,8 @@ static void ops(struct sbuf *b, const struct remat_profile *t)
 		     o->grid[0], o->grid[1], o->grid[2], o->block[0], o->block[1], o->block[2],
 		     o->shmem);
 		putf(b, ", \"stream\": %d", o->stream);
+		if (o->nattrs)
+			attrs(b, o);
 		if (o->kind == REMAT_OP_KERNEL)
 			putf(b, ", \"params\": [%llu, %llu]", (unsigned long long)o->params_off,
 			     (unsigned long long)o->params_len);
@@ -188,6 +257,8 @@ static void ops(struct sbuf *b, const struct remat_profile *t)
 		putf(b, ", \"duration_ns\": %lld, \"replayable\": %s, \"why_not\": ",
 		     (long long)o->duration_ns, o->replayable ? "true" : "false");
 		str(b, o->why_not ? o->why_not : "");
+		if (o->collective)
+			puts_(b, ", \"collective\": true");
 		puts_(b, "}");
 	}
 	puts_(b, "\n  ],\n");

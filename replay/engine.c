@@ -338,7 +338,7 @@ static int same_op(const struct prof_op *q, const struct remat_op *op)
 		int extra = remat_op_extra_params(op, &size) != NULL;
 		return q->func == op->func && !memcmp(q->grid, op->grid, sizeof(q->grid)) &&
 		       !memcmp(q->block, op->block, sizeof(q->block)) && q->shmem == op->shmem &&
-		       extra == q->via_extra;
+		       extra == q->via_extra && replay_attrs_same(q, op);
 	}
 	case REMAT_OP_MEMCPY:
 		return q->bytes == op->bytes &&
@@ -391,8 +391,7 @@ static int32_t touches_evicted(const struct prof_op *q, const struct remat_op *o
 	case REMAT_OP_MEMSET:
 		return replay_find_evicted(op->dst, op->dst + op->bytes);
 	default:
-		/* A graph's kernels are not ours to see: anything may be read. */
-		return engine.niv ? engine.iv[0].buf : -1;
+		return replay_graph_touches_evicted(op);
 	}
 }
 

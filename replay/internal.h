@@ -116,6 +116,20 @@ int replay_op_replayable(const struct remat_profile *p, int32_t k);
 int replay_plan_validate(const struct remat_profile *prof, const struct pl_plan *pl, int64_t budget,
                          int64_t *peak, char *why, size_t n);
 
+/* launch_attrs.c */
+/* Whether op was launched with the attributes the profile's op was. */
+int replay_attrs_same(const struct prof_op *q, const struct remat_op *op);
+/* Launches a replay of kernel op q (as issued: o) on st, with q's
+ * attributes through cuLaunchKernelEx when it has any. */
+CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o, CUstream st,
+                              void **params, void **extra);
+
+/* graph.c */
+/* The evicted buffer a graph launch touches (its nodes' parameter words and
+ * ranges, as read at instantiation), or -1; any evicted buffer when the
+ * graph could not be read. */
+int32_t replay_graph_touches_evicted(const struct remat_op *op);
+
 /* engine.c */
 /* No plan for good: back to the unmodified job. */
 void replay_no_plan(void);

@@ -120,9 +120,7 @@ CUresult replay_launch(int32_t k, CUstream st)
 			size_t len = s->len;
 			void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, s->params,
 			                 CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
-			r = remat_drv.cuLaunchKernel(o->func, o->grid[0], o->grid[1], o->grid[2],
-			                             o->block[0], o->block[1], o->block[2],
-			                             o->shmem, st, NULL, extra);
+			r = replay_kernel_launch(q, o, st, NULL, extra);
 		} else {
 			const struct prof_kernel *ki = &engine.profile->kernels[q->kernel];
 			void *stack[64], **kp = stack;
@@ -131,9 +129,7 @@ CUresult replay_launch(int32_t k, CUstream st)
 			/* kernelParams point into this iteration's copy of the bytes */
 			for (size_t j = 0; j < ki->nparams; j++)
 				kp[j] = s->params + ki->param[j][0];
-			r = remat_drv.cuLaunchKernel(o->func, o->grid[0], o->grid[1], o->grid[2],
-			                             o->block[0], o->block[1], o->block[2],
-			                             o->shmem, st, kp, NULL);
+			r = replay_kernel_launch(q, o, st, kp, NULL);
 			if (kp != stack)
 				free(kp);
 		}

@@ -40,4 +40,10 @@ void planning_trace_written(int ok, uint64_t graph_hash);
 void planning_reset(void);
 extern const struct replay_hooks planning_hooks;
 
+/* frameworks.c: the frameworks' allocator variables, set by the
+ * constructor; at the first CUDA call, one line (REMAT_LOG=1) for each
+ * that the program had set otherwise or changed since. */
+void frameworks_set(void);
+void frameworks_check(void);
+
 #endif

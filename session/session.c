@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../alloc/alloc.h"
+#include "../core/capture.h"
 #include "../core/config.h"
 #include "../core/driver.h"
 #include "../core/log.h"
@@ -165,7 +166,14 @@ CUresult session_op_begin(struct remat_op *op)
 	op->pos = -1;
 	if (session_ready())
 		return CUDA_SUCCESS;
+	/* Captured work does not run now: it is the graph's, and passes
+	 * through untouched (its launches are seen when the graph is). */
+	if (__builtin_expect(__atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE), 0) &&
+	    remat_capture_stream(op->stream))
+		return CUDA_SUCCESS;
 	pthread_mutex_lock(&session_lock);
+	if (op->kind == REMAT_OP_GRAPH)
+		op->graph = prof_graph_refs(op->func);
 	/* Something went to the host before a plan applied: what this op
 	 * touches comes back before anyone looks at it (the write-set hashes,
 	 * replay, the op itself). */
@@ -248,10 +256,24 @@ CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
 	return r;
 }
 
-int session_free(CUdeviceptr p, CUstream stream, int async)
+int session_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 {
+	*rc = CUDA_SUCCESS;
 	if (!p || !remat_alloc_owns(p, NULL))
 		return 0;
+	if (async && remat_capture_stream(stream)) {
+		/* In a capture a free is a graph's free node, which "must be
+		 * passed the address of a graph allocation": refused, as the
+		 * driver refuses it for its own memory. */
+		*rc = CUDA_ERROR_INVALID_VALUE;
+		return 1;
+	}
+	if (!async && remat_capture_strict()) {
+		/* What cuMemFree would do: refused, and the capture with it. */
+		*rc = remat_drv.cuCtxSynchronize();
+		if (*rc != CUDA_SUCCESS)
+			return 1;
+	}
 	pthread_mutex_lock(&session_lock);
 	if (session_state == SESSION_PLAN || session_state == SESSION_RUN)
 		replay_free(p); /* while the allocator still knows it */
@@ -260,8 +282,7 @@ int session_free(CUdeviceptr p, CUstream stream, int async)
 	pthread_mutex_unlock(&session_lock);
 	if (!async)
 		remat_drv.cuCtxSynchronize();
-	CUresult rc;
-	return remat_free(p, stream, async, &rc);
+	return remat_free(p, stream, async, rc);
 }
 
 void session_function_name(void *func, const char *name, int is_kernel)

@@ -40,13 +40,24 @@ int session_ready(void);
 CUresult session_op_begin(struct remat_op *op);
 void session_op_end(struct remat_op *op, CUresult rc);
 
+/* Graphs (interpose/graph.c): an executable graph was instantiated from
+ * g, or updated to it; destroyed; or changed one node at a time (it may
+ * touch anything from then on). */
+void session_graph_instantiated(CUgraphExec exec, CUgraph g);
+void session_graph_destroyed(CUgraphExec exec);
+void session_graph_changed(CUgraphExec exec);
+
 /* A managed allocation (active only).  CUDA_ERROR_NOT_SUPPORTED: the
  * device cannot be managed, the caller uses the real allocator.  FAILED:
  * the sticky error. */
 CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async);
-/* 1 when p was ours and is freed, 0 when the caller must free it for real.
- * A synchronous free synchronizes the context first, as the real ones do. */
-int session_free(CUdeviceptr p, CUstream stream, int async);
+/* 1 when p was ours, with the call's result in *rc; 0 when the caller must
+ * free it for real.  A synchronous free synchronizes the context first, as
+ * the real ones do: during a capture that forbids it, that synchronisation
+ * fails (and invalidates the capture) as the real free would, and nothing
+ * is freed.  On a capturing stream a free would be a graph's free node,
+ * which only frees graph allocations: CUDA_ERROR_INVALID_VALUE. */
+int session_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc);
 
 /* Names learnt when the program looks a function up. */
 void session_function_name(void *func, const char *name, int is_kernel);

@@ -2,8 +2,8 @@
  * start.c — the session's life: the constructor, lazy init at the first
  * CUDA call, a forked child, the end of the process.
  *
- * The constructor only reads the environment (core/config.c), sets
- * PyTorch's allocator variable and registers the fork handler: no CUDA
+ * The constructor only reads the environment (core/config.c), sets the
+ * frameworks' allocator variables and registers the fork handler: no CUDA
  * call, no output (its messages wait for the first CUDA call).  Real work
  * waits for the first CUDA call that needs it.
  */
@@ -42,9 +42,7 @@ __attribute__((constructor)) static void session_constructor(void)
 		remat_warn_later(msgs.text[i]);
 	if (bad || remat_cfg.mode == REMAT_MODE_OFF)
 		return;
-	char conf[4096];
-	if (remat_alloc_conf_merge(getenv("PYTORCH_CUDA_ALLOC_CONF"), conf, sizeof(conf)) == 0)
-		setenv("PYTORCH_CUDA_ALLOC_CONF", conf, 1);
+	frameworks_set();
 	remat_fork_register(fork_child);
 	session_set_state(SESSION_DETECT);
 }
@@ -65,6 +63,7 @@ static void lazy_init(void)
 	remat_log(REMAT_LOG_INFO, "active: mode %s, trace directory %s, warm-up %d iterations",
 	          remat_cfg.mode == REMAT_MODE_RUN ? "run" : "trace", remat_cfg.trace_dir,
 	          remat_cfg.warmup);
+	frameworks_check();
 	/* Until a plan applies, a full device swaps to the host (alloc/swap.c). */
 	if (remat_cfg.mode == REMAT_MODE_RUN)
 		remat_alloc_swap_enable(1);

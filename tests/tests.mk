@@ -2,6 +2,9 @@
 # (UNIT_TESTS, built with $(SAN)) and end-to-end scripts (E2E_TESTS, and
 # E2E_NVCC_TESTS for those that need nvcc: reported as not run without it).
 
+# tools/gpu/'s validation scripts where there is no GPU: usage, SKIP lines.
+E2E_TESTS += tests/e2e/gpu_scripts.sh
+
 .PHONY: test check-unit check-e2e bench demo
 test: deps-ok
 	@$(MAKE) --no-print-directory all

@@ -36,22 +36,8 @@ die() {
 	exit 1
 }
 
-# sim NAME ENV... -- CMD...: runs it, stdout/stderr in $tmp/NAME.{out,err},
-# the simulator's report line in $tmp/NAME.rep.
-sim() {
-	_n=$1
-	shift
-	_e=""
-	while [ "$1" != "--" ]; do
-		_e="$_e $1"
-		shift
-	done
-	shift
-	# shellcheck disable=SC2086
-	env SIMCUDA_REPORT_FILE="$tmp/$_n.rep" $_e "$SIMRUN" "$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
-		die "$_n: $* failed: $(tail -n 3 "$tmp/$_n.err")"
-}
-field() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" "$tmp/$1.rep"; }
+# sim NAME ENV... -- CMD..., field NAME KEY
+. bench/sim_lib.sh
 
 echo "simulated time per iteration: runs of $A and $B iterations, SIMCUDA_GRANULARITY=64K"
 echo "  mlp $MLP_ARGS"

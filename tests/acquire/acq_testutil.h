@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../core/config.h"
+#include "../../plan/plan.h"
 
 static inline const char *acq_getenv(const char *name)
 {
@@ -57,6 +58,19 @@ __attribute__((format(printf, 3, 4))) static inline void acq_write(const char *p
 	va_end(ap);
 	fclose(f);
 	chmod(path, (mode_t)mode);
+}
+
+/* A plan text ending in `, "end": true}` with the checksum member added
+ * before "end", as remat-plan writes it (static buffer). */
+static inline const char *acq_seal(const char *text)
+{
+	static char buf[8192];
+	long at = pl_checksum_unsealed_end(text, strlen(text));
+	if (at < 0 || (size_t)at + PL_CHECKSUM_TAIL_MAX > sizeof(buf))
+		abort();
+	memcpy(buf, text, (size_t)at);
+	pl_checksum_tail(pl_checksum_of(text, (size_t)at), buf + at, sizeof(buf) - (size_t)at);
+	return buf;
 }
 
 static inline int acq_exists(const char *path)

@@ -56,7 +56,7 @@ static const char *plan_json(uint64_t hash, int64_t budget, const char *budget_t
 	         "\"recompute_ns\": 5000, \"ops\": [{\"op\": 1, \"evict_after\": [3]}, "
 	         "{\"op\": 5, \"before\": [[\"map\", 3], [\"replay\", 1]]}], \"end\": true}",
 	         (unsigned long long)hash, budget_text ? budget_text : b);
-	return buf;
+	return acq_seal(buf);
 }
 
 /* Fake remat-plan: argv is TRACE --budget B --time-limit S -o OUT. */
@@ -291,13 +291,15 @@ static void test_corrupt_cache_entry(void **state)
 	acq_write(entry, 0644, "{\"format\": \"remat-plan\", \"version\": 1, \"gra");
 	/* The one message about the entry, then a planner run. */
 	const char *err = stderr_of(begin_default);
-	char want[4600];
-	snprintf(want, sizeof(want),
-	         "libremat: cached plan unusable, removed it and planning again: %s: not valid "
-	         "JSON",
+	char want[4600], moved[4700];
+	snprintf(want, sizeof(want), "libremat: cached plan %s rejected: not valid JSON", entry);
+	snprintf(moved, sizeof(moved),
+	         "; moved it to %s.rejected and planning again (training runs unmodified "
+	         "meanwhile)\n",
 	         entry);
-	if (strncmp(err, want, strlen(want)) || strchr(err, '\n') != err + strlen(err) - 1)
-		fail_msg("stderr '%s', expected one line '%s...'", err, want);
+	if (strncmp(err, want, strlen(want)) || strchr(err, '\n') != err + strlen(err) - 1 ||
+	    !strstr(err, moved) || strstr(err, "--rehash"))
+		fail_msg("stderr '%s', expected one line '%s...%s'", err, want, moved);
 	expect_message("planning for a budget");
 	struct pl_plan *p = NULL;
 	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
@@ -306,6 +308,94 @@ static void test_corrupt_cache_entry(void **state)
 	/* The entry is a good plan now. */
 	assert_int_equal(acq_plan_read(entry, HASH, NOPS, BUDG, 8, &p, (char[256]){0}, 256), 0);
 	pl_plan_free(p);
+}
+
+/* A cached plan edited after remat-plan wrote it (a digit changed): one
+ * message saying so and how to apply an edit on purpose, the edit kept
+ * aside rather than deleted, a new plan made. */
+static void test_edited_cache_entry(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	char edited[1200];
+	snprintf(edited, sizeof(edited), "%s", plan_json(HASH, BUDG, NULL));
+	char *d = strstr(edited, "[\"replay\", 1]") + 11;
+	*d = '0';
+	acq_write(entry, 0644, "%s", edited);
+	const char *err = stderr_of(begin_default);
+	char want[9400], moved[4700];
+	snprintf(want, sizeof(want),
+	         "libremat: cached plan %s rejected: checksum does not match the content (0x",
+	         entry);
+	snprintf(moved, sizeof(moved),
+	         "the plan changed after remat-plan wrote it; moved it to "
+	         "%s.rejected and planning again",
+	         entry);
+	if (strncmp(err, want, strlen(want)) || strchr(err, '\n') != err + strlen(err) - 1 ||
+	    !strstr(err, moved) || !strstr(err, "remat-plan --rehash FILE"))
+		fail_msg("stderr '%s', expected one line '%s...'", err, want);
+	expect_message("planning for a budget");
+	struct pl_plan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	pl_plan_free(p);
+	/* the edit is kept, byte for byte; the entry is a good plan again */
+	char aside[4620];
+	snprintf(aside, sizeof(aside), "%s.rejected", entry);
+	FILE *f = fopen(aside, "r");
+	assert_non_null(f);
+	char back[1200] = "";
+	assert_int_equal(fread(back, 1, sizeof(back) - 1, f), strlen(edited));
+	fclose(f);
+	assert_string_equal(back, edited);
+	assert_int_equal(acq_plan_read(entry, HASH, NOPS, BUDG, 8, &p, (char[256]){0}, 256), 0);
+	pl_plan_free(p);
+}
+
+/* A cached plan that loads but fails validation (acquire_reject, called by
+ * the replay engine) goes the same way as one that does not load: one
+ * message, kept aside as .rejected, planned again.  A plan remat-plan has
+ * just made is not planned again: asking would give the same plan. */
+static int reject_cached(void)
+{
+	return acquire_reject("at op 4 the plan needs 5 bytes, over the budget of 4");
+}
+
+static void test_reject_cached_plan(void **state)
+{
+	(void)state;
+	mkdir(cache, 0700);
+	char text[1200];
+	snprintf(text, sizeof(text), "%s", plan_json(HASH, BUDG, NULL));
+	acq_write(entry, 0644, "%s", text);
+	struct pl_plan *p = NULL;
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_poll(&p), ACQUIRE_READY);
+	pl_plan_free(p);
+	const char *err = stderr_of(reject_cached);
+	char want[9400];
+	snprintf(want, sizeof(want),
+	         "libremat: cached plan %s rejected: at op 4 the plan needs 5 bytes, over the "
+	         "budget of 4; moved it to %s.rejected and planning again (training runs "
+	         "unmodified meanwhile)\n",
+	         entry, entry);
+	assert_string_equal(err, want);
+	char aside[4620], back[1200] = "";
+	snprintf(aside, sizeof(aside), "%s.rejected", entry);
+	FILE *f = fopen(aside, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(back, 1, sizeof(back) - 1, f), strlen(text));
+	fclose(f);
+	assert_string_equal(back, text);
+	/* planned again: the fake planner's plan is the new entry */
+	p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	assert_non_null(p);
+	pl_plan_free(p);
+	assert_true(acq_exists(entry));
+	/* that plan, made just now, rejected: a bug report, no new planner */
+	assert_int_equal(acquire_reject("step 1 is wrong"), -1);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
+	expect_message("remat-plan and libremat disagree about it");
 }
 
 static void test_corrupt_cache_message(void **state)
@@ -318,8 +408,11 @@ static void test_corrupt_cache_message(void **state)
 	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), -1);
 	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
 	expect_message("REMAT_PLANNER=\"/nonexistent/remat-plan\" is not an executable file");
-	/* The damaged entry was removed on the way. */
+	/* The damaged entry was set aside on the way. */
 	assert_false(acq_exists(entry));
+	char aside[4620];
+	snprintf(aside, sizeof(aside), "%s.rejected", entry);
+	assert_true(acq_exists(aside));
 }
 
 static void test_cache_entry_for_other_graph(void **state)
@@ -682,6 +775,8 @@ int main(void)
 	    T(test_child_env_filter),
 	    T(test_corrupt_cache_entry),
 	    T(test_corrupt_cache_message),
+	    T(test_edited_cache_entry),
+	    T(test_reject_cached_plan),
 	    T(test_cache_entry_for_other_graph),
 	    T(test_planner_crash),
 	    T(test_budget_unreachable),

@@ -36,18 +36,25 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A plan as planner/plan_json.c writes it, with members replaceable. */
-static const char *plan_text(const char *hash, const char *nops, const char *budget,
-                             const char *ops, const char *extra)
+/* A plan of the given format version as planner/plan_json.c writes it,
+ * with members replaceable, its checksum matching. */
+static const char *plan_text_v(int version, const char *hash, const char *nops, const char *budget,
+                               const char *ops, const char *extra)
 {
-	static char buf[4096];
+	char buf[4096];
 	snprintf(buf, sizeof(buf),
-	         "{\n  \"format\": \"remat-plan\",\n  \"version\": 1,\n  \"graph_hash\": \"%s\",\n"
+	         "{\n  \"format\": \"remat-plan\",\n  \"version\": %d,\n  \"graph_hash\": \"%s\",\n"
 	         "  \"nops\": %s,\n  \"budget\": %s,\n  \"planner\": \"ilp\",\n"
 	         "  \"baseline_peak\": 4587520,\n  \"peak\": 3145728,\n  \"recompute_ns\": 5000,\n"
 	         "%s  \"ops\": %s,\n  \"end\": true\n}\n",
-	         hash, nops, budget, extra, ops);
-	return buf;
+	         version, hash, nops, budget, extra, ops);
+	return acq_seal(buf);
+}
+
+static const char *plan_text(const char *hash, const char *nops, const char *budget,
+                             const char *ops, const char *extra)
+{
+	return plan_text_v(1, hash, nops, budget, ops, extra);
 }
 
 static const char *good_ops = "[\n    {\"op\": 1, \"evict_after\": [3, 4]},\n"
@@ -115,15 +122,23 @@ static void test_empty_plan_and_unknown_nbufs(void **state)
 	pl_plan_free(p);
 }
 
-static void expect_rejected(const char *text, const char *expect)
+/* text refused with a message naming the file and containing expect;
+ * want_rc -1 for any refusal, -2 for "changed since written". */
+static void expect_refusal(const char *text, int want_rc, const char *expect)
 {
 	acq_write(path, 0644, "%s", text);
 	struct pl_plan *p = (struct pl_plan *)1;
 	char err[1024] = "";
 	int rc = acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));
-	if (rc == 0 || !strstr(err, expect) || strncmp(err, path, strlen(path)))
-		fail_msg("expected rejection containing '%s', got rc %d: '%s'", expect, rc, err);
+	if (rc == 0 || (want_rc == -2 && rc != -2) || !strstr(err, expect) ||
+	    strncmp(err, path, strlen(path)))
+		fail_msg("expected rc %d and '%s', got rc %d: '%s'", want_rc, expect, rc, err);
 	assert_null(p);
+}
+
+static void expect_rejected(const char *text, const char *expect)
+{
+	expect_refusal(text, -1, expect);
 }
 
 static void test_invalid_plans(void **state)
@@ -168,9 +183,15 @@ static void test_invalid_plans(void **state)
 	BAD(H, "10", "3211264", "[{\"op\": 2, \"before\": 3}]", "",
 	    "member \"before\" must be an array");
 	BAD(H, "10", "3211264", "[]", "  \"iteration_ns\": -5,\n",
-	    "member \"iteration_ns\" is negative");
+	    "member \"iteration_ns\" is -5, outside -1..9007199254740992");
+	/* sizes and times past the planner's 2^53 */
+	BAD(H, "10", "3211264", "[]", "  \"iteration_ns\": 9007199254740993,\n",
+	    "member \"iteration_ns\" is 9007199254740993, outside -1..9007199254740992");
+	BAD(H, "10", "3211264", "[]", "  \"baseline_peak\": 9223372036854775807,\n",
+	    "member \"baseline_peak\" is 9223372036854775807");
 #undef BAD
-	/* Version, end marker, peak over budget: edit the good text. */
+	/* Version, end marker, peak over budget: edit the good text (and seal
+	 * it again: the edit is what is refused, not the checksum). */
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	char *v = strstr(t, "\"version\": 1");
 	v[11] = '3';
@@ -184,8 +205,7 @@ static void test_invalid_plans(void **state)
 	         plan_text(H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1],\n"));
 	expect_rejected(t, "$.unmapped_at_boundary: in a version 1 plan (it needs version 2)");
 	snprintf(t, sizeof(t), "%s",
-	         plan_text(H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1, 8],\n"));
-	strstr(t, "\"version\": 1")[11] = '2';
+	         plan_text_v(2, H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1, 8],\n"));
 	expect_rejected(t, "$.unmapped_at_boundary: entry 1: not a buffer id");
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	memcpy(strstr(t, "\"end\": true"), "\"end\": 0   ", 11);
@@ -205,11 +225,10 @@ static void test_version2(void **state)
 	(void)state;
 	char t[4096];
 	snprintf(t, sizeof(t), "%s",
-	         plan_text("0x2d9addb2c6334337", "10", "3211264",
-	                   "[{\"op\": 2, \"before\": [[\"stash\", 1]]}, {\"op\": 6, \"before\": "
-	                   "[[\"unstash\", 1], [\"replay\", 2]]}]",
-	                   "  \"unmapped_at_boundary\": [5, 6],\n"));
-	strstr(t, "\"version\": 1")[11] = '2';
+	         plan_text_v(2, "0x2d9addb2c6334337", "10", "3211264",
+	                     "[{\"op\": 2, \"before\": [[\"stash\", 1]]}, {\"op\": 6, \"before\": "
+	                     "[[\"unstash\", 1], [\"replay\", 2]]}]",
+	                     "  \"unmapped_at_boundary\": [5, 6],\n"));
 	acq_write(path, 0644, "%s", t);
 	struct pl_plan *p = NULL;
 	char err[1024] = "";
@@ -219,6 +238,54 @@ static void test_version2(void **state)
 	assert_int_equal(p->nboundary, 2);
 	assert_int_equal(p->boundary[0], 5);
 	assert_int_equal(p->boundary[1], 6);
+	pl_plan_free(p);
+}
+
+/* The checksum (docs/plan-format.md): a changed byte, a missing member, a
+ * member in another place; -2 says "changed since written". */
+static void expect_changed(const char *text, const char *expect)
+{
+	expect_refusal(text, -2, expect);
+}
+
+static void test_checksum(void **state)
+{
+	(void)state;
+	const char *H = "0x2d9addb2c6334337";
+	char t[8192];
+	/* every single-digit edit of a step is caught */
+	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", good_ops, ""));
+	char *d = strstr(t, "[\"replay\", 1]") + 11;
+	*d = '0';
+	expect_changed(t, "checksum does not match the content (0x");
+	assert_non_null(strstr(t, "\"checksum\": \"0x"));
+	/* ... so is a change where nothing reads it (the planner name) */
+	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", good_ops, ""));
+	memcpy(strstr(t, "\"ilp\""), "\"ilq\"", 5);
+	expect_changed(t, "the plan changed after remat-plan wrote it");
+	/* and a changed checksum */
+	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", good_ops, ""));
+	char *c = strstr(t, "\"checksum\": \"0x") + 15;
+	*c = *c == '0' ? '1' : '0';
+	expect_changed(t, "checksum does not match");
+	/* a plan without one: older than checksums, or written by hand */
+	char plain[1024];
+	snprintf(plain, sizeof(plain),
+	         "{\"format\": \"remat-plan\", \"version\": 1, \"graph_hash\": \"%s\", "
+	         "\"nops\": 10, \"budget\": 3211264, \"ops\": [], \"end\": true}",
+	         H);
+	expect_changed(plain, "no checksum");
+	/* the checksum must be the last member but "end" */
+	snprintf(t, sizeof(t), "%s", acq_seal(plain));
+	char *at = strstr(t, "\"checksum\"");
+	char moved[8400];
+	snprintf(moved, sizeof(moved), "%.*s\"end\": true, %.*s}", (int)(at - t), t, 32, at);
+	expect_changed(moved, "no checksum");
+	/* whitespace after the closing brace is not content */
+	acq_write(path, 0644, "%s\n\n", acq_seal(plain));
+	struct pl_plan *p;
+	char err[1024];
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)), 0);
 	pl_plan_free(p);
 }
 
@@ -287,6 +354,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_empty_plan_and_unknown_nbufs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_plans, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_version2, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_checksum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trace_peek, setup, teardown),
 	};

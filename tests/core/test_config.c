@@ -216,6 +216,44 @@ static void test_alloc_conf(void **state)
 	assert_int_equal(remat_alloc_conf_merge("a:1", out, 10), -1);
 }
 
+/* What each framework is told: PyTorch's two names carry the merge of the
+ * newer one when both are set, JAX and TensorFlow fixed values; what the
+ * program had is kept for the messages. */
+static void test_frameworks_env(void **state)
+{
+	(void)state;
+	struct remat_env_setting s[REMAT_ENV_SETTINGS];
+	nvars = 0;
+	assert_int_equal(remat_frameworks_env(fake_getenv, s), 0);
+	assert_string_equal(s[0].name, "PYTORCH_ALLOC_CONF");
+	assert_string_equal(s[0].value, "backend:cudaMallocAsync");
+	assert_null(s[0].before);
+	assert_string_equal(s[1].name, "PYTORCH_CUDA_ALLOC_CONF");
+	assert_string_equal(s[1].value, "backend:cudaMallocAsync");
+	assert_string_equal(s[2].name, "XLA_PYTHON_CLIENT_PREALLOCATE");
+	assert_string_equal(s[2].value, "false");
+	assert_string_equal(s[3].name, "XLA_PYTHON_CLIENT_ALLOCATOR");
+	assert_string_equal(s[3].value, "platform");
+	assert_string_equal(s[4].name, "TF_GPU_ALLOCATOR");
+	assert_string_equal(s[4].value, "cuda_malloc_async");
+	assert_string_equal(s[5].name, "TF_FORCE_GPU_ALLOW_GROWTH");
+	assert_string_equal(s[5].value, "true");
+
+	env("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64");
+	env("XLA_PYTHON_CLIENT_ALLOCATOR", "bfc");
+	assert_int_equal(remat_frameworks_env(fake_getenv, s), 0);
+	assert_string_equal(s[0].value, "backend:cudaMallocAsync,max_split_size_mb:64");
+	assert_string_equal(s[1].value, s[0].value);
+	assert_string_equal(s[1].before, "max_split_size_mb:64");
+	assert_string_equal(s[3].before, "bfc");
+	/* both PyTorch names: the newer one's keys */
+	env("PYTORCH_ALLOC_CONF", "expandable_segments:True,roundup_power2_divisions:4");
+	assert_int_equal(remat_frameworks_env(fake_getenv, s), 0);
+	assert_string_equal(s[0].value, "backend:cudaMallocAsync,roundup_power2_divisions:4");
+	assert_string_equal(s[1].value, s[0].value);
+	nvars = 0;
+}
+
 static int load_env(char **envv, struct remat_config *c)
 {
 	memset(&msgs, 0, sizeof(msgs));
@@ -361,6 +399,7 @@ int main(void)
 	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_log_warmup_dir),
 	    cmocka_unit_test(test_alloc_conf),
+	    cmocka_unit_test(test_frameworks_env),
 	    cmocka_unit_test(test_unknown_names),
 	    cmocka_unit_test(test_every_message_kept),
 	    cmocka_unit_test(test_too_many_messages_counted),

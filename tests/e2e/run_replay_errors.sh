@@ -12,12 +12,26 @@ run fill REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/fill.d" "REMAT_CACHE
 	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 8
 same plain fill
 grep -q "applied from iteration" "$tmp/fill.err" || fail "no plan: $(tail -n 3 "$tmp/fill.err")"
+# The launches of iteration 6, a replay iteration: those of 6 iterations
+# past those of 5, the cached plan applied in both and run mode counting
+# one more iteration in the second (the profiled iteration's hashing
+# launches and the warm-up decide where they fall).
+for i in 5 6; do
+	run cached$i REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/c$i.d" "REMAT_CACHE_DIR=$tmp/cache" \
+		"SIMCUDA_REPORT_FILE=$tmp/c$i.sim" LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters $i
+done
+first=$(($(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c5.sim") + 1))
+last=$(sed -n 's/.* kernels=\([0-9]*\).*/\1/p' "$tmp/c6.sim")
+[ "$last" -gt "$first" ] || fail "no launches in iteration 6: $first..$last"
+replays() { sed -n 's/.*run mode: \([0-9]*\) iterations,.*/\1/p' "$tmp/$1.err"; }
+[ "$(replays cached6)" = $(($(replays cached5) + 1)) ] ||
+	fail "iteration 6 is not a replay iteration: $(grep 'run mode:' "$tmp/cached6.err")"
 
 # sweep KIND ERRORS: SIMCUDA_FAIL_LAUNCH_ERROR=KIND at every N through the
 # replay iterations; a job that fails must name one of ERRORS (grep -E).
 sweep() {
 	recovered=0 ended=0
-	for n in $(seq 180 230); do
+	for n in $(seq "$first" "$last"); do
 		rc=0
 		env SIMCUDA_FAIL_LAUNCH=$n SIMCUDA_FAIL_LAUNCH_ERROR=$1 REMAT_BUDGET=80% \
 			"REMAT_TRACE_DIR=$tmp/t$n.d" "REMAT_CACHE_DIR=$tmp/cache" \

@@ -31,7 +31,7 @@ for b in bufs:
 PY
 bud=$(frac "$c" "$p" "$m" 0.5)
 run half "REMAT_BUDGET=$bud" "REMAT_TRACE_DIR=$tmp/half.d" "REMAT_CACHE_DIR=$tmp/half.cache" \
-	REMAT_LOG=1 LD_PRELOAD="$LIB" -- "$A" --iters 8
+	REMAT_LOG=1 LD_PRELOAD="$PRELOAD" -- "$A" --iters 8
 same base half
 no_fault
 summary=$(sed -n 's/^libremat: run mode: //p' "$tmp/half.err" | tr '\n' ' ')

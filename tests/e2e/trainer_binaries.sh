@@ -1,6 +1,6 @@
 #!/bin/sh
 # The trainers are linked like real CUDA programs (NEEDED libcublas.so.13,
-# libcudart.so.13 and, through the driver stub, libcuda.so.1); every kernel
+# libcudart.so.13, libnccl.so.2 and, through the driver stub, libcuda.so.1); every kernel
 # module exports only simcuda_module; bad flags give one clear message.
 # The VMM functions of --alloc vmm are not linked by name: the trainers ask
 # the runtime for them (cudaGetDriverEntryPointByVersion), as PyTorch does.
@@ -15,6 +15,7 @@ for t in mlp gpt; do
 		fail "$t: does not ask the runtime for driver entry points"
 	! echo "$undef" | grep -q '^cuMem\(Create\|Map\|AddressReserve\|SetAccess\)' ||
 		fail "$t: links VMM functions by name: $(echo "$undef" | grep '^cuMem')"
+	echo "$needed" | grep -qx libnccl.so.2 || fail "$t: no NEEDED libnccl.so.2"
 done
 for m in "$BUILD"/kernels/*.so; do
 	[ "$(nm -D --defined-only "$m" | awk '{ print $3 }')" = simcuda_module ] ||

@@ -14,6 +14,22 @@ grep -q "baseline peak:   12.00 MiB" "$tmp/out" || fail "no baseline peak"
 grep -q '"graph_hash": "0x00c0ffee12345678"' "$tmp/p.json" || fail "plan lacks the graph hash"
 grep -q '"end": true' "$tmp/p.json" || fail "plan not complete"
 
+# --rehash: an edit by hand gets the checksum of its new content; what is
+# not a plan is refused and left as it was.
+grep -q '"checksum": "0x[0-9a-f]\{16\}",$' "$tmp/p.json" || fail "plan has no checksum"
+sed 's/"planner": "[a-z:]*"/"planner": "hand"/' "$tmp/p.json" >"$tmp/e.json"
+"$BUILD/remat-report" --plan "$tmp/e.json" "$fx" >"$tmp/out" 2>&1 && fail "an edited plan was read"
+grep -q "e.json: checksum does not match the content" "$tmp/out" || fail "edited: $(cat "$tmp/out")"
+"$bin" --rehash "$tmp/e.json" >"$tmp/out" 2>&1 || fail "--rehash: exit $?: $(cat "$tmp/out")"
+grep -q "e.json: checksum written" "$tmp/out" || fail "--rehash said: $(cat "$tmp/out")"
+"$BUILD/remat-report" --plan "$tmp/e.json" "$fx" >"$tmp/out" 2>&1 || fail "rehashed: $(cat "$tmp/out")"
+echo '{"format": "remat-plan"}' >"$tmp/n.json"
+"$bin" --rehash "$tmp/n.json" >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "--rehash of no plan: want exit 2"
+[ "$(cat "$tmp/n.json")" = '{"format": "remat-plan"}' ] || fail "--rehash changed what it refused"
+"$bin" --rehash "$tmp/e.json" --budget 1G >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "--rehash with a budget: want exit 2"
+
 "$bin" "$fx" --budget 10M -o "$tmp/q.json" >"$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 3 ] || fail "unreachable budget: exit $rc, want 3"
@@ -79,6 +95,41 @@ grep -q '\["stash", 2\]' "$tmp/bn2.json" || fail "the plan does not stash S: $(c
 "$bin" "$tmp/bn.json" --budget 600 --plan-version 3 >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "--plan-version 3: want exit 2"
 grep -q "expected 1 or 2" "$tmp/out" || fail "bad --plan-version message: $(cat "$tmp/out")"
+
+# A collective between two uses of a buffer: no eviction across it.  The
+# same graph without the flag plans (evicting b0 over ops 1..3, rebuilt by
+# replaying op 0); with it, the budget cannot be met.
+for coll in false true; do
+	cat >"$tmp/coll-$coll.json" <<EOT
+{"format": "remat-graph", "version": 1, "granularity": 1048576,
+ "buffers": [
+  {"id": 0, "size": 1048576, "alloc_at": 0, "free_at": 5},
+  {"id": 1, "size": 1048576, "persistent": true, "alloc_at": -1, "free_at": -1},
+  {"id": 2, "size": 2097152, "alloc_at": 2, "free_at": 4}],
+ "ops": [
+  {"i": 0, "name": "produce", "duration_ns": 1000, "reads": [1], "writes": [0]},
+  {"i": 1, "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "duration_ns": 1000, "reads": [],
+   "writes": [], "replayable": false, "why_not": "collective", "collective": $coll},
+  {"i": 2, "name": "big", "duration_ns": 1000, "reads": [], "writes": [2]},
+  {"i": 3, "name": "use_big", "duration_ns": 1000, "reads": [2], "writes": [2]},
+  {"i": 4, "name": "consume", "duration_ns": 1000, "reads": [0], "writes": []}]}
+EOT
+done
+"$bin" "$tmp/coll-false.json" --budget 3M -o "$tmp/c.json" >"$tmp/out" 2>&1 ||
+	fail "no collective: budget 3M: exit $? $(cat "$tmp/out")"
+# every planner, the DTR walk included, and both plan versions
+for p in default greedy dtr ilp; do
+	for v in 1 2; do
+		pa=""
+		[ $p = default ] || pa="--planner $p"
+		# shellcheck disable=SC2086
+		"$bin" "$tmp/coll-true.json" --budget 3M $pa --plan-version $v -o "$tmp/d.json" \
+			>"$tmp/out" 2>&1
+		rc=$?
+		[ $rc -eq 3 ] || fail "$p, version $v: an eviction across a collective: exit $rc, want 3: $(cat "$tmp/out" "$tmp/d.json")"
+	done
+done
+"$bin" "$tmp/coll-true.json" --budget 4M >"$tmp/out" 2>&1 || fail "collective at 4M: exit $?"
 
 for p in greedy dtr ilp none; do
 	"$bin" "$fx" --budget 100% --planner $p >"$tmp/out" 2>&1 || fail "planner $p at 100%: exit $?"

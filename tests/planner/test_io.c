@@ -275,6 +275,73 @@ static void trace_errors(void **state)
 	             "No such file");
 }
 
+/* Absurd sizes and times (issue 11): each refused with the file and the
+ * member, never summed into a nonsense curve or budget. */
+static void trace_overflow(void **state)
+{
+	(void)state;
+	char err[512];
+	char *good = slurp(FIXTURE "/trace.json");
+	struct {
+		const char *from, *to, *msg;
+	} cases[] = {
+	    /* a buffer of 2^61 bytes (UBSan: trace_load.c summing the persistent ones) */
+	    {"\"size\": 2097152, \"rounded\": 2097152",
+	     "\"size\": 2097152, \"rounded\": 2305843009213693952",
+	     "$.buffers[0]: member \"rounded\" is 2305843009213693952, outside 0..2^53"},
+	    {"\"size\": 4000000", "\"size\": 2305843009213693952",
+	     "$.buffers[3]: member \"size\" is 2305843009213693952, outside 0..2^53"},
+	    /* a duration of 2^62 ns (UBSan: graph.c summing the durations) */
+	    {"\"duration_ns\": 200", "\"duration_ns\": 4611686018427387904",
+	     "$.ops[1]: member \"duration_ns\" is 4611686018427387904, outside -1..2^53"},
+	    {"\"duration_ns\": 200", "\"duration_ns\": -2", "outside -1..2^53"},
+	    /* each in range, their sums not */
+	    {"\"size\": 4000000, \"rounded\": 4194304",
+	     "\"size\": 4000000, \"rounded\": 9007199254740992",
+	     "$.buffers[3]: the buffers' \"rounded\" sizes and const_bytes add up to more than "
+	     "2^53 bytes"},
+	    {"\"duration_ns\": 200", "\"duration_ns\": 9007199254740992",
+	     "$.ops[1]: the ops' \"duration_ns\" add up to more than 2^53 ns"},
+	    {"\"persistent_bytes\": 3145728", "\"persistent_bytes\": 9223372036854775807",
+	     "$.memory: member \"persistent_bytes\" is 9223372036854775807, outside 0..2^53"},
+	    {"\"granularity\": 1048576", "\"granularity\": -1",
+	     "$.process: member \"granularity\" is -1, outside 0..2^53"},
+	    {"\"period\": 9", "\"period\": 4294967305",
+	     "$.iteration: member \"period\" is 4294967305, outside 0..2147483647"},
+	    {"\"stream\": 1,", "\"stream\": -1,", "$.ops[0]: member \"stream\" is -1"},
+	    {"\"size\": 120", "\"size\": 1e300", "member \"size\" must be an integer"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *t = replace(good, cases[i].from, cases[i].to);
+		expect_error(load_variant(t, NULL, err, sizeof(err)), PL_EINPUT, err, cases[i].msg);
+		assert_non_null(strstr(err, "trace.json: "));
+		free(t);
+	}
+	free(good);
+}
+
+/* A trace written when no managed allocation happened has granularity 0
+ * (the allocator never had a chunk size): nothing was rounded, it plans
+ * as granularity 1 instead of being refused. */
+static void trace_granularity_zero(void **state)
+{
+	(void)state;
+	char err[512];
+	char *good = slurp(FIXTURE "/trace.json");
+	char *t = replace(good, "\"granularity\": 1048576", "\"granularity\": 0");
+	struct pl_graph *g;
+	if (load_variant_graph(t, NULL, &g, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(g->granularity, 1);
+	assert_int_equal(g->baseline_peak, 12 * MiB);
+	int64_t budget;
+	assert_int_equal(pl_parse_budget("100%", g->baseline_peak, &budget, err, sizeof(err)), 0);
+	assert_int_equal(budget, 12 * MiB);
+	pl_graph_free(g);
+	free(t);
+	free(good);
+}
+
 static void graph_file_round_trip(void **state)
 {
 	(void)state;
@@ -350,6 +417,86 @@ static void graph_file_round_trip(void **state)
 	tu_rmdir(dir);
 }
 
+/* Graph files and node-link graphs with absurd numbers. */
+static void graph_overflow(void **state)
+{
+	(void)state;
+	char err[512];
+	char *dir = tu_tmpdir();
+	struct pl_graph *g;
+	struct {
+		const char *text, *msg;
+	} cases[] = {
+	    /* granularity 3, a size near INT64_MAX (UBSan: pl_round_up) */
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"granularity\": 3, \"buffers\": "
+	     "[{\"id\": 0, \"size\": 9223372036854775806, \"alloc_at\": 0, \"free_at\": 1}], "
+	     "\"ops\": [{\"i\": 0, \"duration_ns\": 1, \"reads\": [], \"writes\": [0]}]}",
+	     "g.json: $.buffers[0]: member \"size\" is 9223372036854775806, outside 0..2^53"},
+	    /* five buffers of 2^61 bytes: the baseline curve (UBSan: graph.c) */
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": [{\"id\": 0, \"size\": "
+	     "2305843009213693952, \"alloc_at\": 0, \"free_at\": 1}], \"ops\": [{\"i\": 0, "
+	     "\"duration_ns\": 1, \"reads\": [], \"writes\": [0]}]}",
+	     "g.json: $.buffers[0]: member \"size\" is 2305843009213693952, outside 0..2^53"},
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": [{\"id\": 0, \"size\": "
+	     "9007199254740992, \"alloc_at\": 0, \"free_at\": 1}, {\"id\": 1, \"size\": 1, "
+	     "\"alloc_at\": 0, \"free_at\": 1}], \"ops\": [{\"i\": 0, \"duration_ns\": 1, "
+	     "\"reads\": [], \"writes\": [0, 1]}]}",
+	     "g.json: $.buffers[1]: the buffers' \"rounded\" sizes and const_bytes add up"},
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"const_bytes\": 9007199254740993, "
+	     "\"buffers\": [], \"ops\": [{\"i\": 0, \"duration_ns\": 1, \"reads\": [], "
+	     "\"writes\": []}]}",
+	     "g.json: $: member \"const_bytes\" is 9007199254740993, outside 0..2^53"},
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"granularity\": 0, \"buffers\": [], "
+	     "\"ops\": [{\"i\": 0, \"duration_ns\": 1, \"reads\": [], \"writes\": []}]}",
+	     "g.json: $: member \"granularity\" is 0, outside 1..2^53"},
+	    /* durations of 2^62 ns */
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": [], \"ops\": [{\"i\": "
+	     "0, \"duration_ns\": 4611686018427387904, \"reads\": [], \"writes\": []}]}",
+	     "g.json: $.ops[0]: member \"duration_ns\" is 4611686018427387904, outside -1..2^53"},
+	    /* a whole real out of int64_t's range (undefined to convert) */
+	    {"{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": [], \"ops\": [{\"i\": "
+	     "0, \"duration_ns\": 1e300, \"reads\": [], \"writes\": []}]}",
+	     "g.json: $.ops[0]: member \"duration_ns\" must be an integer"},
+	    /* node-link costs near INT64_MAX (UBSan: checkmate_load.c, graph.c) */
+	    {"{\"nodes\": [{\"id\": 0, \"cost_cpu\": 1, \"cost_ram\": 1, \"param_cost\": "
+	     "9223372036854775807}], \"links\": []}",
+	     "g.json: $.nodes[0]: member \"param_cost\" is 9223372036854775807, outside 0..2^53"},
+	    {"{\"nodes\": [{\"id\": 0, \"cost_cpu\": 9223372036854775807, \"cost_ram\": 1}], "
+	     "\"links\": []}",
+	     "g.json: $.nodes[0]: member \"cost_cpu\" is 9223372036854775807, outside -1..2^53"},
+	    {"{\"nodes\": [{\"id\": 0, \"cost_cpu\": 1, \"cost_ram\": 9223372036854775807}], "
+	     "\"links\": []}",
+	     "g.json: $.nodes[0]: member \"cost_ram\" is 9223372036854775807, outside 0..2^53"},
+	    {"{\"nodes\": [{\"id\": 0, \"cost_cpu\": 1, \"cost_ram\": 9007199254740992}, "
+	     "{\"id\": 1, \"cost_cpu\": 1, \"cost_ram\": 1, \"param_cost\": 1}], \"links\": []}",
+	     "g.json: $.nodes[1]: the nodes' \"cost_ram\" and \"param_cost\" add up to more than "
+	     "2^53"},
+	    {"{\"nodes\": [{\"id\": 0, \"duration\": 9007199254740992, \"out_cost\": 1}, "
+	     "{\"id\": 1, \"duration\": 1, \"out_cost\": 1}], \"links\": []}",
+	     "g.json: $.nodes[1]: the nodes' \"duration\" add up to more than 2^53"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *path = tu_write(dir, "g.json", cases[i].text);
+		expect_error(pl_graph_load(path, &g, err, sizeof(err)), PL_EINPUT, err,
+		             cases[i].msg);
+	}
+	/* at the limit: accepted, and every figure exact */
+	const char *path =
+	    tu_write(dir, "g.json",
+	             "{\"format\": \"remat-graph\", \"version\": 1, \"granularity\": 3, "
+	             "\"buffers\": [{\"id\": "
+	             "0, \"size\": 9007199254740989, \"alloc_at\": 0, \"free_at\": 1}], \"ops\": "
+	             "[{\"i\": 0, "
+	             "\"duration_ns\": 9007199254740992, \"reads\": [], \"writes\": [0]}]}");
+	if (pl_graph_load(path, &g, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(g->bufs[0].rounded, 9007199254740990);
+	assert_int_equal(g->baseline_peak, 9007199254740990);
+	assert_int_equal(g->iteration_ns, 9007199254740992);
+	pl_graph_free(g);
+	tu_rmdir(dir);
+}
+
 static void node_link_graphs(void **state)
 {
 	(void)state;
@@ -406,6 +553,88 @@ static void node_link_graphs(void **state)
 	tu_rmdir(dir);
 }
 
+/* Gives text (a plan file) the checksum of its content, in place. */
+static void reseal(char *text)
+{
+	uint64_t stated;
+	long at = pl_checksum_locate(text, strlen(text), &stated);
+	assert_true(at > 0);
+	char tail[PL_CHECKSUM_TAIL_MAX];
+	assert_true(pl_checksum_tail(pl_checksum_of(text, (size_t)at), tail, sizeof(tail)) > 0);
+	assert_int_equal(strlen(text + at), strlen(tail));
+	memcpy(text + at, tail, strlen(tail));
+}
+
+/* The checksum (docs/plan-format.md): what it covers, in versions 1 and 2,
+ * and remat-plan --rehash after an edit by hand.  good: p as saved. */
+static void plan_checksums(const struct pl_graph *g, const struct pl_plan *p, const char *dir,
+                           const char *good)
+{
+	char err[1024];
+	struct pl_plan *q;
+	/* FNV-1a 64 of the bytes before "checksum", as the format says */
+	const char *at = strstr(good, "  \"checksum\": \"0x");
+	assert_non_null(at);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *c = good; c < at + 2; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	char want[40];
+	snprintf(want, sizeof(want), "\"checksum\": \"0x%016llx\"", (unsigned long long)h);
+	assert_non_null(strstr(good, want));
+	/* one changed byte anywhere before it, even where nothing reads it */
+	char *t = replace(good, "\"planner\": \"hand\"", "\"planner\": \"hanD\"");
+	const char *path = tu_write(dir, "edit.json", t);
+	expect_error(pl_plan_load_json(path, g, &q, err, sizeof(err)), PL_EINPUT, err,
+	             "edit.json: checksum does not match the content");
+	/* the message says how to go on; --rehash does it */
+	assert_non_null(strstr(err, "remat-plan --rehash"));
+	assert_int_equal(pl_plan_rehash(path, err, sizeof(err)), 0);
+	assert_int_equal(pl_plan_load_json(path, g, &q, err, sizeof(err)), 0);
+	assert_string_equal(q->planner, "hanD");
+	pl_plan_free(q);
+	free(t);
+	/* without the member (an older file, or one written by hand) */
+	t = strdup(good);
+	char *cs = strstr(t, "  \"checksum\"");
+	memmove(cs, strstr(cs, "  \"end\""), strlen(strstr(cs, "  \"end\"")) + 1);
+	path = tu_write(dir, "old.json", t);
+	expect_error(pl_plan_load_json(path, g, &q, err, sizeof(err)), PL_EINPUT, err,
+	             "old.json: no checksum");
+	assert_int_equal(pl_plan_rehash(path, err, sizeof(err)), 0);
+	assert_int_equal(pl_plan_load_json(path, g, &q, err, sizeof(err)), 0);
+	pl_plan_free(q);
+	free(t);
+	/* --rehash seals plans only, and leaves anything else as it was */
+	t = replace(good, "[\"map\", 3]", "[\"mop\", 3]");
+	path = tu_write(dir, "notplan.json", t);
+	expect_error(pl_plan_rehash(path, err, sizeof(err)), PL_EINPUT, err,
+	             "notplan.json: $.ops[1].before[0]: expected");
+	char *back = slurp(path);
+	assert_string_equal(back, t);
+	free(back);
+	free(t);
+	/* version 2 carries it too */
+	struct pl_plan_builder *b = pl_builder_new(g->nops);
+	pl_builder_step(b, 2, PL_STEP_STASH, 1);
+	pl_builder_step(b, 6, PL_STEP_UNSTASH, 1);
+	struct pl_plan *v2 = pl_builder_finish(b);
+	v2->graph_hash = p->graph_hash;
+	char v2path[4096];
+	snprintf(v2path, sizeof(v2path), "%s/v2.json", dir);
+	assert_int_equal(pl_plan_save_json(v2, v2path, err, sizeof(err)), 0);
+	pl_plan_free(v2);
+	char *text = slurp(v2path);
+	assert_non_null(strstr(text, "\"version\": 2"));
+	assert_int_equal(pl_plan_load_json(v2path, g, &q, err, sizeof(err)), 0);
+	pl_plan_free(q);
+	t = replace(text, "[\"unstash\", 1]", "[\"unstash\", 0]");
+	path = tu_write(dir, "v2edit.json", t);
+	expect_error(pl_plan_load_json(path, g, &q, err, sizeof(err)), PL_EINPUT, err,
+	             "v2edit.json: checksum does not match the content");
+	free(t);
+	free(text);
+}
+
 static void plan_files(void **state)
 {
 	(void)state;
@@ -446,8 +675,6 @@ static void plan_files(void **state)
 	struct {
 		const char *from, *to, *msg;
 	} cases[] = {
-	    {"\"version\": 1", "\"version\": 3",
-	     "plan version 3, this reader knows versions 1 and 2"},
 	    {"0x00c0ffee12345678", "0x00c0ffee12345679",
 	     "plan made for graph 0x00c0ffee12345679, this graph is 0x00c0ffee12345678"},
 	    {"\"nops\": 9", "\"nops\": 10", "plan has 10 ops, the graph 9"},
@@ -456,16 +683,28 @@ static void plan_files(void **state)
 	    {"[\"map\", 3]", "[\"mop\", 3]", "$.ops[1].before[0]: expected"},
 	    {"[\"map\", 3]", "[\"map\", 30]", "map 30: no such buffer"},
 	    {"\"op\": 6", "\"op\": 1", "$.ops[1]: op 1 out of order"},
+	    {"\"version\": 1", "\"version\": 3",
+	     "plan version 3, this reader knows versions 1 and 2"},
 	    {"\"end\": true", "\"end\": false", "truncated plan"},
 	    {"\"format\": \"remat-plan\"", "\"format\": \"remat-graph\"", "is not a plan"},
 	};
+	const size_t checked_before_sum = 6; /* from here: format, version, end marker */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *t = replace(good, cases[i].from, cases[i].to);
 		const char *bad = tu_write(dir, "bad.json", t);
+		if (i < checked_before_sum) {
+			/* as written: the edit breaks the checksum */
+			expect_error(pl_plan_load_json(bad, g, &q, err, sizeof(err)), PL_EINPUT,
+			             err, "bad.json: checksum does not match the content (0x");
+			/* with its checksum made again, the edit itself is refused */
+			reseal(t);
+			tu_write(dir, "bad.json", t);
+		}
 		expect_error(pl_plan_load_json(bad, g, &q, err, sizeof(err)), PL_EINPUT, err,
 		             cases[i].msg);
 		free(t);
 	}
+	plan_checksums(g, p, dir, good);
 	good[strlen(good) / 2] = 0;
 	const char *cut = tu_write(dir, "cut.json", good);
 	expect_error(pl_plan_load_json(cut, g, &q, err, sizeof(err)), PL_EINPUT, err,
@@ -479,13 +718,11 @@ static void plan_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(budget_strings),
-	    cmocka_unit_test(trace_loads),
-	    cmocka_unit_test(trace_errors),
-	    cmocka_unit_test(trace_value_lifetimes),
-	    cmocka_unit_test(graph_file_round_trip),
-	    cmocka_unit_test(node_link_graphs),
-	    cmocka_unit_test(plan_files),
+	    cmocka_unit_test(budget_strings),   cmocka_unit_test(trace_loads),
+	    cmocka_unit_test(trace_errors),     cmocka_unit_test(trace_value_lifetimes),
+	    cmocka_unit_test(trace_overflow),   cmocka_unit_test(trace_granularity_zero),
+	    cmocka_unit_test(graph_overflow),   cmocka_unit_test(graph_file_round_trip),
+	    cmocka_unit_test(node_link_graphs), cmocka_unit_test(plan_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

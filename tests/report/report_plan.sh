@@ -50,7 +50,12 @@ check() {
 	expect_line "$TMP/$1.err" "$3"
 	[ ! -s "$TMP/$1.out" ] || fail "$1: printed a report"
 }
+# edits made on purpose, each given its checksum (remat-plan --rehash)
+rehash() { "$B/remat-plan" --rehash "$1" >/dev/null || fail "remat-plan --rehash $1"; }
 sed 's/"graph_hash": "0x11f75e8e87fd6149"/"graph_hash": "0x00000000deadbeef"/' "$PLAN" >"$TMP/other.json"
+# as edited: refused for the checksum, before anything in it is believed
+check edited "$TMP/other.json" "$TMP/other\.json: checksum does not match the content .*remat-plan --rehash"
+rehash "$TMP/other.json"
 check other-graph "$TMP/other.json" "$TMP/other\.json.*graph.*0x00000000deadbeef.*0x11f75e8e87fd6149"
 head -c 200 "$PLAN" >"$TMP/cut.json"
 check truncated "$TMP/cut.json" "$TMP/cut\.json"
@@ -59,5 +64,6 @@ check missing "$TMP/nope.json" "$TMP/nope\.json"
 sed 's/{"op": 15, "before": \[\["map", 19\], \["replay", 2\], \["replay", 3\]\], "evict_after": \[19\]},/{"op": 15},/' \
 	"$PLAN" >"$TMP/norebuild.json"
 grep -q '"op": 15}' "$TMP/norebuild.json" || fail "test setup: sed did not apply"
+rehash "$TMP/norebuild.json"
 check invalid "$TMP/norebuild.json" "$TMP/norebuild\.json: the plan does not fit this trace: .*19"
 echo "ok"

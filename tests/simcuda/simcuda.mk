@@ -7,3 +7,4 @@ SIMCUDA_INC := -Itests/simcuda/include -Itests/simcuda
 -include tests/simcuda/runtime/runtime.mk
 -include tests/simcuda/cupti/cupti.mk
 -include tests/simcuda/cublas/cublas.mk
+-include tests/simcuda/nccl/nccl.mk

@@ -9,6 +9,18 @@
  * scores before softmax, gemm outputs joined into the residual) are freed
  * in forward, as a framework's allocator would.  The token stream follows
  * a fixed rule with some noise, so the loss really falls.
+ *
+ * --graphs runs the transformer blocks the way torch.compile's
+ * reduce-overhead mode runs a compiled region: eagerly once (warm-up),
+ * then their forward and their backward are each captured once as a CUDA
+ * graph and replayed; what they allocate inside becomes graph memory, and
+ * their inputs are copied into static buffers first.  The embedding, the
+ * head and the optimizer stay eager.
+ *
+ * --launch-attrs launches the MLP's GELU with a cluster of two blocks
+ * (cuLaunchKernelEx) and every layer norm as one cooperative grid
+ * (cuLaunchCooperativeKernel, grid.sync() between statistics and
+ * normalization).
  * See tests/trainers/README.md.
  */
 #include "trainer.h"
@@ -32,7 +44,11 @@ static struct {
 	struct kernel embed, qkv_split, qkv_merge, permute, residual, bias_gelu_fwd, bias_gelu_bwd,
 	    ln_fwd, ln_bwd, ln_grad, bias_grad, lsm_nll, nll_bwd, loss_acc, smax_fwd, smax_bwd,
 	    embed_bwd, adam;
+	struct kernel gelu_cluster, ln_coop; /* --launch-attrs */
 } K;
+/* --launch-attrs: the cooperative layer norm's grid */
+#define LN_COOP_BLOCKS  8
+#define LN_COOP_THREADS 64
 
 struct block {
 	struct param *ln1_g, *ln1_b, *w_qkv, *b_qkv, *w_proj, *b_proj, *ln2_g, *ln2_b, *w_fc, *b_fc,
@@ -74,6 +90,12 @@ static void layernorm(const float *x, const struct param *g, const struct param 
 	*mean = alloc(N, "layer-norm statistics");
 	*rstd = alloc(N, "layer-norm statistics");
 	float eps = LN_EPS;
+	if (O.launch_attrs) {
+		void *a[] = {&x, (void *)&g->w, (void *)&b->w, y, mean, rstd, &N, &C, &eps};
+		launch(&K.ln_coop, (dim3){LN_COOP_BLOCKS, 1, 1}, (dim3){LN_COOP_THREADS, 1, 1}, 0,
+		       S, a);
+		return;
+	}
 	void *a[] = {&x, (void *)&g->w, (void *)&b->w, y, mean, rstd, &C, &eps};
 	launch(&K.ln_fwd, (dim3){(unsigned)N, 1, 1}, (dim3){LN_THREADS, 1, 1},
 	       LN_THREADS * sizeof(float), S, a);
@@ -96,15 +118,12 @@ static void bias_grad(const float *dy, struct param *b, int rows, int cols)
 	launch1d(&K.bias_grad, cols, 64, S, a);
 }
 
-static void forward(int B)
+/* The blocks' forward from x; returns the last block's output. */
+static float *blocks_forward(float *x, int B)
 {
-	int T = O.seq, C = O.hidden, H = O.heads, hd = C / H, V = O.vocab, N = B * T, BH = B * H;
+	int T = O.seq, C = O.hidden, H = O.heads, hd = C / H, N = B * T, BH = B * H;
 	int C3 = 3 * C, C4 = 4 * C;
 	float scale = 1.0f / sqrtf((float)hd);
-	x0 = alloc((long long)N * C, "the embeddings");
-	void *ae[] = {&tokens, &wte->w, &wpe->w, &x0, &N, &T, &C};
-	launch1d(&K.embed, (long long)N * C, 256, S, ae);
-	float *x = x0;
 	for (int l = 0; l < O.layers; l++) {
 		struct block *b = &Bk[l];
 		b->x_in = x;
@@ -147,7 +166,8 @@ static void forward(int B)
 		matmul(blas, 0, 1, N, C4, C, 1.0f, b->h2, b->w_fc->w, 0.0f, b->fc);
 		b->g = alloc((long long)N * C4, "the MLP activation");
 		void *a5[] = {&b->fc, &b->b_fc->w, &b->g, &N, &C4};
-		launch1d(&K.bias_gelu_fwd, (long long)N * C4, 256, S, a5);
+		launch1d(O.launch_attrs ? &K.gelu_cluster : &K.bias_gelu_fwd, (long long)N * C4,
+		         256, S, a5);
 		float *fc2 = alloc((long long)N * C, "the MLP output projection");
 		matmul(blas, 0, 1, N, C, C4, 1.0f, b->g, b->w_fc2->w, 0.0f, fc2);
 		b->x_out = alloc((long long)N * C, "the residual stream");
@@ -155,6 +175,67 @@ static void forward(int B)
 		launch1d(&K.residual, (long long)N * C, 256, S, a6);
 		dev_free_async(fc2, S);
 		x = b->x_out;
+	}
+	return x;
+}
+
+/* --graphs: the blocks' forward and backward graphs and their static
+ * inputs (the embeddings; the residual gradient, which the backward graph
+ * turns into the embeddings' gradient in place). */
+static struct {
+	int forwards, backwards; /* calls that ran the blocks through graphs or their warm-up */
+	int graphed;             /* this micro-batch's blocks run as graphs */
+	float *in, *dout;
+	cudaGraphExec_t fwd, bwd;
+} G;
+
+/* Runs `body` as a graph: eagerly the first time (warm-up), captured
+ * into *exec the second, replayed from then on. */
+static void graphed(cudaGraphExec_t *exec, int *calls, void (*body)(void))
+{
+	if ((*calls)++ == 0) {
+		body();
+		return;
+	}
+	if (!*exec) {
+		cudaGraph_t g;
+		RT(cudaStreamBeginCapture(S, cudaStreamCaptureModeGlobal));
+		body();
+		RT(cudaStreamEndCapture(S, &g));
+		RT(cudaGraphInstantiate(exec, g, 0));
+		RT(cudaGraphDestroy(g));
+	}
+	RT(cudaGraphLaunch(*exec, S));
+}
+
+static float *blocks_out;
+static void blocks_forward_graph(void)
+{
+	blocks_out = blocks_forward(G.in, cur_batch);
+}
+
+static void forward(int B)
+{
+	int T = O.seq, C = O.hidden, V = O.vocab, N = B * T;
+	x0 = alloc((long long)N * C, "the embeddings");
+	void *ae[] = {&tokens, &wte->w, &wpe->w, &x0, &N, &T, &C};
+	launch1d(&K.embed, (long long)N * C, 256, S, ae);
+	/* A batch of another size would need graphs of its own: it runs eagerly. */
+	G.graphed = O.graphs && B == O.batch;
+	float *x;
+	if (G.graphed) {
+		size_t bytes = (size_t)N * C * sizeof(float);
+		if (!G.in) {
+			G.in = dev_alloc(bytes, "the blocks' graph input");
+			G.dout = dev_alloc(bytes, "the blocks' graph gradient input");
+		}
+		RT(cudaMemcpyAsync(G.in, x0, bytes, cudaMemcpyDeviceToDevice, S));
+		dev_free_async(x0, S);
+		x0 = NULL;
+		graphed(&G.fwd, &G.forwards, blocks_forward_graph);
+		x = blocks_out;
+	} else {
+		x = blocks_forward(x0, B);
 	}
 	layernorm(x, lnf_g, lnf_b, &hf, &meanf, &rstdf, N, C);
 	float *logits = alloc((long long)N * V, "the logits");
@@ -169,32 +250,13 @@ static void forward(int B)
 	launch(&K.loss_acc, (dim3){1, 1, 1}, (dim3){1, 1, 1}, 0, S, a8);
 }
 
-static void backward(void *unused)
+/* The blocks' backward: dx (the gradient at the last block's output) is
+ * turned, in place, into the gradient at the first block's input. */
+static void blocks_backward(float *dx, int B)
 {
-	(void)unused;
-	int B = cur_batch;
-	int T = O.seq, C = O.hidden, H = O.heads, hd = C / H, V = O.vocab, N = B * T, BH = B * H;
+	int T = O.seq, C = O.hidden, H = O.heads, hd = C / H, N = B * T, BH = B * H;
 	int C3 = 3 * C, C4 = 4 * C;
-	float scale = 1.0f / sqrtf((float)hd), lscale = 1.0f / ((float)N * O.accum);
-
-	float *dlogits = alloc((long long)N * V, "the logit gradient");
-	void *a1[] = {&logp, &targets, &dlogits, &N, &V, &lscale};
-	launch1d(&K.nll_bwd, (long long)N * V, 256, S, a1);
-	matmul(blas, 1, 0, V, C, N, 1.0f, dlogits, hf, 1.0f, w_lm->g);
-	float *dhf = alloc((long long)N * C, "a layer-norm gradient");
-	matmul(blas, 0, 0, N, C, V, 1.0f, dlogits, w_lm->w, 0.0f, dhf);
-	dev_free_async(dlogits, S);
-	dev_free_async(logp, S);
-	dev_free_async(row_loss, S);
-	float *dx = alloc((long long)N * C, "the residual gradient");
-	RT(cudaMemsetAsync(dx, 0, (size_t)N * C * sizeof(float), S));
-	float *xf = O.layers ? Bk[O.layers - 1].x_out : x0;
-	layernorm_back(xf, dhf, lnf_g, lnf_b, meanf, rstdf, dx, N, C);
-	dev_free_async(dhf, S);
-	dev_free_async(hf, S);
-	dev_free_async(meanf, S);
-	dev_free_async(rstdf, S);
-
+	float scale = 1.0f / sqrtf((float)hd);
 	for (int l = O.layers - 1; l >= 0; l--) {
 		struct block *b = &Bk[l];
 		/* MLP branch: x_out = x1 + fc2(gelu(fc(ln2(x1)))) */
@@ -272,10 +334,53 @@ static void backward(void *unused)
 		dev_free_async(b->mean1, S);
 		dev_free_async(b->rstd1, S);
 	}
+}
+
+static void blocks_backward_graph(void)
+{
+	blocks_backward(G.dout, cur_batch);
+}
+
+static void backward(void *unused)
+{
+	(void)unused;
+	int B = cur_batch;
+	int T = O.seq, C = O.hidden, V = O.vocab, N = B * T;
+	float lscale = 1.0f / ((float)N * O.accum);
+
+	float *dlogits = alloc((long long)N * V, "the logit gradient");
+	void *a1[] = {&logp, &targets, &dlogits, &N, &V, &lscale};
+	launch1d(&K.nll_bwd, (long long)N * V, 256, S, a1);
+	matmul(blas, 1, 0, V, C, N, 1.0f, dlogits, hf, 1.0f, w_lm->g);
+	float *dhf = alloc((long long)N * C, "a layer-norm gradient");
+	matmul(blas, 0, 0, N, C, V, 1.0f, dlogits, w_lm->w, 0.0f, dhf);
+	dev_free_async(dlogits, S);
+	dev_free_async(logp, S);
+	dev_free_async(row_loss, S);
+	float *dx = alloc((long long)N * C, "the residual gradient");
+	RT(cudaMemsetAsync(dx, 0, (size_t)N * C * sizeof(float), S));
+	float *xf = O.layers ? Bk[O.layers - 1].x_out : x0;
+	layernorm_back(xf, dhf, lnf_g, lnf_b, meanf, rstdf, dx, N, C);
+	dev_free_async(dhf, S);
+	dev_free_async(hf, S);
+	dev_free_async(meanf, S);
+	dev_free_async(rstdf, S);
+
+	if (G.graphed) {
+		RT(cudaMemcpyAsync(G.dout, dx, (size_t)N * C * sizeof(float),
+		                   cudaMemcpyDeviceToDevice, S));
+		dev_free_async(dx, S);
+		dx = G.dout;
+		graphed(&G.bwd, &G.backwards, blocks_backward_graph);
+	} else {
+		blocks_backward(dx, B);
+	}
 	void *a6[] = {&tokens, &dx, &wte->g, &wpe->g, &N, &T, &V, &C};
 	launch1d(&K.embed_bwd, (long long)(V + T) * C, 64, S, a6);
-	dev_free_async(dx, S);
-	dev_free_async(x0, S);
+	if (!G.graphed) {
+		dev_free_async(dx, S);
+		dev_free_async(x0, S);
+	}
 }
 
 /* Each sequence follows next = (5 * tok + 3 + t % 2) mod vocab, with one
@@ -324,6 +429,10 @@ static void load_kernels(void)
 	kernel_get(&K.smax_bwd, &red, "causal_softmax_bwd", LAUNCH_DRIVER_EX);
 	kernel_get(&K.embed_bwd, &red, "embed_bwd", LAUNCH_DRIVER_EX);
 	kernel_get(&K.adam, &opt, "adam_step", LAUNCH_DRIVER_EX);
+	if (O.launch_attrs) {
+		kernel_get(&K.gelu_cluster, &red, "bias_gelu_fwd_cluster", LAUNCH_DRIVER_CLUSTER);
+		kernel_get(&K.ln_coop, &red, "layernorm_fwd_coop", LAUNCH_DRIVER_COOP);
+	}
 }
 
 static void adamw(int step)
@@ -384,6 +493,7 @@ int main(int argc, char **argv)
 	                          .accum = 1,
 	                          .lr = 3e-3f,
 	                          .seed = 1,
+	                          .ranks = 1,
 	                          .kernels_dir = TRAINER_KERNELS_DIR};
 	trainer_parse(argc, argv, &O, "--in,--classes,--dropout");
 	if (O.layers > MAX_LAYERS) {

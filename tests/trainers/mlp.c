@@ -290,8 +290,9 @@ int main(int argc, char **argv)
 	                          .lr = 1e-2f,
 	                          .dropout = 0.1f,
 	                          .seed = 1,
+	                          .ranks = 1,
 	                          .kernels_dir = TRAINER_KERNELS_DIR};
-	trainer_parse(argc, argv, &O, "--seq,--heads,--vocab");
+	trainer_parse(argc, argv, &O, "--seq,--heads,--vocab,--graphs,--launch-attrs");
 	if (O.layers > MAX_LAYERS) {
 		fprintf(stderr, "mlp: --layers must be at most %d\n", MAX_LAYERS);
 		return 1;

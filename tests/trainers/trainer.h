@@ -33,11 +33,15 @@ struct trainer_opts {
 	int bwd_thread; /* run each backward pass on a second host thread */
 	int pinned;     /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
 	enum alloc_mode alloc;
-	int alloc_stats; /* print the allocator's counters on stderr at the end */
+	int alloc_stats;  /* print the allocator's counters on stderr at the end */
+	int graphs;       /* gpt: transformer blocks captured once as CUDA graphs, then replayed */
+	int launch_attrs; /* gpt: a kernel launched with a cluster, one cooperatively */
 	float lr, dropout;
 	unsigned long long seed;
 	const char *kernels_dir;
 	enum kernel_format format;
+	int ranks;              /* data parallelism over this many processes (NCCL) */
+	const char *rendezvous; /* --ranks: a directory the ranks share */
 };
 
 /* Fills opts from argv; opts holds the program's defaults on entry.  Flags
@@ -116,7 +120,11 @@ enum launch_path {
 	LAUNCH_RUNTIME,   /* cudaLibraryLoadFromFile / cudaLibraryGetKernel / cudaLaunchKernel */
 	LAUNCH_DRIVER,    /* cuModuleLoad / cuModuleGetFunction / cuLaunchKernel */
 	LAUNCH_DRIVER_EX, /* the same module, launched with cuLaunchKernelEx */
+	/* cuLaunchKernelEx with a cluster of TRAINER_CLUSTER blocks (x) */
+	LAUNCH_DRIVER_CLUSTER,
+	LAUNCH_DRIVER_COOP, /* cuLaunchCooperativeKernel */
 };
+#define TRAINER_CLUSTER 2 /* as in kernels/reduce.cu */
 
 struct kmodule {
 	int runtime; /* loaded through cudart's library API */
@@ -196,6 +204,18 @@ uint64_t params_checksum(const struct param *ps, int n, float *const *extra, con
 /* Runs fn(arg) on a new host thread (which first binds the device) and
  * joins it; used for --bwd-thread. */
 void run_on_thread(void (*fn)(void *), void *arg);
+
+/* ---- trainer_dist.c ------------------------------------------------------ */
+/* --ranks N: one process per rank (RANK or LOCAL_RANK from torchrun), a
+ * communicator made through the rendezvous directory, each rank on its own
+ * shard of the data, the parameters broadcast from rank 0 at the start and
+ * the gradients averaged across ranks before every optimizer step (one
+ * group of all-reduces on a stream of its own, as DDP does). */
+void dist_init(const struct trainer_opts *o, cudaStream_t compute);
+int dist_rank(void);
+void dist_broadcast_params(struct param *ps, int n);
+void dist_average_grads(struct param *ps, int n);
+void dist_finish(void);
 
 /* ---- trainer_loop.c ----------------------------------------------------- */
 /* A model as trainer_run drives it.  The pointers name the program's own

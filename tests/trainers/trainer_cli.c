@@ -36,11 +36,16 @@ static const struct flag flags[] = {
     F("--dropout", FLOAT, dropout, "dropout probability (mlp)"),
     F("--seed", U64, seed, "seed of data, initial weights and dropout"),
     F("--kernels", STR, kernels_dir, "kernel module directory"),
+    F("--ranks", INT, ranks, "data-parallel ranks, one process each (RANK/LOCAL_RANK: this one's)"),
+    F("--rendezvous", STR, rendezvous, "--ranks: a directory the ranks share, empty at start"),
     F("--kernel-format", FORMAT, format, "auto | so | cubin"),
     F("--bwd-thread", BOOL, bwd_thread, "run each backward pass on a second host thread"),
     F("--pinned", BOOL, pinned, "stage inputs in pinned (cudaMallocHost) host memory"),
     F("--alloc", ALLOC, alloc, "async | caching | vmm: where tensors live"),
     F("--alloc-stats", BOOL, alloc_stats, "print the allocator's counters on stderr"),
+    F("--graphs", BOOL, graphs, "capture the transformer blocks as CUDA graphs (gpt)"),
+    F("--launch-attrs", BOOL, launch_attrs,
+      "GELU launched with a cluster, layer norm cooperatively (gpt)"),
 };
 #undef F
 
@@ -190,6 +195,11 @@ void trainer_parse(int argc, char **argv, struct trainer_opts *o, const char *un
 	need_positive(o->layers, "--layers");
 	need_positive(o->iters, "--iters");
 	need_positive(o->accum, "--accum");
+	need_positive(o->ranks, "--ranks");
+	if (o->ranks > 1 && !o->rendezvous) {
+		fprintf(stderr, "%s: --ranks %d needs --rendezvous DIR\n", trainer_prog, o->ranks);
+		exit(1);
+	}
 	if (!strstr(unused, "--seq"))
 		need_positive(o->seq, "--seq");
 	if (!strstr(unused, "--heads")) {

@@ -108,9 +108,17 @@ void launch(const struct kernel *k, dim3 grid, dim3 block, unsigned smem, cudaSt
 		DRV(cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
 		                   s, args, NULL));
 		break;
-	case LAUNCH_DRIVER_EX: {
+	case LAUNCH_DRIVER_EX:
+	case LAUNCH_DRIVER_CLUSTER: {
+		CUlaunchAttribute a = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+		a.value.clusterDim.x = TRAINER_CLUSTER;
+		a.value.clusterDim.y = a.value.clusterDim.z = 1;
+		int cluster = k->path == LAUNCH_DRIVER_CLUSTER;
 		CUlaunchConfig cfg = {
-		    .gridDimX = grid.x,
+		    /* A cluster's grid counts whole clusters. */
+		    .gridDimX =
+		        cluster ? (grid.x + TRAINER_CLUSTER - 1) / TRAINER_CLUSTER * TRAINER_CLUSTER
+		                : grid.x,
 		    .gridDimY = grid.y,
 		    .gridDimZ = grid.z,
 		    .blockDimX = block.x,
@@ -118,12 +126,16 @@ void launch(const struct kernel *k, dim3 grid, dim3 block, unsigned smem, cudaSt
 		    .blockDimZ = block.z,
 		    .sharedMemBytes = smem,
 		    .hStream = s,
-		    .attrs = NULL,
-		    .numAttrs = 0,
+		    .attrs = cluster ? &a : NULL,
+		    .numAttrs = cluster ? 1 : 0,
 		};
 		DRV(cuLaunchKernelEx(&cfg, k->fn, args, NULL));
 		break;
 	}
+	case LAUNCH_DRIVER_COOP:
+		DRV(cuLaunchCooperativeKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y,
+		                              block.z, smem, s, args));
+		break;
 	}
 }
 

@@ -27,6 +27,8 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	/* cudaMemset is asynchronous to the host and runs on the legacy stream,
 	 * which the non-blocking compute stream does not wait for. */
 	RT(cudaDeviceSynchronize());
+	dist_init(o, s);
+	dist_broadcast_params(m->params, *m->nparams);
 
 	size_t in_bytes = (size_t)o->batch * m->sample_bytes;
 	void *input = dev_alloc(in_bytes, "the input batch");
@@ -43,7 +45,8 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 		RT(cudaMemsetAsync(loss_dev, 0, sizeof(float), s));
 		param_zero_grads(m->params, *m->nparams, s);
 		for (int micro = 0; micro < o->accum; micro++) {
-			m->make_batch(stager_host(&st), B, it, micro);
+			/* Each rank its own shard of the data. */
+			m->make_batch(stager_host(&st), B, it, micro + dist_rank() * 100003);
 			stager_send(&st, input, (size_t)B * m->sample_bytes);
 			m->forward(input, B);
 			if (o->bwd_thread)
@@ -52,6 +55,7 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 				m->backward(NULL);
 			stager_consumed(&st);
 		}
+		dist_average_grads(m->params, *m->nparams);
 		m->step(it + 1);
 		RT(cudaMemcpyAsync(loss_host, loss_dev, sizeof(float), cudaMemcpyDeviceToHost, s));
 		RT(cudaStreamSynchronize(s));
@@ -60,6 +64,7 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	}
 	printf("checksum %016llx\n", (unsigned long long)params_checksum(
 	                                 m->params, *m->nparams, m->extra, m->extra_n, m->n_extra));
+	dist_finish();
 	stager_destroy(&st);
 	blas_check(cublasDestroy(*m->blas), "cublasDestroy");
 	host_free(loss_host, o->pinned);

@@ -10,14 +10,17 @@ TR_KERNELS  := $(patsubst tests/trainers/kernels/%.cu,%,$(wildcard tests/trainer
 TR_MODULES  := $(TR_KERNELS:%=$(KERNEL_DIR)/%.so)
 TR_CUBINS   := $(TR_KERNELS:%=$(KERNEL_DIR)/sm_90/%.cubin)
 TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data trainer_loop \
-	       trainer_alloc trainer_pool trainer_vmm
+	       trainer_alloc trainer_pool trainer_vmm trainer_dist
 TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
 TR_HDRS     := tests/trainers/trainer.h
 # Linked like a real CUDA program: the real libcublas and libcudart and the
 # driver stub (NEEDED libcuda.so.1); tools/simrun swaps in the simulated
 # libraries.  The real libcublas needs libcublasLt at link time.
+# NCCL (--ranks): the toolkit's libnccl.so, in lib64/ or lib/.
+NCCL_LINK   := $(addprefix -L,$(dir $(wildcard $(CUDA_HOME)/lib/libnccl.so \
+	       $(CUDA_HOME)/lib64/libnccl.so))) -lnccl
 TR_LIBS     := -L$(CUDA_HOME)/lib64 -Wl,-rpath-link,$(CUDA_HOME)/lib64 -lcublas -lcudart \
-	       -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread -lm
+	       $(NCCL_LINK) -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread -lm
 TR_CFLAGS   := $(CFLAGS) -Itests/trainers -DTRAINER_KERNELS_DIR='"$(abspath $(KERNEL_DIR))"'
 
 $(KERNEL_DIR)/%.so: tests/trainers/kernels/%.cu $(SIMCC_DEPS)
@@ -31,7 +34,8 @@ $(TR_DIR)/obj/%.o: tests/trainers/%.c $(TR_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TR_CFLAGS) -c $< -o $@
 
-$(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13
+$(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13 \
+		$(SIMCUDA_DIR)/libnccl.so.2
 	$(CC) $(TR_DIR)/obj/$*.o $(TR_OBJS) -o $@ $(TR_LIBS)
 
 # arena: host code compiled by nvcc, device code by simcc (tools/simnvcc),

@@ -1,16 +1,23 @@
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2154 # the variables the sourcing script sets
 # Sourced by tools/gpu/validate-*.sh: helpers shared by the real-GPU
 # validation scripts (skip/fail messages, a PASS/FAIL table, trace, report,
 # budget and run-mode checks).  Callers set PROG (their name), OUT (the
 # results directory) and BUILD; ROOT is the repository root.
 #
-# Exit codes of the scripts: 0 all checks passed, 1 a check failed, 2 bad
-# usage or a build failure, 77 skipped (no GPU, no CUDA toolkit, no torch).
+# Every check prints one verdict row: PASS, FAIL or SKIP (the check could
+# not be made here: a second GPU, an optional package, a trainer flag this
+# build lacks), with a detail.  A SKIP row is never counted as passed.
+#
+# Exit codes of the scripts: 0 no check failed, 1 a check failed, 2 bad
+# usage or a build failure, 77 skipped whole (no GPU, no CUDA toolkit, no
+# torch or jax), with one line on stderr saying why.
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+# usage: the comment block at the top of the calling script, for --help.
+usage() { sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() {
 	say "$*"
 	exit 2
@@ -33,6 +40,64 @@ need_gpu() {
 
 # gpu_count: the number of GPUs nvidia-smi lists.
 gpu_count() { nvidia-smi -L 2>/dev/null | grep -c '^GPU [0-9]' || true; }
+
+# want_fraction F [0]: dies unless F is a number in (0, 1] (or 0, the
+# smallest reachable peak, with a second argument 0).
+want_fraction() {
+	case $1 in
+	0.[0-9]* | 1 | 1.0) ;;
+	0) [ "${2:-}" = 0 ] || die "--fraction '$1': expected a number in (0, 1], like 0.5" ;;
+	*) die "--fraction '$1': expected a number in (0, 1], like 0.5" ;;
+	esac
+}
+
+# want_iters N MIN: dies unless N is a whole number of at least MIN.
+want_iters() {
+	case $1 in
+	'' | *[!0-9]*) die "--iters '$1': expected a whole number" ;;
+	esac
+	[ "$1" -ge "$2" ] || die "--iters $1: at least $2 (warm-up, profile, then replay iterations)"
+}
+
+# build_tools TARGET...: make in the repository root with BUILD=$bdir (the
+# log in $BUILD/gpu-validation-make.log); dies when make fails.
+build_tools() {
+	mkdir -p "$BUILD"
+	say "building $* (make)"
+	make -j"$(nproc 2>/dev/null || echo 2)" BUILD="$bdir" "$@" \
+		>"$BUILD/gpu-validation-make.log" 2>&1 ||
+		die "make failed: see $BUILD/gpu-validation-make.log"
+}
+
+# budget_bytes_of B: B in bytes (digits with an optional K/M/G/T suffix);
+# dies on anything else (the run-mode checks compare bytes: no percentage).
+budget_bytes_of() {
+	python3 -c '
+import re, sys
+m = re.fullmatch(r"(\d+)([KMGT]?)(i?B)?", sys.argv[1], re.I)
+if not m or int(m.group(1)) == 0:
+    sys.exit(1)
+print(int(m.group(1)) << (10 * " KMGT".index((m.group(2) or " ").upper())))' "$1" ||
+		die "budget '$1': expected bytes with an optional K/M/G/T suffix, like 12G"
+}
+
+# need_module PY MODULE FRAMEWORK: skips unless the interpreter PY exists
+# and imports MODULE.
+need_module() {
+	command -v "$1" >/dev/null 2>&1 || skip "no $3: no '$1' interpreter (see --python)"
+	_err=$("$1" -c "import $2" 2>&1) ||
+		skip "no $3: '$1 -c \"import $2\"' failed: $(printf '%s' "$_err" | tail -n 1)"
+}
+
+# remat_tools: builds libremat.so, remat-plan and remat-report (unless
+# build_it is 0) and dies when one is missing.
+# shellcheck disable=SC2120 # validate-trainers.sh adds "trainers"
+remat_tools() {
+	[ "$build_it" = 0 ] || build_tools "$bdir/libremat.so" "$bdir/remat-plan" "$bdir/remat-report" "$@"
+	for _f in "$BUILD/libremat.so" "$BUILD/remat-plan" "$BUILD/remat-report"; do
+		[ -e "$_f" ] || die "$_f is missing (run without --skip-build)"
+	done
+}
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME
@@ -80,24 +145,34 @@ clean_env() {
 
 # ---- results table ----------------------------------------------------------
 
-# result WHAT PASS|FAIL DETAIL: one row of the final table.
+# result WHAT PASS|FAIL|SKIP DETAIL: one row of the final table (tabs and
+# newlines in DETAIL become spaces: one row is one line).
 result() {
-	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$OUT/results.tsv"
-	printf '%-4s  %-44s %s\n' "$2" "$1" "$3" >&2
+	_detail=$(printf '%s' "$3" | tr '\t\n' '  ')
+	printf '%s\t%s\t%s\n' "$1" "$2" "$_detail" >>"$OUT/results.tsv"
+	printf '%-4s  %-44s %s\n' "$2" "$1" "$_detail" >&2
 }
 pass() { result "$1" PASS "$2"; }
 fail() { result "$1" FAIL "$2"; }
+skiprow() { result "$1" SKIP "$2"; }
 
-# table: prints the PASS/FAIL table to stdout; returns 1 when any row failed.
+# table: prints the table to stdout, then "PROG: N passed, N failed,
+# N skipped"; returns 1 when any row failed.
 table() {
 	echo
 	printf '%-46s %-6s %s\n' "CHECK" "RESULT" "DETAIL"
 	awk -F '\t' '{ printf "%-46s %-6s %s\n", $1, $2, $3 }' "$OUT/results.tsv"
 	_np=$(grep -c '	PASS	' "$OUT/results.tsv" || true)
 	_nf=$(grep -c '	FAIL	' "$OUT/results.tsv" || true)
+	_ns=$(grep -c '	SKIP	' "$OUT/results.tsv" || true)
 	echo
-	echo "$PROG: $_np passed, $_nf failed (logs, traces and plans in $OUT)"
+	echo "$PROG: $_np passed, $_nf failed, $_ns skipped (logs, traces and plans in $OUT)"
 	[ "$_nf" -eq 0 ]
+}
+
+# skip_reason NAME: the SKIP line a job that exited 77 printed, for a row.
+skip_reason() {
+	grep -h 'SKIP' "$OUT/$1.err" 2>/dev/null | tail -n 1 | sed 's/.*SKIP: *//' | cut -c1-300
 }
 
 # ---- running ----------------------------------------------------------------
@@ -263,4 +338,306 @@ EOF
 	else
 		fail "$_cl: replay peak within budget" "peak $_pk, budget $_cbud"
 	fi
+}
+
+# ---- a framework's job (validate-pytorch.sh, validate-jax.sh) -------------
+#
+# The caller defines job NAME VAR=VALUE... (its training script with those
+# variables: the deterministic lines of rank R in $OUT/NAME.rankR.out, its
+# stats in $OUT/NAME.rankR.json, stderr in $OUT/NAME.err; returns the exit
+# status, which run() also keeps in $OUT/NAME.rc) and after_trace PREFIX
+# LABEL (rows of its own on the trace run), and sets nranks (processes per
+# job), REF_VARS (variables of the reference runs without libremat), strict,
+# LIB, BUILD, budget_bytes (empty: from the trace), fraction and iters.
+
+# framework_setup NAME SCRIPT: BUILD, OUT (default build/gpu-validation/
+# NAME), LIB and SCRIPT (tools/gpu/SCRIPT) set, the tools built, OUT made
+# anew with the GPUs in gpu.txt, CUPTI from the toolkit.
+framework_setup() {
+	bdir=${BUILD:-build} # relative, for make
+	BUILD=$ROOT/$bdir
+	OUT=${out:-$BUILD/gpu-validation/$1}
+	LIB=$BUILD/libremat.so
+	SCRIPT=$ROOT/tools/gpu/$2
+	# shellcheck disable=SC2119 # no targets beyond libremat's
+	remat_tools
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	: >"$OUT/results.tsv"
+	: >"$OUT/runs.tsv"
+	nvidia-smi -L >"$OUT/gpu.txt" 2>&1
+	use_real_cuda "$OUT/cuda-libs" libcupti.so.13 libcupti.so
+	say "results in $OUT"
+}
+
+# traces NAME: the trace directories a run wrote (one per rank), one a line.
+traces() {
+	find "$OUT/$1.d" -name trace.json 2>/dev/null | sed 's|/trace.json$||' | sort
+}
+
+# same_ranks A B: every rank printed the same bytes in runs A and B; prints
+# a detail for the row.
+same_ranks() {
+	_r=0
+	while [ "$_r" -lt "$nranks" ]; do
+		if ! cmp -s "$OUT/$1.rank$_r.out" "$OUT/$2.rank$_r.out"; then
+			echo "rank $_r: $(diff "$OUT/$1.rank$_r.out" "$OUT/$2.rank$_r.out" 2>&1 |
+				sed -n '2,3p' | tr '\n' ' ' | cut -c1-200)"
+			return 1
+		fi
+		_r=$((_r + 1))
+	done
+	echo "$nranks rank(s), $(wc -l <"$OUT/$2.rank0.out") lines each"
+}
+
+# nvidia-smi memory.used over a run, every 200 ms, all GPUs ("index, MiB").
+SMI_Q="--query-gpu=index,memory.used --format=csv,noheader,nounits"
+smi_pid=''
+smi_start() {
+	# shellcheck disable=SC2086
+	nvidia-smi $SMI_Q >"$OUT/$1.smi-idle" 2>/dev/null || true
+	# shellcheck disable=SC2086
+	nvidia-smi $SMI_Q -lms 200 >"$OUT/$1.smi" 2>/dev/null &
+	smi_pid=$!
+}
+smi_stop() {
+	kill "$smi_pid" 2>/dev/null || true
+	wait "$smi_pid" 2>/dev/null || true
+}
+
+# sjob SERIES_PLAIN NAME VAR=VALUE...: job while sampling nvidia-smi; the
+# run is listed for the measurements beside its series' plain run.
+sjob() {
+	printf '%s\t%s\n' "$2" "$1" >>"$OUT/runs.tsv"
+	_sj=$2
+	shift 2
+	smi_start "$_sj"
+	_src=0
+	job "$_sj" "$@" || _src=$?
+	smi_stop
+	return "$_src"
+}
+
+# series PREFIX LABEL [ALT_VARS]: the standard checks on one way of running
+# the job; rows are named "LABEL ...", runs PREFIX + the names below.
+#   plain     without libremat (REF_VARS): exits 0 (77: one SKIP row with
+#             the script's reason), a loss line per step and a checksum
+#   plain2    the same bytes; if not, the framework is not deterministic
+#             here and nothing after would mean anything (FAIL when strict,
+#             else SKIP)
+#   plain-alt with ALT_VARS (the allocator settings libremat makes): the
+#             same bytes; if not, the row fails and libremat's runs (and
+#             later series' plain runs) are compared with this allocator's
+#   trace     REMAT_MODE=trace: identical, one complete trace per process,
+#             taken on the GPU, remat-report's CUPTI counts match; then
+#             after_trace's rows
+#   plan      remat-plan at the budget (budget_bytes, else computed)
+#   run-cold, run  REMAT_BUDGET, one plan cache: identical; the plan applied
+#             with evictions in every process, the replay peak within budget
+# strict=0: a trace where no plan saves memory skips the plan rows and runs
+# once at its peak (identical output only); strict=1 fails there.
+series() {
+	_p=$1 _l=$2 _alt=${3:-}
+	_pl=${_p}plain
+	# shellcheck disable=SC2086 # REF_VARS is a word list on purpose
+	sjob "$_pl" "$_pl" $REF_VARS || true
+	_rc=$(cat "$OUT/$_pl.rc")
+	if [ "$_rc" = 77 ]; then
+		skiprow "$_l" "$(skip_reason "$_pl")"
+		return
+	elif [ "$_rc" != 0 ]; then
+		fail "$_l plain: runs" "exit $_rc: $(last_err "$_pl")"
+		return
+	fi
+	_o=$OUT/$_pl.rank0.out
+	_n=$(grep -c '^iter [0-9]* loss 0x' "$_o" 2>/dev/null || true)
+	if [ "${_n:-0}" -eq "$iters" ] && tail -n 1 "$_o" | grep -q '^checksum '; then
+		pass "$_l plain: runs, prints losses + checksum" "$(tail -n 1 "$_o" | cut -c1-30)..."
+	else
+		fail "$_l plain: runs, prints losses + checksum" "${_n:-no} loss lines in $_o, want $iters"
+		return
+	fi
+	# A second plain run: if the framework is not deterministic here, the
+	# comparisons below would blame libremat for it.
+	_d=''
+	# shellcheck disable=SC2086
+	if sjob "$_pl" "${_p}plain2" $REF_VARS && _d=$(same_out "$_pl" "${_p}plain2"); then
+		pass "$_l plain twice: identical" "$_d"
+	else
+		_d="not deterministic without libremat, nothing to compare: $_d $(last_err "${_p}plain2")"
+		if [ "$strict" = 1 ]; then
+			fail "$_l plain twice: identical" "$_d"
+		else
+			skiprow "$_l plain twice: identical" "$_d"
+		fi
+		return
+	fi
+	_ref=$_pl
+	if [ -n "$_alt" ]; then
+		_d=''
+		# shellcheck disable=SC2086
+		if sjob "$_pl" "${_p}plain-alt" $_alt && _d=$(same_out "$_pl" "${_p}plain-alt"); then
+			pass "$_l plain, libremat's allocator settings" "identical: $_d ($_alt)"
+		else
+			fail "$_l plain, libremat's allocator settings" "$_d $(last_err "${_p}plain-alt") ($_alt changes the results; libremat's runs are compared with this run)"
+			[ "$(cat "$OUT/${_p}plain-alt.rc")" = 0 ] || return
+			_ref=${_p}plain-alt
+			REF_VARS=$_alt
+		fi
+	fi
+
+	_tr=${_p}trace
+	if sjob "$_pl" "$_tr" LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_TRACE_DIR="$OUT/$_tr.d" \
+		REMAT_LOG=1; then
+		if _d=$(same_out "$_ref" "$_tr"); then
+			pass "$_l trace: output identical" "$_d"
+		else
+			fail "$_l trace: output identical" "$_d"
+		fi
+	else
+		fail "$_l trace: runs" "exit $(cat "$OUT/$_tr.rc"): $(last_err "$_tr")"
+		return
+	fi
+	_nt=$(traces "$_tr" | wc -l)
+	if [ "$_nt" -ne "$nranks" ]; then
+		fail "$_l trace: one trace per process" "$_nt trace(s) under $OUT/$_tr.d, want $nranks"
+		return
+	fi
+	_i=0
+	for _t in $(traces "$_tr"); do
+		if _d=$(check_trace "$_t" "${trace_kind:-real}" 2>&1); then
+			pass "$_l trace: valid trace ${_t#"$OUT"/}" "$_d"
+		else
+			fail "$_l trace: valid trace ${_t#"$OUT"/}" "$(echo "$_d" | tail -n 1)"
+			return
+		fi
+		if _d=$(check_report "$_t" "$_tr$_i"); then
+			pass "$_l trace: remat-report, CUPTI ${_t#"$OUT"/}" "$_d"
+		else
+			fail "$_l trace: remat-report, CUPTI ${_t#"$OUT"/}" "$_d"
+		fi
+		_i=$((_i + 1))
+	done
+	after_trace "$_p" "$_l"
+	_t=$(traces "$_tr" | head -n 1)
+
+	_evict=1
+	if [ -n "$budget_bytes" ]; then
+		_bud=$budget_bytes _note="given"
+	elif _b=$(budget "$_t" "$fraction" "${_p}budget" 2>"$OUT/${_p}budget.err"); then
+		read -r _bud _cst _peak _low <<EOT
+$_b
+EOT
+		_note="const $(human "$_cst"), peak $(human "$_peak"), smallest $(human "$_low")"
+		if [ "$_low" -ge "$_peak" ]; then
+			if [ "$strict" = 1 ]; then
+				fail "$_l plan: something to evict" "no plan saves memory ($_note)"
+				return
+			fi
+			skiprow "$_l plan: something to evict" "no plan saves memory ($_note); run mode checked at the peak"
+			_evict=0 _bud=$_peak
+		fi
+	else
+		fail "$_l plan: budget" "$(tail -n 1 "$OUT/${_p}budget.err")"
+		return
+	fi
+	echo "$_bud" >"$OUT/${_p}budget"
+	if [ "$_evict" = 1 ]; then
+		if "$BUILD/remat-plan" "$_t" --budget "$_bud" -o "$OUT/${_p}plan.json" \
+			>"$OUT/${_p}plan.txt" 2>&1 &&
+			"$BUILD/remat-report" --no-color --ascii --plan "$OUT/${_p}plan.json" "$_t" \
+				>"$OUT/${_p}plan.report" 2>&1; then
+			pass "$_l plan: at budget $(human "$_bud")" "$_note; $(grep 'planned peak' "$OUT/${_p}plan.txt" | sed 's/  */ /g')"
+		else
+			fail "$_l plan: at budget $(human "$_bud")" "$_note; $(tail -n 1 "$OUT/${_p}plan.txt")"
+			return
+		fi
+	fi
+
+	# Twice with one plan cache: remat-plan runs beside the job and stores
+	# its plan even when the job ends first; the second run must apply it.
+	for _r in run-cold run; do
+		[ "$_evict" = 1 ] || [ "$_r" = run ] || continue
+		if ! sjob "$_pl" "${_p}$_r" LD_PRELOAD="$LIB" REMAT_BUDGET="$_bud" REMAT_LOG=1 \
+			REMAT_TRACE_DIR="$OUT/${_p}$_r.d" REMAT_CACHE_DIR="$OUT/${_p}cache" \
+			REMAT_PLANNER="$BUILD/remat-plan"; then
+			fail "$_l $_r: runs" "exit $(cat "$OUT/${_p}$_r.rc"): $(last_err "${_p}$_r")"
+			return
+		fi
+	done
+	if [ "$_evict" = 0 ]; then
+		if _d=$(same_out "$_ref" "${_p}run"); then
+			pass "$_l run at the peak: output identical" "$_d"
+		else
+			fail "$_l run at the peak: output identical" "$_d"
+		fi
+		return
+	fi
+	if _d=$(same_out "$_ref" "${_p}run-cold"); then
+		pass "$_l run-cold: output identical" "$_d"
+	else
+		fail "$_l run-cold: output identical" "$_d"
+	fi
+	wait_plan "$OUT/${_p}cache" 150 ||
+		fail "$_l run-cold: plan cached" "no plan in $OUT/${_p}cache after 150 s: $(grep libremat "$OUT/${_p}run-cold.err" | tail -n 2 | tr '\n' ' ')"
+	check_run_mode "${_p}run" "$_ref" "$_bud" "$_l run" "$nranks"
+}
+
+# measurements PEAK_HEADER: memory and time of each run (rank 0) against
+# its series' plain run, from the stats files (framework_peak_bytes,
+# activation_peak_bytes, median_iter_s_second_half) and nvidia-smi samples.
+measurements() {
+	python3 - "$OUT" "$1" <<'PY'
+import json, os, sys
+out, peak_header = sys.argv[1], sys.argv[2]
+
+def smi_peak(name):
+    """Highest memory.used above the idle reading, over the GPUs (MiB)."""
+    def read(path):
+        vals = {}
+        try:
+            for line in open(path):
+                parts = [p.strip() for p in line.split(",")]
+                if len(parts) == 2 and parts[1].isdigit():
+                    vals.setdefault(parts[0], []).append(int(parts[1]))
+        except OSError:
+            pass
+        return vals
+    idle, samples = read(os.path.join(out, name + ".smi-idle")), read(os.path.join(out, name + ".smi"))
+    deltas = [max(v) - min(idle.get(g, [0])) for g, v in samples.items()]
+    return max(deltas) if deltas else None
+
+def stats(name):
+    try:
+        return json.load(open(os.path.join(out, name + ".rank0.json")))
+    except (OSError, ValueError):
+        return None
+
+def mib(b):
+    return "-" if b is None else "%.1f" % (b / 2**20)
+
+try:
+    runs = [line.rstrip("\n").split("\t") for line in open(os.path.join(out, "runs.tsv"))]
+except OSError:
+    runs = []
+rows = []
+for name, plain in runs:
+    s, b = stats(name), stats(plain)
+    if s is None:
+        continue
+    t = s["median_iter_s_second_half"]
+    base = b["median_iter_s_second_half"] if b else None
+    smi = smi_peak(name)
+    rows.append((name, mib(s.get("framework_peak_bytes")), mib(s.get("activation_peak_bytes")),
+                 "-" if smi is None else str(smi), "%.2f" % (1e3 * t),
+                 "%.2fx" % (t / base) if base else "-"))
+print("\nMEASUREMENTS (rank 0; step time: median of the second half of the steps)")
+fmt = "%-26s %15s %16s %20s %10s %9s"
+print(fmt % ("run", peak_header, "activations MiB", "nvidia-smi peak MiB", "step ms", "vs plain"))
+for row in rows:
+    print(fmt % row)
+print("%s: what the framework's allocator handed out (the same with libremat);" % peak_header)
+print("nvidia-smi peak: memory.used above the idle GPU, where libremat's savings show;")
+print("vs plain: against the plain run of the same series.")
+PY
 }

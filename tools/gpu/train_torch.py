@@ -17,7 +17,22 @@ float.hex(), then the sha256 of every parameter's bytes:
 
 Timings and memory go to stderr and to --stats FILE (JSON).  With --ddp
 (run under torchrun) each rank writes its own --output/--stats; "{rank}" in
-those names becomes the rank.  Exit 77 when torch or a GPU is missing.
+those names becomes the rank.
+
+--graphs runs the step through CUDA graphs, the ways PyTorch offers:
+  blocks   the transformer blocks graphed by torch.cuda.make_graphed_callables
+           (forward and backward captured once, replayed every step; the
+           embeddings, head, loss and optimizer eager)
+  step     the whole step (forward, backward, AdamW with capturable=True)
+           captured with torch.cuda.graph after 3 eager steps on a side
+           stream, then replayed: only the batch copy stays outside
+  compile  torch.compile(mode="reduce-overhead"): inductor's kernels in
+           CUDA graph trees
+Each mode prints the same bytes on every run, not the bytes of eager mode.
+
+Exit 77 (with one "SKIP:" line on stderr) when torch or a GPU is missing,
+or when this PyTorch cannot run the --graphs mode asked for (no
+torch.compile or triton, a step it cannot capture).
 """
 import os
 
@@ -49,6 +64,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1, help="seed of weights, data, dropout")
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu (to test this script)")
     p.add_argument("--ddp", action="store_true", help="DistributedDataParallel, under torchrun")
+    p.add_argument("--graphs", choices=("none", "blocks", "step", "compile"), default="none",
+                   help="run the step through CUDA graphs (see above)")
     p.add_argument("--output", help="deterministic lines to this file ({rank} expands)")
     p.add_argument("--stats", help="timings and memory as JSON to this file ({rank} expands)")
     a = p.parse_args(argv)
@@ -59,6 +76,8 @@ def parse_args(argv):
         p.error("--width (%d) must be a multiple of --heads (%d)" % (a.width, a.heads))
     if not 0.0 <= a.dropout < 1.0:
         p.error("--dropout must be in [0, 1)")
+    if a.graphs != "none" and (a.ddp or a.device != "cuda"):
+        p.error("--graphs %s needs --device cuda and no --ddp" % a.graphs)
     return a
 
 
@@ -89,7 +108,9 @@ def build_model(torch, a):
             self.qkv = nn.Linear(a.width, 3 * a.width)
             self.proj = nn.Linear(a.width, a.width)
             self.drop = nn.Dropout(a.dropout)
-            self.mask = None  # not a buffer: DDP's gloo cannot broadcast bool tensors
+            # Not a buffer: DDP's gloo cannot broadcast bool tensors.  Made
+            # before any capture (make_mask), not inside a graph's pool.
+            self.mask = None
 
         def forward(self, x):
             b, s, c = x.shape
@@ -122,6 +143,91 @@ def build_model(torch, a):
             return self.head(self.ln(x))
 
     return Net()
+
+
+def make_masks(torch, model, a, dev):
+    """The attention masks, made once on the device before anything is
+    captured (a tensor made during a capture lives in the graph's pool)."""
+    for m in model.modules():
+        if hasattr(m, "mask"):
+            m.mask = torch.ones(a.seq, a.seq, dtype=torch.bool, device=dev).triu(1)
+
+
+class StepGraph:
+    """--graphs step: the whole training step in one CUDA graph, as in
+    PyTorch's whole-network capture recipe: eager warm-up steps on a side
+    stream (real steps: their losses are printed), grads set to None so
+    that backward allocates them from the graph's pool, then one capture
+    of forward + backward + AdamW (capturable) reading static inputs."""
+
+    WARMUP = 3
+
+    def __init__(self, torch, a, model, opt, dev):
+        self.torch, self.a, self.model, self.opt = torch, a, model, opt
+        self.graph = None
+        self.x = torch.zeros(a.batch, a.seq, dtype=torch.long, device=dev)
+        self.y = torch.zeros(a.batch, a.seq, dtype=torch.long, device=dev)
+        self.loss = None
+        self.side = torch.cuda.Stream(dev)
+
+    def _body(self):
+        torch, a = self.torch, self.a
+        logits = self.model(self.x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, a.vocab), self.y.reshape(-1))
+        loss.backward()
+        self.opt.step()
+        return loss
+
+    def step(self, step, x, y):
+        torch = self.torch
+        self.x.copy_(x, non_blocking=False)
+        self.y.copy_(y, non_blocking=False)
+        if step < self.WARMUP:
+            self.side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(self.side):
+                self.opt.zero_grad(set_to_none=True)
+                loss = self._body()
+            torch.cuda.current_stream().wait_stream(self.side)
+            return loss.item()
+        if self.graph is None:
+            self.opt.zero_grad(set_to_none=True)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.loss = self._body()
+        self.graph.replay()
+        return self.loss.item()
+
+
+def eager_step(torch, a, net, opt, x, y):
+    """One optimizer step; returns the loss (waiting for the step)."""
+    opt.zero_grad(set_to_none=True)
+    logits = net(x)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, a.vocab), y.reshape(-1))
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def graph_blocks(torch, a, model, dev):
+    """--graphs blocks: each transformer block through
+    make_graphed_callables (its own warm-up, then forward and backward
+    captured); the model calls the graphed callables from then on."""
+    sample = torch.randn(a.batch, a.seq, a.width, device=dev, requires_grad=True)
+    graphed = torch.cuda.make_graphed_callables(
+        tuple(model.blocks), tuple((sample,) for _ in model.blocks))
+    for i, g in enumerate(graphed):
+        model.blocks[i] = g
+
+
+def compiled(torch, model):
+    """--graphs compile: torch.compile(mode="reduce-overhead"), or the
+    reason it cannot run here."""
+    if not hasattr(torch, "compile"):
+        return None, "torch %s has no torch.compile" % torch.__version__
+    import importlib.util
+    if importlib.util.find_spec("triton") is None:  # inductor's GPU code generator
+        return None, "torch.compile's inductor needs triton, which is not installed"
+    return torch.compile(model, mode="reduce-overhead"), None
 
 
 def batch_for(torch, a, step, rank):
@@ -183,13 +289,27 @@ def main(argv):
     torch.manual_seed(a.seed)
 
     model = build_model(torch, a).to(dev)
+    make_masks(torch, model, a, dev)
     net = model
+    if a.graphs == "blocks":
+        try:
+            graph_blocks(torch, a, model, dev)
+        except RuntimeError as e:
+            return skip("PyTorch cannot graph the blocks (make_graphed_callables): %s"
+                        % str(e).splitlines()[0])
+    elif a.graphs == "compile":
+        net, why = compiled(torch, model)
+        if net is None:
+            return skip(why)
     if a.ddp:
         import torch.distributed as dist
         dist.init_process_group("nccl" if dev.type == "cuda" else "gloo")
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[local] if dev.type == "cuda" else None)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01,
+                            **({"capturable": True} if a.graphs == "step" else {}))
+    whole = StepGraph(torch, a, model, opt, dev) if a.graphs == "step" else None
+    mark_step = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
 
     out = open(a.output.replace("{rank}", str(rank)), "w") if a.output else sys.stdout
     cuda = dev.type == "cuda"
@@ -209,12 +329,25 @@ def main(argv):
             torch.cuda.reset_peak_memory_stats(dev)
             base = torch.cuda.memory_allocated(dev)
         x, y = x.to(dev), y.to(dev)
-        opt.zero_grad(set_to_none=True)
-        logits = net(x)
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, a.vocab), y.reshape(-1))
-        loss.backward()
-        opt.step()
-        value = loss.item()  # waits for the step
+        if whole is not None:
+            try:
+                value = whole.step(step, x, y)
+            except RuntimeError as e:
+                if step != whole.WARMUP:
+                    raise
+                return skip("PyTorch cannot capture the whole step (torch.cuda.graph): %s"
+                            % str(e).splitlines()[0])
+        else:
+            if a.graphs == "compile" and mark_step is not None:
+                mark_step()  # a new step: cudagraph trees may reuse the last one's outputs
+            try:
+                value = eager_step(torch, a, net, opt, x, y)
+            except Exception as e:  # inductor's errors are of many classes
+                # Compiling happens in the first step (forward and backward).
+                if a.graphs != "compile" or step > 0:
+                    raise
+                return skip("torch.compile(mode='reduce-overhead') cannot compile the model: %s: %s"
+                            % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
         sync()
         times.append(time.perf_counter() - t0)
         if cuda and step == 1:
@@ -241,7 +374,11 @@ def main(argv):
         "max_memory_allocated": torch.cuda.max_memory_allocated(dev) if cuda else None,
         "max_memory_reserved": torch.cuda.max_memory_reserved(dev) if cuda else None,
         "activation_peak_bytes": act_peak,
+        "framework_peak_bytes": torch.cuda.max_memory_allocated(dev) if cuda else None,
+        "graphs": a.graphs,
         "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+        # As this process saw them at start: libremat sets them at load.
+        "env": {k: os.environ.get(k) for k in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")},
     }
     print("train_torch: rank %d: median step %.2f ms, activations %s MiB, max allocated %s MiB"
           % (rank, 1e3 * stats["median_iter_s_second_half"],

@@ -42,14 +42,7 @@
 #include <string.h>
 #include <cuda.h>
 
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		CUresult r_ = (x);                                                                 \
-		if (r_) {                                                                          \
-			printf("%s: %d\n", #x, (int)r_);                                           \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "progs.h"
 
 enum { N = 65536 }; /* 256 KiB per activation */
 
@@ -96,15 +89,10 @@ int main(int argc, char **argv)
 			keep = arena = peek = 1;
 	}
 	int deep = indirect || side;
-	CUdevice dev;
-	CUcontext ctx;
 	CUmodule mod;
 	CUfunction fwd, fwd_ind, fwd_side, fwd_peek, use, use_m;
 	CUstream s;
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
+	prog_context();
 	CK(cuModuleLoad(&mod, argv[1]));
 	CK(cuModuleGetFunction(&fwd, mod, "fwd"));
 	CK(cuModuleGetFunction(&fwd_ind, mod, "fwd_indirect"));

@@ -6,27 +6,36 @@
  * real driver refuses it, and invalidates the capture:
  *  - synchronizing with a capturing stream (cuStreamSynchronize/Query,
  *    cuCtxSynchronize): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
- *  - "unsafe" calls (cuMemAlloc, cuMemFree) during a GLOBAL capture, or a
- *    THREAD_LOCAL one of the calling thread: the same;
+ *  - "unsafe" calls (cuMemAlloc, cuMemFree, cuCtxSynchronize, cuEventQuery,
+ *    cuEventSynchronize) from a thread whose interaction mode is not
+ *    RELAXED while it has a non-relaxed capture of its own, or while
+ *    another thread has a GLOBAL capture and its own mode is GLOBAL (the
+ *    default; cuThreadExchangeStreamCaptureMode changes it): the same;
  *  - work on the legacy stream, which would implicitly depend on a
  *    capturing blocking stream (in any mode): CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
  *  - waiting on an event from outside the capture:
- *    CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
- *  - stream-ordered allocation (graph memory nodes are not simulated).
+ *    CUDA_ERROR_STREAM_CAPTURE_ISOLATION (unless CU_EVENT_WAIT_EXTERNAL
+ *    makes it an event wait node).
+ * Stream-ordered allocations and frees become graph memory nodes
+ * (graphmem.c); external event records and waits become event nodes.
  */
 #include "driver.h"
 
 #include <stdlib.h>
 
 static _Atomic uint64_t next_capture_id = 1;
+/* The calling thread's capture interaction mode (GLOBAL = 0 by default). */
+static __thread CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
-/* Whether c forbids unsafe calls from this thread (not RELAXED). */
-static bool strict_for_me(const struct sim_capture *c)
+bool capture_strict_for_me(const struct sim_capture *c)
 {
-	if (c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
+	if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED ||
+	    c->mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return false;
+	if (pthread_equal(c->thread, pthread_self()))
 		return true;
-	return c->mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-	       pthread_equal(c->thread, pthread_self());
+	return thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+	       c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
 }
 
 /* Caller holds ctx->lock. */
@@ -44,7 +53,8 @@ bool capture_take(struct sim_stream *s, struct sim_op *op, CUresult *r)
 	pthread_mutex_lock(&ctx->lock);
 	struct sim_capture *c = s->capture;
 	bool taken = true;
-	if (c && (op->kind == OP_ALLOC || op->kind == OP_FREE)) {
+	if (c && (op->kind == OP_ALLOC || op->kind == OP_FREE) && !op->u.mem.graph) {
+		/* Only graph memory nodes are stream-ordered memory in a graph. */
 		c->invalid = true;
 		*r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	} else if (c) {
@@ -53,20 +63,12 @@ bool capture_take(struct sim_stream *s, struct sim_op *op, CUresult *r)
 			free(op->u.copy.staging);
 			op->u.copy.staging = NULL;
 		}
-		struct sim_graph *g = c->graph;
-		if (g->n == g->cap) {
-			size_t nc = g->cap ? g->cap * 2 : 16;
-			struct sim_op **nn = realloc(g->nodes, nc * sizeof(*nn));
-			if (nn == NULL) {
-				pthread_mutex_unlock(&ctx->lock);
-				op_free(op);
-				*r = CUDA_ERROR_OUT_OF_MEMORY;
-				return true;
-			}
-			g->nodes = nn;
-			g->cap = nc;
+		if (graph_add_node(c->graph, op)) {
+			pthread_mutex_unlock(&ctx->lock);
+			op_free(op);
+			*r = CUDA_ERROR_OUT_OF_MEMORY;
+			return true;
 		}
-		g->nodes[g->n++] = op;
 		op = NULL;
 		*r = CUDA_SUCCESS;
 	} else if (s->legacy) {
@@ -98,7 +100,7 @@ CUresult capture_forbids(struct sim_ctx *ctx, struct sim_stream *s)
 		}
 	} else {
 		for (struct sim_stream *t = ctx->streams; t; t = t->next)
-			if (t->capture && strict_for_me(t->capture)) {
+			if (t->capture && capture_strict_for_me(t->capture)) {
 				t->capture->invalid = true;
 				r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 			}
@@ -153,6 +155,26 @@ void capture_leave(struct sim_stream *s)
 }
 
 /* ---- entry points ------------------------------------------------------- */
+
+static CUresult exchange_mode(CUstreamCaptureMode *mode)
+{
+	if (!sim_initialized())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (mode == NULL || (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL &&
+	                     *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+	                     *mode != CU_STREAM_CAPTURE_MODE_RELAXED))
+		return CUDA_ERROR_INVALID_VALUE;
+	CUstreamCaptureMode old = thread_mode;
+	thread_mode = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	cuThreadExchangeStreamCaptureMode_params p = {mode};
+	API_CALL(cuThreadExchangeStreamCaptureMode, &p, exchange_mode(mode));
+}
 
 static CUresult begin(CUstream h, CUstreamCaptureMode mode, bool per_thread)
 {

@@ -118,6 +118,7 @@ enum handle_kind {
 	H_MEMHANDLE,
 	H_GRAPH,
 	H_GRAPHEXEC,
+	H_GRAPHNODE,
 };
 void handle_add(const void *p, enum handle_kind kind);
 void handle_del(const void *p);
@@ -150,6 +151,16 @@ enum op_kind {
 };
 
 struct sim_func;
+struct sim_gmem;
+
+/* What cuLaunchKernelEx's attributes (or a cooperative entry point) asked
+ * of a launch; kept with captured kernels so a graph node reports them. */
+struct sim_launch_attrs {
+	bool cooperative;
+	unsigned cluster[3]; /* 0: no cluster dimension given */
+	int priority;
+	bool has_priority;
+};
 
 struct sim_op {
 	struct sim_op *next;
@@ -168,6 +179,7 @@ struct sim_op {
 			unsigned smem;
 			void *params; /* packed copy of the parameters */
 			void **args;  /* args[i] points into params */
+			struct sim_launch_attrs attrs;
 		} kernel;
 		struct {
 			void *dst;
@@ -188,7 +200,12 @@ struct sim_op {
 		} host;
 		struct {
 			uintptr_t addr;
+			uint64_t id;            /* the allocation's (memory.c), once queued */
+			struct sim_gmem *graph; /* a graph memory node's allocation, else NULL */
 		} mem;
+		struct {
+			void *event; /* an event node's CUevent (external record/wait), else NULL */
+		} ev;
 	} u;
 };
 
@@ -238,6 +255,11 @@ void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_
 struct sim_graph {
 	struct sim_op **nodes;
 	size_t n, cap;
+	bool exec;                /* an executable graph (cuGraphInstantiate's copy) */
+	unsigned long long flags; /* exec: the instantiation flags */
+	/* A graph with memory nodes has at most one executable graph at a
+	 * time; they point at each other until either is destroyed. */
+	struct sim_graph *peer;
 };
 
 struct sim_capture {
@@ -267,8 +289,40 @@ CUresult capture_join(struct sim_stream *s, uint64_t id);
 void capture_leave(struct sim_stream *s);
 struct sim_graph *graph_new(void);
 void graph_free(struct sim_graph *g);
+/* Appends op (a node from now on: its handle is registered); 0, or -1 out
+ * of memory (op untouched). */
+int graph_add_node(struct sim_graph *g, struct sim_op *op);
 /* A fresh copy of a captured op, ready to queue. */
 struct sim_op *op_clone(const struct sim_op *op);
+/* Whether an unsafe call (cuMemAlloc, cuCtxSynchronize, cuEventQuery...)
+ * from this thread is refused by some capture now: the thread's own
+ * interaction mode (cuThreadExchangeStreamCaptureMode) is not RELAXED and
+ * it has a non-relaxed capture of its own, or its mode is GLOBAL and
+ * another thread has a GLOBAL capture.  Caller holds ctx->lock. */
+bool capture_strict_for_me(const struct sim_capture *c);
+
+/* ---- graphmem.c: graph memory nodes ------------------------------------- */
+
+/* cuMemAllocAsync / cuMemFreeAsync on a capturing stream: an allocation
+ * node (a fixed address reserved for the graph's lifetime) or a free node
+ * (of a graph allocation, from this graph or another). */
+CUresult gmem_capture_alloc(struct sim_stream *s, size_t size, CUdeviceptr *out);
+CUresult gmem_capture_free(struct sim_stream *s, uintptr_t addr);
+void gmem_ref(struct sim_gmem *g);
+void gmem_unref(struct sim_gmem *g);
+uintptr_t gmem_base(const struct sim_gmem *g);
+size_t gmem_size(const struct sim_gmem *g);
+/* [p, p+n) lies in a graph allocation's reserved range. */
+bool gmem_range_ok(uintptr_t p, size_t n);
+/* cuGraphLaunch: checks the memory nodes of exec against what is allocated
+ * now, then allocates (charging capacity) and frees in node order as the
+ * nodes are queued.  gmem_launch_check: CUDA_ERROR_INVALID_VALUE when an
+ * allocation is still live (without AUTO_FREE_ON_LAUNCH) or a free finds
+ * nothing to free. */
+CUresult gmem_launch_check(const struct sim_graph *exec, bool *auto_free_needed);
+/* The allocation of node op is made now (host order): capacity charged;
+ * the allocation's id for the queued op. */
+CUresult gmem_launch_alloc(const struct sim_op *op, uint64_t *id);
 
 /* ---- clock.c: the deterministic simulated clock ----------------------- */
 
@@ -313,9 +367,20 @@ void va_seal(uintptr_t addr, size_t size);
 bool mem_range_ok(uintptr_t p, size_t n, bool write);
 bool alloc_range_ok(uintptr_t p, size_t n);
 bool vmm_range_ok(uintptr_t p, size_t n, bool write);
-void alloc_finish_free(uintptr_t p); /* OP_FREE on the worker */
-void alloc_make_live(uintptr_t p);   /* OP_ALLOC on the worker */
-void alloc_free_all(void);           /* the context is destroyed */
+/* OP_FREE and OP_ALLOC on the worker, for the allocation `id` at p. */
+void alloc_finish_free(uintptr_t p, uint64_t id);
+void alloc_make_live(uintptr_t p, uint64_t id);
+void alloc_free_all(void); /* the context is destroyed */
+/* Graph memory (graphmem.c): an allocation at a fixed, already reserved
+ * address whose range is not given back when it is freed (the graph keeps
+ * it); alloc_begin_free: the host side of a free (capacity back now). */
+CUresult alloc_at(uintptr_t base, size_t size, uint64_t *id);
+bool alloc_live_at(uintptr_t base);
+/* The freed allocation's id, 0 when p is no live allocation. */
+uint64_t alloc_begin_free(uintptr_t p);
+/* The graph lets go of the range at base: when an allocation still lives
+ * there, its release gives the range back (true); else the caller does. */
+bool alloc_disown_range(uintptr_t base);
 /* The live allocation or VMM mapping holding p. */
 bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
@@ -341,7 +406,18 @@ struct sim_func {
 	struct sim_module *mod;
 	struct sim_func *as_function; /* CUkernel: its CUfunction */
 	int max_dynamic_smem;
+	int non_portable_cluster; /* clusters of up to 16 blocks rather than 8 */
 };
+
+/* ---- occupancy.c ---------------------------------------------------------- */
+
+/* The simulated device: an H100-like GPU. */
+#define SIM_SMS         132
+#define SIM_SMS_PER_GPC 16 /* a cluster's blocks share one GPC */
+#define SIM_SMEM_PER_SM 233472
+/* Blocks of `threads` threads with `smem` bytes of dynamic shared memory
+ * that fit on one SM at once. */
+int occupancy_blocks_per_sm(unsigned threads, size_t smem);
 
 /* ---- fault.c ----------------------------------------------------------- */
 

@@ -1,7 +1,12 @@
 /*
  * event.c — events: a recorded event is the completion marker of a
  * zero-length op in its stream, so it completes in stream order and
- * carries that point's simulated time.
+ * carries that point's simulated time.  An event last recorded in a
+ * capture marks a point of the graph being built, not of any stream:
+ * querying, synchronizing or timing it is CUDA_ERROR_CAPTURED_EVENT until
+ * it is recorded again (by a stream, or by an event record node of a
+ * launched graph).  Querying and synchronizing are "unsafe" calls that a
+ * strict capture refuses (capture.c).
  */
 #include "driver.h"
 
@@ -79,7 +84,8 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, bool per_th
 	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* In a capture the event marks a point of the graph: a stream that
-	 * waits for it joins the capture. */
+	 * waits for it joins the capture.  RECORD_EXTERNAL also makes it an
+	 * event record node, which records the event whenever the graph runs. */
 	uint64_t capture = capture_id_of(s);
 	struct sim_marker *m = NULL;
 	if (capture == 0) {
@@ -87,6 +93,15 @@ static CUresult event_record(CUevent h, CUstream hs, unsigned flags, bool per_th
 		if (capture_take(s, op, &r))
 			return r;
 		m = stream_enqueue(s, op, true);
+	} else if (flags & CU_EVENT_RECORD_EXTERNAL) {
+		struct sim_op *op = op_new(OP_RECORD);
+		op->u.ev.event = h;
+		if (!capture_take(s, op, &r)) {
+			op_free(op); /* the capture ended in between */
+			return CUDA_ERROR_ILLEGAL_STATE;
+		}
+		if (r != CUDA_SUCCESS)
+			return r;
 	}
 	pthread_mutex_lock(&lock);
 	struct sim_marker *old = e->m;
@@ -124,10 +139,23 @@ EXPORT CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hSt
 	API_CALL(cuEventRecordWithFlags_ptsz, &p, event_record(hEvent, hStream, flags, true));
 }
 
+/* CUDA_ERROR_CAPTURED_EVENT when e was last recorded in a capture. */
+static CUresult not_captured(struct sim_event *e)
+{
+	pthread_mutex_lock(&lock);
+	bool captured = e->capture_id != 0;
+	pthread_mutex_unlock(&lock);
+	return captured ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
+}
+
 static CUresult event_query(CUevent h)
 {
 	struct sim_event *e;
 	CUresult r = event_of(h, &e);
+	if (r == CUDA_SUCCESS)
+		r = not_captured(e);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(e->ctx, NULL);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct sim_marker *m = event_marker(e);
@@ -146,6 +174,10 @@ static CUresult event_sync(CUevent h)
 {
 	struct sim_event *e;
 	CUresult r = event_of(h, &e);
+	if (r == CUDA_SUCCESS)
+		r = not_captured(e);
+	if (r == CUDA_SUCCESS)
+		r = capture_forbids(e->ctx, NULL);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct sim_marker *m = event_marker(e);
@@ -192,6 +224,11 @@ static CUresult elapsed(float *ms, CUevent hs, CUevent he)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((s->flags | e->flags) & CU_EVENT_DISABLE_TIMING)
 		return CUDA_ERROR_INVALID_HANDLE;
+	r = not_captured(s);
+	if (r == CUDA_SUCCESS)
+		r = not_captured(e);
+	if (r != CUDA_SUCCESS)
+		return r;
 	struct sim_marker *ms_ = event_marker(s), *me = event_marker(e);
 	if (ms_ == NULL || me == NULL)
 		r = CUDA_ERROR_INVALID_HANDLE; /* never recorded */
@@ -231,4 +268,28 @@ CUresult event_wait_marker(CUevent h, struct sim_marker **out, uint64_t *capture
 		pthread_mutex_unlock(&lock);
 	}
 	return r;
+}
+
+/* Event nodes of a launched graph (graph.c): the event's latest record as
+ * a wait node finds it, and the record a record node makes. */
+struct sim_marker *event_node_marker(CUevent h)
+{
+	if (!handle_is(h, H_EVENT))
+		return NULL;
+	return event_marker((struct sim_event *)h);
+}
+
+CUresult event_node_record(CUevent h, struct sim_marker *m)
+{
+	if (!handle_is(h, H_EVENT))
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct sim_event *e = (struct sim_event *)h;
+	marker_ref(m);
+	pthread_mutex_lock(&lock);
+	struct sim_marker *old = e->m;
+	e->m = m;
+	e->capture_id = 0;
+	pthread_mutex_unlock(&lock);
+	marker_unref(old);
+	return CUDA_SUCCESS;
 }

@@ -30,8 +30,13 @@ static void run_kernel(struct sim_stream *s, struct sim_op *op, uint64_t start, 
 	struct sim_func *f = op->u.kernel.fn;
 	fault_set_op("kernel", f->k->name, s->id);
 	double ns = clock_kernel_ns(f, op->u.kernel.args, op->u.kernel.grid, op->u.kernel.block);
-	if (simcuda_run_grid(f->k, op->u.kernel.args, op->u.kernel.grid, op->u.kernel.block,
-	                     op->u.kernel.smem) != 0) {
+	const struct sim_launch_attrs *a = &op->u.kernel.attrs;
+	struct simcuda_launch_attrs la = {
+	    .cluster = {a->cluster[0], a->cluster[1], a->cluster[2]},
+	    .cooperative = a->cooperative,
+	};
+	if (simcuda_run_grid_attrs(f->k, op->u.kernel.args, op->u.kernel.grid, op->u.kernel.block,
+	                           op->u.kernel.smem, &la) != 0) {
 		/* launch() validated the configuration already. */
 		fprintf(stderr, "simcuda: kernel '%s' could not run its grid\n", f->k->name);
 		abort();
@@ -134,10 +139,10 @@ void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_
 		atomic_fetch_add(&sim_stats.host_funcs, 1);
 		break;
 	case OP_ALLOC:
-		alloc_make_live(op->u.mem.addr);
+		alloc_make_live(op->u.mem.addr, op->u.mem.id);
 		break;
 	case OP_FREE:
-		alloc_finish_free(op->u.mem.addr);
+		alloc_finish_free(op->u.mem.addr, op->u.mem.id);
 		break;
 	case OP_RECORD:
 	case OP_WAIT:

@@ -159,10 +159,13 @@ static CUresult attribute(int *v, CUfunction_attribute a, struct sim_func *f, CU
 		*v = 32;
 		break;
 	case CU_FUNC_ATTRIBUTE_PTX_VERSION:
-		*v = 80;
+		*v = 90;
 		break;
 	case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
-		*v = 80;
+		*v = 90;
+		break;
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		*v = f->non_portable_cluster;
 		break;
 	case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
 		*v = 0;
@@ -222,11 +225,15 @@ static CUresult set_attribute(struct sim_func *f, CUresult r, CUfunction_attribu
 		return CUDA_SUCCESS;
 	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
 		return v >= -1 && v <= 100 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		if (v != 0 && v != 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->non_portable_cluster = v;
+		return CUDA_SUCCESS;
 	case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
 	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
 		return CUDA_SUCCESS;
 	default:

@@ -1,26 +1,66 @@
 /*
  * graph.c — graphs as captured: a list of ops (kernels, copies, memsets,
- * host functions) run in capture order.  cuGraphInstantiate takes a copy;
- * cuGraphLaunch queues a fresh copy of each op on the stream, so a launch
- * is ordered like any other work on that stream.  Building graphs node by
- * node (cuGraphAdd*Node) is not simulated.
+ * host functions, event records and waits, memory allocations and frees)
+ * run in capture order.  cuGraphInstantiate takes a copy; cuGraphLaunch
+ * queues a fresh copy of each op on the stream, so a launch is ordered
+ * like any other work on that stream.  Building graphs node by node
+ * (cuGraphAdd*Node) is not simulated; reading them is (graphnode.c).
  */
 #include "module.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* Guards the peer links between graphs with memory nodes and their
+ * executable graph. */
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+CUresult event_node_record(CUevent h, struct sim_marker *m);
+struct sim_marker *event_node_marker(CUevent h);
+
 struct sim_graph *graph_new(void)
 {
 	return calloc(1, sizeof(struct sim_graph));
+}
+
+int graph_add_node(struct sim_graph *g, struct sim_op *op)
+{
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 16;
+		struct sim_op **nn = realloc(g->nodes, nc * sizeof(*nn));
+		if (nn == NULL)
+			return -1;
+		g->nodes = nn;
+		g->cap = nc;
+	}
+	g->nodes[g->n++] = op;
+	handle_add(op, H_GRAPHNODE);
+	return 0;
+}
+
+static bool mem_node(const struct sim_op *op)
+{
+	return (op->kind == OP_ALLOC || op->kind == OP_FREE) && op->u.mem.graph;
+}
+
+static void node_free(struct sim_op *op)
+{
+	handle_del(op);
+	if (mem_node(op))
+		gmem_unref(op->u.mem.graph);
+	op_free(op);
 }
 
 void graph_free(struct sim_graph *g)
 {
 	if (g == NULL)
 		return;
+	pthread_mutex_lock(&peer_lock);
+	if (g->peer)
+		g->peer->peer = NULL;
+	pthread_mutex_unlock(&peer_lock);
 	for (size_t i = 0; i < g->n; i++)
-		op_free(g->nodes[i]);
+		node_free(g->nodes[i]);
 	free(g->nodes);
 	free(g);
 }
@@ -29,6 +69,8 @@ struct sim_op *op_clone(const struct sim_op *op)
 {
 	struct sim_op *c = op_new(op->kind);
 	c->u = op->u;
+	if (mem_node(op))
+		gmem_ref(op->u.mem.graph);
 	if (op->kind == OP_KERNEL) {
 		const struct simcuda_kernel *k = op->u.kernel.fn->k;
 		size_t bytes = k->param_bytes ? k->param_bytes : 1;
@@ -60,12 +102,13 @@ static CUresult copy_graph(const struct sim_graph *from, struct sim_graph **out)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	g->cap = from->n;
-	for (; g->n < from->n; g->n++) {
-		g->nodes[g->n] = op_clone(from->nodes[g->n]);
-		if (g->nodes[g->n] == NULL) {
+	for (size_t i = 0; i < from->n; i++) {
+		struct sim_op *op = op_clone(from->nodes[i]);
+		if (op == NULL) {
 			graph_free(g);
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
+		graph_add_node(g, op); /* room was made above */
 	}
 	*out = g;
 	return CUDA_SUCCESS;
@@ -164,9 +207,27 @@ static CUresult instantiate(CUgraphExec *out, CUgraph h, unsigned long long flag
 	                                   CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
 	                                   CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)))
 		return CUDA_ERROR_INVALID_VALUE;
+	bool has_mem = false;
+	for (size_t i = 0; i < g->n; i++)
+		has_mem |= mem_node(g->nodes[i]);
+	/* "If hGraph contains any allocation or free nodes, there can be at
+	 * most one executable graph in existence for that graph at a time." */
+	pthread_mutex_lock(&peer_lock);
+	bool busy = has_mem && g->peer;
+	pthread_mutex_unlock(&peer_lock);
+	if (busy)
+		return CUDA_ERROR_INVALID_VALUE;
 	r = copy_graph(g, &exec);
 	if (r != CUDA_SUCCESS)
 		return r;
+	exec->exec = true;
+	exec->flags = flags;
+	if (has_mem) {
+		pthread_mutex_lock(&peer_lock);
+		g->peer = exec;
+		exec->peer = g;
+		pthread_mutex_unlock(&peer_lock);
+	}
 	handle_add(exec, H_GRAPHEXEC);
 	*out = (CUgraphExec)exec;
 	return CUDA_SUCCESS;
@@ -205,13 +266,59 @@ static CUresult launch_graph(CUgraphExec h, CUstream hs, bool per_thread)
 		return r;
 	if (capture_id_of(s))
 		return CUDA_ERROR_NOT_SUPPORTED; /* child graphs are not simulated */
+	/* The legacy stream while a blocking stream captures, before anything
+	 * is queued. */
+	struct sim_op *probe = op_new(OP_WAIT);
+	if (capture_take(s, probe, &r))
+		return r;
+	op_free(probe);
+	bool auto_free = false;
+	r = gmem_launch_check(g, &auto_free);
+	if (r != CUDA_SUCCESS)
+		return r;
 	for (size_t i = 0; i < g->n; i++) {
-		struct sim_op *op = op_clone(g->nodes[i]);
+		const struct sim_op *node = g->nodes[i];
+		uint64_t id = 0;
+		if (node->kind == OP_ALLOC && node->u.mem.graph) {
+			uintptr_t base = gmem_base(node->u.mem.graph);
+			/* AUTO_FREE_ON_LAUNCH: what the last launch left allocated
+			 * is freed first, in stream order. */
+			uint64_t last =
+			    auto_free && alloc_live_at(base) ? alloc_begin_free(base) : 0;
+			if (last) {
+				struct sim_op *f = op_new(OP_FREE);
+				f->u.mem.addr = base;
+				f->u.mem.id = last;
+				stream_enqueue(s, f, false);
+			}
+			r = gmem_launch_alloc(node, &id);
+			if (r != CUDA_SUCCESS)
+				return r;
+		} else if (node->kind == OP_FREE && node->u.mem.graph) {
+			id = alloc_begin_free(node->u.mem.addr);
+			if (!id)
+				return CUDA_ERROR_INVALID_VALUE;
+		}
+		struct sim_op *op = op_clone(node);
 		if (op == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;
-		if (capture_take(s, op, &r))
-			return r;
-		stream_enqueue(s, op, false);
+		if (op->kind == OP_WAIT && op->u.ev.event) {
+			struct sim_marker *m = event_node_marker(op->u.ev.event);
+			op_wait_on(op, m);
+			marker_unref(m);
+		}
+		if (mem_node(op)) {
+			gmem_unref(op->u.mem.graph); /* the queued copy is not a node */
+			op->u.mem.graph = NULL;
+			op->u.mem.id = id;
+		}
+		if (op->kind == OP_RECORD && op->u.ev.event) {
+			struct sim_marker *m = stream_enqueue(s, op, true);
+			event_node_record(node->u.ev.event, m);
+			marker_unref(m);
+		} else {
+			stream_enqueue(s, op, false);
+		}
 	}
 	return CUDA_SUCCESS;
 }

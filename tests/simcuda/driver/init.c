@@ -205,7 +205,7 @@ EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 	API_CALL(cuDeviceGetUuid, &p, device_uuid(uuid, dev));
 }
 
-/* An A100-like device (compute capability 8.0, 108 SMs). */
+/* An H100-like device (compute capability 9.0, 132 SMs, clusters). */
 static int attribute(CUdevice_attribute a)
 {
 	switch (a) {
@@ -240,7 +240,7 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
 		return 1;
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-		return 108;
+		return SIM_SMS;
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
 		return 0;
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
@@ -252,7 +252,7 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
 		return 5120;
 	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
-		return 40 << 20;
+		return 50 << 20;
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
 		return 2048;
 	case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
@@ -260,7 +260,7 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
 		return 1;
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-		return 8;
+		return 9;
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
 		return 0;
 	case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
@@ -270,13 +270,15 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED:
 		return 1;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
-		return 167936;
+		return SIM_SMEM_PER_SM;
 	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
 		return 65536;
 	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
 		return 1;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-		return 166912;
+		return 232448;
+	case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+		return 1;
 	case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
 		return 32;
 	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:

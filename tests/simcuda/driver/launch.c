@@ -66,8 +66,30 @@ static CUresult pack(const struct simcuda_kernel *k, void **params, void **extra
 	return CUDA_SUCCESS;
 }
 
+/* What the driver checks of a cluster and of a cooperative grid, given
+ * the blocks of this shape that fit on one SM. */
+static CUresult attrs_ok(const struct sim_func *f, const struct sim_launch_attrs *a,
+                         simcuda_dim3 grid, uint64_t per_sm)
+{
+	if (a->cluster[0]) {
+		unsigned x = a->cluster[0], y = a->cluster[1], z = a->cluster[2];
+		uint64_t size = (uint64_t)x * y * z;
+		/* The grid is made of whole clusters, of at most 8 blocks (16
+		 * with NON_PORTABLE_CLUSTER_SIZE_ALLOWED), all resident on one
+		 * GPC at once. */
+		if (!y || !z || grid.x % x || grid.y % y || grid.z % z ||
+		    size > (f->non_portable_cluster ? 16u : 8u) || size > per_sm * SIM_SMS_PER_GPC)
+			return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	}
+	/* Every block of a cooperative grid is resident at once. */
+	if (a->cooperative && (uint64_t)grid.x * grid.y * grid.z > per_sm * SIM_SMS)
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	return CUDA_SUCCESS;
+}
+
 static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block, unsigned smem,
-                       CUstream hs, bool per_thread, void **params, void **extra, bool cooperative)
+                       CUstream hs, bool per_thread, void **params, void **extra,
+                       const struct sim_launch_attrs *attrs)
 {
 	struct sim_stream *s;
 	CUresult r = stream_current(hs, per_thread, &s);
@@ -77,14 +99,11 @@ static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!dims_ok(grid, block) || smem > (unsigned)f->max_dynamic_smem)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (cooperative) {
-		/* Every block must be resident at once: 108 SMs, 2048 threads
-		 * and 32 blocks per SM. */
-		uint64_t threads = (uint64_t)block.x * block.y * block.z;
-		uint64_t per_sm = 2048 / threads < 32 ? 2048 / threads : 32;
-		if ((uint64_t)grid.x * grid.y * grid.z > 108 * per_sm)
-			return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-	}
+	uint64_t per_sm =
+	    (uint64_t)occupancy_blocks_per_sm(block.x * block.y * block.z, (size_t)smem);
+	r = attrs_ok(f, attrs, grid, per_sm);
+	if (r != CUDA_SUCCESS)
+		return r;
 	void *packed;
 	r = pack(f->k, params, extra, &packed);
 	if (r != CUDA_SUCCESS)
@@ -115,6 +134,7 @@ static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block
 	op->u.kernel.smem = smem;
 	op->u.kernel.params = packed;
 	op->u.kernel.args = args;
+	op->u.kernel.attrs = *attrs;
 	if (capture_take(s, op, &r))
 		return r;
 	stream_enqueue(s, op, false);
@@ -122,6 +142,7 @@ static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block
 }
 
 #define DIM(x, y, z) ((simcuda_dim3){(x), (y), (z)})
+static const struct sim_launch_attrs plain, coop = {.cooperative = true};
 
 EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                                        unsigned int gridDimZ, unsigned int blockDimX,
@@ -135,7 +156,7 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsi
 	API_CALL(cuLaunchKernel, &p,
 	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
 	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, false,
-	                kernelParams, extra, false));
+	                kernelParams, extra, &plain));
 }
 
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -155,7 +176,7 @@ EXPORT CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
 	API_CALL(cuLaunchKernel_ptsz, &p,
 	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
 	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, true,
-	                kernelParams, extra, false));
+	                kernelParams, extra, &plain));
 }
 
 EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
@@ -171,7 +192,7 @@ EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gri
 	API_CALL(cuLaunchCooperativeKernel, &p,
 	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
 	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, false,
-	                kernelParams, NULL, true));
+	                kernelParams, NULL, &coop));
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -190,12 +211,13 @@ EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
 	API_CALL(cuLaunchCooperativeKernel_ptsz, &p,
 	         launch(func_lookup(f), DIM(gridDimX, gridDimY, gridDimZ),
 	                DIM(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, true,
-	                kernelParams, NULL, true));
+	                kernelParams, NULL, &coop));
 }
 
-/* cuLaunchKernelEx: attributes are checked; only COOPERATIVE changes
- * anything here (priorities, clusters and the rest have no effect on a
- * simulated device). */
+/* cuLaunchKernelEx: attributes are checked; the cooperative flag and the
+ * cluster shape reach the kernel (cooperative groups' this_grid() and
+ * this_cluster()), the priority is kept with a captured kernel; the rest
+ * (policies, programmatic serialization, ...) have no effect here. */
 static bool known_attribute(CUlaunchAttributeID id)
 {
 	switch (id) {
@@ -225,23 +247,29 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
 {
 	if (c == NULL || (c->numAttrs && c->attrs == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
-	bool coop = false;
+	struct sim_launch_attrs la = {0};
 	for (unsigned i = 0; i < c->numAttrs; i++) {
 		const CUlaunchAttribute *a = &c->attrs[i];
 		if (!known_attribute(a->id))
 			return CUDA_ERROR_INVALID_VALUE;
 		if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
-			coop = a->value.cooperative != 0;
+			la.cooperative = a->value.cooperative != 0;
+		if (a->id == CU_LAUNCH_ATTRIBUTE_PRIORITY) {
+			la.priority = a->value.priority;
+			la.has_priority = true;
+		}
 		if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-			unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y,
-			         z = a->value.clusterDim.z;
-			if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z)
-				return CUDA_ERROR_INVALID_VALUE;
+			la.cluster[0] = a->value.clusterDim.x;
+			la.cluster[1] = a->value.clusterDim.y;
+			la.cluster[2] = a->value.clusterDim.z;
+			/* A zero dimension is no cluster shape at all. */
+			if (!la.cluster[0] || !la.cluster[1] || !la.cluster[2])
+				return CUDA_ERROR_INVALID_CLUSTER_SIZE;
 		}
 	}
 	return launch(func_lookup(f), DIM(c->gridDimX, c->gridDimY, c->gridDimZ),
 	              DIM(c->blockDimX, c->blockDimY, c->blockDimZ), c->sharedMemBytes, c->hStream,
-	              per_thread, params, extra, coop);
+	              per_thread, params, extra, &la);
 }
 
 EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,

@@ -20,9 +20,11 @@ struct alloc {
 	uintptr_t base;
 	size_t size, span; /* requested bytes; mapped bytes (whole pages) */
 	uint64_t charged;
-	bool mapped;  /* accessible: cuMemAlloc, or its stream reached it */
-	bool pooled;  /* from cuMemAllocAsync: counted in the pool */
-	bool freeing; /* a free was requested: no further use is valid */
+	bool mapped;   /* accessible: cuMemAlloc, or its stream reached it */
+	bool pooled;   /* from cuMemAllocAsync: counted in the pool */
+	bool freeing;  /* a free was requested: no further use is valid */
+	bool graph_va; /* graph memory: the range stays reserved once freed */
+	uint64_t id;   /* the stream ops of this allocation name it by this */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -42,19 +44,44 @@ static size_t find_index(uintptr_t p) /* last allocation with base <= p */
 	return lo; /* index + 1; 0 = none */
 }
 
-static struct alloc *containing(uintptr_t p)
+/* Graph memory can be allocated again at its address while the last free
+ * there has not reached its stream: two entries share a base then, and
+ * each lookup says which it wants. */
+static struct alloc *pick(uintptr_t p, bool freeing)
 {
 	size_t i = find_index(p);
 	if (i == 0)
 		return NULL;
 	struct alloc *a = &allocs[i - 1];
+	for (size_t j = i; j > 0 && allocs[j - 1].base == a->base; j--)
+		if (allocs[j - 1].freeing == freeing)
+			return p < a->base + allocs[j - 1].size ? &allocs[j - 1] : NULL;
 	return p < a->base + a->size ? a : NULL;
+}
+
+static struct alloc *containing(uintptr_t p)
+{
+	return pick(p, false);
 }
 
 static struct alloc *exact(uintptr_t p)
 {
 	struct alloc *a = containing(p);
 	return a && a->base == p ? a : NULL;
+}
+
+/* The allocation at base p with this id (a stream op's own); id 0: the one
+ * being freed there. */
+static struct alloc *by_id(uintptr_t p, uint64_t id)
+{
+	if (id == 0) {
+		struct alloc *a = pick(p, true);
+		return a && a->base == p ? a : NULL;
+	}
+	for (size_t j = find_index(p); j > 0 && allocs[j - 1].base == p; j--)
+		if (allocs[j - 1].id == id)
+			return &allocs[j - 1];
+	return NULL;
 }
 
 bool alloc_range_ok(uintptr_t p, size_t n)
@@ -70,7 +97,7 @@ bool mem_range_ok(uintptr_t p, size_t n, bool write)
 {
 	if (!dev_addr(p))
 		return false;
-	return alloc_range_ok(p, n) || vmm_range_ok(p, n, write);
+	return alloc_range_ok(p, n) || vmm_range_ok(p, n, write) || gmem_range_ok(p, n);
 }
 
 static void map_rw(uintptr_t base, size_t span, size_t size)
@@ -81,8 +108,11 @@ static void map_rw(uintptr_t base, size_t span, size_t size)
 	fresh_fill((void *)base, size);
 }
 
-static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
+/* fixed: a range graphmem.c reserved (graph memory), else 0. */
+static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live, uintptr_t fixed,
+                         uint64_t *id_out)
 {
+	static uint64_t next_id;
 	if (dptr == NULL || size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	uint64_t charged = ((uint64_t)size + 511) & ~(uint64_t)511;
@@ -94,7 +124,7 @@ static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
 	/* Large allocations are aligned like the real allocator's 2 MiB
 	 * pages, small ones to a page. */
 	size_t align = span >= (2u << 20) ? (2u << 20) : page;
-	uintptr_t base = va_take(span, align, 0, R_ALLOC);
+	uintptr_t base = fixed ? fixed : va_take(span, align, 0, R_ALLOC);
 	if (base == 0) {
 		phys_release(charged);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -108,7 +138,8 @@ static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
 		if (na == NULL) {
 			pthread_mutex_unlock(&lock);
 			va_seal(base, span);
-			va_give(base);
+			if (!fixed)
+				va_give(base);
 			phys_release(charged);
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
@@ -122,19 +153,48 @@ static CUresult do_alloc(CUdeviceptr *dptr, size_t size, bool live)
 	                           .span = span,
 	                           .charged = charged,
 	                           .mapped = live,
-	                           .pooled = !live};
+	                           .pooled = !live && !fixed,
+	                           .graph_va = fixed != 0,
+	                           .id = ++next_id};
+	if (id_out)
+		*id_out = allocs[i].id;
 	nallocs++;
 	pthread_mutex_unlock(&lock);
-	if (!live)
+	if (!live && !fixed)
 		pool_account((int64_t)charged);
 	*dptr = (CUdeviceptr)base;
 	return CUDA_SUCCESS;
 }
 
-void alloc_make_live(uintptr_t p)
+CUresult alloc_at(uintptr_t base, size_t size, uint64_t *id)
+{
+	CUdeviceptr p;
+	return do_alloc(&p, size, false, base, id);
+}
+
+bool alloc_live_at(uintptr_t base)
 {
 	pthread_mutex_lock(&lock);
-	struct alloc *a = exact(p);
+	struct alloc *a = exact(base);
+	bool live = a && !a->freeing;
+	pthread_mutex_unlock(&lock);
+	return live;
+}
+
+bool alloc_disown_range(uintptr_t base)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = exact(base);
+	if (a)
+		a->graph_va = false;
+	pthread_mutex_unlock(&lock);
+	return a != NULL;
+}
+
+void alloc_make_live(uintptr_t p, uint64_t id)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = by_id(p, id);
 	/* Even when the host already asked to free it: the free comes later
 	 * in stream order. */
 	if (a && !a->mapped) {
@@ -144,11 +204,12 @@ void alloc_make_live(uintptr_t p)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Removes the allocation at p; its range faults from now on. */
-static void release(uintptr_t p)
+/* Removes the allocation at p (the one being freed, when another lives
+ * there already); its range faults from now on. */
+static void release(uintptr_t p, uint64_t id)
 {
 	pthread_mutex_lock(&lock);
-	struct alloc *a = exact(p);
+	struct alloc *a = by_id(p, id);
 	if (a == NULL) {
 		pthread_mutex_unlock(&lock);
 		return;
@@ -159,7 +220,8 @@ static void release(uintptr_t p)
 	nallocs--;
 	pthread_mutex_unlock(&lock);
 	va_seal(copy.base, copy.span);
-	va_give(copy.base);
+	if (!copy.graph_va)
+		va_give(copy.base);
 	if (copy.charged) {
 		if (copy.pooled)
 			pool_account(-(int64_t)copy.charged);
@@ -167,9 +229,9 @@ static void release(uintptr_t p)
 	}
 }
 
-void alloc_finish_free(uintptr_t p)
+void alloc_finish_free(uintptr_t p, uint64_t id)
 {
-	release(p);
+	release(p, id);
 }
 
 void alloc_free_all(void)
@@ -180,7 +242,7 @@ void alloc_free_all(void)
 		pthread_mutex_unlock(&lock);
 		if (p == 0)
 			return;
-		release(p);
+		release(p, 0);
 	}
 }
 
@@ -190,7 +252,7 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
 	CUresult r = ctx_current(&ctx);
 	if (r == CUDA_SUCCESS)
 		r = capture_forbids(ctx, NULL); /* "unsafe" during a global capture */
-	return r != CUDA_SUCCESS ? r : do_alloc(dptr, size, true);
+	return r != CUDA_SUCCESS ? r : do_alloc(dptr, size, true, 0, NULL);
 }
 
 EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
@@ -205,11 +267,11 @@ EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
  * stream gets there: a memory pool reuses memory freed earlier in stream
  * order right away, and the physical peak must not depend on how far the
  * workers happen to be behind. */
-static bool begin_free(uintptr_t p)
+uint64_t alloc_begin_free(uintptr_t p)
 {
 	pthread_mutex_lock(&lock);
 	struct alloc *a = exact(p);
-	bool ok = a && !a->freeing;
+	uint64_t ok = a && !a->freeing ? a->id : 0;
 	if (ok) {
 		a->freeing = true;
 		if (a->pooled)
@@ -232,11 +294,12 @@ static CUresult mem_free(CUdeviceptr p)
 	r = capture_forbids(ctx, NULL);
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (!begin_free((uintptr_t)p))
+	uint64_t id = alloc_begin_free((uintptr_t)p);
+	if (!id)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* cuMemFree waits for work that may still use the memory. */
 	ctx_synchronize(ctx);
-	release((uintptr_t)p);
+	release((uintptr_t)p, id);
 	return CUDA_SUCCESS;
 }
 
@@ -252,11 +315,13 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream hs, bool pe
 	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
-	/* Graph memory nodes are not simulated: refused in a capture. */
+	/* In a capture: a graph memory node (graphmem.c). */
+	if (capture_id_of(s))
+		return gmem_capture_alloc(s, size, dptr);
 	struct sim_op *op = op_new(OP_ALLOC);
 	if (capture_take(s, op, &r))
 		return r;
-	r = do_alloc(dptr, size, false);
+	r = do_alloc(dptr, size, false, 0, &op->u.mem.id);
 	if (r != CUDA_SUCCESS) {
 		op_free(op);
 		return r;
@@ -313,10 +378,13 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hs, bool per_thread)
 	CUresult r = stream_current(hs, per_thread, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
+	if (capture_id_of(s))
+		return gmem_capture_free(s, (uintptr_t)dptr);
 	struct sim_op *op = op_new(OP_FREE);
 	if (capture_take(s, op, &r))
 		return r;
-	if (!begin_free((uintptr_t)dptr)) {
+	op->u.mem.id = alloc_begin_free((uintptr_t)dptr);
+	if (!op->u.mem.id) {
 		op_free(op);
 		return CUDA_ERROR_INVALID_VALUE;
 	}

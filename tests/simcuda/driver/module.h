@@ -10,7 +10,7 @@
 /* The default cap on dynamic shared memory per launch (48 KiB), raised by
  * cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). */
 #define DEFAULT_MAX_DYNAMIC_SMEM 49152
-#define MAX_DYNAMIC_SMEM_OPTIN   166912 /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+#define MAX_DYNAMIC_SMEM_OPTIN   232448 /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
 
 struct sim_module {
 	void *dl;

@@ -1,17 +1,22 @@
 /*
  * occupancy.c — occupancy queries, answered from the simulated device's
- * limits (2048 threads, 32 blocks and 164 KiB shared memory per SM), as
- * a register-light kernel would get on an sm_80 GPU.
+ * limits (2048 threads, 32 blocks and 228 KiB shared memory per SM), as
+ * a register-light kernel would get on an sm_90 GPU.
  */
 #include "module.h"
 
-static int blocks_per_sm(int block_size, size_t smem)
+int occupancy_blocks_per_sm(unsigned threads, size_t smem)
 {
-	int by_threads = 2048 / block_size, by_smem = 32;
+	int by_threads = threads ? (int)(2048 / threads) : 0, by_smem = 32;
 	if (smem)
-		by_smem = (int)(167936 / (smem + 1024));
+		by_smem = (int)(SIM_SMEM_PER_SM / (smem + 1024));
 	int n = by_threads < 32 ? by_threads : 32;
 	return n < by_smem ? n : by_smem;
+}
+
+static int blocks_per_sm(int block_size, size_t smem)
+{
+	return occupancy_blocks_per_sm((unsigned)block_size, smem);
 }
 
 static CUresult max_active(int *n, CUfunction h, int block_size, size_t smem, unsigned flags)

@@ -1,7 +1,7 @@
 /*
  * streamapi.c — the cuStream* entry points and cuLaunchHostFunc, each in
- * its legacy and per-thread-default-stream (_ptsz) form.  Stream capture
- * is not simulated: every stream reports "not capturing".
+ * its legacy and per-thread-default-stream (_ptsz) form, and the capture
+ * status queries (capture itself: capture.c).
  */
 #include "driver.h"
 
@@ -132,8 +132,21 @@ static CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool per_threa
 		marker_unref(m);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (capture)
+	if ((flags & CU_EVENT_WAIT_EXTERNAL) && capture_id_of(s)) {
+		/* An event wait node: each launch waits for the event's latest
+		 * record at that time. */
+		marker_unref(m);
+		struct sim_op *op = op_new(OP_WAIT);
+		op->u.ev.event = e;
+		if (capture_take(s, op, &r))
+			return r;
+		op_free(op); /* the capture ended in between */
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	if (capture) {
+		marker_unref(m);
 		return capture_join(s, capture);
+	}
 	if (m == NULL)
 		return CUDA_SUCCESS; /* never recorded: nothing to wait for */
 	if (capture_id_of(s)) {

@@ -60,6 +60,18 @@ struct simcuda_module {
 /* ---- provided by libsimcuda_kernel.so ---------------------------------- */
 
 extern __thread simcuda_dim3 simcuda_threadIdx, simcuda_blockIdx, simcuda_blockDim, simcuda_gridDim;
+/* The launch's cluster shape ({1,1,1} without one) and whether it is
+ * cooperative (cooperative groups' this_cluster() and this_grid()). */
+extern __thread simcuda_dim3 simcuda_clusterDim;
+extern __thread int simcuda_cooperative;
+
+/* grid.sync(): a barrier of every thread of the grid.  Only in a
+ * cooperative launch (a GPU hangs or traps otherwise: here, one message
+ * and abort). */
+void simcuda_grid_sync(void);
+/* cluster.sync() across several blocks: not simulated (the blocks of a
+ * cluster run one after another); one message and abort. */
+void simcuda_cluster_sync_unsupported(void);
 
 /* Block-wide barrier: switches to the block's next fiber. */
 void simcuda_syncthreads(void);
@@ -105,6 +117,18 @@ void *simcuda_dynamic_smem(void);
  * when the launch configuration is invalid. */
 int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, simcuda_dim3 grid,
                      simcuda_dim3 block, unsigned dynamic_smem_bytes);
+/* The same with a launch's attributes: a cluster shape (zeroes: none, or
+ * one dividing the grid) and cooperative.  A cooperative launch of a
+ * kernel that synchronizes runs each block on a thread of its own (the
+ * blocks of a GPU's cooperative grid are all resident at once), so that
+ * grid.sync() can meet them. */
+struct simcuda_launch_attrs {
+	simcuda_dim3 cluster;
+	int cooperative;
+};
+int simcuda_run_grid_attrs(const struct simcuda_kernel *k, void *const *args, simcuda_dim3 grid,
+                           simcuda_dim3 block, unsigned dynamic_smem_bytes,
+                           const struct simcuda_launch_attrs *attrs);
 
 #ifdef __cplusplus
 }

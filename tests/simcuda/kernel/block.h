@@ -8,6 +8,8 @@
 #define SIMCUDA_KERNEL_BLOCK_H
 
 #include "simcuda_abi.h"
+#include <pthread.h>
+
 #include "fiber.h"
 
 #define WARP_LANES 32u
@@ -57,6 +59,11 @@ struct grid_run {
 	unsigned live;            /* fibers of this block not yet returned */
 	unsigned at_barrier;      /* fibers waiting at __syncthreads */
 	int fibered;              /* threads run as fibers */
+	int cooperative;          /* a cooperative launch: grid.sync() is allowed */
+	/* A cooperative launch of several blocks that synchronize: each block
+	 * runs on a thread of its own, and grid.sync() meets them all here. */
+	pthread_barrier_t *grid_barrier;
+	int grid_sync; /* the pending block barrier is a grid.sync() */
 };
 
 /* The launch running on this thread, or NULL outside kernels. */

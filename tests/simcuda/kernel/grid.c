@@ -17,6 +17,8 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT __thread simcuda_dim3 simcuda_threadIdx, simcuda_blockIdx, simcuda_blockDim, simcuda_gridDim;
+EXPORT __thread simcuda_dim3 simcuda_clusterDim = {1, 1, 1};
+EXPORT __thread int simcuda_cooperative;
 
 __thread struct grid_run *simk_run;
 static __thread void *dyn_smem;
@@ -67,6 +69,12 @@ void simk_block(struct grid_run *r)
 
 static void release_barrier(struct grid_run *r)
 {
+	/* A grid.sync(): the whole block is here; it goes on when every block
+	 * of the grid is (each on its own thread). */
+	if (r->grid_sync) {
+		r->grid_sync = 0;
+		pthread_barrier_wait(r->grid_barrier);
+	}
 	for (unsigned i = 0; i < r->block_threads; i++)
 		if (r->state[i] == T_BARRIER) {
 			r->state[i] = T_READY;
@@ -99,6 +107,39 @@ EXPORT void simcuda_syncthreads(void)
 	 * barrier: all threads of a round run up to the barrier before any
 	 * goes past it. */
 	simk_block(r);
+}
+
+EXPORT void simcuda_grid_sync(void)
+{
+	struct grid_run *r = simk_run;
+	if (r == NULL)
+		simk_fatal(NULL, "grid.sync() called outside a kernel");
+	if (!r->cooperative)
+		simk_fatal(r, "grid.sync() in a launch that is not cooperative (a GPU hangs or "
+		              "traps): launch it with cuLaunchCooperativeKernel or the "
+		              "COOPERATIVE attribute");
+	if (!r->grid_barrier) { /* one block: a block barrier */
+		simcuda_syncthreads();
+		return;
+	}
+	if (!r->fibered) {
+		/* simcc marks a kernel calling sync() as synchronizing; a block
+		 * of one thread needs no fibers either way. */
+		if (r->block_threads != 1)
+			simk_fatal(r, "calls grid.sync() but is not marked as synchronizing");
+		pthread_barrier_wait(r->grid_barrier);
+		return;
+	}
+	r->grid_sync = 1;
+	simcuda_syncthreads();
+}
+
+EXPORT void simcuda_cluster_sync_unsupported(void)
+{
+	simk_fatal(simk_run,
+	           "cluster.sync() across %u blocks is not simulated (a cluster's "
+	           "blocks run one after another)",
+	           simcuda_clusterDim.x * simcuda_clusterDim.y * simcuda_clusterDim.z);
 }
 
 static void fiber_main(void *arg)
@@ -206,68 +247,170 @@ static void run_block_fibers(struct grid_run *r, simcuda_dim3 block)
 	}
 }
 
-EXPORT int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, simcuda_dim3 grid,
-                            simcuda_dim3 block, unsigned dynamic_smem_bytes)
+/* The per-block state of a launch: fibers, thread states, warps. */
+static int run_init(struct grid_run *r, const struct simcuda_kernel *k, void *const *args,
+                    simcuda_dim3 block)
 {
-	if (k == NULL || k->thread_fn == NULL || !config_ok(grid, block)) {
+	*r = (struct grid_run){.k = k, .args = args};
+	r->block_threads = block.x * block.y * block.z;
+	r->fibered = k->synchronizes != 0;
+	if (!r->fibered)
+		return 0;
+	r->pool = fiber_pool(r->block_threads);
+	r->tid = calloc(r->block_threads, sizeof(*r->tid));
+	r->state = calloc(r->block_threads, 1);
+	r->lanes = calloc(r->block_threads, sizeof(*r->lanes));
+	r->warps = calloc((r->block_threads + WARP_LANES - 1) / WARP_LANES, sizeof(*r->warps));
+	return r->pool && r->tid && r->state && r->lanes && r->warps ? 0 : -1;
+}
+
+static void run_fini(struct grid_run *r)
+{
+	if (r->pool)
+		fiber_pool_release(r->pool);
+	free(r->tid);
+	free(r->state);
+	free(r->lanes);
+	free(r->warps);
+}
+
+/* What a block runs with: the built-ins are this thread's. */
+struct launch {
+	const struct simcuda_kernel *k;
+	void *const *args;
+	simcuda_dim3 grid, block, cluster;
+	unsigned smem_bytes;
+	int cooperative;
+	pthread_barrier_t *grid_barrier;
+};
+
+/* Runs blocks [first, first + n) of the grid, in order, on this thread. */
+static int run_blocks(const struct launch *l, uint64_t first, uint64_t n)
+{
+	struct grid_run r;
+	void *smem = NULL;
+	if (l->smem_bytes) {
+		smem = aligned_alloc(128, (l->smem_bytes + 127u) & ~127u);
+		if (smem == NULL)
+			return -1;
+	}
+	if (run_init(&r, l->k, l->args, l->block)) {
+		run_fini(&r);
+		free(smem);
+		return -1;
+	}
+	r.cooperative = l->cooperative;
+	r.grid_barrier = l->grid_barrier;
+	struct grid_run *saved_run = simk_run;
+	void *saved_smem = dyn_smem;
+	simcuda_dim3 saved_cluster = simcuda_clusterDim;
+	int saved_coop = simcuda_cooperative;
+	simk_run = &r;
+	dyn_smem = smem;
+	simcuda_gridDim = l->grid;
+	simcuda_blockDim = l->block;
+	simcuda_clusterDim = l->cluster;
+	simcuda_cooperative = l->cooperative;
+	for (uint64_t b = first; b < first + n; b++) {
+		simcuda_blockIdx =
+		    (simcuda_dim3){(unsigned)(b % l->grid.x), (unsigned)(b / l->grid.x % l->grid.y),
+		                   (unsigned)(b / l->grid.x / l->grid.y)};
+		if (smem)
+			memset(smem, SMEM_JUNK, l->smem_bytes);
+		if (r.fibered)
+			run_block_fibers(&r, l->block);
+		else
+			run_block_loop(&r, l->block);
+	}
+	simk_run = saved_run;
+	dyn_smem = saved_smem;
+	simcuda_clusterDim = saved_cluster;
+	simcuda_cooperative = saved_coop;
+	run_fini(&r);
+	free(smem);
+	return 0;
+}
+
+struct block_thread {
+	const struct launch *l;
+	uint64_t block;
+	int rc;
+};
+
+static void *block_main(void *arg)
+{
+	struct block_thread *t = arg;
+	t->rc = run_blocks(t->l, t->block, 1);
+	return NULL;
+}
+
+/* A cooperative grid whose blocks synchronize: all of them at once, each
+ * on a thread, as they are all resident on a GPU.  Their static shared
+ * memory (thread-locals) is then each block's own. */
+static int run_resident(struct launch *l, uint64_t nblocks)
+{
+	pthread_barrier_t barrier;
+	struct block_thread *t = calloc(nblocks, sizeof(*t));
+	pthread_t *tid = calloc(nblocks, sizeof(*tid));
+	if (!t || !tid || pthread_barrier_init(&barrier, NULL, (unsigned)nblocks)) {
+		free(t);
+		free(tid);
+		return -1;
+	}
+	l->grid_barrier = &barrier;
+	uint64_t started = 0;
+	int rc = 0;
+	for (; started < nblocks; started++) {
+		t[started] = (struct block_thread){.l = l, .block = started};
+		if (pthread_create(&tid[started], NULL, block_main, &t[started])) {
+			/* The blocks started wait at the first grid.sync() for
+			 * ones that will never come: nothing to do but say so. */
+			simk_fatal(NULL,
+			           "cannot start a thread for block %llu of a cooperative "
+			           "grid",
+			           (unsigned long long)started);
+		}
+	}
+	for (uint64_t b = 0; b < started; b++) {
+		pthread_join(tid[b], NULL);
+		rc |= t[b].rc;
+	}
+	pthread_barrier_destroy(&barrier);
+	free(t);
+	free(tid);
+	return rc;
+}
+
+EXPORT int simcuda_run_grid_attrs(const struct simcuda_kernel *k, void *const *args,
+                                  simcuda_dim3 grid, simcuda_dim3 block,
+                                  unsigned dynamic_smem_bytes,
+                                  const struct simcuda_launch_attrs *attrs)
+{
+	simcuda_dim3 cluster = {1, 1, 1};
+	if (attrs && attrs->cluster.x)
+		cluster = attrs->cluster;
+	if (k == NULL || k->thread_fn == NULL || !config_ok(grid, block) || !cluster.y ||
+	    !cluster.z || grid.x % cluster.x || grid.y % cluster.y || grid.z % cluster.z) {
 		errno = EINVAL;
 		return -1;
 	}
-	struct grid_run r = {.k = k, .args = args};
-	r.block_threads = block.x * block.y * block.z;
-	r.fibered = k->synchronizes != 0;
-	void *smem = NULL;
-	if (dynamic_smem_bytes) {
-		smem = aligned_alloc(128, (dynamic_smem_bytes + 127u) & ~127u);
-		if (smem == NULL) {
-			errno = ENOMEM;
-			return -1;
-		}
-	}
-	if (r.fibered) {
-		r.pool = fiber_pool(r.block_threads);
-		r.tid = calloc(r.block_threads, sizeof(*r.tid));
-		r.state = calloc(r.block_threads, 1);
-		r.lanes = calloc(r.block_threads, sizeof(*r.lanes));
-		r.warps = calloc((r.block_threads + WARP_LANES - 1) / WARP_LANES, sizeof(*r.warps));
-		if (r.pool == NULL || r.tid == NULL || r.state == NULL || r.lanes == NULL ||
-		    r.warps == NULL) {
-			if (r.pool)
-				fiber_pool_release(r.pool);
-			free(r.tid);
-			free(r.state);
-			free(r.lanes);
-			free(r.warps);
-			free(smem);
-			errno = ENOMEM;
-			return -1;
-		}
-	}
-	struct grid_run *saved_run = simk_run;
-	void *saved_smem = dyn_smem;
-	simk_run = &r;
-	dyn_smem = smem;
-	simcuda_gridDim = grid;
-	simcuda_blockDim = block;
-	for (unsigned bz = 0; bz < grid.z; bz++)
-		for (unsigned by = 0; by < grid.y; by++)
-			for (unsigned bx = 0; bx < grid.x; bx++) {
-				simcuda_blockIdx = (simcuda_dim3){bx, by, bz};
-				if (smem)
-					memset(smem, SMEM_JUNK, dynamic_smem_bytes);
-				if (r.fibered)
-					run_block_fibers(&r, block);
-				else
-					run_block_loop(&r, block);
-			}
-	simk_run = saved_run;
-	dyn_smem = saved_smem;
-	if (r.pool)
-		fiber_pool_release(r.pool);
-	free(r.tid);
-	free(r.state);
-	free(r.lanes);
-	free(r.warps);
-	free(smem);
-	return 0;
+	struct launch l = {.k = k,
+	                   .args = args,
+	                   .grid = grid,
+	                   .block = block,
+	                   .cluster = cluster,
+	                   .smem_bytes = dynamic_smem_bytes,
+	                   .cooperative = attrs && attrs->cooperative};
+	uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
+	int rc = l.cooperative && k->synchronizes && nblocks > 1 ? run_resident(&l, nblocks)
+	                                                         : run_blocks(&l, 0, nblocks);
+	if (rc)
+		errno = ENOMEM;
+	return rc;
+}
+
+EXPORT int simcuda_run_grid(const struct simcuda_kernel *k, void *const *args, simcuda_dim3 grid,
+                            simcuda_dim3 block, unsigned dynamic_smem_bytes)
+{
+	return simcuda_run_grid_attrs(k, args, grid, block, dynamic_smem_bytes, NULL);
 }

@@ -119,3 +119,14 @@ RT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 		e = rt_check(DRV(cuGraphDestroy, (CUgraph)graph));
 	return rt_exit(&c, e);
 }
+
+RT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+	cudaThreadExchangeStreamCaptureMode_v10010_params p = {mode};
+	struct rt_call c;
+	cudaError_t e = rt_enter(&c, RT_FN(cudaThreadExchangeStreamCaptureMode_v10010), &p, NULL,
+	                         RT_NO_CONTEXT);
+	if (e == cudaSuccess)
+		e = rt_check(DRV(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *)mode));
+	return rt_exit(&c, e);
+}

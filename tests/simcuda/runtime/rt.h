@@ -80,6 +80,7 @@
 	X(cuStreamBeginCapture)                                                                    \
 	X(cuStreamEndCapture)                                                                      \
 	X(cuStreamIsCapturing)                                                                     \
+	X(cuThreadExchangeStreamCaptureMode)                                                       \
 	X(cuStreamGetCaptureInfo)                                                                  \
 	X(cuGraphInstantiateWithFlags)                                                             \
 	X(cuGraphLaunch)                                                                           \

@@ -7,6 +7,8 @@
 # code (801 for cudart and the driver, 27 for CUPTI), so a caller of a name
 # the simulator lacks gets a clean error instead of a failed symbol lookup.
 # Data symbols (types D, B, R, V, G, S) get zeroed storage of their size.
+# Weak names (type W: libnccl's nccl* aliases of its pnccl* functions) are
+# left to the library, which defines each beside its target.
 #
 # The stubs take no arguments and return int: every real entry point
 # returns cudaError_t / CUresult / CUptiResult (int-sized enums), and under
@@ -57,6 +59,7 @@ fi
 		FILENAME == ARGV[1] { have[$1] = 1; next }
 		/^#/ || NF < 2 { next }
 		$1 in have { next }
+		$2 == "W" { next }
 		$2 == "T" {
 			printf "int %s(void);\nSTUB int %s(void)\n{\n\treturn %s;\n}\n", $1, $1, retval
 			next

@@ -45,7 +45,11 @@ static void test_version_and_device(void **state)
 	CHECK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d));
 	assert_int_equal(attr, 1024);
 	CHECK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
-	assert_int_equal(attr, 8);
+	assert_int_equal(attr, 9);
+	CHECK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d));
+	assert_int_equal(attr, 132);
+	CHECK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, d));
+	assert_int_equal(attr, 1);
 	assert_int_equal(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_MAX, d),
 	                 CUDA_ERROR_INVALID_VALUE);
 	CUuuid u;
@@ -183,10 +187,21 @@ static void test_launch_vec_add(void **state)
 	attr.id = (CUlaunchAttributeID)15;
 	assert_int_equal(cuLaunchKernelEx(&cfg, f, args, NULL), CUDA_ERROR_INVALID_VALUE);
 
-	/* cooperative: at most 108 SMs x 8 blocks of 256 threads */
+	/* cooperative: at most 132 SMs x 8 blocks of 256 threads */
 	CHECK(cuLaunchCooperativeKernel(f, 4, 1, 1, 256, 1, 1, 0, NULL, args));
-	assert_int_equal(cuLaunchCooperativeKernel(f, 108 * 8 + 1, 1, 1, 256, 1, 1, 0, NULL, args),
+	CHECK(cuLaunchCooperativeKernel(f, 132 * 8, 1, 1, 256, 1, 1, 0, NULL, args));
+	assert_int_equal(cuLaunchCooperativeKernel(f, 132 * 8 + 1, 1, 1, 256, 1, 1, 0, NULL, args),
 	                 CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	/* ... fewer when dynamic shared memory takes room: 228 KiB per SM, 40
+	 * KiB (+1 KiB reserved) a block: 5 per SM */
+	assert_int_equal(
+	    cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 40960),
+	    CUDA_SUCCESS);
+	CHECK(cuLaunchCooperativeKernel(f, 132 * 5, 1, 1, 256, 1, 1, 40960, NULL, args));
+	assert_int_equal(
+	    cuLaunchCooperativeKernel(f, 132 * 5 + 1, 1, 1, 256, 1, 1, 40960, NULL, args),
+	    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	CHECK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 49152));
 
 	/* invalid configurations never reach the stream */
 	assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, NULL, args, NULL),
@@ -207,6 +222,128 @@ static void test_launch_vec_add(void **state)
 	CHECK(cuMemFree(da));
 	CHECK(cuMemFree(db));
 	CHECK(cuMemFree(dc));
+}
+
+/* Launch attributes reach the kernel (the cluster shape, cooperative
+ * groups' grid) and are checked as the driver checks them. */
+static void launch_attrs(CUfunction f, unsigned grid, unsigned block, CUstream s, void **args,
+                         CUlaunchAttribute *attrs, unsigned n, CUresult want)
+{
+	CUlaunchConfig cfg = {.gridDimX = grid,
+	                      .gridDimY = 1,
+	                      .gridDimZ = 1,
+	                      .blockDimX = block,
+	                      .blockDimY = 1,
+	                      .blockDimZ = 1,
+	                      .hStream = s,
+	                      .attrs = attrs,
+	                      .numAttrs = n};
+	assert_int_equal(cuLaunchKernelEx(&cfg, f, args, NULL), want);
+}
+
+static int grid_sync_not_cooperative(void)
+{
+	setup_context();
+	CUmodule m = load_test_module();
+	CUfunction f = get_fn(m, "grid_rotate");
+	CUdeviceptr a, b;
+	CHECK(cuMemAlloc(&a, 4 * 64));
+	CHECK(cuMemAlloc(&b, 4 * 64));
+	int n = 64;
+	void *args[] = {&a, &b, &n};
+	CHECK(cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
+	CHECK(cuCtxSynchronize());
+	return 0;
+}
+
+static void test_launch_attributes(void **state)
+{
+	(void)state;
+	CUmodule m = load_test_module();
+	CUfunction rank = get_fn(m, "cluster_rank"), rot = get_fn(m, "grid_rotate");
+	CUdeviceptr out;
+	CHECK(cuMemAlloc(&out, 4 * 256));
+	void *args[] = {&out};
+	CUlaunchAttribute a = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+	a.value.clusterDim.x = 2;
+	a.value.clusterDim.y = a.value.clusterDim.z = 1;
+	unsigned h[8];
+
+	/* the kernel sees its cluster: rank * 100 + cluster size per block */
+	launch_attrs(rank, 8, 32, NULL, args, &a, 1, CUDA_SUCCESS);
+	CHECK(cuMemcpyDtoH(h, out, sizeof(h)));
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(h[i], (unsigned)(i % 2) * 100 + 2);
+	launch_attrs(rank, 8, 32, NULL, args, NULL, 0, CUDA_SUCCESS);
+	CHECK(cuMemcpyDtoH(h, out, sizeof(h)));
+	assert_int_equal(h[1], 1);
+
+	/* whole clusters, of at most 8 blocks unless non-portable sizes are
+	 * allowed (then 16) */
+	launch_attrs(rank, 7, 32, NULL, args, &a, 1, CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	a.value.clusterDim.x = 16;
+	launch_attrs(rank, 32, 32, NULL, args, &a, 1, CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	int np = -1;
+	CHECK(cuFuncGetAttribute(&np, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, rank));
+	assert_int_equal(np, 0);
+	CHECK(cuFuncSetAttribute(rank, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+	launch_attrs(rank, 32, 32, NULL, args, &a, 1, CUDA_SUCCESS);
+	a.value.clusterDim.x = 32;
+	launch_attrs(rank, 32, 32, NULL, args, &a, 1, CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	a.value.clusterDim.x = 0;
+	launch_attrs(rank, 32, 32, NULL, args, &a, 1, CUDA_ERROR_INVALID_CLUSTER_SIZE);
+
+	/* a cooperative grid meets at grid.sync(): each thread reads what
+	 * another block wrote before it; each block has its own static
+	 * shared memory */
+	CUdeviceptr ga, gb;
+	CHECK(cuMemAlloc(&ga, 4 * 128));
+	CHECK(cuMemAlloc(&gb, 4 * 128));
+	int n = 128;
+	void *rargs[] = {&ga, &gb, &n};
+	CUlaunchAttribute c = {.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE};
+	c.value.cooperative = 1;
+	launch_attrs(rot, 4, 32, NULL, rargs, &c, 1, CUDA_SUCCESS);
+	unsigned g[128];
+	CHECK(cuMemcpyDtoH(g, gb, sizeof(g)));
+	for (unsigned i = 0; i < 128; i++)
+		assert_int_equal(g[i], (i + 32) % 128 * 1000 + i / 32);
+	CHECK(cuMemsetD32(gb, 0, 128));
+	CHECK(cuLaunchCooperativeKernel(rot, 4, 1, 1, 32, 1, 1, 0, NULL, rargs));
+	CHECK(cuMemcpyDtoH(g, gb, sizeof(g)));
+	assert_int_equal(g[0], 32000u);
+
+	/* a captured launch keeps its attributes: node attribute, and run */
+	CUstream s;
+	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	a.value.clusterDim.x = 4;
+	CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	launch_attrs(rank, 8, 32, s, args, &a, 1, CUDA_SUCCESS);
+	CUgraph gr;
+	CHECK(cuStreamEndCapture(s, &gr));
+	CUgraphNode node;
+	size_t count = 1;
+	CHECK(cuGraphGetNodes(gr, &node, &count));
+	CUkernelNodeAttrValue v;
+	CHECK(cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
+	assert_int_equal(v.clusterDim.x, 4);
+	CUgraphExec ex;
+	CHECK(cuGraphInstantiate(&ex, gr, 0));
+	CHECK(cuGraphLaunch(ex, s));
+	CHECK(cuStreamSynchronize(s));
+	CHECK(cuMemcpyDtoH(h, out, sizeof(h)));
+	assert_int_equal(h[3], 304);
+	CHECK(cuGraphExecDestroy(ex));
+	CHECK(cuGraphDestroy(gr));
+	CHECK(cuStreamDestroy(s));
+
+	/* grid.sync() in a launch that is not cooperative: one message, abort */
+	struct child_result r = run_child("grid-sync-not-cooperative", NULL);
+	assert_died_with(&r, "grid.sync() in a launch that is not cooperative");
+	CHECK(cuMemFree(out));
+	CHECK(cuMemFree(ga));
+	CHECK(cuMemFree(gb));
+	CHECK(cuModuleUnload(m));
 }
 
 static void test_library_kernel_launch(void **state)
@@ -357,7 +494,7 @@ static void test_load_from_memory(void **state)
 	CUfunction fn = get_fn(m, "fill_u32");
 	unsigned count;
 	CHECK(cuModuleGetFunctionCount(&count, m));
-	assert_int_equal(count, 9);
+	assert_int_equal(count, 11);
 	CUdeviceptr p;
 	CHECK(cuMemAlloc(&p, 16));
 	unsigned v = 5;
@@ -534,8 +671,10 @@ static void test_primary_reset(void **state)
 	CHECK(cuMemFree(q));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "grid-sync-not-cooperative"))
+		return grid_sync_not_cooperative();
 	/* Before any cuInit: the driver must say so. */
 	CUdeviceptr p;
 	int n;
@@ -550,6 +689,7 @@ int main(void)
 	    cmocka_unit_test(test_contexts),
 	    cmocka_unit_test(test_alloc_copy_roundtrip),
 	    cmocka_unit_test(test_launch_vec_add),
+	    cmocka_unit_test(test_launch_attributes),
 	    cmocka_unit_test(test_library_kernel_launch),
 	    cmocka_unit_test(test_param_info),
 	    cmocka_unit_test(test_image_rejection),

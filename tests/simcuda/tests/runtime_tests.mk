@@ -35,9 +35,15 @@ $(SIMT_DIR)/cublas_test: tests/simcuda/tests/cublas_test.c $(SIMT_LIBS) $(SIMCUD
 	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMCUDA_DIR)/libcublas.so.13 $(SIMT_LIBS) \
 		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
 
+# The simulated NCCL, ranks as processes of this test.
+$(SIMT_DIR)/nccl_test: tests/simcuda/tests/nccl_test.c $(SIMT_LIBS) $(SIMCUDA_DIR)/libnccl.so.2
+	@mkdir -p $(@D)
+	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMCUDA_DIR)/libnccl.so.2 $(SIMT_LIBS) \
+		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
+
 ALL_TARGETS += $(SIMT_MODULE)
 UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/runtime_sticky_test $(SIMT_DIR)/cupti_test \
-	       $(SIMT_DIR)/cublas_test
+	       $(SIMT_DIR)/cublas_test $(SIMT_DIR)/nccl_test
 E2E_TESTS   += tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh \
-	       tests/simcuda/tests/abi_cublas_link.sh
+	       tests/simcuda/tests/abi_cublas_link.sh tests/simcuda/tests/abi_nccl.sh
 E2E_NVCC_TESTS += tests/simcuda/tests/runtime_nvcc_stub.sh tests/simcuda/tests/runtime_nvcc_host.sh

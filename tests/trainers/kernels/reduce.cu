@@ -3,6 +3,8 @@
 // through cuLaunchKernelEx).  Every sum runs in a fixed order, so results
 // are the same bits on every run, on the simulator and on a GPU.
 
+#include <cooperative_groups.h>
+
 // Block-wide tree sum or max over s[0 .. blockDim.x) (a power of two);
 // every thread gets the result.
 __device__ float block_reduce(float *s, float v, int is_max)
@@ -111,6 +113,55 @@ extern "C" __global__ void layernorm_fwd(const float *x, const float *gamma, con
 		mean_out[blockIdx.x] = mean;
 		rstd_out[blockIdx.x] = rstd;
 	}
+}
+
+// The layer norm as one cooperative launch of any grid size (gpt
+// --launch-attrs): every thread first computes the statistics of its rows,
+// the whole grid waits for them (grid.sync(): a cooperative launch only),
+// then every thread normalizes elements across the grid.
+extern "C" __global__ void layernorm_fwd_coop(const float *x, const float *gamma, const float *beta,
+                                              float *y, float *mean_out, float *rstd_out, int rows,
+                                              int cols, float eps)
+{
+	cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+	for (long long r = grid.thread_rank(); r < rows; r += grid.size()) {
+		const float *xr = x + r * cols;
+		float s = 0.0f;
+		for (int c = 0; c < cols; c++)
+			s += xr[c];
+		float mean = s / cols, v = 0.0f;
+		for (int c = 0; c < cols; c++) {
+			float d = xr[c] - mean;
+			v += d * d;
+		}
+		mean_out[r] = mean;
+		rstd_out[r] = 1.0f / sqrtf(v / cols + eps);
+	}
+	grid.sync();
+	for (long long i = grid.thread_rank(); i < (long long)rows * cols; i += grid.size()) {
+		long long r = i / cols;
+		int c = (int)(i % cols);
+		y[i] = (x[i] - mean_out[r]) * rstd_out[r] * gamma[c] + beta[c];
+	}
+}
+
+// out = gelu(z + bias[col]) written for clusters of TRAINER_CLUSTER blocks
+// (gpt --launch-attrs), as a Hopper kernel tiles its work: each cluster
+// takes a tile of TRAINER_CLUSTER x blockDim elements, each block of it
+// the slice of its rank.  The grid counts whole clusters.
+#define TRAINER_CLUSTER 2
+extern "C" __global__ void bias_gelu_fwd_cluster(const float *z, const float *bias, float *out,
+                                                 int rows, int cols)
+{
+	cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+	long long tile = (long long)(blockIdx.x / TRAINER_CLUSTER) * TRAINER_CLUSTER * blockDim.x;
+	long long i = tile + (long long)cluster.block_rank() * blockDim.x + threadIdx.x;
+	if (i >= (long long)rows * cols)
+		return;
+	float v = z[i] + bias[i % cols];
+	const float k = 0.7978845608f; // the GELU of elementwise.cu
+	float u = k * (v + 0.044715f * v * v * v);
+	out[i] = 0.5f * v * (1.0f + tanhf(u));
 }
 
 // dx += layer-norm backward of dy; one thread per row.

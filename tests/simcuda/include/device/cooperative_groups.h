@@ -2,7 +2,10 @@
  * cooperative_groups.h — the part of CUDA's cooperative groups that simcc
  * supports, for the simulated device: the thread block and its static
  * tiles (tiled_partition<N>, N a power of two up to 32) with their ranks,
- * sync and collectives, on top of simcuda_kernel.h's warp functions.
+ * sync and collectives, on top of simcuda_kernel.h's warp functions; the
+ * grid (this_grid(): valid and synchronizable in a cooperative launch) and
+ * the cluster (this_cluster(): ranks and shape; its sync() only for a
+ * cluster of one block, as blocks of a cluster run one after another).
  * tools/simcc searches include/device/ before the toolkit's headers, so
  * `#include <cooperative_groups.h>` finds this file; nvcc never sees it.
  * Semantics follow the toolkit's header (ranks, masks, operator order).
@@ -129,6 +132,98 @@ template <unsigned N, typename Parent = void> class thread_block_tile
 		return __ballot_sync(build_mask(), predicate) >> (lane() & ~(N - 1u));
 	}
 };
+
+/* The whole grid.  sync() waits for every thread of it: only in a
+ * cooperative launch (is_valid() says whether it is one). */
+class grid_group
+{
+      public:
+	static bool is_valid()
+	{
+		return simcuda_cooperative != 0;
+	}
+	static void sync()
+	{
+		simcuda_grid_sync();
+	}
+	static unsigned long long num_blocks()
+	{
+		return (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+	}
+	static unsigned long long block_rank()
+	{
+		return ((unsigned long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x +
+		       blockIdx.x;
+	}
+	static unsigned long long num_threads()
+	{
+		return num_blocks() * thread_block::num_threads();
+	}
+	static unsigned long long size()
+	{
+		return num_threads();
+	}
+	static unsigned long long thread_rank()
+	{
+		return block_rank() * thread_block::num_threads() + thread_block::thread_rank();
+	}
+	static dim3 dim_blocks()
+	{
+		return gridDim;
+	}
+	static dim3 block_index()
+	{
+		return dim3(blockIdx.x, blockIdx.y, blockIdx.z);
+	}
+};
+
+static inline grid_group this_grid()
+{
+	return grid_group();
+}
+
+/* The block's cluster (the launch's cluster shape; one block without one). */
+class cluster_group
+{
+      public:
+	static dim3 dim_blocks()
+	{
+		return dim3(simcuda_clusterDim.x, simcuda_clusterDim.y, simcuda_clusterDim.z);
+	}
+	static unsigned num_blocks()
+	{
+		return simcuda_clusterDim.x * simcuda_clusterDim.y * simcuda_clusterDim.z;
+	}
+	static dim3 block_index()
+	{
+		return dim3(blockIdx.x % simcuda_clusterDim.x, blockIdx.y % simcuda_clusterDim.y,
+		            blockIdx.z % simcuda_clusterDim.z);
+	}
+	static unsigned block_rank()
+	{
+		dim3 i = block_index();
+		return (i.z * simcuda_clusterDim.y + i.y) * simcuda_clusterDim.x + i.x;
+	}
+	static unsigned num_threads()
+	{
+		return num_blocks() * thread_block::num_threads();
+	}
+	static unsigned thread_rank()
+	{
+		return block_rank() * thread_block::num_threads() + thread_block::thread_rank();
+	}
+	static void sync()
+	{
+		if (num_blocks() != 1)
+			simcuda_cluster_sync_unsupported();
+		__syncthreads();
+	}
+};
+
+static inline cluster_group this_cluster()
+{
+	return cluster_group();
+}
 
 template <unsigned N>
 static inline thread_block_tile<N, thread_block> tiled_partition(const thread_block &)

@@ -122,6 +122,37 @@ static void bad_sync(void *const *args)
 	simcuda_syncthreads();
 }
 
+/* __global__ void grid_rotate(unsigned *a, unsigned *b, int n): every
+ * thread writes its index, grid.sync(), then reads its neighbour block's
+ * value: right only when the whole grid passed the barrier. */
+static void grid_rotate(void *const *args)
+{
+	unsigned *a = *(unsigned *const *)args[0];
+	unsigned *b = *(unsigned *const *)args[1];
+	int n = *(const int *)args[2];
+	unsigned i = TID;
+	/* per-block static shared memory: each block's own */
+	static __thread unsigned mine;
+	if (simcuda_threadIdx.x == 0)
+		mine = simcuda_blockIdx.x;
+	a[i] = i;
+	simcuda_grid_sync();
+	b[i] = a[(i + simcuda_blockDim.x) % (unsigned)n] * 1000u + mine;
+}
+
+/* __global__ void cluster_rank(unsigned *out): the block's rank in its
+ * cluster and the cluster's size, as cooperative groups' this_cluster()
+ * gives them. */
+static void cluster_rank(void *const *args)
+{
+	unsigned *out = *(unsigned *const *)args[0];
+	simcuda_dim3 c = simcuda_clusterDim, b = simcuda_blockIdx;
+	unsigned rank = (b.z % c.z * c.y + b.y % c.y) * c.x + b.x % c.x;
+	if (simcuda_threadIdx.x == 0)
+		out[(b.z * simcuda_gridDim.y + b.y) * simcuda_gridDim.x + b.x] =
+		    rank * 100u + c.x * c.y * c.z;
+}
+
 static double fixed_cost(void *const *args, simcuda_dim3 grid, simcuda_dim3 block)
 {
 	(void)args;
@@ -148,6 +179,8 @@ static const struct simcuda_kernel kernels[] = {
     {"mixed", mixed, 5, off_mixed, size_mixed, 40, 0, NULL},
     {"bad_sync", bad_sync, 0, NULL, NULL, 0, 0, NULL},
     {"index3d", index3d, 1, off_p, size_p, 8, 0, NULL},
+    {"grid_rotate", grid_rotate, 3, off_ppi, size_ppi, 20, 1, NULL},
+    {"cluster_rank", cluster_rank, 1, off_p, size_p, 8, 0, NULL},
 };
 
 __attribute__((visibility("default"))) const struct simcuda_module simcuda_module = {

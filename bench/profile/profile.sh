@@ -1,0 +1,58 @@
+#!/bin/sh
+# bench/profile: what the one profiled iteration costs, in simulated time,
+# for mlp and gpt at the sizes bench/run uses: the profiled iteration's
+# time over a normal iteration's.  Write sets are found by hashing every
+# buffer an op references before and after it, on the device (libremat's
+# hashing kernel, embedded for the simulated device too), in batches on a
+# stream of libremat's own; a buffer hashed right after one op is not
+# hashed again before the next.  Goal: within 3x.
+#
+# Simulated time is deterministic.  A normal iteration's time is the
+# difference of two plain runs with different --iters over the difference
+# in iterations; the profiled iteration's is that plus what a traced run
+# (REMAT_MODE=trace: one iteration profiled, nothing else changed) adds to
+# the plain run of the same length.
+set -eu
+BUILD=${BUILD:-build}
+LIB=$(pwd)/$BUILD/libremat.so
+A=${BENCH_PROFILE_ITERS_A:-5}
+B=${BENCH_PROFILE_ITERS_B:-9}
+MLP_ARGS=${BENCH_RUN_MLP:---layers 4 --batch 1024}
+GPT_ARGS=${BENCH_RUN_GPT:---layers 4 --batch 16}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SIMCUDA_GRANULARITY=64K
+
+die() {
+	echo "bench/profile: $*" >&2
+	exit 1
+}
+
+# sim NAME ENV... -- CMD..., field NAME KEY
+. bench/sim_lib.sh
+
+echo "the profiled iteration's simulated time over a normal iteration's (goal: within 3x)"
+worst=0
+for t in mlp gpt; do
+	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi
+	# shellcheck disable=SC2086
+	sim $t-a -- "$BUILD/trainers/$t" --iters "$A" $args
+	# shellcheck disable=SC2086
+	sim $t-b -- "$BUILD/trainers/$t" --iters "$B" $args
+	# shellcheck disable=SC2086
+	sim $t-p REMAT_MODE=trace REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/$t.d" \
+		LD_PRELOAD="$LIB" -- "$BUILD/trainers/$t" --iters "$B" $args
+	a=$(field $t-a sim_time_ns) b=$(field $t-b sim_time_ns) p=$(field $t-p sim_time_ns)
+	grep -q "write sets: hashing on the device" "$tmp/$t-p.err" ||
+		die "$t: not hashing on the device: $(grep 'write sets' "$tmp/$t-p.err")"
+	grep -q "trace written" "$tmp/$t-p.err" || die "$t: no iteration profiled"
+	cmp -s "$tmp/$t-b.out" "$tmp/$t-p.out" || die "$t: the traced run printed other bytes"
+	python3 - "$t $args" "$a" "$b" "$p" "$A" "$B" <<'PY'
+import sys
+name, a, b, p, ia, ib = sys.argv[1], *map(int, sys.argv[2:])
+it = (b - a) / (ib - ia)
+prof = it + (p - b)
+print(f"  {name:28s} normal {it / 1000:9.1f} us  profiled {prof / 1000:9.1f} us  "
+      f"ratio {prof / it:5.2f}x  {'ok' if prof <= 3 * it else 'OVER 3x'}")
+PY
+done

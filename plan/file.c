@@ -1,0 +1,47 @@
+/*
+ * file.c — a plan file read whole: its checksum covers its bytes, so both
+ * readers (planner/plan_json.c, acquire/plan_read.c) parse from memory.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+char *pl_file_read(const char *path, size_t *n, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t len = 0, cap = 0, got;
+	do {
+		if (cap - len < 2) {
+			char *nb =
+			    cap < SIZE_MAX / 4 ? realloc(buf, cap = cap ? 2 * cap : 65536) : NULL;
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				snprintf(err, errlen, "%s: out of memory", path);
+				return NULL;
+			}
+			buf = nb;
+		}
+		got = fread(buf + len, 1, cap - len - 1, f);
+		len += got;
+	} while (got > 0);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		snprintf(err, errlen, "%s: read error", path);
+		return NULL;
+	}
+	buf[len] = '\0';
+	*n = len;
+	return buf;
+}

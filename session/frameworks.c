@@ -1,0 +1,56 @@
+/*
+ * frameworks.c — the frameworks' allocator variables (core/frameworks.c):
+ * set by the constructor, and looked at again at the first CUDA call.  A
+ * program may set them itself after libremat loaded (a Python script's
+ * os.environ before `import torch`): the framework then reads the
+ * program's value, and libremat does not see its tensors one by one
+ * (PyTorch's expandable segments map their own memory), so at REMAT_LOG=1
+ * one line says so.  libremat does not set them again: the program asked
+ * for it, and writing the environment while other threads read it is not
+ * safe.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "../core/log.h"
+#include "internal.h"
+
+static struct remat_env_setting set[REMAT_ENV_SETTINGS];
+static int nset;
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+void frameworks_set(void)
+{
+	if (remat_frameworks_env(env, set)) {
+		remat_warn_later("PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF is too long to add "
+		                 "backend:cudaMallocAsync to; left as it is");
+		return;
+	}
+	for (int i = 0; i < REMAT_ENV_SETTINGS; i++)
+		if (setenv(set[i].name, set[i].value, 1) == 0)
+			nset = i + 1;
+}
+
+void frameworks_check(void)
+{
+	for (int i = 0; i < nset; i++) {
+		const char *now = getenv(set[i].name);
+		if (set[i].before && strcmp(set[i].before, set[i].value))
+			remat_log(REMAT_LOG_INFO,
+			          "%s was \"%s\" at start; libremat set it to \"%s\"", set[i].name,
+			          set[i].before, set[i].value);
+		if (!now || strcmp(now, set[i].value))
+			remat_log(
+			    REMAT_LOG_INFO,
+			    "%s was changed by the program after libremat set it: \"%s\" "
+			    "instead of \"%s\"; the framework's allocator reads the program's "
+			    "value, and tensors it allocates in blocks of its own are not "
+			    "managed one by one",
+			    set[i].name, now ? now : "(unset)", set[i].value);
+	}
+}

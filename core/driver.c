@@ -120,6 +120,7 @@ static int resolve(void)
 	GET(cuGetProcAddress, "cuGetProcAddress_v2");
 	GET(cuStreamCreate, "cuStreamCreate");
 	GET(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+	GET(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
 	GET(cuStreamIsCapturing, "cuStreamIsCapturing");
 	GET(cuGraphGetNodes, "cuGraphGetNodes");
 	GET(cuGraphNodeGetType, "cuGraphNodeGetType");

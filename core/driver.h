@@ -61,6 +61,7 @@ struct remat_driver {
 	/* the profile's hashing stream (profiler/writeset.c) */
 	CUresult (*cuStreamCreate)(CUstream *, unsigned);
 	CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 	/* stream capture and graphs (core/capture.c, profiler/graphs.c) */
 	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuGraphGetNodes)(CUgraph, CUgraphNode *, size_t *);

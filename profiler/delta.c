@@ -35,6 +35,7 @@ struct op_delta {
 
 static struct op_delta *deltas;
 static size_t ndeltas;
+static size_t snapped = SIZE_MAX; /* the op whose host copies before it are complete */
 /* Host copies of the current op's buffers before it ran, by slot in its
  * read list. */
 static uint8_t **pre;
@@ -163,10 +164,10 @@ void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *cons
 		if (!b->size)
 			continue;
 		if (grow(&pre[r], &pre_cap[r], b->size) ||
-		    remat_drv.cuMemcpyDtoH(pre[r], b->addr, b->size) != CUDA_SUCCESS)
+		    prof_ws_copy(pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
 			return;
 	}
-	deltas[k].blind = 0; /* the snapshots are complete */
+	snapped = k; /* the snapshots are complete */
 }
 
 /* The op once more, as the program issued it. */
@@ -175,7 +176,7 @@ static CUresult relaunch(const struct prof_op *o, const struct remat_op *op)
 	prof_cupti_tls.internal = 1;
 	CUresult r = prof_launch_as(o, op, op->stream, op->params, op->extra);
 	if (r == CUDA_SUCCESS)
-		r = remat_drv.cuCtxSynchronize();
+		r = remat_drv.cuStreamSynchronize(op->stream);
 	prof_cupti_tls.internal = 0;
 	return r;
 }
@@ -251,14 +252,15 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			continue;
 		int tested = only < 0 || only == o->reads[r];
 		proof_mask(d, o, o->reads[r], b->size, mask, tested);
-		for (uint64_t i = 0; i < b->size; i++)
+		int same = 1; /* nothing to write: leave it alone (another stream may use it) */
+		for (uint64_t i = 0; i < b->size; i++) {
 			again[i] = mask[i] ? (uint8_t)~posts[r][i] : pre[r][i];
-		ok = remat_drv.cuMemcpyHtoD(b->addr, again, b->size) == CUDA_SUCCESS;
+			same &= again[i] == posts[r][i];
+		}
+		if (!same)
+			ok = prof_ws_copy(again, b->addr, b->size, 0) == CUDA_SUCCESS;
 	}
-	/* A copy from pageable memory may return before it lands, and the
-	 * op's stream need not wait for the legacy stream. */
-	if (ok)
-		ok = remat_drv.cuCtxSynchronize() == CUDA_SUCCESS;
+	/* The copies are complete (prof_ws_copy): the second run sees them. */
 	CUresult rc = ok ? relaunch(o, op) : CUDA_ERROR_UNKNOWN;
 	ok = rc == CUDA_SUCCESS;
 	int lost = 0;
@@ -266,8 +268,8 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
-		if (ok && remat_drv.cuMemcpyDtoH(again, b->addr, b->size) != CUDA_SUCCESS)
-			ok = 0;
+		int read = ok && prof_ws_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
+		ok &= read;
 		int tested = only < 0 || only == o->reads[r];
 		proof_mask(d, o, o->reads[r], b->size, mask, tested);
 		for (uint64_t i = 0; ok && i < b->size;) {
@@ -286,10 +288,10 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			add_change(out, o->reads[r], i, j, 1);
 			i = j;
 		}
-		if (remat_drv.cuMemcpyHtoD(b->addr, posts[r], b->size) != CUDA_SUCCESS)
+		if ((!read || memcmp(again, posts[r], b->size)) &&
+		    prof_ws_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
 			lost++;
 	}
-	remat_drv.cuCtxSynchronize();
 	/* After a failed second run the context is gone (the program gets the
 	 * device error at its next call): one message is enough. */
 	if (lost && rc == CUDA_SUCCESS)
@@ -358,9 +360,11 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
                       struct prof_live *const *pb)
 {
-	if (k >= ndeltas || deltas[k].blind < 0)
+	if (k >= ndeltas || snapped != k)
 		return;
+	snapped = SIZE_MAX;
 	struct op_delta *d = &deltas[k];
+	d->blind = 0; /* known from here on, unless something fails */
 	size_t total = 0, off = 0;
 	for (size_t r = 0; r < o->nreads; r++)
 		total += pb[o->reads[r]]->size;
@@ -383,7 +387,7 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			continue;
 		posts[r] = post + off;
 		off += b->size;
-		if (remat_drv.cuMemcpyDtoH(posts[r], b->addr, b->size) != CUDA_SUCCESS) {
+		if (prof_ws_copy(posts[r], b->addr, b->size, 1) != CUDA_SUCCESS) {
 			d->blind = -1;
 			goto out;
 		}

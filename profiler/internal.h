@@ -60,6 +60,10 @@ size_t prof_stack_capture(char ***frames);
 #define PROF_HASH_KERNEL "remat_hash_batch" /* hash.cu's */
 void prof_ws_init(void);
 void prof_ws_hash(const uint64_t (*ranges)[2], size_t n, uint64_t *out);
+/* A copy between the host and the device on libremat's own non-blocking
+ * stream (the legacy stream would wait for every blocking stream, a
+ * collective in flight included), complete when it returns. */
+CUresult prof_ws_copy(void *host, uint64_t dev, size_t size, int to_host);
 /* The profile is complete and nothing is in flight: the device scratch
  * goes back (prof_ws_init takes it again for the next profile; a dropped
  * profile keeps it for the next try). */

@@ -384,7 +384,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		scan_refs(o);
 		/* Host copies before it, for its changes byte by byte (delta.c). */
 		if (!o->collective) {
-			remat_drv.cuCtxSynchronize();
+			prof_sync(o->cstream);
 			prof_delta_before(k, o, pb);
 		}
 		hash_inputs(o, k);

@@ -106,6 +106,16 @@ static uint64_t mix(uint64_t x, uint64_t i)
 	return x;
 }
 
+CUresult prof_ws_copy(void *host, uint64_t dev, size_t size, int to_host)
+{
+	if (!stream || (!to_host && !remat_drv.cuMemcpyHtoDAsync))
+		return to_host ? remat_drv.cuMemcpyDtoH(host, dev, size)
+		               : remat_drv.cuMemcpyHtoD(dev, host, size);
+	CUresult r = to_host ? remat_drv.cuMemcpyDtoHAsync(host, dev, size, stream)
+	                     : remat_drv.cuMemcpyHtoDAsync(dev, host, size, stream);
+	return r == CUDA_SUCCESS ? remat_drv.cuStreamSynchronize(stream) : r;
+}
+
 static uint64_t host_hash(uint64_t addr, uint64_t size)
 {
 	if (size > stage_cap) {

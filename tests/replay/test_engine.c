@@ -685,15 +685,12 @@ static void test_verify_excludes(void **state)
 	prog_op(0, a, 1);
 }
 
-/* A replay launch fails once: what was evicted is rebuilt again without
- * the budget, the plan is dropped, and the program computes what it would
- * have. */
-static void test_rebuild_failure_recovered(void **state)
+/* A planned iteration up to the program's op 4, the next launch (the
+ * rebuild the next op needs) set to fail. */
+static void run_until_rebuild_fails(void)
 {
-	(void)state;
 	answer = REPLAY_PLAN_READY;
 	iteration(0, 0);
-	/* The first launch after op3's is the rebuild of a for op4. */
 	a = prog_alloc();
 	prog_op(0, a, 1);
 	b = prog_alloc();
@@ -703,6 +700,15 @@ static void test_rebuild_failure_recovered(void **state)
 	prog_op(c, G, 4);
 	prog_free(c);
 	fake.fail_launch_at = fake.launches + 1;
+}
+
+/* A replay launch fails once: what was evicted is rebuilt again without
+ * the budget, the plan is dropped, and the program computes what it would
+ * have. */
+static void test_rebuild_failure_recovered(void **state)
+{
+	(void)state;
+	run_until_rebuild_fails();
 	prog_op(b, G2, 5);
 	assert_int_equal(verdicts[REPLAY_STOP], 1);
 	assert_non_null(strstr(fake.last_warn,
@@ -722,17 +728,7 @@ static void test_rebuild_failure_recovered(void **state)
 static void test_rebuild_failure_sticky(void **state)
 {
 	(void)state;
-	answer = REPLAY_PLAN_READY;
-	iteration(0, 0);
-	a = prog_alloc();
-	prog_op(0, a, 1);
-	b = prog_alloc();
-	prog_op(a, b, 2);
-	c = prog_alloc();
-	prog_op(b, c, 3);
-	prog_op(c, G, 4);
-	prog_free(c);
-	fake.fail_launch_at = fake.launches + 1;
+	run_until_rebuild_fails();
 	fake.sticky = 1;
 	prog_op(b, G2, 5);
 	assert_int_equal(verdicts[REPLAY_FAIL], 1);

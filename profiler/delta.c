@@ -274,7 +274,12 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		proof_mask(d, o, o->reads[r], b->size, mask, tested);
 		for (uint64_t i = 0; ok && i < b->size;) {
 			uint8_t canary = (uint8_t)~posts[r][i];
-			if (again[i] != posts[r][i] && (!mask[i] || again[i] != canary)) {
+			/* A byte the first run changed must be written again: left
+			 * as the canary, the op added to it something too small to
+			 * show on the canary's value (a float made huge). */
+			int changed = pre[r][i] != posts[r][i];
+			if (again[i] != posts[r][i] &&
+			    (!mask[i] || again[i] != canary || changed)) {
 				ok = 0; /* depends on what it overwrote */
 				break;
 			}

@@ -47,10 +47,6 @@ struct regions {
 	struct split *sp;
 	size_t nnew;
 	int oom;
-	/* A job with collectives keeps whole buffers and conservative reads:
-	 * plans made from refined ones changed the results of gpt --ranks 2
-	 * (tests/e2e/run_ranks.sh), for a reason not found yet. */
-	int collectives;
 };
 
 /* Room for one more element in *v (n used of *cap); 0, or -1 with g->oom. */
@@ -121,10 +117,6 @@ static struct op_view view(const struct regions *g, size_t k)
 	v.c = prof_delta_changes(k, &v.n, &v.blind);
 	v.src = prof_delta_source(k, &v.ns);
 	v.kernel = v.o->kind == REMAT_OP_KERNEL;
-	if (g->collectives) { /* as if nothing were known byte by byte */
-		v.n = v.ns = 0;
-		v.blind = -1;
-	}
 	return v;
 }
 
@@ -449,8 +441,6 @@ int prof_regions(struct remat_profile *p)
 	int rc = -1;
 	if (!g.sp)
 		return -1;
-	for (size_t k = 0; k < p->nops; k++)
-		g.collectives |= p->ops[k].collective;
 	cuts(&g);
 	if (g.oom)
 		goto out;
@@ -459,8 +449,7 @@ int prof_regions(struct remat_profile *p)
 		rewrite_op(&g, k);
 	if (g.oom || build_bufs(&g))
 		goto out;
-	if (!g.collectives)
-		dead_across(p);
+	dead_across(p);
 	rc = 0;
 out:
 	for (size_t a = 0; a < nalloc; a++) {

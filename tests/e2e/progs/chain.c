@@ -35,6 +35,9 @@
  *                through its xa pointer (past the end of xa's region), and
  *                s is overwritten after the forward pass and read last: a
  *                rebuild of a1 by replay reads the new s
+ * --tiny        a3 is set to zero, then add_tiny adds x * 1e-6 to it: an
+ *                update in place the write-set proof must not mistake for
+ *                no write
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 1;
 	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1,
-	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0;
+	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0, tiny = 0;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
@@ -87,10 +90,12 @@ int main(int argc, char **argv)
 			keep = arena = 1;
 		else if (!strcmp(argv[i], "--peek"))
 			keep = arena = peek = 1;
+		else if (!strcmp(argv[i], "--tiny"))
+			tiny = 1;
 	}
 	int deep = indirect || side;
 	CUmodule mod;
-	CUfunction fwd, fwd_ind, fwd_side, fwd_peek, use, use_m;
+	CUfunction fwd, fwd_ind, fwd_side, fwd_peek, use, use_m, add_tiny;
 	CUstream s;
 	prog_context();
 	CK(cuModuleLoad(&mod, argv[1]));
@@ -100,6 +105,7 @@ int main(int argc, char **argv)
 	CK(cuModuleGetFunction(&fwd_peek, mod, "fwd_peek"));
 	CK(cuModuleGetFunction(&use, mod, "use"));
 	CK(cuModuleGetFunction(&use_m, mod, "use_m"));
+	CK(cuModuleGetFunction(&add_tiny, mod, "add_tiny"));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	size_t bytes = N * sizeof(float);
 	CUdeviceptr x, acc, scale, tbl;
@@ -184,8 +190,13 @@ int main(int argc, char **argv)
 			a3 = ka3;
 		else
 			CK(cuMemAllocAsync(&a3, bytes, s));
-		void *p3[] = {&a2, &a3, &n, &k3};
-		launch(fwd, s, p3);
+		void *p3[] = {&a2, &a3, &n, &k3}, *pt3[] = {&a2, &a3, &n};
+		if (tiny) {
+			CK(cuMemsetD32Async(a3, 0, N, s));
+			launch(add_tiny, s, pt3);
+		} else {
+			launch(fwd, s, p3);
+		}
 		CUdeviceptr a4 = 0;
 		if (deep) {
 			/* One more activation, so that dropping a2 saves memory. */

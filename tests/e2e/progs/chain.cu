@@ -42,3 +42,12 @@ extern "C" __global__ void use(const float *y, float *acc, int n)
 	if (i < n)
 		acc[i] = acc[i] * 0.5f + y[i];
 }
+// y += x * 1e-6: an update in place of values about 1e-6, whose complement
+// (the blind-write proof's canary) is a float so large that adding that
+// much leaves it unchanged.
+extern "C" __global__ void add_tiny(const float *x, float *y, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] += x[i] * 1e-6f;
+}

@@ -147,7 +147,11 @@ enum prof_step prof_op(struct remat_op *op)
 		det_ready = 1;
 	}
 	uint64_t i = nops++;
-	if (remat_det_push(&det, op_signature(op), level, gap_min) < 0)
+	int copy = op->kind != REMAT_OP_MEMCPY   ? REMAT_DET_OTHER
+	           : op->copy == REMAT_COPY_DTOH ? REMAT_DET_TO_HOST
+	           : op->copy == REMAT_COPY_HTOD ? REMAT_DET_FROM_HOST
+	                                         : REMAT_DET_OTHER;
+	if (remat_det_push(&det, op_signature(op), level, gap_min, copy) < 0)
 		return give_up("no training iteration found in the first 2M ops");
 	if (det.period != last_period) {
 		remat_log(REMAT_LOG_DEBUG, "op %llu: period %zu (was %zu), boundary phase %zu",

@@ -27,6 +27,7 @@ void remat_det_fini(struct remat_detector *d)
 	free(d->level);
 	free(d->gap);
 	free(d->prev);
+	free(d->copy);
 	free(d->map);
 	memset(d, 0, sizeof(*d));
 }
@@ -69,7 +70,7 @@ static int64_t map_swap(struct remat_detector *d, uint64_t key, int64_t i)
 	return old;
 }
 
-size_t remat_det_choose_phase(const int64_t *gap, size_t n, size_t p)
+size_t remat_det_choose_phase(const int64_t *gap, const uint8_t *copy, size_t n, size_t p)
 {
 	const int64_t *g = gap + n - p; /* the last period; g[t] is op n-p+t */
 	int64_t min = g[0];
@@ -88,12 +89,21 @@ size_t remat_det_choose_phase(const int64_t *gap, size_t n, size_t p)
 			best = t;
 		}
 	}
-	if (best == p) /* flat: no plateau to end; start at the next op */
-		return n % p;
-	return (n - p + best) % p;
+	if (best != p)
+		return (n - p + best) % p;
+	/* Flat: after the last copy to the host, else at the first copy from
+	 * it, else at the next op. */
+	const uint8_t *c = copy ? copy + n - p : NULL;
+	for (size_t t = p; c && t-- > 0;)
+		if (c[t] == REMAT_DET_TO_HOST)
+			return (n - p + t + 1) % p;
+	for (size_t t = 0; c && t < p; t++)
+		if (c[t] == REMAT_DET_FROM_HOST)
+			return (n - p + t) % p;
+	return n % p;
 }
 
-int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap)
+int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap, int copy)
 {
 	if (d->n == d->max) {
 		d->full = 1;
@@ -113,7 +123,10 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, in
 		int64_t *g = realloc(d->gap, cap * sizeof(*g));
 		if (g)
 			d->gap = g;
-		if (!s || !l || !pv || !g) {
+		uint8_t *c = realloc(d->copy, cap * sizeof(*c));
+		if (c)
+			d->copy = c;
+		if (!s || !l || !pv || !g || !c) {
 			d->full = 1;
 			return -1;
 		}
@@ -124,6 +137,7 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, in
 	d->sig[i] = key;
 	d->level[i] = level;
 	d->gap[i] = gap < level ? gap : level;
+	d->copy[i] = (uint8_t)copy;
 	int64_t prev = map_swap(d, key, (int64_t)i);
 	if (prev == -2) {
 		d->full = 1;
@@ -150,7 +164,7 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, in
 		if (k == p) {
 			d->period = p;
 			d->run = p;
-			d->phase = remat_det_choose_phase(d->gap, d->n, p);
+			d->phase = remat_det_choose_phase(d->gap, d->copy, d->n, p);
 			break;
 		}
 	}

@@ -9,7 +9,11 @@
  * repeats the pair P earlier; when one does not, the period becomes the
  * smallest P for which the last 2P pairs are two copies of one sequence
  * (or none).  The boundary goes after the plateau of lowest memory
- * (between optimizer step and next forward).
+ * (between optimizer step and next forward).  Where the level is flat (a
+ * program that keeps its own pool: PyTorch's caching allocator, JAX's
+ * BFC, an arena), it goes after the period's last copy to the host (the
+ * loss or a metric read back at the end of a step), else before its first
+ * copy from the host (the next batch), else at the next op.
  */
 #ifndef REMAT_ITERATION_H
 #define REMAT_ITERATION_H
@@ -22,6 +26,7 @@ struct remat_detector {
 	int64_t *level; /* managed bytes when the op was issued */
 	int64_t *gap;   /* lowest managed bytes between the previous op and this one */
 	int64_t *prev;  /* previous op with the same paired signature, -1 none */
+	uint8_t *copy;  /* REMAT_DET_TO_HOST / REMAT_DET_FROM_HOST, per op */
 	size_t n, cap, max;
 	struct remat_det_slot {
 		uint64_t key;
@@ -34,10 +39,14 @@ struct remat_detector {
 	int full;      /* max ops seen without a period: detection gave up */
 };
 
+/* What an op copies, for the boundary where memory is flat. */
+enum { REMAT_DET_OTHER, REMAT_DET_TO_HOST, REMAT_DET_FROM_HOST };
+
 void remat_det_init(struct remat_detector *d, size_t max_ops);
 void remat_det_fini(struct remat_detector *d);
 /* Appends one op; returns its index, or -1 once max_ops is exceeded. */
-int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap);
+int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap,
+                       int copy);
 /* Op i starts an iteration under the current period. */
 int remat_det_is_boundary(const struct remat_detector *d, size_t i);
 /* The last two periods matched, and the period is credible: the memory
@@ -48,7 +57,7 @@ int remat_det_steady(const struct remat_detector *d);
 size_t remat_det_iteration_index(const struct remat_detector *d, size_t i);
 
 /* Pure helpers, exposed for the tests. */
-size_t remat_det_choose_phase(const int64_t *level, size_t n, size_t period);
+size_t remat_det_choose_phase(const int64_t *level, const uint8_t *copy, size_t n, size_t period);
 uint64_t remat_det_pair(uint64_t sig, int64_t level);
 
 #endif

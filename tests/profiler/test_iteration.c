@@ -76,7 +76,7 @@ static int64_t feed(struct remat_detector *d, const struct stream *s, size_t war
 	int64_t start = -1;
 	size_t period = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		assert_true(remat_det_push(d, s->sig[i], s->level[i], s->gap[i]) == (int64_t)i);
+		assert_true(remat_det_push(d, s->sig[i], s->level[i], s->gap[i], 0) == (int64_t)i);
 		if (start >= 0) {
 			if (d->period != period)
 				start = -1; /* dropped: look again */
@@ -101,7 +101,7 @@ static void test_flat_runs_are_not_iterations(void **state)
 	remat_det_init(&d, 1 << 20);
 	/* Set-up: 50 identical memsets at one memory level. */
 	for (int i = 0; i < 50; i++) {
-		remat_det_push(&d, COPY, 100, 100);
+		remat_det_push(&d, COPY, 100, 100, 0);
 		assert_false(remat_det_steady(&d));
 	}
 	remat_det_fini(&d);
@@ -144,7 +144,7 @@ static void test_period_matches_definition(void **state)
 					uint64_t sig =
 					    base + j % 7; /* repeats inside a period too */
 					int64_t level = (int64_t)(j % 3);
-					remat_det_push(&d, sig, level, level);
+					remat_det_push(&d, sig, level, level, 0);
 					key[n] = remat_det_pair(sig, level);
 					if (!want || key[n] != key[n - want])
 						want = period_by_definition(key, n + 1);
@@ -166,13 +166,26 @@ static void test_choose_phase_pure(void **state)
 	 * ends at op 4, whose gap holds the lowest point: iterations start
 	 * there, phase 4 % 6 = 4. */
 	int64_t l[] = {0, 0, 0, 0, 1, 5, 9, 1, 1, 1};
-	assert_int_equal(remat_det_choose_phase(l, 10, 6), 4);
+	assert_int_equal(remat_det_choose_phase(l, NULL, 10, 6), 4);
 	/* Two minima: the longer plateau wins. */
 	int64_t m[] = {2, 3, 2, 2, 2, 7};
-	assert_int_equal(remat_det_choose_phase(m, 6, 6), 4);
+	assert_int_equal(remat_det_choose_phase(m, NULL, 6, 6), 4);
 	/* Flat: the next op starts an iteration. */
 	int64_t f[] = {4, 4, 4, 4};
-	assert_int_equal(remat_det_choose_phase(f, 4, 2), 0);
+	assert_int_equal(remat_det_choose_phase(f, NULL, 4, 2), 0);
+	/* Flat, as under a program's own pool: after the last copy to the
+	 * host of the last period (ops 6..11: the one at op 9), else at its
+	 * first copy from the host. */
+	int64_t g[12] = {0};
+	uint8_t c[12] = {0};
+	c[7] = c[9] = REMAT_DET_TO_HOST;
+	c[10] = REMAT_DET_FROM_HOST;
+	assert_int_equal(remat_det_choose_phase(g, c, 12, 6), 10 % 6);
+	c[7] = c[9] = 0;
+	assert_int_equal(remat_det_choose_phase(g, c, 12, 6), 10 % 6);
+	c[10] = 0;
+	c[8] = REMAT_DET_FROM_HOST;
+	assert_int_equal(remat_det_choose_phase(g, c, 12, 6), 8 % 6);
 }
 
 static void test_identical_layers(void **state)
@@ -281,9 +294,9 @@ static void test_mismatch_drops_period(void **state)
 	struct remat_detector d;
 	remat_det_init(&d, 1 << 20);
 	for (size_t i = 0; i < s.n; i++)
-		remat_det_push(&d, s.sig[i], s.level[i], s.gap[i]);
+		remat_det_push(&d, s.sig[i], s.level[i], s.gap[i], 0);
 	assert_true(remat_det_steady(&d));
-	remat_det_push(&d, EVAL, 12345, 12345);
+	remat_det_push(&d, EVAL, 12345, 12345, 0);
 	assert_int_equal(d.period, 0);
 	assert_false(remat_det_steady(&d));
 	remat_det_fini(&d);
@@ -295,8 +308,8 @@ static void test_history_limit(void **state)
 	struct remat_detector d;
 	remat_det_init(&d, 100);
 	for (uint64_t i = 0; i < 100; i++)
-		assert_true(remat_det_push(&d, i, (int64_t)i, (int64_t)i) >= 0);
-	assert_int_equal(remat_det_push(&d, 1000, 0, 0), -1);
+		assert_true(remat_det_push(&d, i, (int64_t)i, (int64_t)i, 0) >= 0);
+	assert_int_equal(remat_det_push(&d, 1000, 0, 0, 0), -1);
 	assert_int_equal(d.full, 1);
 	remat_det_fini(&d);
 }

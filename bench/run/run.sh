@@ -39,7 +39,7 @@ die() {
 # sim NAME ENV... -- CMD..., field NAME KEY
 . bench/sim_lib.sh
 
-echo "simulated time per iteration: runs of $A and $B iterations, SIMCUDA_GRANULARITY=64K"
+echo "simulated time per iteration: runs of $A and $B iterations ($((A + 4)) and $((B + 4)) with --alloc caching), SIMCUDA_GRANULARITY=64K"
 echo "  mlp $MLP_ARGS"
 echo "  gpt $GPT_ARGS"
 # smallest TRACE: the smallest budget remat-plan accepts, to a chunk (64 KiB):
@@ -64,35 +64,45 @@ smallest() {
 	echo "$_hi"
 }
 
-printf '%-5s %-8s %10s %6s | %9s %9s %7s | %10s %5s | %s\n' trainer budget bytes "%peak" \
+printf '%-13s %-8s %10s %6s | %9s %9s %7s | %10s %5s | %s\n' trainer budget bytes "%peak" \
 	predicted measured diff "rep.peak" "<=bud" output
-for t in mlp gpt; do
+# Each trainer with each way its activations live (--alloc): one
+# allocation per tensor (async, what libremat's cudaMallocAsync gives
+# PyTorch), or tensors inside the program's own pool of segments reused
+# across iterations (caching, like PyTorch's native allocator).  A pool
+# warms up over the first iterations: caching runs 4 iterations longer.
+ALLOCS=${BENCH_RUN_ALLOCS:-async caching}
+A0=$A B0=$B
+for t in mlp gpt; do for alloc in $ALLOCS; do
 	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi
+	args="$args --alloc $alloc"
+	A=$A0 B=$B0
+	[ "$alloc" = async ] || A=$((A0 + 4)) B=$((B0 + 4))
 	# shellcheck disable=SC2086
-	sim $t-trace LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_TRACE_DIR="$tmp/$t-trace" -- \
+	sim $t-trace LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_TRACE_DIR="$tmp/$t-$alloc-trace" -- \
 		"$BUILD/trainers/$t" $args --iters "$A"
 	# shellcheck disable=SC2086
 	sim $t-plainA -- "$BUILD/trainers/$t" $args --iters "$A"
 	# shellcheck disable=SC2086
 	sim $t-plainB -- "$BUILD/trainers/$t" $args --iters "$B"
 	base=$(($(field $t-plainB sim_time_ns) - $(field $t-plainA sim_time_ns)))
-	min=$(smallest "$tmp/$t-trace")
+	min=$(smallest "$tmp/$t-$alloc-trace")
 	for label in 75% 50% smallest; do
 		arg=$label
 		[ "$label" = smallest ] && arg=$min
 		rc=0
-		"$PLAN" "$tmp/$t-trace" --budget "$arg" >"$tmp/plan.txt" 2>&1 || rc=$?
+		"$PLAN" "$tmp/$t-$alloc-trace" --budget "$arg" >"$tmp/plan.txt" 2>&1 || rc=$?
 		bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
 		peak0=$(sed -n 's/^baseline peak: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
 		pct=$(awk -v b="$bytes" -v p="$peak0" 'BEGIN { printf "%.0f", 100 * b / p }')
 		if [ $rc = 3 ]; then
-			printf '%-5s %-8s %10s %5s%% | %s\n' $t $label "$bytes" "$pct" \
+			printf '%-13s %-8s %10s %5s%% | %s\n' "$t/$alloc" $label "$bytes" "$pct" \
 				"not reachable: $(sed -n 's/^remat-plan: smallest reachable peak: //p' "$tmp/plan.txt")"
 			continue
 		fi
 		[ $rc = 0 ] || die "$t at $label: remat-plan exited $rc: $(tail -n 2 "$tmp/plan.txt")"
 		pred=$(sed -n 's/^recompute time: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
-		R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/$t-run"
+		R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/$t-$alloc-run"
 		# Fills the cache: the measured runs apply the plan from the same iteration.
 		# shellcheck disable=SC2086
 		sim $t-fill $R -- "$BUILD/trainers/$t" $args --iters "$A"
@@ -128,16 +138,16 @@ for t in mlp gpt; do
 			"$tmp/$t-runB.err")
 		same=identical
 		cmp -s "$tmp/$t-plainB.out" "$tmp/$t-runB.out" || same=DIFFERENT
-		awk -v t=$t -v l=$label -v b="$bytes" -v pc="$pct" -v pr="$pred" -v w="$with" \
+		awk -v t="$t/$alloc" -v l=$label -v b="$bytes" -v pc="$pct" -v pr="$pred" -v w="$with" \
 			-v base="$base" -v rp="${rpeak:-}" -v s=$same -v note="$note" 'BEGIN {
 			m = 100 * (w / base - 1)
 			ok = rp == "" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
-			printf "%-5s %-8s %10d %5s%% | %8.2f%% %8.2f%% %+6.2f | %10s %5s | %s%s\n",
+			printf "%-13s %-8s %10d %5s%% | %8.2f%% %8.2f%% %+6.2f | %10s %5s | %s%s\n",
 				t, l, b, pc, pr, m, m - pr, rp == "" ? "?" : rp, ok, s, note
 		}'
 		[ -z "$note" ] || sed 's/^/      longer run: /' "$tmp/$t-runB.err" | grep -v 'active:\|reserved' | tail -n 6
 	done
-done
+done; done
 echo "(overhead = simulated time per iteration with libremat / without - 1; predicted ="
 echo " recompute_ns / iteration_ns from remat-plan; rep.peak: physical peak of the"
 echo " replay iterations as libremat reports it; smallest: the smallest budget, in"

@@ -42,20 +42,22 @@ die() {
 echo "simulated time per iteration: runs of $A and $B iterations ($((A + 4)) and $((B + 4)) with --alloc caching), SIMCUDA_GRANULARITY=64K"
 echo "  mlp $MLP_ARGS"
 echo "  gpt $GPT_ARGS"
+# Plans of version 2, as run mode asks remat-plan for (acquire/spawn.c): the
+# prediction is then the plan the runs apply.
 # smallest TRACE: the smallest budget remat-plan accepts, to a chunk (64 KiB):
 # bisection between 0 and the smallest peak it reports for an unreachable
 # budget (its quick estimate, which the ILP may beat at a given budget).
 smallest() {
-	_hi=$("$PLAN" "$1" --budget 1 2>&1 |
+	_hi=$("$PLAN" "$1" --budget 1 --plan-version 2 2>&1 |
 		sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p')
 	[ -n "$_hi" ] || die "remat-plan gave no smallest reachable peak for $1"
-	"$PLAN" "$1" --budget "$_hi" --time-limit 10 >/dev/null 2>&1 ||
+	"$PLAN" "$1" --budget "$_hi" --time-limit 10 --plan-version 2 >/dev/null 2>&1 ||
 		die "remat-plan refuses the smallest peak it reported ($_hi) for $1"
 	_lo=0
 	while [ $((_hi - _lo)) -gt 65536 ]; do
 		_mid=$(((_lo + _hi) / 2 / 65536 * 65536))
 		[ "$_mid" -gt "$_lo" ] || _mid=$((_lo + 65536))
-		if "$PLAN" "$1" --budget "$_mid" --time-limit 10 >/dev/null 2>&1; then
+		if "$PLAN" "$1" --budget "$_mid" --time-limit 10 --plan-version 2 >/dev/null 2>&1; then
 			_hi=$_mid
 		else
 			_lo=$_mid
@@ -91,7 +93,7 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 		arg=$label
 		[ "$label" = smallest ] && arg=$min
 		rc=0
-		"$PLAN" "$tmp/$t-$alloc-trace" --budget "$arg" >"$tmp/plan.txt" 2>&1 || rc=$?
+		"$PLAN" "$tmp/$t-$alloc-trace" --budget "$arg" --plan-version 2 >"$tmp/plan.txt" 2>&1 || rc=$?
 		bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
 		peak0=$(sed -n 's/^baseline peak: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
 		pct=$(awk -v b="$bytes" -v p="$peak0" 'BEGIN { printf "%.0f", 100 * b / p }')

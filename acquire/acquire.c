@@ -258,7 +258,9 @@ static void set_aside(const char *path, const char *why, int edited)
 	char aside[sizeof(acq.final) + 16];
 	snprintf(aside, sizeof(aside), "%s.rejected", path);
 	int moved = rename(path, aside) == 0;
-	if (!moved)
+	if (moved)
+		acq_cache_touch(aside); /* pruned by when it was refused, not last used */
+	else
 		unlink(path);
 	warn("cached plan %s rejected: %s; %s%s and planning again (training runs unmodified "
 	     "meanwhile%s)",

@@ -82,15 +82,23 @@ void acq_cache_touch(const char *path)
 	utimensat(AT_FDCWD, path, NULL, 0);
 }
 
-static int is_plan_name(const char *n)
+static int ends_with(const char *n, const char *suffix)
 {
-	size_t l = strlen(n), s = strlen(".plan.json");
-	return n[0] != '.' && l > s && !strcmp(n + l - s, ".plan.json");
+	size_t l = strlen(n), s = strlen(suffix);
+	return n[0] != '.' && l > s && !strcmp(n + l - s, suffix);
 }
 
 struct entry {
 	struct timespec mtime;
 	char name[256];
+};
+
+/* One kind of file the cache holds, pruned on its own: its newest keep
+ * stay. */
+struct kind {
+	const char *suffix;
+	struct entry *e;
+	size_t n, cap;
 };
 
 static int older_first(const void *a, const void *b)
@@ -103,13 +111,25 @@ static int older_first(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static void keep_newest(int dir_fd, struct kind *k, int keep)
+{
+	if (k->n > (size_t)keep) {
+		qsort(k->e, k->n, sizeof(*k->e), older_first);
+		for (size_t i = 0; i < k->n - (size_t)keep; i++)
+			unlinkat(dir_fd, k->e[i].name, 0);
+	}
+	free(k->e);
+}
+
+/* Plans and refused plans set aside (<entry>.rejected) are pruned on the
+ * same rule but counted apart, so that refused plans never push good ones
+ * out (nor good ones the refused, which a bug report may need). */
 void acq_cache_prune(const char *dir, int keep)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	struct entry *e = NULL;
-	size_t n = 0, cap = 0;
+	struct kind kinds[] = {{".plan.json", NULL, 0, 0}, {".plan.json.rejected", NULL, 0, 0}};
 	struct dirent *de;
 	time_t now = time(NULL);
 	while ((de = readdir(d))) {
@@ -124,24 +144,25 @@ void acq_cache_prune(const char *dir, int keep)
 			unlinkat(dirfd(d), de->d_name, 0);
 			continue;
 		}
-		if (!is_plan_name(de->d_name) || strlen(de->d_name) >= sizeof(e->name) ||
+		struct kind *k = NULL;
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (ends_with(de->d_name, kinds[i].suffix))
+				k = &kinds[i];
+		if (!k || len >= sizeof(k->e->name) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			struct entry *ne = realloc(e, (cap = cap ? 2 * cap : 64) * sizeof(*e));
+		if (k->n == k->cap) {
+			struct entry *ne =
+			    realloc(k->e, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof(*ne));
 			if (!ne)
 				break;
-			e = ne;
+			k->e = ne;
 		}
-		e[n].mtime = st.st_mtim;
-		snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
-		n++;
+		k->e[k->n].mtime = st.st_mtim;
+		snprintf(k->e[k->n].name, sizeof(k->e[k->n].name), "%s", de->d_name);
+		k->n++;
 	}
-	if (n > (size_t)keep) {
-		qsort(e, n, sizeof(*e), older_first);
-		for (size_t i = 0; i < n - (size_t)keep; i++)
-			unlinkat(dirfd(d), e[i].name, 0);
-	}
-	free(e);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		keep_newest(dirfd(d), &kinds[i], keep);
 	closedir(d);
 }

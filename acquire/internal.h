@@ -44,7 +44,7 @@ int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, 
 
 /* ---- cache.c ---- */
 
-#define ACQ_CACHE_KEEP 64 /* plans kept; the least recently used go first */
+#define ACQ_CACHE_KEEP 64 /* plans kept, and refused plans; the least recent go first */
 
 /* The cache directory (remat_cfg.cache_dir: REMAT_CACHE_DIR,
  * $XDG_CACHE_HOME/libremat or $HOME/.cache/libremat), created if missing.
@@ -54,7 +54,8 @@ int acq_cache_dir(char *dir, size_t n, char *err, size_t errlen);
 void acq_cache_path(const char *dir, uint64_t graph_hash, int64_t budget, char *out, size_t n);
 /* Marks a cache entry as just used (LRU order is by mtime). */
 void acq_cache_touch(const char *path);
-/* Deletes all but the newest keep plans in dir. */
+/* Deletes all but the newest keep plans in dir, and all but the newest
+ * keep refused ones (<entry>.rejected), and planner temporaries a day old. */
 void acq_cache_prune(const char *dir, int keep);
 
 /* ---- spawn.c ---- */

@@ -1,46 +1,34 @@
 #!/bin/sh
 # run-tests.sh RESULTS_DIR GROUP TEST... [--not-run REASON TEST...] — runs
-# each test (a binary or a .sh script) from the repository root with a
-# time limit, prints one line per test, keeps its output in
-# RESULTS_DIR/GROUP/NAME.log, and records pass/fail counts for
-# tests/summary.sh.  Tests after --not-run are not run (what they need is
-# missing, REASON says what): each is reported and recorded as not run,
-# never as passed.
+# each test (tests/run-test.sh: a time limit, one line per test, its output
+# in RESULTS_DIR/GROUP/NAME.log) and records pass/fail counts for
+# tests/summary.sh.  TEST_JOBS=N runs N at a time (1 unless given), in the
+# order given: list the longest first.  Tests after a --not-run are not run
+# (what they need is missing, or why not, REASON says): each is reported and
+# recorded as not run, never as passed.
 set -u
 results=$1 group=$2
 shift 2
+rm -rf "${results:?}/$group"
 mkdir -p "$results/$group"
 : >"$results/$group.passed"
 : >"$results/$group.failed"
 : >"$results/$group.notrun"
-limit=${TEST_TIMEOUT:-300}
+run="" reason=""
 while [ $# -gt 0 ]; do
 	t=$1
 	shift
 	if [ "$t" = --not-run ]; then
 		reason=$1
 		shift
-		for t in "$@"; do
-			echo "NOT RUN  $t ($reason)"
-			echo "$t ($reason)" >>"$results/$group.notrun"
-		done
-		break
-	fi
-	name=$(echo "$t" | tr '/' '_')
-	log="$results/$group/$name.log"
-	case "$t" in
-	*.sh) cmd="sh $t" ;;
-	*) cmd="$t" ;;
-	esac
-	start=$(date +%s)
-	if timeout "$limit" $cmd >"$log" 2>&1; then
-		echo "PASS  $t ($(($(date +%s) - start))s)"
-		echo "$t" >>"$results/$group.passed"
+	elif [ -n "$reason" ]; then
+		echo "NOT RUN  $t ($reason)"
+		echo "$t ($reason)" >>"$results/$group.notrun"
 	else
-		rc=$?
-		echo "FAIL  $t (exit $rc, $(($(date +%s) - start))s) — last lines of $log:"
-		tail -n 15 "$log" | sed 's/^/    /'
-		echo "$t" >>"$results/$group.failed"
+		run="$run $t"
 	fi
 done
+# Test names are paths without blanks (make's lists).
+# shellcheck disable=SC2086
+printf '%s\n' $run | xargs -r -P "${TEST_JOBS:-1}" -n 1 sh tests/run-test.sh "$results" "$group"
 exit 0

@@ -322,6 +322,9 @@ static void test_edited_cache_entry(void **state)
 	char *d = strstr(edited, "[\"replay\", 1]") + 11;
 	*d = '0';
 	acq_write(entry, 0644, "%s", edited);
+	/* last used long ago: set aside, it counts as refused now (pruning) */
+	struct timeval long_ago[2] = {{1000000, 0}, {1000000, 0}};
+	utimes(entry, long_ago);
 	const char *err = stderr_of(begin_default);
 	char want[9400], moved[4700];
 	snprintf(want, sizeof(want),
@@ -347,6 +350,9 @@ static void test_edited_cache_entry(void **state)
 	assert_int_equal(fread(back, 1, sizeof(back) - 1, f), strlen(edited));
 	fclose(f);
 	assert_string_equal(back, edited);
+	struct stat st;
+	assert_int_equal(stat(aside, &st), 0);
+	assert_true(st.st_mtime > time(NULL) - 600);
 	assert_int_equal(acq_plan_read(entry, HASH, NOPS, BUDG, 8, &p, (char[256]){0}, 256), 0);
 	pl_plan_free(p);
 }
@@ -745,6 +751,14 @@ static void test_prune(void **state)
 		struct timeval tv[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
 		utimes(p, tv);
 	}
+	/* Refused plans set aside: pruned on the same rule, counted apart
+	 * (their 70 neither push plans out nor are pushed out by them). */
+	for (int i = 0; i < 70; i++) {
+		snprintf(p, sizeof(p), "%s/%016x-2.plan.json.rejected", cache, i);
+		acq_write(p, 0644, "{}");
+		struct timeval tv[2] = {{2000000 - i, 0}, {2000000 - i, 0}};
+		utimes(p, tv);
+	}
 	snprintf(p, sizeof(p), "%s/notes.txt", cache);
 	acq_write(p, 0644, "not a plan: kept");
 	/* A planner temporary from two days ago goes, a fresh one stays. */
@@ -761,6 +775,8 @@ static void test_prune(void **state)
 	for (int i = 0; i < 70; i++) {
 		snprintf(p, sizeof(p), "%s/%016x-1.plan.json", cache, i);
 		assert_int_equal(acq_exists(p), i >= 6);
+		snprintf(p, sizeof(p), "%s/%016x-2.plan.json.rejected", cache, i);
+		assert_int_equal(acq_exists(p), i < 64);
 	}
 	snprintf(p, sizeof(p), "%s/notes.txt", cache);
 	assert_true(acq_exists(p));

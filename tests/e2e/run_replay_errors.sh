@@ -27,11 +27,12 @@ replays() { sed -n 's/.*run mode: \([0-9]*\) iterations,.*/\1/p' "$tmp/$1.err"; 
 [ "$(replays cached6)" = $(($(replays cached5) + 1)) ] ||
 	fail "iteration 6 is not a replay iteration: $(grep 'run mode:' "$tmp/cached6.err")"
 
-# sweep KIND ERRORS: SIMCUDA_FAIL_LAUNCH_ERROR=KIND at every N through the
-# replay iterations; a job that fails must name one of ERRORS (grep -E).
+# sweep KIND ERRORS [STRIDE]: SIMCUDA_FAIL_LAUNCH_ERROR=KIND at every
+# (STRIDE-th) N through the replay iterations; a job that fails must name
+# one of ERRORS (grep -E).
 sweep() {
 	recovered=0 ended=0
-	for n in $(seq "$first" "$last"); do
+	for n in $(seq "$first" "${3:-1}" "$last"); do
 		rc=0
 		env SIMCUDA_FAIL_LAUNCH=$n SIMCUDA_FAIL_LAUNCH_ERROR=$1 REMAT_BUDGET=80% \
 			"REMAT_TRACE_DIR=$tmp/t$n.d" "REMAT_CACHE_DIR=$tmp/cache" \
@@ -61,8 +62,9 @@ sweep() {
 
 # A kernel fault poisons the context, as on a GPU: nothing can be done
 # again, every job ends with the error (cuBLAS reports a failed GEMM as
-# EXECUTION_FAILED).
-sweep fault "LAUNCH_FAILED|LaunchFailure|CUBLAS_STATUS_EXECUTION_FAILED"
+# EXECUTION_FAILED).  Every N, or every REPLAY_FAULT_STRIDE-th (the
+# sanitizer passes: tests/tests.mk).
+sweep fault "LAUNCH_FAILED|LaunchFailure|CUBLAS_STATUS_EXECUTION_FAILED" "${REPLAY_FAULT_STRIDE:-1}"
 [ $recovered = 0 ] || fail "fault: $recovered rebuilds done again in a poisoned context"
 # A launch refused for memory is transient: where it hit libremat's own
 # rebuild, the rebuild is done again.

@@ -52,6 +52,7 @@ static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool 
 	op->u.copy.bytes = n;
 	op->u.copy.kind = kind;
 	bool src_pinned = !sdev && pinned_range(src, n), dst_pinned = !ddev && pinned_range(dst, n);
+	op->u.copy.pinned_host = src_pinned || dst_pinned;
 	if (!sdev && !src_pinned) {
 		op->u.copy.staging = malloc(n);
 		if (op->u.copy.staging == NULL) {

@@ -189,6 +189,13 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, in
 					kind = t;
 			/* Stashes came with version 2: an older file naming one was
 			 * not written by remat-plan. */
+			/* Offload came with version 3, which this reader refuses
+			 * (the runtime does not move buffers to host memory). */
+			if (PL_STEP_IS_OFFLOAD(kind))
+				return fail(c, where,
+				            "step \"%s\" in a version %lld plan (offload needs "
+				            "version 3)",
+				            name, (long long)version);
 			if (version < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH))
 				return fail(c, where,
 				            "step \"%s\" in a version %lld plan (it needs "

@@ -432,6 +432,9 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	if ((!o || o->segments) &&
 	    pl_segments_build(g, &ix, &cb, &rc, strict, o && o->max_segment ? o->max_segment : 8))
 		goto out;
+	if (o && o->offload_gbps > 0 && pl_offload_build(g, &cb, o->offload_gbps))
+		goto out;
+	cs->offload_gbps = o ? o->offload_gbps : 0;
 	if (build_reverse(cs))
 		goto out;
 	rcode = 0;

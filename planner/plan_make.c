@@ -123,7 +123,9 @@ static int simulate(const struct pl_graph *g, int64_t budget, int version, struc
  * taken).  1 when o was taken. */
 static int keep_better(struct outcome *best, struct outcome *o)
 {
-	int better = o->ok && (!best->ok || o->ev.recompute_ns < best->ev.recompute_ns);
+	/* what the plan costs: replays and copies that stick out of compute */
+	int better = o->ok && (!best->ok || o->ev.recompute_ns + o->ev.stall_ns <
+	                                        best->ev.recompute_ns + best->ev.stall_ns);
 	/* neither meets the budget: the lower valid peak */
 	better = better || (!o->ok && !best->ok && o->plan && o->ev.valid &&
 	                    (!best->ev.valid || o->ev.peak < best->ev.peak));
@@ -491,6 +493,8 @@ static struct pl_plan *finish_plan(const struct pl_graph *g, int64_t budget, str
 	p->baseline_peak = g->baseline_peak;
 	p->peak = best->ev.peak;
 	p->recompute_ns = best->ev.recompute_ns;
+	p->stall_ns = best->ev.stall_ns;
+	p->host_bytes = best->ev.host_peak;
 	const char *by = best->by ? best->by : res->planner;
 	/* "ilp:greedy": the ILP ran and kept another planner's plan */
 	char name[32];
@@ -505,6 +509,8 @@ static struct pl_plan *finish_plan(const struct pl_graph *g, int64_t budget, str
 	res->recompute_ns = best->ev.recompute_ns;
 	res->evicted_buffers = best->ev.evicted_buffers;
 	res->replays = best->ev.replays;
+	res->stall_ns = best->ev.stall_ns;
+	res->offloads = best->ev.offloads;
 	res->gap = gap_of(res->recompute_ns, res->bound_ns);
 	return p;
 }

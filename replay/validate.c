@@ -233,6 +233,11 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 		}
 		return 0;
 	}
+	if (PL_STEP_IS_OFFLOAD(st->kind))
+		return wrong(c,
+		             "step %u before op %d is \"%s\": this runtime does not offload "
+		             "buffers to host memory",
+		             idx, pos, name);
 	return wrong(c, "step %u before op %d has unknown kind %d", idx, pos, st->kind);
 }
 

@@ -201,6 +201,12 @@ static void test_invalid_plans(void **state)
 	         plan_text(H, "10", "3211264", "[{\"op\": 2, \"before\": [[\"stash\", 1]]}]", ""));
 	expect_rejected(
 	    t, "$.ops[0].before[0]: step \"stash\" in a version 1 plan (it needs version 2)");
+	/* Offload (version 3): this runtime does not carry it out. */
+	snprintf(t, sizeof(t), "%s",
+	         plan_text_v(2, H, "10", "3211264", "[{\"op\": 2, \"before\": [[\"offload\", 1]]}]",
+	                     ""));
+	expect_rejected(t, "$.ops[0].before[0]: step \"offload\" in a version 2 plan (offload "
+	                   "needs version 3)");
 	snprintf(t, sizeof(t), "%s",
 	         plan_text(H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1],\n"));
 	expect_rejected(t, "$.unmapped_at_boundary: in a version 1 plan (it needs version 2)");

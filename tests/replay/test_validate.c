@@ -147,8 +147,56 @@ static void runtime_agrees_with_evaluator(void **state)
 	assert_true(ninvalid > 500);
 }
 
+/* Plans that offload (version 3) are refused as such: the runtime does
+ * not move buffers to host memory. */
+static void offload_refused(void **state)
+{
+	(void)state;
+	int refused = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct rg_opts o = tu_mixed_opts(seed);
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		assert_non_null(g);
+		/* ops of 0.1 to 10 ms: time for a copy to hide */
+		g->iteration_ns = 0;
+		for (int32_t k = 0; k < g->nops; k++)
+			g->iteration_ns += g->ops[k].duration_ns *= 100000;
+		struct remat_profile *prof = profile_of(g);
+		struct pl_options opt;
+		pl_options_default(&opt);
+		opt.offload_gbps = 52.8;
+		struct pl_cands cs;
+		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
+		struct pl_selection sel;
+		assert_int_equal(pl_sel_init(&sel, &cs), 0);
+		for (int32_t j = 0; j < cs.ncands; j++)
+			if (cs.c[j].offload && pl_sel_compatible(&sel, &cs, j))
+				pl_sel_take(&sel, &cs, j);
+		struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
+		assert_non_null(p);
+		p->graph_hash = prof->graph_hash;
+		struct pl_eval e;
+		assert_int_equal(pl_evaluate(g, p, &e), 0);
+		char why[512] = "";
+		if (e.valid && e.offloads > 0) {
+			assert_int_equal(
+			    replay_plan_validate(prof, p, INT64_MAX, NULL, why, sizeof(why)), -1);
+			assert_non_null(strstr(why, "this runtime does not offload"));
+			refused++;
+		}
+		pl_eval_free(&e);
+		pl_plan_free(p);
+		pl_sel_free(&sel);
+		pl_cands_free(&cs);
+		profile_free(prof);
+		pl_graph_free(g);
+	}
+	assert_true(refused >= 5);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(runtime_agrees_with_evaluator)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(runtime_agrees_with_evaluator),
+	                                   cmocka_unit_test(offload_refused)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

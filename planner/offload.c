@@ -107,7 +107,8 @@ int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps)
 			proto.eng_hi[0] = r;
 			proto.eng_lo[1] = fq;
 			proto.eng_hi[1] = gp->c - 1;
-			int64_t tout = start[r + 1] - start[gp->a + 1], tin = start[gp->c] - start[fq];
+			int64_t tout = start[r + 1] - start[gp->a + 1],
+			        tin = start[gp->c] - start[fq];
 			proto.share[0] = tout > 0 ? (double)copy / (double)tout : 1.0;
 			proto.share[1] = tin > 0 ? (double)copy / (double)tin : 1.0;
 			struct pl_range rg = {r + 1, fq - 1, bf->rounded};

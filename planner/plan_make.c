@@ -277,8 +277,10 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	uint8_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
 	memset(best, 0, sizeof(*best));
 	res->candidates = cs->ncands;
-	/* the chain first: it may add candidates the others then see */
-	if (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN) {
+	/* the chain first: it may add candidates the others then see (it and
+	 * the walk replay: not when only offload is asked for) */
+	int replays_ok = !(o->offload_only && o->offload_gbps > 0);
+	if (replays_ok && (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN)) {
 		if (chain_plan(c, lv, budget, &h))
 			goto oom;
 		keep_better(best, &h);
@@ -314,12 +316,14 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	h.by = "dtr";
 	debug(o->verbose, &h);
 	keep_better(best, &h);
-	if (simulate(g, budget, o->plan_version, &h))
-		goto oom;
-	h.by = "dtr (walk)";
-	debug(o->verbose, &h);
-	h.by = "dtr";
-	keep_better(best, &h);
+	if (replays_ok) {
+		if (simulate(g, budget, o->plan_version, &h))
+			goto oom;
+		h.by = "dtr (walk)";
+		debug(o->verbose, &h);
+		h.by = "dtr";
+		keep_better(best, &h);
+	}
 	if (o->planner == PL_PLANNER_DTR)
 		goto out;
 	progress_best(c, "heuristics", best, bound);

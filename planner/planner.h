@@ -208,9 +208,12 @@ struct pl_options {
 	int progress; /* a line per stage on stderr (pl_progress) */
 	/* > 0: buffers may also be offloaded to page-locked host memory over
 	 * copy engines of this many GB/s each direction (plan version 3); 0
-	 * (default): keep or recompute only.  The runtime does not carry out
-	 * offload yet, so nothing sets it but remat-plan --offload-gbps. */
+	 * (default): keep or recompute only (remat-plan --offload-gbps, which
+	 * libremat passes with REMAT_OFFLOAD=1). */
 	double offload_gbps;
+	/* with offload_gbps: nothing is recomputed (remat-plan --offload-only,
+	 * for comparisons) */
+	int offload_only;
 };
 
 struct pl_result {

@@ -39,8 +39,9 @@ static void usage(FILE *f)
 	           "     2 adds stashes (replays of ops that update buffers in place) and\n"
 	           "     buffers kept unmapped at the iteration boundary\n"
 	           "  --offload-gbps: also offload buffers to page-locked host memory over\n"
-	           "     copy engines of G GB/s each direction (plan version 3; libremat\n"
-	           "     does not carry it out yet); off by default\n"
+	           "     copy engines of G GB/s each direction (plan version 3, which\n"
+	           "     libremat carries out with REMAT_OFFLOAD=1); off by default;\n"
+	           "     --offload-only: offload and recompute nothing (a comparison)\n"
 	           "  --progress: a line per planning stage on stderr (also with -v)\n"
 	           "       remat-plan --rehash PLAN.json\n"
 	           "  gives a plan edited by hand the checksum of its new content (readers\n"
@@ -214,6 +215,8 @@ int main(int argc, char **argv)
 			}
 			o.offload_gbps = gb;
 			i++;
+		} else if (!strcmp(a, "--offload-only")) {
+			o.offload_only = 1;
 		} else if (!strcmp(a, "--no-segments")) {
 			o.segments = 0;
 		} else if (!strcmp(a, "-v")) {

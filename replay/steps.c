@@ -179,6 +179,9 @@ static void unmap_buf(int32_t b, CUstream s)
 	for (int i = 0; i < engine.profile->nstreams && n < 64; i++)
 		if ((engine.bstreams[b] >> i & 1) && engine.profile->streams[i] != s)
 			st[n++] = engine.profile->streams[i];
+	/* an offload's copy out reads it too (offload.c) */
+	if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING && n < 64)
+		st[n++] = engine.copy_out;
 	remat_alloc_unmap_after(u->addr, u->rounded, st, n);
 }
 
@@ -193,6 +196,8 @@ void replay_evict_after(int32_t p, CUstream s)
 		engine.evicted[b] = 1;
 		replay_iv_add(b);
 		engine.totals.evictions++;
+		if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING)
+			engine.off[b] = REPLAY_OFF_HOST;
 	}
 }
 
@@ -268,6 +273,10 @@ static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur
 		if (mode == 1 && b >= cur)
 			return CUDA_SUCCESS; /* not issued yet in this iteration */
 		return replay_launch(b, s);
+	case PL_STEP_OFFLOAD:
+	case PL_STEP_PREFETCH:
+	case PL_STEP_AWAIT:
+		return replay_offload_step(st->kind, b, s, mode);
 	case PL_STEP_RELEASE:
 		if (engine.live[b]) {
 			/* In recovery, a live buffer stays: the ops after cur will
@@ -353,9 +362,10 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 
 CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 {
+	/* What is on its way to or from the host comes back first. */
+	CUresult first = engine.plan ? replay_offload_restore_all(s) : CUDA_SUCCESS;
 	if (!engine.plan || !engine.niv)
-		return CUDA_SUCCESS;
-	CUresult first = CUDA_SUCCESS;
+		return first;
 	int32_t cur = engine.pos < 0 ? (int32_t)engine.profile->nops : engine.pos;
 	/* The plan's own recipes, in plan order: an input rebuilt earlier in
 	 * the plan is rebuilt here first too. */
@@ -394,8 +404,11 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 				replay_iv_add(b);
 			}
 		}
-		if (r == CUDA_SUCCESS)
+		if (r == CUDA_SUCCESS) {
+			if (engine.off)
+				engine.off[b] = REPLAY_OFF_NONE;
 			continue; /* iv[i] is the next one now */
+		}
 		if (first == CUDA_SUCCESS)
 			first = r;
 		if (!engine.lost[b]++ && newly_lost)
@@ -450,6 +463,7 @@ void replay_boundary_buffers(int keep)
 
 void replay_plan_drop(void)
 {
+	replay_offload_drop();
 	replay_copies_free(NULL);
 	if (engine.boundary)
 		memset(engine.boundary, 0, engine.profile->nbufs);
@@ -473,6 +487,10 @@ int replay_plan_install(struct pl_plan *pl, char *why, size_t whylen)
 	}
 	replay_plan_drop();
 	engine.plan = pl;
+	if (replay_offload_install(pl, why, whylen)) {
+		replay_plan_drop();
+		return -1;
+	}
 	for (int32_t i = 0; i < pl->nboundary; i++)
 		engine.boundary[pl->boundary[i]] = 1;
 	int32_t n = 0;

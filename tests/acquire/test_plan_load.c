@@ -194,8 +194,8 @@ static void test_invalid_plans(void **state)
 	 * it again: the edit is what is refused, not the checksum). */
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	char *v = strstr(t, "\"version\": 1");
-	v[11] = '3';
-	expect_rejected(t, "plan version 3, this reader knows versions 1 and 2");
+	v[11] = '4';
+	expect_rejected(t, "plan version 4, this reader knows versions 1 to 3");
 	/* What version 2 adds, in a version 1 file: not remat-plan's. */
 	snprintf(t, sizeof(t), "%s",
 	         plan_text(H, "10", "3211264", "[{\"op\": 2, \"before\": [[\"stash\", 1]]}]", ""));

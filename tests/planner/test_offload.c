@@ -18,7 +18,7 @@
 
 #include "testutil.h"
 
-#define MB (1 << 20)
+#define MB    (1 << 20)
 #define OP_NS 100000 /* 100 us per op: 1 MiB at 52.8 GB/s (20.9 us) hides in one */
 
 /* A at buffer 0 is written by op 0, read by op 1 and by op 11: idle over
@@ -26,10 +26,10 @@
 static struct pl_graph *graph(void)
 {
 	static const struct pl_buffer bufs[] = {
-	    {.size = MB, .alloc_at = -1, .free_at = -1},     /* A */
-	    {.size = MB, .alloc_at = -1, .free_at = -1},     /* B */
-	    {.size = 65536, .alloc_at = -1, .free_at = -1},  /* X: the input */
-	    {.size = MB, .alloc_at = 3, .free_at = 9},       /* C: workspace */
+	    {.size = MB, .alloc_at = -1, .free_at = -1},    /* A */
+	    {.size = MB, .alloc_at = -1, .free_at = -1},    /* B */
+	    {.size = 65536, .alloc_at = -1, .free_at = -1}, /* X: the input */
+	    {.size = MB, .alloc_at = 3, .free_at = 9},      /* C: workspace */
 	};
 	const uint32_t R = PL_REF_READ, W = PL_REF_WRITE;
 	static struct tu_ref refs[32];
@@ -51,8 +51,7 @@ static struct pl_graph *graph(void)
 	return g;
 }
 
-static void plan_at(const struct pl_graph *g, double gbps, struct pl_plan **p,
-                    struct pl_result *r)
+static void plan_at(const struct pl_graph *g, double gbps, struct pl_plan **p, struct pl_result *r)
 {
 	struct pl_options o;
 	pl_options_default(&o);
@@ -187,7 +186,11 @@ static void test_evaluator_refuses(void **state)
 	    /* prefetch of a buffer evicted, never offloaded */
 	    {{10, 11}, {PL_STEP_PREFETCH, PL_STEP_AWAIT}, 2, 2, 52.8, "not on the host"},
 	    /* offload steps in a plan without a bandwidth */
-	    {{2, 10, 11}, {PL_STEP_OFFLOAD, PL_STEP_PREFETCH, PL_STEP_AWAIT}, 3, 2, 0,
+	    {{2, 10, 11},
+	     {PL_STEP_OFFLOAD, PL_STEP_PREFETCH, PL_STEP_AWAIT},
+	     3,
+	     2,
+	     0,
 	     "without offload_gbps"},
 	    /* copied out and left at that: the host copy is never freed */
 	    {{2}, {PL_STEP_OFFLOAD}, 1, -1, 52.8, "still offloaded"},

@@ -108,7 +108,8 @@ CUresult replay_offload_restore(int32_t b, CUstream s)
 		if ((r = remat_alloc_map(u->addr, u->rounded, s)) != CUDA_SUCCESS)
 			return r;
 		if ((r = remat_drv.cuStreamWaitEvent(s, engine.off_ev[b], 0)) == CUDA_SUCCESS &&
-		    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s)) == CUDA_SUCCESS &&
+		    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s)) ==
+		        CUDA_SUCCESS &&
 		    (r = users_follow(b, s)) == CUDA_SUCCESS) {
 			present(b);
 			return CUDA_SUCCESS;
@@ -148,7 +149,8 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 		if ((r = follow_users(engine.copy_out, b, s)) != CUDA_SUCCESS ||
 		    (r = remat_drv.cuMemcpyDtoHAsync(slot(b), u->addr, u->size, engine.copy_out)) !=
 		        CUDA_SUCCESS ||
-		    (r = remat_drv.cuEventRecord(engine.off_ev[b], engine.copy_out)) != CUDA_SUCCESS)
+		    (r = remat_drv.cuEventRecord(engine.off_ev[b], engine.copy_out)) !=
+		        CUDA_SUCCESS)
 			return r;
 		engine.off[b] = REPLAY_OFF_LEAVING;
 		engine.totals.offloads++;
@@ -159,7 +161,8 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 			 * to be compared with what the buffer holds (verify.c) */
 			if (engine.off[b] != REPLAY_OFF_LEAVING)
 				return CUDA_SUCCESS;
-			if ((r = remat_drv.cuStreamWaitEvent(s, engine.off_ev[b], 0)) != CUDA_SUCCESS ||
+			if ((r = remat_drv.cuStreamWaitEvent(s, engine.off_ev[b], 0)) !=
+			        CUDA_SUCCESS ||
 			    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s)) !=
 			        CUDA_SUCCESS)
 				return r;
@@ -169,10 +172,11 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 		if (engine.off[b] != REPLAY_OFF_HOST)
 			return CUDA_SUCCESS;
 		if ((r = remat_alloc_map(u->addr, u->rounded, engine.copy_in)) != CUDA_SUCCESS) {
-			remat_log(REMAT_LOG_INFO,
-			          "prefetch of buffer %d (%llu bytes) does not fit in the budget of "
-			          "%lld bytes (CUDA error %d)",
-			          b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
+			remat_log(
+			    REMAT_LOG_INFO,
+			    "prefetch of buffer %d (%llu bytes) does not fit in the budget of "
+			    "%lld bytes (CUDA error %d)",
+			    b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
 			return r;
 		}
 		if ((r = remat_drv.cuStreamWaitEvent(engine.copy_in, engine.off_ev[b], 0)) !=
@@ -287,12 +291,15 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 	if (!any)
 		return 0;
 	if (!remat_cfg.offload) {
-		snprintf(why, n, "it offloads buffers to host memory, which REMAT_OFFLOAD=0 "
-		                 "switches off");
+		snprintf(why, n,
+		         "it offloads buffers to host memory, which REMAT_OFFLOAD=0 "
+		         "switches off");
 		return -1;
 	}
-	if (!remat_drv.cuMemAllocHost || !remat_drv.cuMemcpyHtoDAsync || !remat_drv.cuEventDestroy) {
-		snprintf(why, n, "the plan offloads to host memory and the driver lacks what that needs");
+	if (!remat_drv.cuMemAllocHost || !remat_drv.cuMemcpyHtoDAsync ||
+	    !remat_drv.cuEventDestroy) {
+		snprintf(why, n,
+		         "the plan offloads to host memory and the driver lacks what that needs");
 		return -1;
 	}
 	engine.off = calloc(nb, 1);
@@ -321,8 +328,10 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 	void *pool;
 	CUresult r = remat_drv.cuMemAllocHost(&pool, total);
 	if (r != CUDA_SUCCESS) {
-		snprintf(why, n, "cannot allocate %llu bytes of pinned host memory for its offload "
-		         "(CUDA error %d)", (unsigned long long)total, (int)r);
+		snprintf(why, n,
+		         "cannot allocate %llu bytes of pinned host memory for its offload "
+		         "(CUDA error %d)",
+		         (unsigned long long)total, (int)r);
 		replay_offload_drop();
 		return -1;
 	}

@@ -339,6 +339,28 @@ static int32_t last_writer(int32_t b, int32_t cur)
 	return -1;
 }
 
+/* Buffer b is freed in this iteration and no op from position cur on
+ * references it. */
+static int untouched_from(int32_t b, int32_t cur)
+{
+	const struct remat_profile *p = engine.profile;
+	if (p->bufs[b].free_at < 0)
+		return 0;
+	for (size_t k = (size_t)cur; k < p->nops; k++) {
+		const struct prof_op *q = &p->ops[k];
+		for (size_t i = 0; i < q->nreads; i++)
+			if (q->reads[i] == b)
+				return 0;
+		for (size_t i = 0; i < q->nwrites; i++)
+			if (q->writes[i] == b)
+				return 0;
+		for (size_t i = 0; i < q->npartial; i++)
+			if (q->partial[i] == b)
+				return 0;
+	}
+	return 1;
+}
+
 /* Replaying op k now rebuilds b and changes nothing else: b is all it
  * writes, and everything else it references is mapped and unwritten since
  * (so it reads what it read then). */
@@ -408,6 +430,13 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 			if (engine.off)
 				engine.off[b] = REPLAY_OFF_NONE;
 			continue; /* iv[i] is the next one now */
+		}
+		/* Freed in this iteration and touched by no op before that: its
+		 * content is never read again (an unforeseen access is still
+		 * caught as one to an evicted buffer). */
+		if (untouched_from(b, cur)) {
+			i++;
+			continue;
 		}
 		if (first == CUDA_SUCCESS)
 			first = r;

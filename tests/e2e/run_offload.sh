@@ -8,7 +8,8 @@
 # REMAT_VERIFY=1 compares each prefetched buffer with the original.
 # REMAT_OFFLOAD=0 refuses a cached plan that offloads and plans again
 # without it.  On copy engines too slow to hide a copy the runtime measures
-# that and its planner recomputes instead.
+# that and its planner recomputes instead.  A copy that fails (injected)
+# brings everything back and stops the plan, the output unchanged.
 . tests/e2e/run_lib.sh
 
 # prefill_offload NAME TRACE_DIR BUDGET: like prefill, with offload.
@@ -41,6 +42,19 @@ EOT
 	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: no offloads: $(grep libremat "$tmp/$t-off.err" | tail -n 3)"
 	grep -q "offload: [0-9]* bytes of pinned host memory for the plan" "$tmp/$t-off.err" ||
 		fail "$t: no pinned pool"
+
+	# A copy that fails (the simulator refuses the N-th pinned copy: 2 are
+	# the rate measurement, then gpt's plan copies out before it prefetches):
+	# everything on the host comes back, the plan stops, the output is the same.
+	if [ $t = gpt ]; then
+		for n in 3 40; do
+			prefill_offload "$t-fc$n" "$tmp/$t-trace.d" "$half"
+			RUN_ENV="REMAT_OFFLOAD=1 SIMCUDA_FAIL_COPY=$n"
+			NOPEAK=1 run_budget "$t-fc$n" "$t-base" "$half" "$TR/$t" --iters 6
+			grep -q "failed (CUDA error 2) and was done again without the budget" "$tmp/$t-fc$n.err" ||
+				fail "$t: failed copy $n: $(grep libremat "$tmp/$t-fc$n.err" | tail -n 3)"
+		done
+	fi
 
 	# Verification: every prefetch is compared with what it replaces.
 	prefill_offload "$t-ver" "$tmp/$t-trace.d" "$half"

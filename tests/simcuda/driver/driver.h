@@ -29,6 +29,7 @@ struct sim_config {
 	const char *report_file;    /* SIMCUDA_REPORT_FILE */
 	uint64_t fail_alloc;        /* SIMCUDA_FAIL_ALLOC: 1-based, 0 = never */
 	uint64_t fail_launch;       /* SIMCUDA_FAIL_LAUNCH */
+	uint64_t fail_copy;         /* SIMCUDA_FAIL_COPY: 1-based, 0 = never */
 	CUresult fail_launch_error; /* SIMCUDA_FAIL_LAUNCH_ERROR */
 	unsigned slow_stream_ms;    /* SIMCUDA_SLOW_STREAM */
 	double pcie_bytes_per_ns;   /* SIMCUDA_PCIE_GBPS (1 GB/s = 1 byte/ns) */

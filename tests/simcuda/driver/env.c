@@ -101,6 +101,9 @@ void sim_config_load(void)
 	if ((v = getenv("SIMCUDA_FAIL_LAUNCH")) && *v)
 		sim_cfg.fail_launch =
 		    parse_count("SIMCUDA_FAIL_LAUNCH", v, "N >= 1, the launch to fail");
+	if ((v = getenv("SIMCUDA_FAIL_COPY")) && *v)
+		sim_cfg.fail_copy = parse_count("SIMCUDA_FAIL_COPY", v,
+		                                "N >= 1, the copy with page-locked memory to fail");
 	sim_cfg.fail_launch_error = CUDA_ERROR_LAUNCH_FAILED;
 	if ((v = getenv("SIMCUDA_FAIL_LAUNCH_ERROR")) && *v) {
 		if (strcmp(v, "oom") == 0)

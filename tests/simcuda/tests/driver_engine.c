@@ -194,6 +194,38 @@ static void test_race(void **state)
 	}
 }
 
+/* SIMCUDA_FAIL_COPY=2: the second pinned copy is refused, nothing else. */
+static int child_fail_copy(void)
+{
+	struct rig r;
+	rig_setup(&r);
+	static unsigned char pageable[64];
+	CHECK(cuMemcpyHtoDAsync(r.dev[0], pageable, sizeof(pageable), r.s[0])); /* not counted */
+	CHECK(cuMemcpyHtoDAsync(r.dev[0], r.pinned[0], MB, r.s[0]));
+	assert_int_equal(cuMemcpyDtoHAsync(r.pinned[1], r.dev[0], MB, r.s[0]),
+	                 CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(cuMemcpyDtoHAsync(r.pinned[1], r.dev[0], MB, r.s[0]));
+	CHECK(cuStreamSynchronize(r.s[0]));
+	assert_int_equal(((unsigned char *)r.pinned[1])[100], 0x11);
+	struct simcuda_stats st;
+	simcudaGetStats(&st);
+	assert_int_equal(st.faults_injected, 1);
+	return 0;
+}
+
+static void test_fail_copy(void **state)
+{
+	(void)state;
+	const char *env[] = {"SIMCUDA_FAIL_COPY=2", NULL};
+	struct child_result r = run_child("fail-copy", env);
+	assert_exit_ok(&r);
+	const char *bad[] = {"SIMCUDA_FAIL_COPY=two", NULL};
+	r = run_child("fail-copy", bad);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	expect_line(r.err, "simcuda: invalid SIMCUDA_FAIL_COPY='two'");
+}
+
 static void test_malformed(void **state)
 {
 	(void)state;
@@ -218,11 +250,14 @@ int main(int argc, char **argv)
 			return child_timing();
 		if (strcmp(argv[1], "race") == 0)
 			return child_race();
+		if (strcmp(argv[1], "fail-copy") == 0)
+			return child_fail_copy();
 		return 2;
 	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_timing),
 	    cmocka_unit_test(test_race),
+	    cmocka_unit_test(test_fail_copy),
 	    cmocka_unit_test(test_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

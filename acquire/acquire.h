@@ -39,6 +39,11 @@ void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget);
  * message, and -1 (asking again would give the same plan). */
 int acquire_reject(const char *why);
 
+/* Plans made from now on may offload buffers to host memory over copy
+ * engines of gbps GB/s (measured by the caller); 0: keep or recompute
+ * only (the default). */
+void acquire_offload(double gbps);
+
 /* Requested by the replay engine (verify.c, REMAT_VERIFY=1): like
  * acquire_begin, but the plan must not evict the n buffers in excluded
  * (their rebuild was not bit-identical).  Not cached under the plain key. */

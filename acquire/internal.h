@@ -62,6 +62,7 @@ void acq_cache_prune(const char *dir, int keep);
 
 struct acq_settings {
 	double timeout_s;       /* REMAT_PLAN_TIMEOUT */
+	double offload_gbps;    /* > 0: plans may offload at this bandwidth (acquire_offload) */
 	char planner[PATH_MAX]; /* remat-plan to run */
 };
 

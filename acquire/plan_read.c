@@ -29,6 +29,7 @@ static struct {
 	json_t *(*array_get)(const json_t *, size_t);
 	const char *(*string_value)(const json_t *);
 	json_int_t (*integer_value)(const json_t *);
+	double (*number_value)(const json_t *);
 	void (*delete_)(json_t *);
 	int state; /* 0 not tried, 1 usable, -1 missing */
 } jansson;
@@ -52,6 +53,7 @@ int acq_json_ready(char *err, size_t errlen)
 		SYM(array_get, "json_array_get");
 		SYM(string_value, "json_string_value");
 		SYM(integer_value, "json_integer_value");
+		SYM(number_value, "json_number_value");
 		SYM(delete_, "json_delete");
 #undef SYM
 		jansson.state = ok ? 1 : -1;
@@ -189,6 +191,12 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, in
 					kind = t;
 			/* Stashes came with version 2: an older file naming one was
 			 * not written by remat-plan. */
+			/* Offload came with version 3. */
+			if (version < 3 && PL_STEP_IS_OFFLOAD(kind))
+				return fail(c, where,
+				            "step \"%s\" in a version %lld plan (offload needs "
+				            "version 3)",
+				            name, (long long)version);
 			if (version < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH))
 				return fail(c, where,
 				            "step \"%s\" in a version %lld plan (it needs "
@@ -300,8 +308,8 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	int64_t ver, n, b;
 	if (get_int(c, root, "$", "version", 1, &ver) < 0)
 		return -1;
-	if (ver != 1 && ver != 2)
-		return fail(c, "$.version", "plan version %lld, this reader knows versions 1 and 2",
+	if (ver < 1 || ver > 3)
+		return fail(c, "$.version", "plan version %lld, this reader knows versions 1 to 3",
 		            (long long)ver);
 	v = jansson.object_get(root, "end");
 	if (!v || json_typeof(v) != JSON_TRUE)
@@ -386,6 +394,21 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	p->peak = fig[1];
 	p->recompute_ns = fig[2];
 	p->iteration_ns = fig[3];
+	/* Offload (version 3): the bandwidth it was planned for, required
+	 * when it offloads (the validator checks that). */
+	v = jansson.object_get(root, "offload_gbps");
+	if (v) {
+		double g = json_is_number(v) ? jansson.number_value(v) : -1;
+		if (ver < 3 || !(g >= 0.001 && g <= 10000)) {
+			pl_plan_free(p);
+			return fail(c, "$.offload_gbps",
+			            ver < 3 ? "in a version %lld plan (it needs version 3)"
+			                    : "must be GB/s from 0.001 to 10000",
+			            (long long)ver);
+		}
+		p->offload_gbps = g;
+	}
+	v = jansson.object_get(root, "planner");
 	snprintf(p->planner, sizeof(p->planner), "%s", v ? jansson.string_value(v) : "");
 	*out = p;
 	return 0;

@@ -76,9 +76,17 @@ static int on_path(char *out, size_t n)
 	return -1;
 }
 
+static double offload_gbps;
+
+void acquire_offload(double gbps)
+{
+	offload_gbps = gbps;
+}
+
 int acq_settings_read(struct acq_settings *s, char *err, size_t errlen)
 {
 	s->timeout_s = remat_cfg.plan_timeout_s;
+	s->offload_gbps = offload_gbps;
 	const char *pl = remat_cfg.planner;
 	if (pl[0]) {
 		/* Checked at start; it may have gone since. */
@@ -132,8 +140,9 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
                         size_t errlen)
 {
 	*tie = -1;
-	char bs[24], ts[32];
+	char bs[24], ts[32], gs[32];
 	snprintf(bs, sizeof(bs), "%lld", (long long)budget);
+	snprintf(gs, sizeof(gs), "%.4g", s->offload_gbps);
 	snprintf(ts, sizeof(ts), "%g", s->timeout_s);
 	char *argv[20] = {"/bin/sh", "-c", (char *)wrapper, "remat-plan-wrapper",
 	                  (char *)s->planner, (char *)trace_dir, "--budget", bs, "--time-limit", ts,
@@ -147,6 +156,11 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	if (exclude) {
 		argv[argc++] = "--exclude";
 		argv[argc++] = (char *)exclude;
+	}
+	/* offload to host memory: plan version 3 (replay/offload.c) */
+	if (s->offload_gbps > 0) {
+		argv[argc++] = "--offload-gbps";
+		argv[argc++] = gs;
 	}
 	argv[argc] = NULL;
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

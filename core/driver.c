@@ -120,7 +120,11 @@ static int resolve(void)
 	GET(cuGetProcAddress, "cuGetProcAddress_v2");
 	GET(cuStreamCreate, "cuStreamCreate");
 	GET(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+	GET(cuMemAllocHost, "cuMemAllocHost_v2");
+	GET(cuMemFreeHost, "cuMemFreeHost");
 	GET(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+	GET(cuEventElapsedTime, "cuEventElapsedTime_v2");
+	GET(cuEventDestroy, "cuEventDestroy_v2");
 	GET(cuStreamIsCapturing, "cuStreamIsCapturing");
 	GET(cuGraphGetNodes, "cuGraphGetNodes");
 	GET(cuGraphNodeGetType, "cuGraphNodeGetType");

@@ -61,7 +61,12 @@ struct remat_driver {
 	/* the profile's hashing stream (profiler/writeset.c) */
 	CUresult (*cuStreamCreate)(CUstream *, unsigned);
 	CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	/* planned offload (replay/offload.c): pinned host memory, copy streams */
+	CUresult (*cuMemAllocHost)(void **, size_t);
+	CUresult (*cuMemFreeHost)(void *);
 	CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*cuEventDestroy)(CUevent);
 	/* stream capture and graphs (core/capture.c, profiler/graphs.c) */
 	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuGraphGetNodes)(CUgraph, CUgraphNode *, size_t *);

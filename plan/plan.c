@@ -7,8 +7,9 @@
 
 #include "plan.h"
 
-const char *const pl_step_names[PL_STEP_KINDS] = {"map",     "save",  "replay", "restore",
-                                                  "release", "stash", "unstash"};
+const char *const pl_step_names[PL_STEP_KINDS] = {"map",      "save",  "replay",  "restore",
+                                                  "release",  "stash", "unstash", "offload",
+                                                  "prefetch", "await"};
 
 struct pl_plan *pl_plan_alloc(int32_t nops, size_t nsteps, size_t nevict)
 {
@@ -27,6 +28,7 @@ struct pl_plan *pl_plan_alloc(int32_t nops, size_t nsteps, size_t nevict)
 		return NULL;
 	}
 	p->baseline_peak = p->peak = p->recompute_ns = p->iteration_ns = -1;
+	p->stall_ns = p->host_bytes = -1;
 	return p;
 }
 

@@ -20,8 +20,15 @@ enum pl_step_kind {
 	PL_STEP_RELEASE, /* unmap buffer arg (a transient or an intermediate no longer needed) */
 	PL_STEP_STASH,   /* copy buffer arg aside into its stash, which outlives the position */
 	PL_STEP_UNSTASH, /* copy buffer arg back from its stash and free the stash */
+	/* Version 3, offload to page-locked host memory: */
+	PL_STEP_OFFLOAD,  /* copy buffer arg to its host copy on the device-to-host copy stream */
+	PL_STEP_PREFETCH, /* map buffer arg, copy its host copy back on the host-to-device stream */
+	PL_STEP_AWAIT,    /* the op's stream waits for arg's prefetch; the host copy is freed */
 };
-#define PL_STEP_KINDS 7
+#define PL_STEP_KINDS 10
+/* Whether a kind moves data to or from host memory (plan version 3). */
+#define PL_STEP_IS_OFFLOAD(k)                                                                      \
+	((k) == PL_STEP_OFFLOAD || (k) == PL_STEP_PREFETCH || (k) == PL_STEP_AWAIT)
 
 /* The step names of the plan format, indexed by enum pl_step_kind. */
 extern const char *const pl_step_names[PL_STEP_KINDS];
@@ -48,6 +55,12 @@ struct pl_plan {
 	int32_t *boundary;
 	/* Informational figures written with the plan (-1 unknown). */
 	int64_t baseline_peak, peak, recompute_ns, iteration_ns;
+	/* Plans that offload: the copy engines' bandwidth they were made for
+	 * (GB/s, each direction; 0 when the plan does not offload), the time
+	 * the model says copies stick out of compute, the host memory its
+	 * copies need at most (-1 unknown). */
+	double offload_gbps;
+	int64_t stall_ns, host_bytes;
 };
 
 /* Builds a plan from unordered (position, step) and (position, buffer)

@@ -253,7 +253,7 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 }
 
 static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb,
-                         struct recipe *rc, int strict)
+                         struct recipe *rc, int strict, int no_replay)
 {
 	struct pl_cands *cs = cb->cs;
 	struct pl_range *rg = NULL;
@@ -289,7 +289,7 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
 			if (PL_GROW(rc->steps, 0, rc->cap_steps))
 				goto out;
 			rc->steps[rc->nsteps++] = (struct pl_step){PL_STEP_MAP, gp->buf};
-		} else if (gp->ver >= 0) {
+		} else if (gp->ver >= 0 && !no_replay) {
 			rc->nt = 1;
 			rc->tb[0] = gp->buf;
 			rc->tv[0] = gp->ver;
@@ -427,11 +427,15 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	rc.cost_limit = g->iteration_ns / 4 > 0 ? g->iteration_ns / 4 : 1;
 	int v2 = !o || o->plan_version >= 2;
 	rc.no_stash = !v2;
-	if (build_gaps(g, &ix, &cb, v2) || build_singles(g, &ix, &cb, &rc, strict))
+	int no_replay = o && o->offload_only && o->offload_gbps > 0;
+	if (build_gaps(g, &ix, &cb, v2) || build_singles(g, &ix, &cb, &rc, strict, no_replay))
 		goto out;
-	if ((!o || o->segments) &&
+	if ((!o || o->segments) && !no_replay &&
 	    pl_segments_build(g, &ix, &cb, &rc, strict, o && o->max_segment ? o->max_segment : 8))
 		goto out;
+	if (o && o->offload_gbps > 0 && pl_offload_build(g, &cb, o->offload_gbps))
+		goto out;
+	cs->offload_gbps = o ? o->offload_gbps : 0;
 	if (build_reverse(cs))
 		goto out;
 	rcode = 0;

@@ -125,6 +125,8 @@ int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct ci
 int pl_cands_reindex(struct pl_cands *cs);
 /* gap_off of ix from the gaps of cs (they are in buffer order). */
 int pl_cindex_gaps(const struct pl_graph *g, const struct pl_cands *cs, struct cindex *ix);
+/* offload.c: offload candidates for the gaps built so far, at gbps. */
+int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps);
 int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
                       struct recipe *rc, int strict, int max_segment);
 

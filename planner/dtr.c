@@ -26,6 +26,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	int32_t n = g->nops;
 	struct pl_segtree t;
 	struct pl_selection s;
+	struct pl_engines eng = {0};
 	int64_t *tm = malloc(sizeof(int64_t) * ((size_t)n + 1));
 	uint32_t *off = calloc((size_t)n + 2, sizeof(uint32_t));
 	struct pl_hent *ent = malloc(sizeof(*ent) * (cs->nranges + 1));
@@ -33,7 +34,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	                     cs->nranges + 1};
 	int32_t *taken = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
 	int rc = -1;
-	if (!tm || !off || !ent || !hp.e || !taken)
+	if (!tm || !off || !ent || !hp.e || !taken || pl_eng_init(&eng, n))
 		goto out0;
 	if (pl_st_init(&t, g->live, n))
 		goto out0;
@@ -79,10 +80,12 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 		while (hp.n && pl_st_max(&t, p, p) > budget) {
 			struct pl_hent x = pl_heap_pop(&hp);
 			/* Incompatibility only grows during the walk: drop for good. */
-			if (x.hi < p || s.chosen[x.j] || !pl_sel_compatible(&s, cs, x.j))
+			if (x.hi < p || s.chosen[x.j] || !pl_sel_compatible(&s, cs, x.j) ||
+			    !pl_eng_fits(&eng, cs, x.j))
 				continue;
 			pl_sel_apply(&t, cs, x.j, -1);
 			pl_sel_take(&s, cs, x.j);
+			pl_eng_apply(&eng, cs, x.j, +1);
 			taken[ntaken++] = x.j;
 		}
 	}
@@ -110,6 +113,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	pl_sel_free(&s);
 	pl_st_free(&t);
 out0:
+	pl_eng_free(&eng);
 	free(tm);
 	free(off);
 	free(ent);

@@ -15,6 +15,9 @@
 
 #define VER_LOST (-3) /* mapped again without being rebuilt: content gone */
 
+/* Where an offloaded buffer's content is (plan version 3). */
+enum { OFF_NONE, OFF_LEAVING, OFF_HOST, OFF_COMING };
+
 struct sim {
 	const struct pl_graph *g;
 	uint8_t *mapped, *saved, *transient, *evicted_once, *stashed, *at_boundary;
@@ -22,6 +25,14 @@ struct sim {
 	int64_t mem;
 	int32_t ntransient, nsaved;
 	struct pl_eval *e;
+	/* Offload: per buffer OFF_*, the version its host copy holds, when its
+	 * copy out ends and when its prefetch ends; the compute stream's time
+	 * and when each copy engine is free; host bytes held. */
+	uint8_t *off;
+	int32_t *host_ver;
+	int64_t *off_end, *fetch_end;
+	int64_t now, dtoh_free, htod_free, host_mem;
+	double gbps;
 };
 
 static int bad(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -54,6 +65,14 @@ static int run_op(struct sim *s, int32_t k, int32_t p, int replay)
 		if (!s->mapped[r->buf])
 			return bad(s, "%s %d (before op %d): buffer %d is not mapped", what, k, p,
 			           r->buf);
+		if (s->off[r->buf] == OFF_COMING)
+			return bad(s, "%s %d (at op %d): buffer %d is being prefetched (no await)",
+			           what, k, p, r->buf);
+		if (s->off[r->buf] == OFF_LEAVING && (r->flags & PL_REF_WRITE))
+			return bad(s,
+			           "%s %d (at op %d): writes buffer %d while it is copied to the "
+			           "host",
+			           what, k, p, r->buf);
 		if ((r->flags & PL_REF_READ) && s->ver[r->buf] != r->ver)
 			return bad(s,
 			           "%s %d (at op %d): reads buffer %d version %d but it holds "
@@ -74,6 +93,72 @@ static void note(struct sim *s, int32_t p)
 		s->e->curve[p] = s->mem;
 }
 
+/* Compute waits for a copy that ends at t. */
+static void wait_copy(struct sim *s, int64_t t)
+{
+	if (t > s->now) {
+		s->e->stall_ns += t - s->now;
+		s->now = t;
+	}
+}
+
+static int offload_step(struct sim *s, int kind, int32_t b, int32_t p, int alive)
+{
+	const struct pl_buffer *bf = &s->g->bufs[b];
+	const char *name = pl_step_names[kind];
+	if (!(s->gbps > 0))
+		return bad(s, "before op %d: %s of buffer %d in a plan without offload_gbps", p,
+		           name, b);
+	if (bf->small || !alive)
+		return bad(s, "before op %d: %s of buffer %d, which is %s", p, name, b,
+		           bf->small ? "small (packed)" : "not allocated");
+	int64_t copy = pl_copy_ns(bf->size, s->gbps);
+	switch (kind) {
+	case PL_STEP_OFFLOAD: {
+		if (!s->mapped[b] || s->off[b] != OFF_NONE || s->ver[b] == VER_LOST ||
+		    s->ver[b] == PL_VER_FRESH || s->saved[b] || s->stashed[b])
+			return bad(s, "before op %d: offload of buffer %d, which %s", p, b,
+			           !s->mapped[b]                  ? "is not mapped"
+			           : s->off[b] != OFF_NONE        ? "is offloaded already"
+			           : s->saved[b] || s->stashed[b] ? "has a saved copy"
+			                                          : "holds nothing to keep");
+		int64_t start = s->now > s->dtoh_free ? s->now : s->dtoh_free;
+		s->off_end[b] = s->dtoh_free = start + copy;
+		s->off[b] = OFF_LEAVING;
+		s->host_ver[b] = s->ver[b];
+		s->host_mem += bf->size;
+		if (s->host_mem > s->e->host_peak)
+			s->e->host_peak = s->host_mem;
+		s->e->offloads++;
+		return 0;
+	}
+	case PL_STEP_PREFETCH: {
+		if (s->mapped[b] || s->off[b] != OFF_HOST)
+			return bad(s, "before op %d: prefetch of buffer %d, which %s", p, b,
+			           s->mapped[b] ? "is mapped" : "is not on the host");
+		s->mapped[b] = 1;
+		s->ver[b] = VER_LOST;
+		s->mem += bytes_of(s, b);
+		int64_t start = s->now > s->htod_free ? s->now : s->htod_free;
+		if (s->off_end[b] > start)
+			start = s->off_end[b];
+		s->fetch_end[b] = s->htod_free = start + copy;
+		s->off[b] = OFF_COMING;
+		return 0;
+	}
+	default: /* PL_STEP_AWAIT */
+		if (s->off[b] != OFF_COMING)
+			return bad(
+			    s, "before op %d: await of buffer %d, which is not being prefetched", p,
+			    b);
+		wait_copy(s, s->fetch_end[b]);
+		s->ver[b] = s->host_ver[b];
+		s->off[b] = OFF_NONE;
+		s->host_mem -= bf->size;
+		return 0;
+	}
+}
+
 static int step(struct sim *s, const struct pl_step *st, int32_t p)
 {
 	const struct pl_graph *g = s->g;
@@ -89,11 +174,17 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 		                           &s->e->recompute_ns))
 			return bad(s, "before op %d: the replays add up to more than 2^63 ns", p);
 		s->e->replays++;
+		s->now += g->ops[b].duration_ns;
 		return run_op(s, b, p, 1);
 	}
 	if (b < 0 || b >= g->nbufs)
 		return bad(s, "before op %d: step names buffer %d, which does not exist", p, b);
 	int alive = pl_buf_alive(&g->bufs[b], p, g->nops);
+	if (PL_STEP_IS_OFFLOAD(st->kind))
+		return offload_step(s, st->kind, b, p, alive);
+	if (s->off[b] != OFF_NONE)
+		return bad(s, "before op %d: %s of buffer %d, which is offloaded", p,
+		           pl_step_names[st->kind], b);
 	switch (st->kind) {
 	case PL_STEP_MAP:
 		if (g->bufs[b].small)
@@ -190,10 +281,16 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	s.ver = malloc(sizeof(int32_t) * nb);
 	s.saved_ver = malloc(sizeof(int32_t) * nb);
 	s.stash_ver = malloc(sizeof(int32_t) * nb);
+	s.off = calloc(nb, 1);
+	s.host_ver = malloc(sizeof(int32_t) * nb);
+	s.off_end = calloc(nb, sizeof(int64_t));
+	s.fetch_end = calloc(nb, sizeof(int64_t));
+	s.gbps = p->offload_gbps;
 	e->curve = calloc(g->nops ? g->nops : 1, sizeof(int64_t));
 	int rc = PL_OK;
 	if (!alist || !flist || !s.mapped || !s.saved || !s.transient || !s.evicted_once ||
-	    !s.stashed || !s.at_boundary || !s.ver || !s.saved_ver || !s.stash_ver || !e->curve) {
+	    !s.stashed || !s.at_boundary || !s.ver || !s.saved_ver || !s.stash_ver || !e->curve ||
+	    !s.off || !s.host_ver || !s.off_end || !s.fetch_end) {
 		rc = PL_EINTERNAL;
 		goto out;
 	}
@@ -225,8 +322,10 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	for (int32_t pos = 0; pos < g->nops; pos++) {
 		for (uint32_t i = foff[pos]; i < foff[pos + 1]; i++) {
 			int32_t b = flist[i];
-			if (s.saved[b] || s.transient[b]) {
-				bad(&s, "buffer %d is freed before op %d while saved or transient",
+			if (s.saved[b] || s.transient[b] || s.off[b] != OFF_NONE) {
+				bad(&s,
+				    "buffer %d is freed before op %d while saved, transient or "
+				    "offloaded",
 				    b, pos);
 				goto out;
 			}
@@ -260,6 +359,7 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 		}
 		if (run_op(&s, pos, pos, 0))
 			goto out;
+		s.now += g->ops[pos].duration_ns;
 		note(&s, pos);
 		for (uint32_t i = p->evict_off[pos]; i < p->evict_off[pos + 1]; i++) {
 			int32_t b = p->evict[i];
@@ -274,6 +374,14 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 				    : g->bufs[b].excluded ? "excluded, never evicted"
 				    : !pl_buf_alive(&g->bufs[b], pos, g->nops) ? "not allocated"
 				                                               : "not mapped");
+				goto out;
+			}
+			if (s.off[b] == OFF_LEAVING) {
+				/* the device copy goes once the copy out is over */
+				wait_copy(&s, s.off_end[b]);
+				s.off[b] = OFF_HOST;
+			} else if (s.off[b] != OFF_NONE) {
+				bad(&s, "evict after op %d: buffer %d is being prefetched", pos, b);
 				goto out;
 			}
 			s.mapped[b] = 0;
@@ -293,6 +401,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	for (int32_t b = 0; b < g->nbufs && e->valid; b++) {
 		if (s.stashed[b])
 			bad(&s, "buffer %d is still stashed at the end of the iteration", b);
+		else if (s.off[b] != OFF_NONE)
+			bad(&s, "buffer %d is still offloaded at the end of the iteration", b);
 		else if (g->bufs[b].free_at < 0 && s.at_boundary[b] && s.mapped[b])
 			bad(&s,
 			    "buffer %d is mapped at the end of the iteration but the plan keeps "
@@ -324,6 +434,7 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	}
 	for (int32_t b = 0; b < g->nbufs; b++)
 		e->evicted_buffers += s.evicted_once[b];
+	e->time_ns = s.now;
 out:
 	free(alist);
 	free(flist);
@@ -338,6 +449,10 @@ out:
 	free(s.ver);
 	free(s.saved_ver);
 	free(s.stash_ver);
+	free(s.off);
+	free(s.host_ver);
+	free(s.off_end);
+	free(s.fetch_end);
 	if (rc)
 		pl_eval_free(e);
 	return rc;

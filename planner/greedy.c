@@ -45,6 +45,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 {
 	struct pl_segtree t;
 	struct pl_selection s;
+	struct pl_engines eng;
 	struct score *sc = malloc(sizeof(*sc) * (cs->ncands ? cs->ncands : 1));
 	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
 	if (!sc || !order || pl_st_init(&t, g->live, g->nops)) {
@@ -52,7 +53,14 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 		free(order);
 		return -1;
 	}
+	if (pl_eng_init(&eng, g->nops)) {
+		pl_st_free(&t);
+		free(sc);
+		free(order);
+		return -1;
+	}
 	if (pl_sel_init(&s, cs)) {
+		pl_eng_free(&eng);
 		pl_st_free(&t);
 		free(sc);
 		free(order);
@@ -91,7 +99,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 			}
 			if (!helps)
 				continue;
-			if (!pl_sel_compatible(&s, cs, j))
+			if (!pl_sel_compatible(&s, cs, j) || !pl_eng_fits(&eng, cs, j))
 				continue;
 			pl_sel_apply(&t, cs, j, -1);
 			if (pl_cand_overshoots(&t, cs, j, budget)) {
@@ -99,6 +107,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 				continue;
 			}
 			pl_sel_take(&s, cs, j);
+			pl_eng_apply(&eng, cs, j, +1);
 			taken[ntaken++] = j;
 		}
 	}
@@ -113,6 +122,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	}
 	*peak_out = t.mx[1];
 	free(taken);
+	pl_eng_free(&eng);
 	pl_sel_free(&s);
 	pl_st_free(&t);
 	free(sc);

@@ -419,6 +419,29 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 					goto out;
 		}
 	}
+	/* Copies on one engine run one after another (offload.c): at each
+	 * position where an offload's window starts, the shares of the
+	 * windows covering it add up to at most 1. */
+	for (int d = 0; d < 2; d++)
+		for (int32_t j = 0; j < N; j++) {
+			const struct pl_cand *x = &cs->c[j];
+			if (!x->offload)
+				continue;
+			int32_t p = x->eng_lo[d], cover = 0;
+			for (int32_t k = 0; k < N; k++)
+				cover += cs->c[k].offload && cs->c[k].eng_lo[d] <= p &&
+				         p <= cs->c[k].eng_hi[d];
+			if (cover < 2)
+				continue;
+			row = glp_add_rows(lp, 1);
+			glp_set_row_bnds(lp, row, GLP_UP, 0, 1);
+			for (int32_t k = 0; k < N; k++) {
+				const struct pl_cand *y = &cs->c[k];
+				if (y->offload && y->eng_lo[d] <= p && p <= y->eng_hi[d] &&
+				    put(&m, row, k + 1, y->share[d]))
+					goto out;
+			}
+		}
 	glp_load_matrix(lp, (int)m.n, m.ia, m.ja, m.ar);
 
 	struct ctx c = {0};

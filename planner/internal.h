@@ -69,6 +69,14 @@ static inline int32_t pl_stash_pos(int32_t first_use)
 	return first_use >= 0 ? first_use : 0;
 }
 
+/* Simulated ns of one host <-> device copy of `bytes` at gbps GB/s (one
+ * byte per ns per GB/s), as the simulated device's copy engines take
+ * (tests/simcuda/driver/clock.c): 1000 ns plus the transfer. */
+static inline int64_t pl_copy_ns(int64_t bytes, double gbps)
+{
+	return 1000 + (int64_t)((double)bytes / gbps + 0.5);
+}
+
 /* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
 static inline int64_t pl_save_bytes(const struct pl_graph *g, const struct pl_buffer *b)
 {
@@ -126,6 +134,15 @@ struct pl_cand {
 	uint32_t step_off, nsteps;    /* rebuild steps at `at` */
 	int32_t order_key; /* last replayed op: rebuilds at one position run in this order */
 	uint8_t segment;
+	/* An offload (offload.c) instead of a rebuild: the copy out starts
+	 * after the gap's last use, the device copy is evicted after op
+	 * evict_at, the prefetch starts before op fetch_at and is awaited
+	 * before the next use.  Copy engine e (0 out, 1 in) is busy for
+	 * share[e] of the time of ops eng_lo[e] .. eng_hi[e]. */
+	uint8_t offload;
+	int32_t evict_at, fetch_at;
+	int32_t eng_lo[2], eng_hi[2];
+	double share[2];
 };
 
 struct pl_gap {
@@ -153,10 +170,24 @@ struct pl_cands {
 	uint32_t *forbid_by_off;
 	int32_t *forbid_by;
 	uint32_t nranges, ngap_list, nforbid_list, nsteps;
+	double offload_gbps; /* > 0: offload candidates were made for this bandwidth */
 };
 
 int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct pl_cands *cs,
                    char *err, size_t errlen);
+
+/* offload.c: the copy engines' load of a selection of offload
+ * candidates, per position and direction (each at most 1: copies on one
+ * engine run one after another). */
+struct pl_engines {
+	int32_t nops;
+	double *load[2];
+};
+int pl_eng_init(struct pl_engines *e, int32_t nops);
+void pl_eng_free(struct pl_engines *e);
+/* Whether candidate j fits beside what is taken (always, for a rebuild). */
+int pl_eng_fits(const struct pl_engines *e, const struct pl_cands *cs, int32_t j);
+void pl_eng_apply(struct pl_engines *e, const struct pl_cands *cs, int32_t j, int sign);
 void pl_cands_free(struct pl_cands *cs);
 
 /* A selection of candidates and its memory curve (without transients
@@ -205,6 +236,8 @@ int pl_asm_step(struct pl_asm *a, int32_t pos, int32_t kind, int32_t arg);
 int pl_asm_evict(struct pl_asm *a, int32_t pos, int32_t buf);
 struct pl_plan *pl_asm_finish(struct pl_asm *a);
 void pl_asm_free(struct pl_asm *a);
+/* offload.c: a chosen offload candidate's steps and eviction. */
+int pl_offload_steps(struct pl_asm *pa, const struct pl_cands *cs, int32_t j);
 
 /* heap.c: binary min-heap on h; j and hi are the user's. */
 struct pl_hent {

@@ -6,16 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Version 2 adds stashes and buffers unmapped at the boundary; a plan
- * that uses neither is written as version 1, which older readers take. */
+/* Version 2 adds stashes and buffers unmapped at the boundary, version 3
+ * offload to host memory; a plan is written with the lowest version that
+ * has what it uses, which older readers take. */
 static int plan_version(const struct pl_plan *p)
 {
-	if (p->nboundary)
-		return 2;
-	for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
+	int v = p->nboundary ? 2 : 1;
+	for (uint32_t k = 0; k < p->step_off[p->nops]; k++) {
+		if (PL_STEP_IS_OFFLOAD(p->steps[k].kind))
+			return 3;
 		if (p->steps[k].kind == PL_STEP_STASH || p->steps[k].kind == PL_STEP_UNSTASH)
-			return 2;
-	return 1;
+			v = 2;
+	}
+	return v;
 }
 
 /* The file up to its checksum member (docs/plan-format.md). */
@@ -29,6 +32,11 @@ static void put_body(const struct pl_plan *p, FILE *f)
 	        plan_version(p), pl_hash_str(p->graph_hash, hs), p->nops, (long long)p->budget,
 	        p->planner, (long long)p->baseline_peak, (long long)p->peak,
 	        (long long)p->recompute_ns);
+	if (plan_version(p) >= 3)
+		fprintf(
+		    f,
+		    "  \"offload_gbps\": %.17g,\n  \"stall_ns\": %lld,\n  \"host_bytes\": %lld,\n",
+		    p->offload_gbps, (long long)p->stall_ns, (long long)p->host_bytes);
 	if (p->nboundary) {
 		fprintf(f, "  \"unmapped_at_boundary\": [");
 		for (int32_t i = 0; i < p->nboundary; i++)
@@ -116,6 +124,27 @@ static int load_boundary(struct jctx *c, json_t *bnd, int64_t ver, int32_t nbufs
 	return 0;
 }
 
+/* A version 3 plan that offloads says for what bandwidth (the evaluator
+ * times its copies with it). */
+static int load_gbps(struct jctx *c, json_t *root, int64_t ver, struct pl_plan *p)
+{
+	json_t *v = json_object_get(root, "offload_gbps");
+	int offloads = 0;
+	for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
+		offloads |= PL_STEP_IS_OFFLOAD(p->steps[k].kind);
+	if (!v && !offloads)
+		return 0;
+	if (ver < 3)
+		return pl_jfail(c, "$.offload_gbps", "needs plan version 3");
+	double gbps = json_is_number(v) ? json_number_value(v) : -1;
+	if (!(gbps >= 0.001 && gbps <= 10000))
+		return pl_jfail(c, "$.offload_gbps",
+		                "%s: the copy engines' GB/s, a number from 0.001 to 10000",
+		                v ? "out of range" : "missing in a plan that offloads");
+	p->offload_gbps = gbps;
+	return 0;
+}
+
 /* How to go on after a plan was changed since remat-plan wrote it. */
 #define REMAKE_HINT "make the plan again with remat-plan, or after an edit on purpose run"
 
@@ -156,9 +185,9 @@ static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const
 		                fmt);
 	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
 		return rc;
-	if (ver != 1 && ver != 2)
+	if (ver < 1 || ver > 3)
 		return pl_jfail(c, "$.version",
-		                "plan version %lld, this reader knows versions 1 and 2",
+		                "plan version %lld, this reader knows versions 1 to 3",
 		                (long long)ver);
 	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
 		return rc;
@@ -222,11 +251,16 @@ static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const
 			if (json_array_size(st) != 2 || kind < 0 || !json_is_integer(argv)) {
 				rc = pl_jfail(c, where,
 				              "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
-				              "\"release\"|\"stash\"|\"unstash\", integer]");
+				              "\"release\"|\"stash\"|\"unstash\"|\"offload\"|"
+				              "\"prefetch\"|\"await\", integer]");
 				break;
 			}
 			if (ver < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH)) {
 				rc = pl_jfail(c, where, "\"%s\" needs plan version 2", kn);
+				break;
+			}
+			if (ver < 3 && PL_STEP_IS_OFFLOAD(kind)) {
+				rc = pl_jfail(c, where, "\"%s\" needs plan version 3", kn);
 				break;
 			}
 			int64_t arg = json_integer_value(argv);
@@ -275,7 +309,10 @@ static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const
 	                     PL_MAX_AMOUNT)) ||
 	    (rc = pl_jint_in(c, root, "$", "peak", &p->peak, 0, -1, -1, PL_MAX_AMOUNT)) ||
 	    (rc = pl_jint_in(c, root, "$", "recompute_ns", &p->recompute_ns, 0, -1, -1,
-	                     INT64_MAX))) {
+	                     INT64_MAX)) ||
+	    (rc = pl_jint_in(c, root, "$", "stall_ns", &p->stall_ns, 0, -1, -1, INT64_MAX)) ||
+	    (rc = pl_jint_in(c, root, "$", "host_bytes", &p->host_bytes, 0, -1, -1, INT64_MAX)) ||
+	    (rc = load_gbps(c, root, ver, p))) {
 		pl_plan_free(p);
 		return rc;
 	}

@@ -123,7 +123,9 @@ static int simulate(const struct pl_graph *g, int64_t budget, int version, struc
  * taken).  1 when o was taken. */
 static int keep_better(struct outcome *best, struct outcome *o)
 {
-	int better = o->ok && (!best->ok || o->ev.recompute_ns < best->ev.recompute_ns);
+	/* what the plan costs: replays and copies that stick out of compute */
+	int better = o->ok && (!best->ok || o->ev.recompute_ns + o->ev.stall_ns <
+	                                        best->ev.recompute_ns + best->ev.stall_ns);
 	/* neither meets the budget: the lower valid peak */
 	better = better || (!o->ok && !best->ok && o->plan && o->ev.valid &&
 	                    (!best->ev.valid || o->ev.peak < best->ev.peak));
@@ -275,8 +277,10 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	uint8_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
 	memset(best, 0, sizeof(*best));
 	res->candidates = cs->ncands;
-	/* the chain first: it may add candidates the others then see */
-	if (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN) {
+	/* the chain first: it may add candidates the others then see (it and
+	 * the walk replay: not when only offload is asked for) */
+	int replays_ok = !(o->offload_only && o->offload_gbps > 0);
+	if (replays_ok && (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN)) {
 		if (chain_plan(c, lv, budget, &h))
 			goto oom;
 		keep_better(best, &h);
@@ -312,12 +316,14 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	h.by = "dtr";
 	debug(o->verbose, &h);
 	keep_better(best, &h);
-	if (simulate(g, budget, o->plan_version, &h))
-		goto oom;
-	h.by = "dtr (walk)";
-	debug(o->verbose, &h);
-	h.by = "dtr";
-	keep_better(best, &h);
+	if (replays_ok) {
+		if (simulate(g, budget, o->plan_version, &h))
+			goto oom;
+		h.by = "dtr (walk)";
+		debug(o->verbose, &h);
+		h.by = "dtr";
+		keep_better(best, &h);
+	}
 	if (o->planner == PL_PLANNER_DTR)
 		goto out;
 	progress_best(c, "heuristics", best, bound);
@@ -491,6 +497,8 @@ static struct pl_plan *finish_plan(const struct pl_graph *g, int64_t budget, str
 	p->baseline_peak = g->baseline_peak;
 	p->peak = best->ev.peak;
 	p->recompute_ns = best->ev.recompute_ns;
+	p->stall_ns = best->ev.stall_ns;
+	p->host_bytes = best->ev.host_peak;
 	const char *by = best->by ? best->by : res->planner;
 	/* "ilp:greedy": the ILP ran and kept another planner's plan */
 	char name[32];
@@ -505,6 +513,8 @@ static struct pl_plan *finish_plan(const struct pl_graph *g, int64_t budget, str
 	res->recompute_ns = best->ev.recompute_ns;
 	res->evicted_buffers = best->ev.evicted_buffers;
 	res->replays = best->ev.replays;
+	res->stall_ns = best->ev.stall_ns;
+	res->offloads = best->ev.offloads;
 	res->gap = gap_of(res->recompute_ns, res->bound_ns);
 	return p;
 }

@@ -149,6 +149,14 @@ struct pl_eval {
 	int64_t peak;
 	int32_t peak_at;
 	int64_t recompute_ns; /* sum of replayed op durations */
+	/* Offload (plan version 3), timed on one compute stream and one copy
+	 * engine per direction at the plan's offload_gbps: the time compute
+	 * waits for copies (a prefetch not done at its await, an offload not
+	 * done where the buffer is evicted), the most host memory the copies
+	 * hold at once, the offloads, and the iteration's modelled time
+	 * (op durations + replays + stalls). */
+	int64_t stall_ns, host_peak, time_ns;
+	int32_t offloads;
 	int32_t replays;
 	int32_t evicted_buffers; /* distinct buffers evicted at least once */
 	int64_t evictions;       /* evict_after entries */
@@ -198,11 +206,21 @@ struct pl_options {
 	int no_min_peak; /* on PL_EBUDGET skip the search for the smallest peak */
 	int verbose;
 	int progress; /* a line per stage on stderr (pl_progress) */
+	/* > 0: buffers may also be offloaded to page-locked host memory over
+	 * copy engines of this many GB/s each direction (plan version 3); 0
+	 * (default): keep or recompute only (remat-plan --offload-gbps, which
+	 * libremat passes with REMAT_OFFLOAD=1). */
+	double offload_gbps;
+	/* with offload_gbps: nothing is recomputed (remat-plan --offload-only,
+	 * for comparisons) */
+	int offload_only;
 };
 
 struct pl_result {
 	int64_t baseline_peak, peak, budget;
 	int64_t recompute_ns, iteration_ns;
+	int64_t stall_ns; /* copies sticking out of compute (offload), in the model */
+	int32_t offloads;
 	int32_t evicted_buffers, replays;
 	double solve_s;
 	/* The best proven lower bound of the recompute cost of any plan within

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: remat-plan TRACE_DIR|GRAPH.json --budget B\n"
 	           "                  [--planner ilp|chain|greedy|dtr|none] [--time-limit S]\n"
 	           "                  [--no-segments] [--exclude ID,ID,...] [-v] [--gap G]\n"
-	           "                  [--plan-version 1|2] [--progress] [-o PLAN.json]\n"
+	           "                  [--plan-version 1|2] [--offload-gbps G] [--progress]\n"
+	           "                  [-o PLAN.json]\n"
 	           "       remat-plan TRACE_DIR|GRAPH.json --sweep [N] [options] -o SWEEP.json\n"
 	           "  B: bytes with an optional K/M/G/T suffix (powers of 1024), or a\n"
 	           "     percentage of the baseline peak (50%%)\n"
@@ -37,6 +38,10 @@ static void usage(FILE *f)
 	           "  --plan-version: 1 (default) plans only what a version 1 runtime runs;\n"
 	           "     2 adds stashes (replays of ops that update buffers in place) and\n"
 	           "     buffers kept unmapped at the iteration boundary\n"
+	           "  --offload-gbps: also offload buffers to page-locked host memory over\n"
+	           "     copy engines of G GB/s each direction (plan version 3, which\n"
+	           "     libremat carries out with REMAT_OFFLOAD=1); off by default;\n"
+	           "     --offload-only: offload and recompute nothing (a comparison)\n"
 	           "  --progress: a line per planning stage on stderr (also with -v)\n"
 	           "       remat-plan --rehash PLAN.json\n"
 	           "  gives a plan edited by hand the checksum of its new content (readers\n"
@@ -197,6 +202,21 @@ int main(int argc, char **argv)
 			}
 			o.plan_version = atoi(v);
 			i++;
+		} else if (!strcmp(a, "--offload-gbps") && v) {
+			char *end;
+			errno = 0;
+			double gb = strtod(v, &end);
+			if (errno || end == v || *end || !(gb >= 0.001 && gb <= 10000)) {
+				fprintf(stderr,
+				        "remat-plan: --offload-gbps '%s': expected GB/s, a number "
+				        "from 0.001 to 10000\n",
+				        v);
+				return 2;
+			}
+			o.offload_gbps = gb;
+			i++;
+		} else if (!strcmp(a, "--offload-only")) {
+			o.offload_only = 1;
 		} else if (!strcmp(a, "--no-segments")) {
 			o.segments = 0;
 		} else if (!strcmp(a, "-v")) {
@@ -296,6 +316,11 @@ int main(int argc, char **argv)
 	printf("buffers evicted: %d (%d replays)\n", res.evicted_buffers, res.replays);
 	printf("recompute time:  %.3f ms (%.2f%% of the iteration)\n", res.recompute_ns / 1e6,
 	       100.0 * (double)res.recompute_ns / iter);
+	if (o.offload_gbps > 0)
+		printf("offloaded:       %d buffer versions at %g GB/s, copies stick out %.3f ms "
+		       "(%.2f%% of the iteration)\n",
+		       res.offloads, o.offload_gbps, res.stall_ns / 1e6,
+		       100.0 * (double)res.stall_ns / iter);
 	printf("planner:         %s (%d candidates)\n", res.planner, res.candidates);
 	printf("solve time:      %.3f s\n", res.solve_s);
 	/* one bound, valid for every plan; the gap is to it */

@@ -118,6 +118,13 @@ struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
 		if (!chosen[j])
 			continue;
 		const struct pl_cand *x = &cs->c[j];
+		/* (first: an await at a position comes before its rebuilds,
+		 * which may read the buffer) */
+		if (x->offload) {
+			if (pl_offload_steps(&pa, cs, j))
+				goto out;
+			continue;
+		}
 		for (uint32_t i = 0; i < x->ngaps; i++) {
 			const struct pl_gap *q = &cs->gaps[cs->gap_list[x->gap_off + i]];
 			if (pl_asm_evict(&pa, q->a, q->buf))
@@ -139,6 +146,8 @@ struct pl_plan *pl_sel_plan(const struct pl_graph *g, const struct pl_cands *cs,
 				goto out;
 	}
 	p = pl_asm_finish(&pa);
+	if (p)
+		p->offload_gbps = cs->offload_gbps;
 out:
 	pl_asm_free(&pa);
 	free(order);

@@ -51,8 +51,13 @@ static void free_state(void)
 	free(engine.by_addr);
 	prof_profile_put(engine.profile);
 	struct replay_totals totals = engine.totals;
+	CUstream out = engine.copy_out, in = engine.copy_in;
+	CUevent scratch = engine.off_scratch;
 	memset(&engine, 0, sizeof(engine));
 	engine.totals = totals;
+	engine.copy_out = out;
+	engine.copy_in = in;
+	engine.off_scratch = scratch;
 }
 
 /* Per-iteration state back to "everything as the program left it". */
@@ -601,9 +606,9 @@ void replay_shutdown(void)
 	if (engine.profile && engine.plan)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: %llu iterations, %llu evictions, %llu replays, %llu unplanned "
-		          "rebuilds",
+		          "rebuilds, %llu offloads",
 		          (unsigned long long)engine.iter, (unsigned long long)t->evictions,
-		          (unsigned long long)t->replays,
-		          (unsigned long long)t->rebuilds_unplanned);
+		          (unsigned long long)t->replays, (unsigned long long)t->rebuilds_unplanned,
+		          (unsigned long long)t->offloads);
 	replay_clock_report();
 }

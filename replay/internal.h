@@ -23,7 +23,7 @@ struct replay_iv {
 
 /* What run mode did, over every profile of the process (reported at exit). */
 struct replay_totals {
-	uint64_t replays, evictions, rebuilds_unplanned;
+	uint64_t replays, evictions, rebuilds_unplanned, offloads;
 	int peak_reset;        /* a replay iteration began: applied_peak means something */
 	uint64_t applied_peak; /* physical peak while the plan was applied */
 	int64_t budget;
@@ -63,6 +63,17 @@ struct replay_engine {
 	int32_t *by_addr; /* buffer ids sorted by address */
 	int warned_src;
 	uint64_t lost_ops; /* ops since the engine lost the iteration */
+	/* Offload (offload.c), NULL/0 while the plan has none: per buffer where
+	 * its content is (REPLAY_OFF_*), the events ending its copy out and its
+	 * prefetch, its slot in the pinned pool; the copy streams and a
+	 * scratch event (kept from plan to plan). */
+	uint8_t *off;
+	CUevent *off_ev, *fetch_ev;
+	uint64_t *off_slot;
+	uint8_t *off_pool;
+	uint64_t off_pool_bytes;
+	CUstream copy_out, copy_in;
+	CUevent off_scratch;
 	struct replay_totals totals;
 };
 
@@ -123,6 +134,19 @@ int replay_attrs_same(const struct prof_op *q, const struct remat_op *op);
  * attributes through cuLaunchKernelEx when it has any. */
 CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o, CUstream st,
                               void **params, void **extra);
+
+/* offload.c */
+enum { REPLAY_OFF_NONE, REPLAY_OFF_LEAVING, REPLAY_OFF_HOST, REPLAY_OFF_COMING };
+/* After validation: the pinned pool and copy streams the plan's offload
+ * needs; 0, or -1 with why (everything undone). */
+int replay_offload_install(const struct pl_plan *pl, char *why, size_t n);
+void replay_offload_drop(void);
+/* One OFFLOAD, PREFETCH or AWAIT step for op stream s (mode as replay_steps). */
+CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode);
+/* Buffer b (every buffer) mapped with its content again on stream s,
+ * whatever its offload state; what cannot be stays unmapped. */
+CUresult replay_offload_restore(int32_t b, CUstream s);
+CUresult replay_offload_restore_all(CUstream s);
 
 /* graph.c */
 /* The evicted buffer a graph launch touches (its nodes' parameter words and

@@ -68,4 +68,9 @@ void replay_free(CUdeviceptr p);
 /* At exit: what run mode did (REMAT_LOG=1). */
 void replay_shutdown(void);
 
+/* The copy engines' bandwidth, GB/s (the slower direction), timed once per
+ * process with pinned memory and events (replay/offload.c); 0 when it
+ * cannot be measured. */
+double replay_offload_measure(void);
+
 #endif

@@ -179,6 +179,9 @@ static void unmap_buf(int32_t b, CUstream s)
 	for (int i = 0; i < engine.profile->nstreams && n < 64; i++)
 		if ((engine.bstreams[b] >> i & 1) && engine.profile->streams[i] != s)
 			st[n++] = engine.profile->streams[i];
+	/* an offload's copy out reads it too (offload.c) */
+	if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING && n < 64)
+		st[n++] = engine.copy_out;
 	remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, st, n);
 }
 
@@ -193,6 +196,8 @@ void replay_evict_after(int32_t p, CUstream s)
 		engine.evicted[b] = 1;
 		replay_iv_add(b);
 		engine.totals.evictions++;
+		if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING)
+			engine.off[b] = REPLAY_OFF_HOST;
 	}
 }
 
@@ -268,6 +273,10 @@ static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur
 		if (mode == 1 && b >= cur)
 			return CUDA_SUCCESS; /* not issued yet in this iteration */
 		return replay_launch(b, s);
+	case PL_STEP_OFFLOAD:
+	case PL_STEP_PREFETCH:
+	case PL_STEP_AWAIT:
+		return replay_offload_step(st->kind, b, s, mode);
 	case PL_STEP_RELEASE:
 		if (engine.live[b]) {
 			/* In recovery, a live buffer stays: the ops after cur will
@@ -330,6 +339,28 @@ static int32_t last_writer(int32_t b, int32_t cur)
 	return -1;
 }
 
+/* Buffer b is freed in this iteration and no op from position cur on
+ * references it. */
+static int untouched_from(int32_t b, int32_t cur)
+{
+	const struct remat_profile *p = engine.profile;
+	if (p->bufs[b].free_at < 0)
+		return 0;
+	for (size_t k = (size_t)cur; k < p->nops; k++) {
+		const struct prof_op *q = &p->ops[k];
+		for (size_t i = 0; i < q->nreads; i++)
+			if (q->reads[i] == b)
+				return 0;
+		for (size_t i = 0; i < q->nwrites; i++)
+			if (q->writes[i] == b)
+				return 0;
+		for (size_t i = 0; i < q->npartial; i++)
+			if (q->partial[i] == b)
+				return 0;
+	}
+	return 1;
+}
+
 /* Replaying op k now rebuilds b and changes nothing else: b is all it
  * writes, and everything else it references is mapped and unwritten since
  * (so it reads what it read then). */
@@ -353,9 +384,10 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 
 CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 {
+	/* What is on its way to or from the host comes back first. */
+	CUresult first = engine.plan ? replay_offload_restore_all(s) : CUDA_SUCCESS;
 	if (!engine.plan || !engine.niv)
-		return CUDA_SUCCESS;
-	CUresult first = CUDA_SUCCESS;
+		return first;
 	int32_t cur = engine.pos < 0 ? (int32_t)engine.profile->nops : engine.pos;
 	/* The plan's own recipes, in plan order: an input rebuilt earlier in
 	 * the plan is rebuilt here first too. */
@@ -394,8 +426,18 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 				replay_iv_add(b);
 			}
 		}
-		if (r == CUDA_SUCCESS)
+		if (r == CUDA_SUCCESS) {
+			if (engine.off)
+				engine.off[b] = REPLAY_OFF_NONE;
 			continue; /* iv[i] is the next one now */
+		}
+		/* Freed in this iteration and touched by no op before that: its
+		 * content is never read again (an unforeseen access is still
+		 * caught as one to an evicted buffer). */
+		if (untouched_from(b, cur)) {
+			i++;
+			continue;
+		}
 		if (first == CUDA_SUCCESS)
 			first = r;
 		if (!engine.lost[b]++ && newly_lost)
@@ -450,6 +492,7 @@ void replay_boundary_buffers(int keep)
 
 void replay_plan_drop(void)
 {
+	replay_offload_drop();
 	replay_copies_free(NULL);
 	if (engine.boundary)
 		memset(engine.boundary, 0, engine.profile->nbufs);
@@ -473,6 +516,10 @@ int replay_plan_install(struct pl_plan *pl, char *why, size_t whylen)
 	}
 	replay_plan_drop();
 	engine.plan = pl;
+	if (replay_offload_install(pl, why, whylen)) {
+		replay_plan_drop();
+		return -1;
+	}
 	for (int32_t i = 0; i < pl->nboundary; i++)
 		engine.boundary[pl->boundary[i]] = 1;
 	int32_t n = 0;

@@ -9,6 +9,9 @@
  * mapped and each buffer it reads holding the version it read in the
  * profiled iteration, what outlives the iteration must end it mapped with
  * its final version, and the memory curve must stay within the budget.
+ * Offload (version 3): the copied-out buffer is not written until its
+ * eviction, a prefetch's destination counts from the prefetch and nothing
+ * touches it before its await, nothing is left on the host at the end.
  *
  * The planner's evaluator (planner/evaluate.c) checks the same things on
  * its own graph model; this is a second implementation on purpose, and a
@@ -34,6 +37,10 @@ struct check {
 	int32_t *holds, *saved_holds, *stash_holds, *expect;
 	int64_t mem, peak;
 	int32_t ntransient, nsaved;
+	/* offload (plan version 3): where each buffer's content is, and what
+	 * its host copy holds */
+	uint8_t *off;
+	int32_t *host_holds;
 	char *why;
 	size_t n;
 };
@@ -77,10 +84,25 @@ static int alive(const struct prof_buf *u, int32_t pos, int32_t nops)
 
 /* Op k, original (at == k) or replayed before op at: each reference
  * mapped, each real read holding the version the profile saw. */
+enum { OFF_NONE, OFF_LEAVING, OFF_HOST, OFF_COMING };
+
 static int run_op(struct check *c, int32_t k, int32_t at)
 {
 	const struct prof_op *o = &c->prof->ops[k];
 	const char *what = at == k ? "op" : "replay of op";
+	for (size_t i = 0; i < o->nreads + o->nwrites; i++) {
+		int32_t b = i < o->nreads ? o->reads[i] : o->writes[i - o->nreads];
+		if (c->off[b] == OFF_COMING)
+			return wrong(c,
+			             "%s %d (before op %d) uses buffer %d before its prefetch is "
+			             "awaited",
+			             what, k, at, b);
+		if (c->off[b] == OFF_LEAVING && i >= o->nreads)
+			return wrong(c,
+			             "%s %d (before op %d) writes buffer %d while it is copied to "
+			             "the host",
+			             what, k, at, b);
+	}
 	for (size_t i = 0; i < o->nreads; i++) {
 		int32_t b = o->reads[i];
 		if (!c->mapped[b])
@@ -156,6 +178,54 @@ static void expect_for(struct check *c, const struct versions *v, int32_t k)
 		    v->ver[v->off[k] + i];
 }
 
+/* OFFLOAD, PREFETCH and AWAIT (docs/plan-format.md): the copy out leaves
+ * the buffer mapped until its eviction; the prefetch's destination counts
+ * from the prefetch; nothing touches it before the await. */
+static int offload_step(struct check *c, int kind, int32_t b, int32_t pos, uint32_t idx, int live)
+{
+	const struct prof_buf *u = &c->prof->bufs[b];
+	const char *name = pl_step_names[kind];
+	if (!(c->plan->offload_gbps > 0))
+		return wrong(c, "step %u before op %d is \"%s\" in a plan without offload_gbps",
+		             idx, pos, name);
+	if (u->small || !live)
+		return wrong(c, "step %u before op %d: %s of buffer %d, which is %s", idx, pos,
+		             name, b, u->small ? "small (shares its chunk)" : "not allocated");
+	switch (kind) {
+	case PL_STEP_OFFLOAD:
+		if (!c->mapped[b] || c->off[b] != OFF_NONE || c->holds[b] == HOLDS_LOST ||
+		    c->holds[b] == HOLDS_FRESH || c->saved[b] || c->stashed[b])
+			return wrong(c, "step %u before op %d: offload of buffer %d, which %s", idx,
+			             pos, b,
+			             !c->mapped[b]                  ? "is not mapped"
+			             : c->off[b] != OFF_NONE        ? "is offloaded already"
+			             : c->saved[b] || c->stashed[b] ? "has a copy aside"
+			                                            : "holds nothing to keep");
+		c->off[b] = OFF_LEAVING;
+		c->host_holds[b] = c->holds[b];
+		return 0;
+	case PL_STEP_PREFETCH:
+		if (c->mapped[b] || c->off[b] != OFF_HOST)
+			return wrong(c, "step %u before op %d: prefetch of buffer %d, which %s",
+			             idx, pos, b,
+			             c->mapped[b] ? "is mapped" : "is not on the host");
+		c->mapped[b] = 1;
+		c->holds[b] = HOLDS_LOST;
+		c->mem += chunk_bytes(c, b);
+		c->off[b] = OFF_COMING;
+		return 0;
+	default: /* PL_STEP_AWAIT */
+		if (c->off[b] != OFF_COMING)
+			return wrong(c,
+			             "step %u before op %d: await of buffer %d, which is not being "
+			             "prefetched",
+			             idx, pos, b);
+		c->holds[b] = c->host_holds[b];
+		c->off[b] = OFF_NONE;
+		return 0;
+	}
+}
+
 static int step(struct check *c, const struct versions *v, const struct pl_step *st, int32_t pos,
                 uint32_t idx)
 {
@@ -179,6 +249,11 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 	int live = alive(u, pos, (int32_t)p->nops);
 	const char *name =
 	    st->kind >= 0 && st->kind < PL_STEP_KINDS ? pl_step_names[st->kind] : "?";
+	if (PL_STEP_IS_OFFLOAD(st->kind))
+		return offload_step(c, st->kind, b, pos, idx, live);
+	if (c->off[b] != OFF_NONE)
+		return wrong(c, "step %u before op %d: %s of buffer %d, which is offloaded", idx,
+		             pos, name, b);
 	switch (st->kind) {
 	case PL_STEP_MAP:
 		if (u->small || c->mapped[b])
@@ -243,10 +318,10 @@ static int lifetimes(struct check *c, int32_t pos)
 	for (size_t b = 0; b < p->nbufs; b++) {
 		const struct prof_buf *u = &p->bufs[b];
 		if (u->free_at == pos) {
-			if (c->saved[b] || c->transient[b] || c->stashed[b])
+			if (c->saved[b] || c->transient[b] || c->stashed[b] || c->off[b])
 				return wrong(c,
-				             "buffer %zu is freed before op %d while a copy or a "
-				             "transient mapping of it is left",
+				             "buffer %zu is freed before op %d while a copy, a "
+				             "transient mapping or an offload of it is left",
 				             b, pos);
 			if (c->mapped[b])
 				c->mem -= chunk_bytes(c, (int32_t)b);
@@ -314,14 +389,18 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			const struct prof_buf *u =
 			    b >= 0 && b < (int32_t)p->nbufs ? &p->bufs[b] : NULL;
 			if (!u || u->small || !c->mapped[b] || !alive(u, pos, nops) ||
-			    c->saved[b] || c->stashed[b])
+			    c->saved[b] || c->stashed[b] || c->off[b] == OFF_COMING)
 				return wrong(c, "eviction after op %d of buffer %d, which is %s",
 				             pos, b,
 				             !u                     ? "not a buffer"
 				             : u->small             ? "small (shares its chunk)"
 				             : !alive(u, pos, nops) ? "not allocated"
 				             : !c->mapped[b]        ? "not mapped"
+				             : c->off[b]            ? "being prefetched"
 				                                    : "saved or stashed");
+			/* its content stays on the host when it was copied out */
+			if (c->off[b] == OFF_LEAVING)
+				c->off[b] = OFF_HOST;
 			c->mapped[b] = 0;
 			c->holds[b] = HOLDS_LOST;
 			c->mem -= chunk_bytes(c, b);
@@ -344,6 +423,9 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 		const struct prof_buf *u = &p->bufs[b];
 		if (c->stashed[b])
 			return wrong(c, "buffer %zu is still stashed at the end of the iteration",
+			             b);
+		if (c->off[b])
+			return wrong(c, "buffer %zu is still offloaded at the end of the iteration",
 			             b);
 		if (u->free_at >= 0)
 			continue;
@@ -384,9 +466,12 @@ int replay_plan_validate(const struct remat_profile *prof, const struct pl_plan 
 	c.saved_holds = malloc(nb * sizeof(int32_t));
 	c.stash_holds = malloc(nb * sizeof(int32_t));
 	c.expect = malloc(nb * sizeof(int32_t));
+	c.off = calloc(nb, 1);
+	c.host_holds = malloc(nb * sizeof(int32_t));
 	int rc = -1;
 	if (!c.mapped || !c.saved || !c.stashed || !c.transient || !c.boundary || !c.holds ||
-	    !c.saved_holds || !c.stash_holds || !c.expect || versions_of(prof, &v))
+	    !c.saved_holds || !c.stash_holds || !c.expect || !c.off || !c.host_holds ||
+	    versions_of(prof, &v))
 		snprintf(why, n, "out of host memory to check it");
 	else
 		rc = run_plan(&c, &v, budget);
@@ -403,5 +488,7 @@ int replay_plan_validate(const struct remat_profile *prof, const struct pl_plan 
 	free(c.saved_holds);
 	free(c.stash_holds);
 	free(c.expect);
+	free(c.off);
+	free(c.host_holds);
 	return rc;
 }

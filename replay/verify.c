@@ -56,7 +56,9 @@ void replay_verify_begin(int32_t pos, CUstream s)
 	remat_drv.cuCtxSynchronize();
 	for (uint32_t i = s0; i < s1 && n < 64; i++) {
 		int32_t b = pl->steps[i].arg;
-		if (pl->steps[i].kind != PL_STEP_MAP || !engine.live[b])
+		/* a rebuild's map, or a prefetch (its copy comes back in place) */
+		if ((pl->steps[i].kind != PL_STEP_MAP && pl->steps[i].kind != PL_STEP_PREFETCH) ||
+		    !engine.live[b])
 			continue;
 		const struct prof_buf *u = &engine.profile->bufs[b];
 		uint8_t *h = malloc(u->size);

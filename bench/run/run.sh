@@ -84,10 +84,10 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 	sim $t-trace LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_TRACE_DIR="$tmp/$t-$alloc-trace" -- \
 		"$BUILD/trainers/$t" $args --iters "$A"
 	# shellcheck disable=SC2086
-	sim $t-plainA -- "$BUILD/trainers/$t" $args --iters "$A"
+	sim $t-$alloc-plainA -- "$BUILD/trainers/$t" $args --iters "$A"
 	# shellcheck disable=SC2086
-	sim $t-plainB -- "$BUILD/trainers/$t" $args --iters "$B"
-	base=$(($(field $t-plainB sim_time_ns) - $(field $t-plainA sim_time_ns)))
+	sim $t-$alloc-plainB -- "$BUILD/trainers/$t" $args --iters "$B"
+	base=$(($(field $t-$alloc-plainB sim_time_ns) - $(field $t-$alloc-plainA sim_time_ns)))
 	min=$(smallest "$tmp/$t-$alloc-trace")
 	for label in 75% 50% smallest; do
 		arg=$label
@@ -139,7 +139,7 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 		rpeak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' \
 			"$tmp/$t-runB.err")
 		same=identical
-		cmp -s "$tmp/$t-plainB.out" "$tmp/$t-runB.out" || same=DIFFERENT
+		cmp -s "$tmp/$t-$alloc-plainB.out" "$tmp/$t-runB.out" || same=DIFFERENT
 		awk -v t="$t/$alloc" -v l=$label -v b="$bytes" -v pc="$pct" -v pr="$pred" -v w="$with" \
 			-v base="$base" -v rp="${rpeak:-}" -v s=$same -v note="$note" 'BEGIN {
 			m = 100 * (w / base - 1)
@@ -155,6 +155,80 @@ echo " recompute_ns / iteration_ns from remat-plan; rep.peak: physical peak of t
 echo " replay iterations as libremat reports it; smallest: the smallest budget, in"
 echo " 64 KiB steps, remat-plan accepts; aims: < 15% at 50%, measured within 5 points"
 echo " of predicted)"
+
+# ---- offload to pinned host memory ------------------------------------------
+# The same trainers and budgets with three plans each: recompute only (as
+# above), offload only (remat-plan --offload-only: nothing replayed) and
+# both (the planner chooses per buffer version), offload planned for the
+# simulated copy engines' rate (SIMCUDA_PCIE_GBPS, default 52.8 GB/s) and
+# applied with REMAT_OFFLOAD=1.  Each plan goes into a plan cache of its
+# own before the runs, so both runs apply it from the same iteration.
+GBPS=${SIMCUDA_PCIE_GBPS:-52.8}
+echo
+echo "offload to pinned host memory ($GBPS GB/s each way) against recompute:"
+printf '%-5s %-4s %-9s | %9s %9s %7s | %8s %8s | %10s %5s | %s\n' trainer bud plan \
+	predicted measured diff offloads replays "rep.peak" "<=bud" output
+# With --alloc async (the first table's plain runs and traces).
+A=$A0 B=$B0
+for t in mlp gpt; do
+	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi
+	args="$args --alloc async"
+	base=$(($(field $t-async-plainB sim_time_ns) - $(field $t-async-plainA sim_time_ns)))
+	hash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/$t-async-trace/trace.json" | head -n 1)
+	for label in 75% 50%; do
+		for mode in recompute offload both; do
+			case $mode in
+			recompute) popt="" off=0 ;;
+			offload) popt="--offload-gbps $GBPS --offload-only" off=1 ;;
+			both) popt="--offload-gbps $GBPS" off=1 ;;
+			esac
+			cache=$tmp/cache-$t-$label-$mode
+			mkdir -p "$cache"
+			rc=0
+			# shellcheck disable=SC2086
+			"$PLAN" "$tmp/$t-async-trace" --budget "$label" --plan-version 2 $popt \
+				-o "$tmp/offplan.json" >"$tmp/plan.txt" 2>&1 || rc=$?
+			if [ $rc = 3 ]; then
+				printf '%-5s %-4s %-9s | %s\n' $t $label $mode \
+					"not reachable: $(sed -n 's/^remat-plan: //p' "$tmp/plan.txt" | cut -c1-90)"
+				continue
+			fi
+			[ $rc = 0 ] || die "$t $label $mode: remat-plan exited $rc: $(tail -n 2 "$tmp/plan.txt")"
+			bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
+			mv "$tmp/offplan.json" "$cache/$hash-$bytes.plan.json"
+			prc=$(sed -n 's/^recompute time: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
+			pst=$(sed -n 's/^offloaded: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
+			R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_OFFLOAD=$off REMAT_CACHE_DIR=$cache REMAT_TRACE_DIR=$tmp/$t-off"
+			# shellcheck disable=SC2086
+			sim $t-offA $R -- "$BUILD/trainers/$t" $args --iters "$A"
+			# shellcheck disable=SC2086
+			sim $t-offB $R -- "$BUILD/trainers/$t" $args --iters "$B"
+			fromA=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-offA.err")
+			fromB=$(sed -n 's/.*applied from iteration \([0-9]*\).*/\1/p' "$tmp/$t-offB.err")
+			note=""
+			[ -n "$fromB" ] && [ "$fromA" = "$fromB" ] ||
+				note=" (plan applied from iteration '${fromA:-never}' and '${fromB:-never}': not comparable)"
+			with=$(($(field $t-offB sim_time_ns) - $(field $t-offA sim_time_ns)))
+			rpeak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$tmp/$t-offB.err")
+			counts=$(sed -n 's/.*iterations, [0-9]* evictions, \([0-9]*\) replays, [0-9]* unplanned rebuilds, \([0-9]*\) offloads.*/\2 \1/p' "$tmp/$t-offB.err")
+			same=identical
+			cmp -s "$tmp/$t-async-plainB.out" "$tmp/$t-offB.out" || same=DIFFERENT
+			awk -v t=$t -v l=$label -v md=$mode -v b="$bytes" -v pr="${prc:-0}" -v ps="${pst:-0}" \
+				-v w="$with" -v base="$base" -v rp="${rpeak:-}" -v c="${counts:-? ?}" -v s=$same \
+				-v note="$note" 'BEGIN {
+				split(c, n, " ")
+				m = 100 * (w / base - 1)
+				p = pr + ps
+				ok = rp == "" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
+				printf "%-5s %-4s %-9s | %8.2f%% %8.2f%% %+6.2f | %8s %8s | %10s %5s | %s%s\n",
+					t, l, md, p, m, m - p, n[1], n[2], rp == "" ? "?" : rp, ok, s, note
+			}'
+		done
+	done
+done
+echo "(predicted = (recompute_ns + stall_ns) / iteration_ns from remat-plan: stall is"
+echo " what copies stick out of compute in its model; offloads and replays: totals over"
+echo " the longer run; aims at 50%: <= 10% with offload, within 2 points of predicted)"
 
 # ---- host cost per launch ----------------------------------------------------
 bin=$BUILD/bench/run/iter_bench

@@ -194,13 +194,19 @@ static void test_invalid_plans(void **state)
 	 * it again: the edit is what is refused, not the checksum). */
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	char *v = strstr(t, "\"version\": 1");
-	v[11] = '3';
-	expect_rejected(t, "plan version 3, this reader knows versions 1 and 2");
+	v[11] = '4';
+	expect_rejected(t, "plan version 4, this reader knows versions 1 to 3");
 	/* What version 2 adds, in a version 1 file: not remat-plan's. */
 	snprintf(t, sizeof(t), "%s",
 	         plan_text(H, "10", "3211264", "[{\"op\": 2, \"before\": [[\"stash\", 1]]}]", ""));
 	expect_rejected(
 	    t, "$.ops[0].before[0]: step \"stash\" in a version 1 plan (it needs version 2)");
+	/* Offload (version 3): this runtime does not carry it out. */
+	snprintf(t, sizeof(t), "%s",
+	         plan_text_v(2, H, "10", "3211264", "[{\"op\": 2, \"before\": [[\"offload\", 1]]}]",
+	                     ""));
+	expect_rejected(t, "$.ops[0].before[0]: step \"offload\" in a version 2 plan (offload "
+	                   "needs version 3)");
 	snprintf(t, sizeof(t), "%s",
 	         plan_text(H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1],\n"));
 	expect_rejected(t, "$.unmapped_at_boundary: in a version 1 plan (it needs version 2)");

@@ -330,6 +330,19 @@ static void test_verify_and_run_names(void **state)
 	env("REMAT_VERIFY", "yes");
 	assert_int_equal(parse(&c, err), -1);
 	assert_non_null(strstr(err, "REMAT_VERIFY=\"yes\""));
+	env("REMAT_BUDGET", "1G");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.offload, 0); /* off unless asked */
+	env("REMAT_OFFLOAD", "1");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.offload, 1);
+	env("REMAT_OFFLOAD", "0");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.offload, 0);
+	env("REMAT_OFFLOAD", "on");
+	assert_int_equal(parse(&c, err), -1);
+	assert_non_null(strstr(err, "REMAT_OFFLOAD=\"on\""));
+	assert_non_null(strstr(err, "0, 1"));
 	char *run[] = {"REMAT_VERIFY=1", "REMAT_PLANNER=/x", "REMAT_PLAN_TIMEOUT=5",
 	               "REMAT_CACHE_DIR=/tmp", NULL};
 	assert_int_equal(load_env(run, &c), 0);

@@ -678,17 +678,18 @@ static void plan_files(void **state)
 	    {"0x00c0ffee12345678", "0x00c0ffee12345679",
 	     "plan made for graph 0x00c0ffee12345679, this graph is 0x00c0ffee12345678"},
 	    {"\"nops\": 9", "\"nops\": 10", "plan has 10 ops, the graph 9"},
+	    {"[\"map\", 3]", "[\"prefetch\", 3]", "\"prefetch\" needs plan version 3"},
 	    {"[\"replay\", 1]", "[\"replay\", 7]",
 	     "$.ops[1].before[1]: replay 7: not an earlier op"},
 	    {"[\"map\", 3]", "[\"mop\", 3]", "$.ops[1].before[0]: expected"},
 	    {"[\"map\", 3]", "[\"map\", 30]", "map 30: no such buffer"},
 	    {"\"op\": 6", "\"op\": 1", "$.ops[1]: op 1 out of order"},
-	    {"\"version\": 1", "\"version\": 3",
-	     "plan version 3, this reader knows versions 1 and 2"},
+	    {"\"version\": 1", "\"version\": 4",
+	     "plan version 4, this reader knows versions 1 to 3"},
 	    {"\"end\": true", "\"end\": false", "truncated plan"},
 	    {"\"format\": \"remat-plan\"", "\"format\": \"remat-graph\"", "is not a plan"},
 	};
-	const size_t checked_before_sum = 6; /* from here: format, version, end marker */
+	const size_t checked_before_sum = 7; /* from here: format, version, end marker */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *t = replace(good, cases[i].from, cases[i].to);
 		const char *bad = tu_write(dir, "bad.json", t);

@@ -490,11 +490,13 @@ struct pl_plan *tu_mutate(const struct pl_graph *g, const struct pl_plan *p, uin
 		pl_builder_evict(b, pos, buf); /* a random eviction */
 	if (what == 4 && pos > 0) {
 		/* a random step */
-		int kind = (int)(tu_rand(s) % 7);
+		/* (offload steps only into plans that offload) */
+		int kind = (int)(tu_rand(s) % (p->offload_gbps > 0 ? PL_STEP_KINDS : 7));
 		int32_t arg = kind == PL_STEP_REPLAY ? (int32_t)(tu_rand(s) % (uint64_t)pos) : buf;
 		pl_builder_step(b, pos, kind, arg);
 	}
 	q = pl_builder_finish(b);
+	q->offload_gbps = p->offload_gbps;
 	/* the boundary list: kept, dropped, or one buffer added */
 	int keep = what != 0 || tu_rand(s) % 2;
 	q->boundary = malloc(sizeof(int32_t) * ((size_t)p->nboundary + 1));

@@ -106,6 +106,18 @@ static void agree(const struct pl_graph *g, const struct remat_profile *prof,
 	pl_eval_free(&e);
 }
 
+/* agree() on plan p and on 8 random mutations of it. */
+static void agree_mutated(const struct pl_graph *g, const struct remat_profile *prof,
+                          const struct pl_plan *p, uint64_t *s, int *nvalid, int *ninvalid)
+{
+	agree(g, prof, p, nvalid, ninvalid);
+	for (int m = 0; m < 8; m++) {
+		struct pl_plan *q = tu_mutate(g, p, s);
+		agree(g, prof, q, nvalid, ninvalid);
+		pl_plan_free(q);
+	}
+}
+
 static void runtime_agrees_with_evaluator(void **state)
 {
 	(void)state;
@@ -129,12 +141,7 @@ static void runtime_agrees_with_evaluator(void **state)
 					pl_sel_take(&sel, &cs, j);
 			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
 			assert_non_null(p);
-			agree(g, prof, p, &nvalid, &ninvalid);
-			for (int m = 0; m < 8; m++) {
-				struct pl_plan *q = tu_mutate(g, p, &s);
-				agree(g, prof, q, &nvalid, &ninvalid);
-				pl_plan_free(q);
-			}
+			agree_mutated(g, prof, p, &s, &nvalid, &ninvalid);
 			pl_plan_free(p);
 			pl_sel_free(&sel);
 		}
@@ -147,8 +154,61 @@ static void runtime_agrees_with_evaluator(void **state)
 	assert_true(ninvalid > 500);
 }
 
+/* Plans that offload (version 3): the runtime's check agrees with the
+ * evaluator on random selections of offloads and rebuilds and on their
+ * mutations (memory of prefetch destinations included: same peak). */
+static void offload_agrees(void **state)
+{
+	(void)state;
+	int nvalid = 0, ninvalid = 0, offloading = 0;
+	for (uint64_t seed = 1; seed <= 30; seed++) {
+		uint64_t s = seed * 7919;
+		struct rg_opts o = tu_mixed_opts(seed);
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		assert_non_null(g);
+		/* ops of 0.1 to 10 ms: time for a copy to hide */
+		g->iteration_ns = 0;
+		for (int32_t k = 0; k < g->nops; k++)
+			g->iteration_ns += g->ops[k].duration_ns *= 100000;
+		struct remat_profile *prof = profile_of(g);
+		struct pl_options opt;
+		pl_options_default(&opt);
+		opt.plan_version = 2;
+		opt.offload_gbps = 52.8;
+		struct pl_cands cs;
+		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
+		for (int trial = 0; trial < 6; trial++) {
+			struct pl_selection sel;
+			assert_int_equal(pl_sel_init(&sel, &cs), 0);
+			for (int32_t j = 0; j < cs.ncands; j++)
+				if (tu_rand(&s) % (cs.c[j].offload ? 2 : 4) == 0 &&
+				    pl_sel_compatible(&sel, &cs, j))
+					pl_sel_take(&sel, &cs, j);
+			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
+			assert_non_null(p);
+			for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
+				if (p->steps[k].kind == PL_STEP_OFFLOAD) {
+					offloading++;
+					break;
+				}
+			agree_mutated(g, prof, p, &s, &nvalid, &ninvalid);
+			pl_plan_free(p);
+			pl_sel_free(&sel);
+		}
+		pl_cands_free(&cs);
+		profile_free(prof);
+		pl_graph_free(g);
+	}
+	print_message("%d plans offload; %d valid and %d invalid agree\n", offloading, nvalid,
+	              ninvalid);
+	assert_true(offloading >= 30);
+	assert_true(nvalid > 50);
+	assert_true(ninvalid > 200);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(runtime_agrees_with_evaluator)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(runtime_agrees_with_evaluator),
+	                                   cmocka_unit_test(offload_agrees)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,4 +66,15 @@ sed 's/{"op": 15, "before": \[\["map", 19\], \["replay", 2\], \["replay", 3\]\],
 grep -q '"op": 15}' "$TMP/norebuild.json" || fail "test setup: sed did not apply"
 rehash "$TMP/norebuild.json"
 check invalid "$TMP/norebuild.json" "$TMP/norebuild\.json: the plan does not fit this trace: .*19"
+
+# A plan that offloads (version 3): what goes to the host, when it leaves
+# and comes back, in the summary, a table and under the memory chart.
+"$REPORT" --plan fuzz/corpus/plan/mlp3-offload-v3.json "$FIX" >"$TMP/off" || fail "offload: exit $?"
+expect_line "$TMP/off" '^  offload +1 buffer version to pinned host memory at 52\.8 GB/s, 15\.6 MiB held at most; copies stick out 578\.6 us$'
+sed -n '/^PLAN: OFFLOADS TO HOST MEMORY/,/^MEMORY/p' "$TMP/off" >"$TMP/offt"
+expect_line "$TMP/offt" '^  #19 +15\.6 MiB +5 +6 +13 +15 +mlp\.c:88 \(linear_forward\)$'
+expect_line "$TMP/off" '^ +15\.6 MiB host +#+ *$'
+expect_line "$TMP/off" '^ +copy +v +\^ *$'
+grep -q '^PLAN: REBUILDS' "$TMP/off" && sed -n '/^PLAN: REBUILDS/,/^PLAN: OFF/p' "$TMP/off" | grep -q '^  none$' ||
+	fail "offload steps listed as rebuilds"
 echo "ok"

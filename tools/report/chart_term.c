@@ -144,4 +144,31 @@ void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 	memcpy(ticks + width - le + 1, e, (size_t)le);
 	ticks[width + 1] = 0;
 	fprintf(f, "  %10s %s\n", "", ticks);
+	if (p && p->host && p->host_peak > 0) {
+		/* host memory the plan's offloads hold, and where copies start:
+		 * v a copy out, ^ a prefetch back */
+		char peak[32];
+		fprintf(f, "  %10s %s", rr_bytes(p->host_peak, peak, sizeof(peak)), "host ");
+		for (int c = 0; c < width; c++) {
+			int64_t h = column_max(p->host, t->nops, c, width);
+			int e8 = (int)((h * 8 + p->host_peak - 1) / p->host_peak);
+			fputs(e8 <= 0       ? " "
+			      : e8 >= 8     ? glyph[PERITER]
+			      : st->unicode ? eighth[e8]
+			                    : ".",
+			      f);
+		}
+		fprintf(f, "\n  %10s %s", "", "copy ");
+		for (int c = 0; c < width; c++) {
+			int lo = (int)((int64_t)c * t->nops / width);
+			int hi = (int)((int64_t)(c + 1) * t->nops / width);
+			int out = 0, in = 0;
+			for (int i = 0; i < p->noffloads; i++) {
+				out |= p->offloads[i].out_at >= lo && p->offloads[i].out_at < hi;
+				in |= p->offloads[i].fetch_at >= lo && p->offloads[i].fetch_at < hi;
+			}
+			fputc(out && in ? 'x' : out ? 'v' : in ? '^' : ' ', f);
+		}
+		fputc('\n', f);
+	}
 }

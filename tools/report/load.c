@@ -45,9 +45,56 @@ static int rebuilt_before(const struct pl_plan *pp, int after, int b)
 {
 	for (int q = after + 1; q < pp->nops; q++)
 		for (uint32_t s = pp->step_off[q]; s < pp->step_off[q + 1]; s++)
-			if (pp->steps[s].kind == PL_STEP_MAP && pp->steps[s].arg == b)
+			if ((pp->steps[s].kind == PL_STEP_MAP ||
+			     pp->steps[s].kind == PL_STEP_PREFETCH) &&
+			    pp->steps[s].arg == b)
 				return q;
 	return -1;
+}
+
+/* The first position at or after `from` with a step of this kind for b. */
+static int step_at(const struct pl_plan *pp, int from, int kind, int b)
+{
+	for (int q = from; q < pp->nops; q++)
+		for (uint32_t s = pp->step_off[q]; s < pp->step_off[q + 1]; s++)
+			if (pp->steps[s].kind == kind && pp->steps[s].arg == b)
+				return q;
+	return -1;
+}
+
+static void offloads_of(const struct pl_graph *g, const struct pl_plan *pp, const struct pl_eval *e,
+                        struct rr_plan *p)
+{
+	p->gbps = pp->offload_gbps;
+	p->stall_ns = e->stall_ns;
+	p->host_peak = e->host_peak;
+	if (e->offloads == 0)
+		return;
+	p->offloads = calloc((size_t)e->offloads, sizeof(*p->offloads));
+	p->host = calloc((size_t)pp->nops + 1, sizeof(*p->host));
+	if (!p->offloads || !p->host)
+		return;
+	for (int q = 0; q < pp->nops; q++)
+		for (uint32_t s = pp->step_off[q]; s < pp->step_off[q + 1]; s++) {
+			const struct pl_step *st = &pp->steps[s];
+			if (st->kind != PL_STEP_OFFLOAD || p->noffloads >= e->offloads)
+				continue;
+			struct rr_offload *o = &p->offloads[p->noffloads++];
+			o->buf = st->arg;
+			o->out_at = q;
+			o->evict_after = -1;
+			for (int k = q; k < pp->nops && o->evict_after < 0; k++)
+				for (uint32_t v = pp->evict_off[k]; v < pp->evict_off[k + 1]; v++)
+					if (pp->evict[v] == st->arg)
+						o->evict_after = k;
+			o->fetch_at = step_at(pp, q, PL_STEP_PREFETCH, st->arg);
+			o->await_at =
+			    step_at(pp, o->fetch_at < 0 ? q : o->fetch_at, PL_STEP_AWAIT, st->arg);
+			/* the host copy lives from the copy out to the await (a valid
+			 * plan has both) */
+			for (int k = q; k < (o->await_at >= 0 ? o->await_at : pp->nops); k++)
+				p->host[k] += g->bufs[st->arg].size;
+		}
 }
 
 static void from_plan(const struct pl_graph *g, const struct pl_plan *pp, const struct pl_eval *e,
@@ -67,11 +114,16 @@ static void from_plan(const struct pl_graph *g, const struct pl_plan *pp, const 
 			p->evicts[p->nevicts++] =
 			    (struct rr_evict){pp->evict[k], q, rebuilt_before(pp, q, pp->evict[k])};
 
+	offloads_of(g, pp, e, p);
 	p->rebuilds = calloc((size_t)pp->nops + 1, sizeof(*p->rebuilds));
 	for (int q = 0; q < pp->nops; q++) {
 		struct rr_rebuild *r = &p->rebuilds[p->nrebuilds];
 		uint32_t n = pp->step_off[q + 1] - pp->step_off[q];
-		if (n == 0)
+		/* (offload steps are the offload table's) */
+		int rebuilds = 0;
+		for (uint32_t s = pp->step_off[q]; s < pp->step_off[q + 1]; s++)
+			rebuilds |= !PL_STEP_IS_OFFLOAD(pp->steps[s].kind);
+		if (n == 0 || !rebuilds)
 			continue;
 		r->before_op = q;
 		r->replay = calloc(n, sizeof(*r->replay));
@@ -129,6 +181,8 @@ void rr_plan_free(struct rr_plan *p)
 		free(p->rebuilds[i].replay), free(p->rebuilds[i].steps);
 	free(p->rebuilds);
 	free(p->evicts);
+	free(p->offloads);
+	free(p->host);
 	free(p->mem);
 	free(p->path);
 	free(p->planner);

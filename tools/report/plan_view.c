@@ -22,6 +22,30 @@ static void print_summary(FILE *f, const struct rr_trace *t, const struct rr_pla
 	        rr_ns(p->recompute_ns, a, sizeof(a)), pct, rr_ns(t->duration_ns, c, sizeof(c)));
 	fprintf(f, "  evictions  %d, rebuilds before %d op%s\n", p->nevicts, p->nrebuilds,
 	        p->nrebuilds == 1 ? "" : "s");
+	if (p->noffloads)
+		fprintf(f,
+		        "  offload    %d buffer version%s to pinned host memory at %g GB/s, %s "
+		        "held at most; copies stick out %s\n",
+		        p->noffloads, p->noffloads == 1 ? "" : "s", p->gbps,
+		        rr_bytes(p->host_peak, a, sizeof(a)), rr_ns(p->stall_ns, b, sizeof(b)));
+}
+
+/* What goes to the host, when it leaves and when it comes back. */
+static void print_offloads(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                           const struct rr_plan *p)
+{
+	char a[32], site[160];
+	fprintf(f, "  %-6s %10s  %-10s %-12s %-12s %-10s %s\n", "buffer", "size", "copy out",
+	        "dropped after", "prefetch at", "awaited at", "allocated at");
+	for (int i = 0; i < p->noffloads && i < MAX_ROWS; i++) {
+		const struct rr_offload *o = &p->offloads[i];
+		const struct pl_buffer *b = &t->bufs[o->buf];
+		fprintf(f, "  #%-5d %10s  %-10d %-12d %-12d %-10d %s\n", o->buf,
+		        rr_bytes(b->size, a, sizeof(a)), o->out_at, o->evict_after, o->fetch_at,
+		        o->await_at, rr_site(b, s->site_skip, 1, "", site, sizeof(site)));
+	}
+	if (p->noffloads > MAX_ROWS)
+		fprintf(f, "  (%d more)\n", p->noffloads - MAX_ROWS);
 }
 
 static void print_evicts(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
@@ -84,4 +108,8 @@ void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
 		fprintf(f, "  none\n");
 	else
 		print_rebuilds(f, t, p);
+	if (p->noffloads) {
+		rr_heading(f, st, "PLAN: OFFLOADS TO HOST MEMORY");
+		print_offloads(f, t, s, p);
+	}
 }

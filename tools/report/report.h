@@ -80,6 +80,17 @@ struct rr_plan {
 	struct rr_rebuild *rebuilds;
 	int nrebuilds;
 	int64_t *mem; /* bytes in use during each op with the plan (nops entries) */
+	/* Offload to host memory (plan version 3): each buffer version sent
+	 * (copy out issued before op out_at, device copy dropped after op
+	 * evict_after, prefetch issued before op fetch_at, awaited before op
+	 * await_at), the host bytes held during each op, the model's stall. */
+	struct rr_offload {
+		int buf, out_at, evict_after, fetch_at, await_at;
+	} * offloads;
+	int noffloads;
+	int64_t *host; /* nops entries, NULL without offload */
+	int64_t host_peak, stall_ns;
+	double gbps;
 };
 
 /* What every view shows, computed once from a trace (analyze.c). */

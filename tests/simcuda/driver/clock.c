@@ -8,7 +8,9 @@
  *
  *   kernel   module cost_ns() when given, else 2000 ns + 0.5 ns x threads
  *   memcpy   1000 ns + bytes / 20 per ns device to device,
- *            1000 ns + bytes / 10 per ns to or from the host
+ *            1000 ns + bytes at SIMCUDA_PCIE_GBPS between device and
+ *            page-locked host memory (a copy engine, engine.c),
+ *            1000 ns + bytes / 10 per ns with pageable host memory (staged)
  *   memset   1000 ns + bytes / 40 per ns
  *   host fn  1000 ns; event records, waits, async alloc/free: 0 ns
  *
@@ -46,8 +48,11 @@ double clock_kernel_ns(const struct sim_func *f, void *const *args, simcuda_dim3
 	return 2000.0 + 0.5 * threads;
 }
 
-uint64_t clock_copy_ns(size_t bytes, int copy_kind)
+uint64_t clock_copy_ns(size_t bytes, int copy_kind, bool pinned_host)
 {
+	if (pinned_host && (copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
+	                    copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH))
+		return 1000 + (uint64_t)llround((double)bytes / sim_cfg.pcie_bytes_per_ns);
 	unsigned per_ns = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD ? 20 : 10;
 	return 1000 + bytes / per_ns;
 }

@@ -52,6 +52,16 @@ static CUresult do_copy(void *dst, const void *src, size_t n, CUstream hs, bool 
 	op->u.copy.bytes = n;
 	op->u.copy.kind = kind;
 	bool src_pinned = !sdev && pinned_range(src, n), dst_pinned = !ddev && pinned_range(dst, n);
+	op->u.copy.pinned_host = src_pinned || dst_pinned;
+	/* Fault injection: the N-th copy between device and page-locked host
+	 * memory is refused at the call (transient, nothing poisoned). */
+	static _Atomic uint64_t pinned_copies;
+	if (sim_cfg.fail_copy && (ddev != sdev) && op->u.copy.pinned_host &&
+	    atomic_fetch_add(&pinned_copies, 1) + 1 == sim_cfg.fail_copy) {
+		atomic_fetch_add(&sim_stats.faults_injected, 1);
+		op_free(op);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	if (!sdev && !src_pinned) {
 		op->u.copy.staging = malloc(n);
 		if (op->u.copy.staging == NULL) {

@@ -29,8 +29,10 @@ struct sim_config {
 	const char *report_file;    /* SIMCUDA_REPORT_FILE */
 	uint64_t fail_alloc;        /* SIMCUDA_FAIL_ALLOC: 1-based, 0 = never */
 	uint64_t fail_launch;       /* SIMCUDA_FAIL_LAUNCH */
+	uint64_t fail_copy;         /* SIMCUDA_FAIL_COPY: 1-based, 0 = never */
 	CUresult fail_launch_error; /* SIMCUDA_FAIL_LAUNCH_ERROR */
 	unsigned slow_stream_ms;    /* SIMCUDA_SLOW_STREAM */
+	double pcie_bytes_per_ns;   /* SIMCUDA_PCIE_GBPS (1 GB/s = 1 byte/ns) */
 	enum { FILL_POISON, FILL_ZERO, FILL_RANDOM } fill; /* SIMCUDA_FILL */
 };
 extern struct sim_config sim_cfg;
@@ -136,6 +138,9 @@ void marker_ref(struct sim_marker *m);
 void marker_unref(struct sim_marker *m);
 /* Blocks until m completed; advances the host's simulated clock to it. */
 void marker_wait(struct sim_marker *m);
+/* Blocks until m completed and returns its simulated end, leaving the
+ * host's clock alone (a worker waiting). */
+uint64_t marker_block(struct sim_marker *m);
 bool marker_done(struct sim_marker *m);
 
 enum op_kind {
@@ -152,6 +157,7 @@ enum op_kind {
 
 struct sim_func;
 struct sim_gmem;
+struct sim_hazard;
 
 /* What cuLaunchKernelEx's attributes (or a cooperative entry point) asked
  * of a launch; kept with captured kernels so a graph node reports them. */
@@ -172,6 +178,10 @@ struct sim_op {
 	unsigned nmore;
 	uint64_t host_floor; /* host's simulated time when enqueued */
 	uint32_t correlation;
+	/* Copies into device memory still in flight when this op was queued
+	 * whose destination it touches (engine.c): checked when it runs. */
+	struct sim_hazard *hazards;
+	unsigned nhazards;
 	union {
 		struct {
 			struct sim_func *fn;
@@ -185,8 +195,9 @@ struct sim_op {
 			void *dst;
 			const void *src;
 			size_t bytes;
-			int kind;      /* CUpti_ActivityMemcpyKind */
-			void *staging; /* owned copy of a host source */
+			int kind;         /* CUpti_ActivityMemcpyKind */
+			void *staging;    /* owned copy of a host source */
+			bool pinned_host; /* the host side is page-locked */
 		} copy;
 		struct {
 			void *dst;
@@ -331,8 +342,21 @@ void clock_host_observe(uint64_t t);
 uint64_t clock_now(void);
 double clock_kernel_ns(const struct sim_func *f, void *const *args, simcuda_dim3 grid,
                        simcuda_dim3 block);
-uint64_t clock_copy_ns(size_t bytes, int copy_kind);
+uint64_t clock_copy_ns(size_t bytes, int copy_kind, bool pinned_host);
 uint64_t clock_set_ns(size_t bytes);
+
+/* ---- engine.c: the copy engines ---------------------------------------- */
+
+/* With ctx->lock held, as op (its marker set) is queued: a copy between
+ * host and device joins its direction's engine (it waits for the engine's
+ * previous copy); an op that touches device memory notes the copies into
+ * it still in flight (hazards), a host-to-device copy becomes one. */
+void engine_enqueue(struct sim_stream *s, struct sim_op *op);
+/* On the worker, before op runs from simulated time `start`: aborts with a
+ * message when a noted copy into memory op touches ends after start (the
+ * op did not wait for it: on a GPU it would read a half-written buffer). */
+void engine_check(const struct sim_stream *s, const struct sim_op *op, uint64_t start);
+void engine_hazards_free(struct sim_op *op);
 
 /* ---- fill.c: the contents of fresh memory (SIMCUDA_FILL) --------------- */
 /* Fills bytes of memory just mapped (so zeroed) at p by the policy. */

@@ -101,6 +101,9 @@ void sim_config_load(void)
 	if ((v = getenv("SIMCUDA_FAIL_LAUNCH")) && *v)
 		sim_cfg.fail_launch =
 		    parse_count("SIMCUDA_FAIL_LAUNCH", v, "N >= 1, the launch to fail");
+	if ((v = getenv("SIMCUDA_FAIL_COPY")) && *v)
+		sim_cfg.fail_copy = parse_count("SIMCUDA_FAIL_COPY", v,
+		                                "N >= 1, the copy with page-locked memory to fail");
 	sim_cfg.fail_launch_error = CUDA_ERROR_LAUNCH_FAILED;
 	if ((v = getenv("SIMCUDA_FAIL_LAUNCH_ERROR")) && *v) {
 		if (strcmp(v, "oom") == 0)
@@ -117,6 +120,22 @@ void sim_config_load(void)
 			sim_cfg.fill = FILL_RANDOM;
 		else
 			bad("SIMCUDA_FILL", v, "zero, poison or random");
+	}
+	/* A PCIe Gen5 x16 link as measured on H100 hosts with NVIDIA's
+	 * nvbandwidth (copy engines, pinned memory): host_to_device_memcpy_ce
+	 * 56.7-57.1 GB/s (github.com/NVIDIA/nvbandwidth/issues/6, an H100 VM),
+	 * device_to_host 52.8 GB/s (issues/24, an H100 cluster).  One figure
+	 * for both directions, the lower one: 52.8 GB/s.  */
+	sim_cfg.pcie_bytes_per_ns = 52.8;
+	if ((v = getenv("SIMCUDA_PCIE_GBPS")) && *v) {
+		const char *want = "GB/s, a number from 0.001 to 10000 such as 52.8";
+		char *end;
+		errno = 0;
+		double g = strtod(v, &end);
+		if (!isdigit((unsigned char)v[0]) || errno || *end != '\0' || !(g >= 0.001) ||
+		    g > 10000)
+			bad("SIMCUDA_PCIE_GBPS", v, want);
+		sim_cfg.pcie_bytes_per_ns = g;
 	}
 	if ((v = getenv("SIMCUDA_SLOW_STREAM")) && *v) {
 		uint64_t ms = parse_count("SIMCUDA_SLOW_STREAM", v, "milliseconds, 0 to 10000");

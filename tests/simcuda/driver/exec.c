@@ -115,7 +115,8 @@ void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_
 		fault_set_op("memcpy", copy_name(op->u.copy.kind), s->id);
 		memmove(op->u.copy.dst, op->u.copy.staging ? op->u.copy.staging : op->u.copy.src,
 		        op->u.copy.bytes);
-		*end = start + clock_copy_ns(op->u.copy.bytes, op->u.copy.kind);
+		*end = start +
+		       clock_copy_ns(op->u.copy.bytes, op->u.copy.kind, op->u.copy.pinned_host);
 		atomic_fetch_add(&sim_stats.memcpy, 1);
 		report_memop(s, op, SIMCUDA_MEMCPY, start, *end, op->u.copy.bytes);
 		break;

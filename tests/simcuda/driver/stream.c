@@ -59,7 +59,7 @@ bool marker_done(struct sim_marker *m)
 	return d;
 }
 
-static uint64_t marker_block(struct sim_marker *m)
+uint64_t marker_block(struct sim_marker *m)
 {
 	pthread_mutex_lock(&sync_lock);
 	while (!m->done)
@@ -99,6 +99,7 @@ void op_free(struct sim_op *op)
 	for (unsigned i = 0; i < op->nmore; i++)
 		marker_unref(op->more_waits[i]);
 	free(op->more_waits);
+	engine_hazards_free(op);
 	marker_unref(op->marker);
 	if (op->kind == OP_KERNEL) {
 		free(op->u.kernel.params);
@@ -169,6 +170,7 @@ static void *worker(void *arg)
 			if (t > start)
 				start = t;
 		}
+		engine_check(s, op, start);
 		bool exiting = op->kind == OP_EXIT;
 		/* Fault injection: a slow user stream makes any missing
 		 * dependency on it visible as wrong data. */
@@ -245,6 +247,7 @@ struct sim_marker *stream_enqueue(struct sim_stream *s, struct sim_op *op, bool 
 	s->last = op->marker;
 	op->host_floor = atomic_load(&sim_host_time);
 	op->correlation = api_op_correlation();
+	engine_enqueue(s, op);
 	struct sim_marker *m = want_marker ? op->marker : NULL;
 	push(s, op);
 	pthread_mutex_unlock(&ctx->lock);

@@ -1,0 +1,92 @@
+#!/bin/sh
+# Planned offload to pinned host memory (REMAT_OFFLOAD=1, plan version 3):
+# mlp and gpt at half their per-iteration memory with a plan that offloads
+# (remat-plan --offload-gbps at the simulated PCIe rate) train byte-identical
+# to the runs without libremat, within the budget, with offloads counted;
+# the simulator aborts any op that uses a prefetch's destination before the
+# copy is waited for, so a missing event dependency fails the run.
+# REMAT_VERIFY=1 compares each prefetched buffer with the original.
+# REMAT_OFFLOAD=0 refuses a cached plan that offloads and plans again
+# without it.  On copy engines too slow to hide a copy the runtime measures
+# that and its planner recomputes instead.  A copy that fails (injected)
+# brings everything back and stops the plan, the output unchanged.
+. tests/e2e/run_lib.sh
+
+# prefill_offload NAME TRACE_DIR BUDGET: like prefill, with offload.
+prefill_offload() {
+	mkdir -p "$tmp/$1.cache"
+	_h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
+		"$2/trace.json")
+	"$PLAN" "$2" --budget "$3" --plan-version 2 --offload-gbps 52 \
+		-o "$tmp/$1.cache/$_h-$3.plan.json" >"$tmp/$1.plan.txt" 2>&1 ||
+		fail "$1: remat-plan refused budget $3: $(tail -n 2 "$tmp/$1.plan.txt")"
+	grep -q '"version": 3' "$tmp/$1.cache/$_h-$3.plan.json" ||
+		fail "$1: the plan does not offload: $(grep -E 'offloaded|recompute' "$tmp/$1.plan.txt")"
+}
+
+offloads() {
+	sed -n 's/.*unplanned rebuilds, \([0-9]*\) offloads.*/\1/p' "$tmp/$1.err"
+}
+
+for t in mlp gpt; do
+	run "$t-base" -- "$TR/$t" --iters 6
+	read -r c p m <<EOT
+$(budgets "$t" "$TR/$t" --iters 6)
+EOT
+	half=$(frac "$c" "$p" "$m" 0.5)
+	[ $t = gpt ] && gpt_half=$half
+	prefill_offload "$t-off" "$tmp/$t-trace.d" "$half"
+	RUN_ENV=REMAT_OFFLOAD=1
+	run_budget "$t-off" "$t-base" "$half" "$TR/$t" --iters 6
+	n=$(offloads "$t-off")
+	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: no offloads: $(grep libremat "$tmp/$t-off.err" | tail -n 3)"
+	grep -q "offload: [0-9]* bytes of pinned host memory for the plan" "$tmp/$t-off.err" ||
+		fail "$t: no pinned pool"
+
+	# A copy that fails (the simulator refuses the N-th pinned copy: 2 are
+	# the rate measurement, then gpt's plan copies out before it prefetches):
+	# everything on the host comes back, the plan stops, the output is the same.
+	if [ $t = gpt ]; then
+		for n in 3 40; do
+			prefill_offload "$t-fc$n" "$tmp/$t-trace.d" "$half"
+			RUN_ENV="REMAT_OFFLOAD=1 SIMCUDA_FAIL_COPY=$n"
+			NOPEAK=1 run_budget "$t-fc$n" "$t-base" "$half" "$TR/$t" --iters 6
+			grep -q "failed (CUDA error 2) and was done again without the budget" "$tmp/$t-fc$n.err" ||
+				fail "$t: failed copy $n: $(grep libremat "$tmp/$t-fc$n.err" | tail -n 3)"
+		done
+	fi
+
+	# The rest on gpt only (make test's time).
+	[ $t = gpt ] || continue
+
+	# Verification: every prefetch is compared with what it replaces.
+	prefill_offload "$t-ver" "$tmp/$t-trace.d" "$half"
+	RUN_ENV="REMAT_OFFLOAD=1 REMAT_VERIFY=1"
+	run_budget "$t-ver" "$t-base" "$half" "$TR/$t" --iters 6
+	grep -q "every planned rebuild is bit-identical" "$tmp/$t-ver.err" ||
+		fail "$t: not verified: $(grep libremat "$tmp/$t-ver.err" | tail -n 3)"
+
+	# Switched off: the cached plan that offloads is refused, planned again.
+	prefill_offload "$t-no" "$tmp/$t-trace.d" "$half"
+	RUN_ENV=REMAT_OFFLOAD=0
+	run "$t-base12" -- "$TR/$t" --iters 12
+	run_budget "$t-no" "$t-base12" "$half" "$TR/$t" --iters 12
+	grep -q "rejected: it offloads buffers to host memory, which REMAT_OFFLOAD=0 switches off" \
+		"$tmp/$t-no.err" || fail "$t: REMAT_OFFLOAD=0 took the plan: $(grep libremat "$tmp/$t-no.err" | tail -n 3)"
+	[ "$(offloads "$t-no")" = 0 ] || fail "$t: offloads with REMAT_OFFLOAD=0"
+done
+
+# Copy engines 5000 times slower than an H100's link: the runtime measures
+# it, its planner recomputes instead of offloading.
+RUN_ENV="REMAT_OFFLOAD=1 SIMCUDA_PCIE_GBPS=0.01"
+run_budget gpt-slow gpt-base12 "$gpt_half" "$TR/gpt" --iters 12
+grep -q "offload: host<->device copies at 0.0 GB/s" "$tmp/gpt-slow.err" ||
+	fail "slow link: not measured: $(grep 'offload' "$tmp/gpt-slow.err")"
+[ "$(offloads gpt-slow)" = 0 ] || fail "slow link: offloaded anyway"
+RUN_ENV=
+
+# A bad value: one message, the job untouched.
+run bad REMAT_OFFLOAD=yes "REMAT_TRACE_DIR=$tmp/bad.d" LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 6
+same mlp-base bad
+grep -q 'REMAT_OFFLOAD="yes"' "$tmp/bad.err" || fail "REMAT_OFFLOAD=yes: no message: $(cat "$tmp/bad.err")"
+echo "run_offload: ok"

@@ -579,7 +579,19 @@ __attribute__((destructor)) static void acquire_at_exit(void)
 		return;
 	if (acq.st == ACQUIRE_PENDING && acq.owner == getpid() && acq.tie >= 0) {
 		double left = acq.deadline - now_s();
-		if (acq.cache_dir[0] && left > 0) {
+		int status;
+		pid_t r = waitpid(acq.pid, &status, WNOHANG);
+		if (r == acq.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			/* It ended after the job's last poll (polls come once an
+			 * iteration): say where its plan is, as a poll would have. */
+			acq.pid = 0;
+			remat_log(REMAT_LOG_INFO,
+			          "remat-plan finished as the job ended: its plan is in %s for the "
+			          "next run",
+			          acq.final);
+		} else if (r == acq.pid) {
+			planner_exited(status); /* failed: one message, as a poll gives */
+		} else if (acq.cache_dir[0] && left > 0) {
 			char word[32];
 			int n = snprintf(word, sizeof(word), "%.3f\n", left);
 			int status = 0;

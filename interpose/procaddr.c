@@ -23,9 +23,18 @@ REMAT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cu
                                           cuuint64_t flags,
                                           CUdriverProcAddressQueryResult *symbolStatus);
 
+/* The newer of two hooks for one symbol (either may be NULL). */
+static struct remat_hook *newer(struct remat_hook *a, struct remat_hook *b)
+{
+	return !a || (b && b->min_version > a->min_version) ? b : a;
+}
+
 /* The hook cuGetProcAddress(symbol, version, flags) must be swapped for:
  * the variant the real driver returns (per-thread or legacy, the newest
- * _vN not above the caller's version), or NULL when we leave it alone. */
+ * _vN not above the caller's version), or NULL when we leave it alone.
+ * The newest by min_version, never by place in the section: the compiler
+ * orders it as it likes (a TSan build put cuStreamBeginCapture's one-
+ * argument form after _v2's, and the mode was read from a stray register). */
 static struct remat_hook *find(const char *symbol, int version, cuuint64_t flags)
 {
 	int want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
@@ -34,9 +43,9 @@ static struct remat_hook *find(const char *symbol, int version, cuuint64_t flags
 		if (strcmp(h->base, symbol) || h->min_version > version)
 			continue;
 		if (h->per_thread == want_pt)
-			best = h;
+			best = newer(best, h);
 		else if (!h->per_thread)
-			legacy = h; /* no per-thread variant: the legacy one is returned */
+			legacy = newer(legacy, h); /* no per-thread variant: the legacy one */
 	}
 	if (best)
 		return best;

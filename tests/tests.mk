@@ -62,7 +62,7 @@ SAN_SKIP := tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link
 	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh
 SAN_SWEEP_STRIDE ?= 19
 # A test's time limit (a hang's, not a speed check) grows with the slowdown.
-SAN_TEST_TIMEOUT ?= 600
+SAN_TEST_TIMEOUT ?= 1200
 SANITIZED = $(MAKE) --no-print-directory BUILD=$(BUILD)/$(1) TOOL_SAN="$(2)"
 SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(SAN_TEST_TIMEOUT) \
 	$(call SANITIZED,$(1),$(2)) \

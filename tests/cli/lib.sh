@@ -18,14 +18,8 @@ export REMAT_CACHE_DIR=$tmp/cache
 
 # make check-asan / check-tsan: a sanitized libremat.so needs the
 # sanitizer's runtime first in LD_PRELOAD (remat keeps a preload that is
-# there first).
-san() {
-	if [ -n "${TEST_SAN_RUNTIME:-}" ]; then
-		env LD_PRELOAD="$TEST_SAN_RUNTIME" "$@"
-	else
-		"$@"
-	fi
-}
+# there first), in remat's environment only: TSan's runtime preloaded into
+# an uninstrumented sh crashes it.
 SANENV=${TEST_SAN_RUNTIME:+LD_PRELOAD=$TEST_SAN_RUNTIME}
 if [ -n "${TEST_SAN_RUNTIME:-}" ]; then
 	printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$TEST_SAN_RUNTIME" "$REMAT" >"$tmp/remat"

@@ -18,9 +18,11 @@ quiet() {
 
 # planned NAME ENTRY: the run planned and stored ENTRY.  On a loaded machine
 # the job may end before remat-plan does; the planner then finishes on its
-# own (the run says so) and the entry appears shortly after.
+# own (the run says so) and the entry appears shortly after; or remat-plan
+# ends after the job's last iteration and before its exit (said too).
 planned() {
-	if ! grep -qF "new plan $2" "$tmp/$1.err"; then
+	if ! grep -qF -e "new plan $2" -e "remat-plan finished as the job ended: its plan is in $2" \
+		"$tmp/$1.err"; then
 		says "$1" "the job ended before remat-plan finished; it may go on for"
 		for _i in $(seq 1 100); do
 			[ -e "$2" ] && break

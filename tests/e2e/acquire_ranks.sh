@@ -6,13 +6,14 @@
 # prints.
 . tests/e2e/acquire_lib.sh
 B=$(budget_of mlp 70% --iters 8)
-run plain -- $TR/mlp --iters 8
+# 24 iterations: the plan arrives before the job ends on a loaded machine
+run plain -- $TR/mlp --iters 24
 W=$(pwd)/tools/remat-torchrun-wrapper.sh
 for r in 0 1; do
 	# shellcheck disable=SC2086
 	env ${TEST_SAN_RUNTIME:+LD_PRELOAD=$PRELOAD} LOCAL_RANK=$r \
 		REMAT_TRACE_DIR="$tmp/traces" REMAT_BUDGET="$B" REMAT_LOG=1 \
-		LIBREMAT_SO="$LIB" "$W" "$SIMRUN" "$TR/mlp" --iters 8 \
+		LIBREMAT_SO="$LIB" "$W" "$SIMRUN" "$TR/mlp" --iters 24 \
 		>"$tmp/rank$r.out" 2>"$tmp/rank$r.err" &
 	eval "pid$r=\$!"
 done
@@ -42,7 +43,7 @@ done
 # shellcheck disable=SC2086
 run later ${TEST_SAN_RUNTIME:+LD_PRELOAD=$PRELOAD} LOCAL_RANK=1 \
 	REMAT_TRACE_DIR=$tmp/traces REMAT_BUDGET=$B REMAT_LOG=1 LIBREMAT_SO=$LIB \
-	-- "$W" "$TR/mlp" --iters 8
+	-- "$W" "$TR/mlp" --iters 24
 same plain later
 says later "cached plan"
 echo "PASS: two ranks through the torchrun wrapper: own traces, one cache entry, identical output"

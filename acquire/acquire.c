@@ -594,22 +594,19 @@ __attribute__((destructor)) static void acquire_at_exit(void)
 		} else if (acq.cache_dir[0] && left > 0) {
 			char word[32];
 			int n = snprintf(word, sizeof(word), "%.3f\n", left);
-			int status = 0;
 			if (send(acq.tie, word, (size_t)n, MSG_NOSIGNAL) == n)
 				remat_log(
 				    REMAT_LOG_INFO,
 				    "the job ended before remat-plan finished; it may go on for "
 				    "%.0f s more and store its plan in %s for the next run",
 				    left, acq.cache_dir);
-			/* It finished as the job was ending, unpolled: say where its
-			 * plan is, as a poll would have. */
-			else if (acq.pid > 0 && waitpid(acq.pid, &status, WNOHANG) == acq.pid &&
-			         WIFEXITED(status) && WEXITSTATUS(status) == 0)
-				remat_log(
-				    REMAT_LOG_INFO,
-				    "new plan %s (remat-plan finished as the job ended; the next "
-				    "run applies it)",
-				    acq.final);
+			/* It ended between the check above and the send. */
+			else if (waitpid(acq.pid, &status, WNOHANG) == acq.pid && WIFEXITED(status) &&
+			         WEXITSTATUS(status) == 0)
+				remat_log(REMAT_LOG_INFO,
+				          "remat-plan finished as the job ended: its plan is in %s for "
+				          "the next run",
+				          acq.final);
 		}
 		untie();
 	}

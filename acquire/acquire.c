@@ -601,12 +601,13 @@ __attribute__((destructor)) static void acquire_at_exit(void)
 				    "%.0f s more and store its plan in %s for the next run",
 				    left, acq.cache_dir);
 			/* It ended between the check above and the send. */
-			else if (waitpid(acq.pid, &status, WNOHANG) == acq.pid && WIFEXITED(status) &&
-			         WEXITSTATUS(status) == 0)
-				remat_log(REMAT_LOG_INFO,
-				          "remat-plan finished as the job ended: its plan is in %s for "
-				          "the next run",
-				          acq.final);
+			else if (waitpid(acq.pid, &status, WNOHANG) == acq.pid &&
+			         WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				remat_log(
+				    REMAT_LOG_INFO,
+				    "remat-plan finished as the job ended: its plan is in %s for "
+				    "the next run",
+				    acq.final);
 		}
 		untie();
 	}

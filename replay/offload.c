@@ -171,7 +171,8 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 		}
 		if (engine.off[b] != REPLAY_OFF_HOST)
 			return CUDA_SUCCESS;
-		if ((r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, engine.copy_in)) != CUDA_SUCCESS) {
+		if ((r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, engine.copy_in)) !=
+		    CUDA_SUCCESS) {
 			remat_log(
 			    REMAT_LOG_INFO,
 			    "prefetch of buffer %d (%llu bytes) does not fit in the budget of "

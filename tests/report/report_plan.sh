@@ -69,7 +69,10 @@ check invalid "$TMP/norebuild.json" "$TMP/norebuild\.json: the plan does not fit
 
 # A plan that offloads (version 3): what goes to the host, when it leaves
 # and comes back, in the summary, a table and under the memory chart.
-"$REPORT" --plan fuzz/corpus/plan/mlp3-offload-v3.json "$FIX" >"$TMP/off" || fail "offload: exit $?"
+"$REPORT" --plan fuzz/corpus/plan/mlp3-offload-v3.json --html "$TMP/off.html" "$FIX" >"$TMP/off" ||
+	fail "offload: exit $?"
+expect_line "$TMP/off.html" '<h3>Offloads to pinned host memory</h3>'
+expect_line "$TMP/off.html" '<tr><td>#19</td><td class="n">15\.6 MiB</td><td class="n">5</td><td class="n">6</td><td class="n">13</td><td class="n">15</td>'
 expect_line "$TMP/off" '^  offload +1 buffer version to pinned host memory at 52\.8 GB/s, 15\.6 MiB held at most; copies stick out 578\.6 us$'
 sed -n '/^PLAN: OFFLOADS TO HOST MEMORY/,/^MEMORY/p' "$TMP/off" >"$TMP/offt"
 expect_line "$TMP/offt" '^  #19 +15\.6 MiB +5 +6 +13 +15 +mlp\.c:88 \(linear_forward\)$'

@@ -249,6 +249,38 @@ static void gaps_table(FILE *f, const struct rr_trace *t, const struct rr_stats 
 	fputs("</table>\n", f);
 }
 
+/* What goes to the host, when it leaves and when it comes back (plan
+ * version 3). */
+static void offloads(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
+                     const struct rr_plan *p)
+{
+	char a[32], b[32], line[256];
+	if (p->noffloads == 0)
+		return;
+	fprintf(f,
+	        "<h3>Offloads to pinned host memory</h3>\n<p class=\"note\">%d buffer version%s "
+	        "at %g GB/s each way, %s of host memory at most; copies stick out %s in the "
+	        "planner's model.</p>\n",
+	        p->noffloads, p->noffloads == 1 ? "" : "s", p->gbps,
+	        rr_bytes(p->host_peak, a, sizeof(a)), rr_ns(p->stall_ns, b, sizeof(b)));
+	fputs("<table>\n<tr><th>buffer</th><th class=\"n\">size</th><th class=\"n\">copy out "
+	      "before op</th><th class=\"n\">dropped after op</th><th class=\"n\">prefetch "
+	      "before op</th><th class=\"n\">awaited before op</th><th>allocated at</th></tr>\n",
+	      f);
+	for (int i = 0; i < p->noffloads; i++) {
+		const struct rr_offload *o = &p->offloads[i];
+		fprintf(f,
+		        "<tr><td>#%d</td><td class=\"n\">%s</td><td class=\"n\">%d</td><td "
+		        "class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td "
+		        "class=\"mono\">",
+		        o->buf, rr_bytes(t->bufs[o->buf].size, a, sizeof(a)), o->out_at,
+		        o->evict_after, o->fetch_at, o->await_at);
+		rr_html_text(f, rr_site(&t->bufs[o->buf], s->site_skip, 1, "", line, sizeof(line)));
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                         const struct rr_plan *p)
 {
@@ -315,6 +347,7 @@ static void plan_tables(FILE *f, const struct rr_trace *t, const struct rr_stats
 	}
 	if (p->nrebuilds)
 		fputs("</table>\n", f);
+	offloads(f, t, s, p);
 }
 
 static void cupti(FILE *f, const struct rr_trace *t)

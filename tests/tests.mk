@@ -9,7 +9,7 @@ E2E_TESTS += tests/e2e/gpu_scripts.sh
 test: deps-ok
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-unit
-	@$(MAKE) --no-print-directory check-e2e-only
+	@$(MAKE) --no-print-directory check-e2e-only TEST_JOBS=$(JOBS)
 	@sh tests/summary.sh $(BUILD)/test-results
 
 check-unit: $(UNIT_TESTS)
@@ -18,8 +18,11 @@ check-unit: $(UNIT_TESTS)
 
 # End-to-end scripts run TEST_JOBS at a time: make -jN's N, else 1
 # (tests/run-tests.sh; each has its own TMPDIR and default plan cache).
-# The longest go first, so that the lanes end together.
-TEST_JOBS ?= $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
+# The longest go first, so that the lanes end together.  -jN is in
+# MAKEFLAGS only in a recipe's environment (not while make parses, nor in a
+# sub-make), so JOBS is read there and handed down as TEST_JOBS.
+TEST_JOBS ?=
+JOBS = $(or $(TEST_JOBS),$$(echo " $$MAKEFLAGS" | sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p' | grep . || echo 1))
 E2E_LONG := tests/e2e/fault_mlp.sh tests/e2e/run_replay_errors.sh tests/e2e/fault_gpt.sh \
 	tests/cli/remat_cli.sh tests/e2e/acquire_cache.sh tests/e2e/run_budget_gpt.sh \
 	tests/e2e/run_ranks.sh tests/cli/remat_install.sh tests/e2e/trace_period.sh \
@@ -37,7 +40,7 @@ check-e2e: all check-e2e-only
 .PHONY: check-e2e-only
 check-e2e-only:
 	@mkdir -p $(BUILD)/test-results
-	@TEST_JOBS=$(TEST_JOBS) sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_RUN)
+	@TEST_JOBS=$(JOBS) sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_RUN)
 
 # The end-to-end suite on sanitized libremat.so, remat-plan and remat-report
 # (the simulator and the trainers, which stand for the driver and the
@@ -66,7 +69,8 @@ SAN_TEST_TIMEOUT ?= 1200
 SANITIZED = $(MAKE) --no-print-directory BUILD=$(BUILD)/$(1) TOOL_SAN="$(2)"
 SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(SAN_TEST_TIMEOUT) \
 	$(call SANITIZED,$(1),$(2)) \
-	E2E_SKIP="$(SAN_SKIP)" E2E_SKIP_WHY="runs nothing instrumented: make test runs it" check-e2e-only
+	E2E_SKIP="$(SAN_SKIP)" E2E_SKIP_WHY="runs nothing instrumented: make test runs it" \
+	TEST_JOBS=$(JOBS) check-e2e-only
 check-asan:
 	@$(call SANITIZED,asan,$(SAN)) all
 	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \

@@ -93,6 +93,11 @@ void replay_clock_report(void);
  * 2 verification (live buffers are never released). */
 CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur);
 void replay_evict_after(int32_t p, CUstream s);
+/* Maps buffer b's chunks back for work on s; a failure is logged as
+ * "WHAT of buffer b does not fit" (what NULL: not logged). */
+CUresult replay_map_buf(int32_t b, CUstream s, const char *what);
+/* Unmaps buffer b just mapped for s, once s is done with it (only s used it). */
+void replay_unmap_fresh(int32_t b, CUstream s);
 /* At an iteration boundary: the buffers the plan keeps unmapped there are
  * unmapped when this iteration applies it (keep), mapped again (content
  * undefined: their first use overwrites them) when it does not. */

@@ -105,7 +105,7 @@ CUresult replay_offload_restore(int32_t b, CUstream s)
 			present(b);
 		return r;
 	case REPLAY_OFF_HOST:
-		if ((r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, s)) != CUDA_SUCCESS)
+		if ((r = replay_map_buf(b, s, NULL)) != CUDA_SUCCESS)
 			return r;
 		if ((r = remat_drv.cuStreamWaitEvent(s, engine.off_ev[b], 0)) == CUDA_SUCCESS &&
 		    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s)) ==
@@ -115,8 +115,7 @@ CUresult replay_offload_restore(int32_t b, CUstream s)
 			return CUDA_SUCCESS;
 		}
 		/* not whole: unmapped again, an op reading it fails on the device */
-		CUstream st = s;
-		remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, &st, 1);
+		replay_unmap_fresh(b, s);
 		return r;
 	default:
 		return CUDA_SUCCESS;
@@ -171,23 +170,15 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 		}
 		if (engine.off[b] != REPLAY_OFF_HOST)
 			return CUDA_SUCCESS;
-		if ((r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, engine.copy_in)) !=
-		    CUDA_SUCCESS) {
-			remat_log(
-			    REMAT_LOG_INFO,
-			    "prefetch of buffer %d (%llu bytes) does not fit in the budget of "
-			    "%lld bytes (CUDA error %d)",
-			    b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
+		if ((r = replay_map_buf(b, engine.copy_in, "prefetch")) != CUDA_SUCCESS)
 			return r;
-		}
 		if ((r = remat_drv.cuStreamWaitEvent(engine.copy_in, engine.off_ev[b], 0)) !=
 		        CUDA_SUCCESS ||
 		    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, engine.copy_in)) !=
 		        CUDA_SUCCESS ||
 		    (r = remat_drv.cuEventRecord(engine.fetch_ev[b], engine.copy_in)) !=
 		        CUDA_SUCCESS) {
-			CUstream st = engine.copy_in;
-			remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, &st, 1);
+			replay_unmap_fresh(b, engine.copy_in);
 			return r;
 		}
 		engine.off[b] = REPLAY_OFF_COMING;

@@ -154,17 +154,28 @@ CUresult replay_launch(int32_t k, CUstream st)
 
 /* ---- memory -------------------------------------------------------------- */
 
-static CUresult map_buf(int32_t b, CUstream s)
+CUresult replay_map_buf(int32_t b, CUstream s, const char *what)
 {
 	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUresult r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, s);
-	if (r != CUDA_SUCCESS)
-		remat_log(
-		    REMAT_LOG_INFO,
-		    "rebuild of buffer %d (%llu bytes) does not fit in the budget of %lld bytes "
-		    "(CUDA error %d)",
-		    b, (unsigned long long)u->rounded, (long long)engine.budget, (int)r);
+	if (r != CUDA_SUCCESS && what)
+		remat_log(REMAT_LOG_INFO,
+		          "%s of buffer %d (%llu bytes) does not fit in the budget of %lld bytes "
+		          "(CUDA error %d)",
+		          what, b, (unsigned long long)u->rounded, (long long)engine.budget,
+		          (int)r);
 	return r;
+}
+
+static CUresult map_buf(int32_t b, CUstream s)
+{
+	return replay_map_buf(b, s, "rebuild");
+}
+
+void replay_unmap_fresh(int32_t b, CUstream s)
+{
+	const struct prof_buf *u = &engine.profile->bufs[b];
+	remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, &s, 1);
 }
 
 /* The streams whose work on buffer b must finish before it is unmapped:

@@ -95,6 +95,14 @@ static int parse_offload(const char *v, struct remat_config *c)
 	return 0;
 }
 
+static int parse_write_proof(const char *v, struct remat_config *c)
+{
+	if ((v[0] != '0' && v[0] != '1') || v[1])
+		return -1;
+	c->write_proof = v[0] == '1';
+	return 0;
+}
+
 static int parse_timeout(const char *v, struct remat_config *c)
 {
 	char *end;
@@ -139,6 +147,7 @@ static const struct var {
     {"REMAT_WARMUP", parse_warmup, "a whole number of iterations from 0 to 1000000", 0},
     {"REMAT_VERIFY", parse_verify, "0, 1", 0},
     {"REMAT_OFFLOAD", parse_offload, "0, 1", 0},
+    {"REMAT_WRITE_PROOF", parse_write_proof, "0, 1", 0},
     {"REMAT_PLAN_TIMEOUT", parse_timeout, "seconds in (0, 86400], like 60 or 2.5", 0},
     {"REMAT_PLANNER", parse_planner, "the path of an executable remat-plan", 0},
     {"REMAT_CACHE_DIR", parse_cache_dir, "a directory path", 0},
@@ -173,6 +182,7 @@ static void defaults(struct remat_config *c)
 	snprintf(c->trace_dir, sizeof(c->trace_dir), "./remat-trace");
 	c->log_level = REMAT_LOG_ERROR;
 	c->warmup = 2;
+	c->write_proof = 1;
 	c->plan_timeout_s = 60;
 	c->cache_dir_from = "";
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/config.h"
 #include "../core/driver.h"
 #include "../core/log.h"
 #include "internal.h"
@@ -408,7 +409,9 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			i = j;
 		}
 	}
-	if (d->blind >= 0 && d->n && o->replayable)
+	/* REMAT_WRITE_PROOF=0: no second launch; every change is then an
+	 * update of what was there (safe, and saves less). */
+	if (d->blind >= 0 && d->n && o->replayable && remat_cfg.write_proof)
 		prove_blind(k, o, op, pb, posts);
 out:
 	if (posts && posts != stack)

@@ -349,6 +349,27 @@ static void test_verify_and_run_names(void **state)
 	assert_int_equal(msgs.n, 0);
 }
 
+/* REMAT_WRITE_PROOF: on unless switched off; anything else is refused. */
+static void test_write_proof(void **state)
+{
+	(void)state;
+	struct remat_config c;
+	char err[512];
+	env("REMAT_MODE", "trace");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.write_proof, 1);
+	env("REMAT_WRITE_PROOF", "0");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.write_proof, 0);
+	env("REMAT_WRITE_PROOF", "1");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.write_proof, 1);
+	env("REMAT_WRITE_PROOF", "off");
+	assert_int_equal(parse(&c, err), -1);
+	assert_non_null(strstr(err, "REMAT_WRITE_PROOF=\"off\""));
+	assert_non_null(strstr(err, "0, 1"));
+}
+
 /* The planner's variables, read at start like the others. */
 static void test_planner_variables(void **state)
 {
@@ -418,6 +439,7 @@ int main(void)
 	    cmocka_unit_test(test_too_many_messages_counted),
 	    cmocka_unit_test(test_verify_and_run_names),
 	    cmocka_unit_test(test_planner_variables),
+	    cmocka_unit_test(test_write_proof),
 	    cmocka_unit_test(test_cache_dir_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

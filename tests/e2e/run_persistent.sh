@@ -62,6 +62,32 @@ PY
 	run_budget "$mode-run" "$mode-base" "$m" "$P/chain" "$P/chain.so" 30 "--$mode"
 	[ "$_ev" != "${_ev#0 }" ] && fail "$mode: no evictions ($_ev)"
 done
+# REMAT_WRITE_PROOF=0 (no second launch of writing kernels): nothing is
+# proven blind, so no activation is dead across the boundary and every
+# first write counts as an update of what was there; run mode still gives
+# identical output at the smallest budget the planner then reaches.
+set -- "$P/chain" "$P/chain.so" 30 --persistent
+run noproof-trace REMAT_WRITE_PROOF=0 REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/noproof.d" \
+	LD_PRELOAD="$PRELOAD" -- "$@"
+same persistent-base noproof-trace
+python3 - "$tmp/noproof.d/trace.json" <<'PY' || fail "noproof: the trace claims what was not proven"
+import json, sys
+t = json.load(open(sys.argv[1]))
+bufs = t["buffers"]
+N = 65536 * 4
+fwd = {w for o in t["ops"] if o["name"] == "fwd" for w in o["writes"]}
+acts = [bufs[w] for w in sorted(fwd) if bufs[w]["size"] == N]
+assert len(acts) == 3, acts
+for b in acts:
+    assert not b.get("dead_across_boundary"), f"dead across without the proof: {b}"
+    first = next(o for o in t["ops"] if b["id"] in o["reads"] + o["writes"])
+    assert b["id"] in first["reads"] or b["id"] in first.get("partial", []), first
+PY
+"$PLAN" "$tmp/noproof.d" --budget 1 --plan-version 2 >"$tmp/noproof-min.txt" 2>&1 || true
+m=$(sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p' "$tmp/noproof-min.txt")
+[ -n "$m" ] || fail "noproof: no smallest peak: $(cat "$tmp/noproof-min.txt")"
+RUN_ENV=REMAT_WRITE_PROOF=0 run_budget noproof-run persistent-base "$m" "$@"
+
 set -- "$P/chain" "$P/chain.so" 30 --persistent --tiny
 run tiny-base -- "$@"
 read -r c p m <<EOT

@@ -71,13 +71,16 @@ SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIME
 	$(call SANITIZED,$(1),$(2)) \
 	E2E_SKIP="$(SAN_SKIP)" E2E_SKIP_WHY="runs nothing instrumented: make test runs it" \
 	TEST_JOBS=$(JOBS) check-e2e-only
-check-asan:
+# The sanitized scripts run their programs on the simulated device of the
+# normal build (tools/simrun's default), so that build comes first: on a
+# fresh clone nothing else makes it.
+check-asan: all
 	@$(call SANITIZED,asan,$(SAN)) all
 	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
 	 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	 $(call SANITIZED_E2E,asan,$(SAN))
 	@sh tests/summary.sh $(BUILD)/asan/test-results
-check-tsan:
+check-tsan: all
 	@$(call SANITIZED,tsan,-fsanitize=thread) all
 	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libtsan.so) \
 	 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

@@ -185,6 +185,14 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 	if (s->off[b] != OFF_NONE)
 		return bad(s, "before op %d: %s of buffer %d, which is offloaded", p,
 		           pl_step_names[st->kind], b);
+	if (st->kind == PL_STEP_SAVE || st->kind == PL_STEP_RESTORE || st->kind == PL_STEP_STASH ||
+	    st->kind == PL_STEP_UNSTASH) {
+		/* a copy on the compute stream: it takes its time like a replay */
+		int64_t copy = pl_dev_copy_ns(g, &g->bufs[b]);
+		if (__builtin_add_overflow(s->e->recompute_ns, copy, &s->e->recompute_ns))
+			return bad(s, "before op %d: the copies add up to more than 2^63 ns", p);
+		s->now += copy;
+	}
 	switch (st->kind) {
 	case PL_STEP_MAP:
 		if (g->bufs[b].small)

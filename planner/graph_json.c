@@ -33,6 +33,8 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 	                     0, PL_MAX_AMOUNT)))
 		return rc;
 	g->name = strdup(name);
+	if ((rc = pl_jdevice_copy(c, g, root)))
+		return rc;
 	json_t *bufs, *ops;
 	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
 	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)))
@@ -159,9 +161,13 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 	put_str(f, g->name ? g->name : "");
 	fprintf(f,
 	        ",\n  \"graph_hash\": \"%s\",\n  \"granularity\": %lld,\n"
-	        "  \"small_pool_bytes\": %lld,\n  \"const_bytes\": %lld,\n  \"buffers\": [\n",
+	        "  \"small_pool_bytes\": %lld,\n  \"const_bytes\": %lld,\n",
 	        pl_hash_str(g->hash, hs), (long long)g->granularity, (long long)g->small_pool_bytes,
 	        (long long)g->const_bytes);
+	if (g->copy_bytes_per_us > 0)
+		fprintf(f, "  \"device_copy\": {\"fixed_ns\": %lld, \"bytes_per_us\": %lld},\n",
+		        (long long)g->copy_fixed_ns, (long long)g->copy_bytes_per_us);
+	fprintf(f, "  \"buffers\": [\n");
 	/* Members at their default values are left out: a 100k-op graph
 	 * parses noticeably faster with fewer members. */
 	for (int32_t b = 0; b < g->nbufs; b++) {

@@ -204,3 +204,21 @@ int pl_jops(struct jctx *c, struct pl_graph *g, json_t *ops, int trace)
 	free(seen);
 	return rc;
 }
+
+int pl_jdevice_copy(struct jctx *c, struct pl_graph *g, json_t *root)
+{
+	json_t *dc = json_object_get(root, "device_copy");
+	if (!dc)
+		return 0; /* not measured: copies count as free */
+	if (!json_is_object(dc))
+		return pl_jfail(c, "$.device_copy", "must be an object");
+	/* At least a byte per ns and at most a second of fixed cost: with
+	 * sizes below 2^53 a copy's ns then stay below 2^54. */
+	int rc;
+	if ((rc = pl_jint_in(c, dc, "$.device_copy", "fixed_ns", &g->copy_fixed_ns, 1, 0, 0,
+	                     1000000000)) ||
+	    (rc = pl_jint_in(c, dc, "$.device_copy", "bytes_per_us", &g->copy_bytes_per_us, 1, 0,
+	                     1000, PL_MAX_AMOUNT)))
+		return rc;
+	return 0;
+}

@@ -77,6 +77,16 @@ static inline int64_t pl_copy_ns(int64_t bytes, double gbps)
 	return 1000 + (int64_t)((double)bytes / gbps + 0.5);
 }
 
+/* ns of one copy of a buffer inside device memory (save, restore, stash,
+ * unstash): the graph's measured model, 0 when it has none. */
+static inline int64_t pl_dev_copy_ns(const struct pl_graph *g, const struct pl_buffer *b)
+{
+	if (g->copy_bytes_per_us <= 0)
+		return 0;
+	return g->copy_fixed_ns +
+	       (int64_t)((double)b->size * 1000.0 / (double)g->copy_bytes_per_us + 0.5);
+}
+
 /* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
 static inline int64_t pl_save_bytes(const struct pl_graph *g, const struct pl_buffer *b)
 {

@@ -45,6 +45,9 @@ int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, c
 /* Checks buffer k's id and lifetime (its size and rounded are read),
  * reads the optional dead_across_boundary member of v and stores
  * lifetime and flags. */
+/* The optional "device_copy" member (a copy inside device memory: fixed_ns
+ * + bytes / bytes_per_us µs) into g->copy_fixed_ns, g->copy_bytes_per_us. */
+int pl_jdevice_copy(struct jctx *c, struct pl_graph *g, json_t *root);
 int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *where, size_t k,
                    int64_t id, int64_t alloc_at, int64_t free_at, int small, int persistent);
 /* Reads $.ops into g.  trace: "kind" and "replayable" are required and a

@@ -99,6 +99,10 @@ struct pl_graph {
 	int64_t small_pool_bytes;
 	int64_t const_bytes;  /* small pool plus persistent bytes not listed as buffers */
 	int64_t iteration_ns; /* sum of op durations */
+	/* A copy inside device memory (a save, restore, stash or unstash)
+	 * takes copy_fixed_ns + bytes / copy_bytes_per_us µs, as the profiler
+	 * measured it; copy_bytes_per_us 0: not measured, copies count as free. */
+	int64_t copy_fixed_ns, copy_bytes_per_us;
 	int32_t nops, nbufs;
 	uint32_t nrefs;
 	struct pl_op *ops; /* in iteration order; op i is at position i */

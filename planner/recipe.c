@@ -383,10 +383,15 @@ static int steps(struct recipe *rc, const struct pl_graph *g)
 				mem += g->bufs[b].rounded; /* a target counts in the curve at c */
 			if ((f & F_SAVE) && emit(rc, PL_STEP_SAVE, b))
 				return -1;
-			if (f & F_SAVE)
+			if (f & F_SAVE) {
 				mem += pl_save_bytes(g, &g->bufs[b]);
+				rc->cost += pl_dev_copy_ns(g, &g->bufs[b]);
+			}
 			if ((f & F_STASH) && emit(rc, PL_STEP_UNSTASH, b))
 				return -1;
+			/* the stash taken at the first use and this unstash */
+			if (f & F_STASH)
+				rc->cost += 2 * pl_dev_copy_ns(g, &g->bufs[b]);
 			if (mem > rc->transient)
 				rc->transient = mem;
 		}
@@ -398,8 +403,10 @@ static int steps(struct recipe *rc, const struct pl_graph *g)
 			uint8_t f = rc->bflag[b];
 			if ((f & F_SAVE) && emit(rc, PL_STEP_RESTORE, b))
 				return -1;
-			if (f & F_SAVE)
+			if (f & F_SAVE) {
 				mem -= pl_save_bytes(g, &g->bufs[b]);
+				rc->cost += pl_dev_copy_ns(g, &g->bufs[b]);
+			}
 			if ((f & F_RELEASE) && emit(rc, PL_STEP_RELEASE, b))
 				return -1;
 			if (f & F_RELEASE)

@@ -156,6 +156,8 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 	if (g->granularity == 0)
 		g->granularity = 1;
 	g->small_pool_bytes = small_pool;
+	if ((rc = pl_jdevice_copy(c, g, root)))
+		return rc;
 	const char *cmd;
 	if ((rc = pl_jstr(c, proc, "$.process", "cmdline", &cmd, 0, "trace")))
 		return rc;

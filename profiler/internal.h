@@ -69,6 +69,10 @@ CUresult prof_ws_copy(void *host, uint64_t dev, size_t size, int to_host);
  * profile keeps it for the next try). */
 void prof_ws_end(void);
 
+/* copy_rate.c: the cost of a copy inside device memory, fixed ns per copy
+ * and bytes per µs; both 0 when it could not be measured. */
+void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us);
+
 /* delta.c — what each op of the profiled iteration changed, byte by byte
  * (buffers packed small are left to the hashes), and whether its writes
  * were proven blind (independent of the prior content of what it

@@ -643,6 +643,7 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 	prof_sync_all();
 	/* Nothing is in flight now (a collective included): the scratch can go. */
 	prof_ws_end();
+	prof_copy_rate(&prof.copy_fixed_ns, &prof.copy_bytes_per_us);
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
 	prof.peak_bytes = st.peak;

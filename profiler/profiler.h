@@ -113,6 +113,9 @@ struct remat_profile {
 	/* Chunks of split allocations that no region holds whole: never
 	 * evicted, counted like the small pool. */
 	uint64_t edge_bytes;
+	/* a copy inside device memory: copy_fixed_ns + bytes / copy_bytes_per_us
+	 * µs (copy_rate.c); copy_bytes_per_us 0 when not measured */
+	int64_t copy_fixed_ns, copy_bytes_per_us;
 	struct prof_buf *bufs;
 	size_t nbufs;
 	struct prof_kernel *kernels;

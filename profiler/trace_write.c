@@ -322,6 +322,9 @@ int prof_trace_write(const struct remat_profile *t, const char *dir, char *err, 
 	struct sbuf b = {0};
 	puts_(&b, "{\n  \"format\": \"remat-trace\",\n  \"version\": 1,\n");
 	putf(&b, "  \"graph_hash\": \"0x%016llx\",\n", (unsigned long long)t->graph_hash);
+	if (t->copy_bytes_per_us > 0)
+		putf(&b, "  \"device_copy\": {\"fixed_ns\": %lld, \"bytes_per_us\": %lld},\n",
+		     (long long)t->copy_fixed_ns, (long long)t->copy_bytes_per_us);
 	putf(&b, "  \"process\": {\"pid\": %d, \"cmdline\": ", t->pid);
 	str(&b, t->cmdline);
 	puts_(&b, ", \"device\": ");

@@ -2,7 +2,8 @@
 # What the trace says about known kernels: every launch path is there (via),
 # CUPTI saw exactly the intercepted launches, and write sets are right:
 # in-place ReLU writes its input, a matmul writes only its output, batch
-# norm writes its output, its running statistics and its saved statistics.
+# norm writes its output, its running statistics and its saved statistics;
+# the cost of a device copy is measured as the simulated device takes it.
 . tests/e2e/trace_lib.sh
 run mlp LD_PRELOAD="$PRELOAD" REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/mlp -- $TR/mlp --iters 6
 check_trace "$tmp/mlp"
@@ -25,6 +26,10 @@ assert cu["kernels"] == sum(o["kind"] == "kernel" for o in ops) == cu["launches"
 assert all(o["duration_ns"] > 0 for o in ops if o["kind"] == "kernel"), "kernel without duration"
 assert all(o["duration_ns"] >= 0 for o in ops), "op without duration"
 assert t["iteration"]["duration_ns"] > 0
+# A copy inside device memory, timed at the profile's end: the simulated
+# device takes 1000 ns + bytes / 20 per ns (tests/simcuda/driver/clock.c).
+dc = t["device_copy"]
+assert abs(dc["fixed_ns"] - 1000) <= 2 and abs(dc["bytes_per_us"] - 20000) <= 20, dc
 relu = by("relu_inplace")
 assert relu
 for o in relu:

@@ -153,6 +153,51 @@ static void batch_norm_statistics_stashed(void **state)
 	pl_graph_free(g);
 }
 
+/* The same graph with a measured cost of device copies: the stash at op
+ * 1 and the unstash before op 4 take 100 ns + 8 bytes at 2 bytes per ns
+ * (104 ns) each, counted in the plan's cost like the replay of op 1, by
+ * the evaluator and by the reference simulation (plan_checked); the
+ * member survives a save and load of the graph. */
+static void device_copies_cost_time(void **state)
+{
+	(void)state;
+	char text[sizeof(bn_graph) + 100];
+	const char *at = strstr(bn_graph, "\"buffers\"");
+	snprintf(text, sizeof(text),
+	         "%.*s\"device_copy\": {\"fixed_ns\": 100, \"bytes_per_us\": 2000}, %s",
+	         (int)(at - bn_graph), bn_graph, at);
+	struct pl_graph *g = load_ok(text);
+	assert_int_equal(g->copy_fixed_ns, 100);
+	assert_int_equal(g->copy_bytes_per_us, 2000);
+	for (int p = PL_PLANNER_GREEDY; p <= PL_PLANNER_ILP; p++) {
+		struct pl_eval e;
+		struct pl_plan *plan = plan_checked(g, 600, (enum pl_planner)p, &e);
+		assert_true(has_step(plan, 1, PL_STEP_STASH, 2));
+		assert_int_equal(e.recompute_ns, 10 + 2 * 104);
+		pl_eval_free(&e);
+		pl_plan_free(plan);
+	}
+	char err[512], *path = strdup(tu_write(dir, "g.json", ""));
+	assert_int_equal(pl_graph_save_json(g, path, err, sizeof(err)), 0);
+	struct pl_graph *back;
+	assert_int_equal(pl_graph_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(back->copy_fixed_ns, 100);
+	assert_int_equal(back->copy_bytes_per_us, 2000);
+	pl_graph_free(back);
+	free(path);
+	pl_graph_free(g);
+	/* below a byte per ns, or not an object: refused, named */
+	const char *bad[] = {"{\"fixed_ns\": 1, \"bytes_per_us\": 999}", "7"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "%.*s\"device_copy\": %s, %s", (int)(at - bn_graph),
+		         bn_graph, bad[i], at);
+		path = strdup(tu_write(dir, "bad.json", text));
+		assert_int_not_equal(pl_graph_load(path, &back, err, sizeof(err)), 0);
+		assert_non_null(strstr(err, "device_copy"));
+		free(path);
+	}
+}
+
 /* P lives in long-lived memory (allocated before the iteration, like
  * llm.c's activations) and op 0 overwrites all of it every iteration:
  * its content at the boundary is dead.  Released after its last read (op
@@ -424,6 +469,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(batch_norm_statistics_stashed),
+	    cmocka_unit_test(device_copies_cost_time),
 	    cmocka_unit_test(dead_across_boundary_released),
 	    cmocka_unit_test(partial_write_rebuilds_prior_version),
 	    cmocka_unit_test(long_inplace_chain),

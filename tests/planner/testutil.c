@@ -262,7 +262,16 @@ void tu_simulate(const struct pl_graph *g, const struct pl_plan *p, struct tu_si
 		int64_t hi = mem(&s);
 		for (uint32_t i = p->step_off[pos]; i < p->step_off[pos + 1] && s.valid; i++) {
 			int32_t a = p->steps[i].arg;
-			switch (p->steps[i].kind) {
+			int k = p->steps[i].kind;
+			/* copies in device memory take time like replays (the
+			 * graph's device_copy model) */
+			if ((k == PL_STEP_SAVE || k == PL_STEP_RESTORE || k == PL_STEP_STASH ||
+			     k == PL_STEP_UNSTASH) &&
+			    a >= 0 && a < nb && g->copy_bytes_per_us > 0)
+				r->recompute += g->copy_fixed_ns + (g->bufs[a].size * 1000 +
+				                                    g->copy_bytes_per_us / 2) /
+				                                       g->copy_bytes_per_us;
+			switch (k) {
 			case PL_STEP_MAP:
 				if (a < 0 || a >= nb || s.present[a] || g->bufs[a].small)
 					s.valid = 0;

@@ -79,11 +79,7 @@ sweep() {
 	run warm REMAT_BUDGET=$SWEEP_BUDGET REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/warm.d" \
 		"REMAT_CACHE_DIR=$tmp/cache" LD_PRELOAD="$PRELOAD" -- $SWEEP_TRAINER
 	same plain warm
-	# The planner may outlive the job that started it: wait for its plan.
-	for _i in $(seq 1 600); do
-		ls "$tmp/cache"/*.plan.json >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	await_plan warm "$tmp/cache" "$tmp/warm.d"
 	# shellcheck disable=SC2086
 	run cached REMAT_BUDGET=$SWEEP_BUDGET REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/cached.d" \
 		"REMAT_CACHE_DIR=$tmp/cache" LD_PRELOAD="$PRELOAD" -- $SWEEP_TRAINER

@@ -71,6 +71,31 @@ prefill() {
 		fail "$1: remat-plan refused budget $3: $(tail -n 2 "$tmp/$1.plan.txt")"
 }
 
+# await_plan NAME CACHE_DIR TRACE_DIR: after run NAME in run mode (REMAT_LOG=1, a
+# percentage or byte budget), a plan for its graph and budget is in
+# CACHE_DIR.  The job starts its planner at the first iteration boundary
+# after its trace is written; a loaded machine or a sanitizer build can
+# end a short job first.  Then the plan is made here from its trace, as
+# the planner would have (version 2); otherwise the planner may outlive
+# the job: it is waited for.
+await_plan() {
+	if grep -q "started (pid" "$tmp/$1.err"; then
+		for _i in $(seq 1 600); do
+			ls "$2"/*.plan.json >/dev/null 2>&1 && return 0
+			sleep 0.1
+		done
+		fail "$1: its planner stored no plan in 60 s"
+	fi
+	_bytes=$(sed -n 's/.*budget: \([0-9]*\) bytes.*/\1/p' "$tmp/$1.err" | head -n 1)
+	[ -n "$_bytes" ] || fail "$1: no budget in its log: $(tail -n 3 "$tmp/$1.err")"
+	_t=$3
+	_h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
+		"$_t/trace.json") || fail "$1: no trace in $_t"
+	mkdir -p -m 700 "$2"
+	"$PLAN" "$_t" --budget "$_bytes" --plan-version 2 -o "$2/$_h-$_bytes.plan.json" \
+		>"$tmp/$1.plan.txt" 2>&1 || fail "$1: remat-plan: $(tail -n 2 "$tmp/$1.plan.txt")"
+}
+
 # three_budgets NAME TRAINER ARGS...: 75%, 50% and the smallest budget, each
 # of the baseline's per-iteration memory (const + f * (peak - const)).
 three_budgets() {

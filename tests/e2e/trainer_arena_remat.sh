@@ -44,7 +44,7 @@ echo "arena under libremat: identical in trace mode and at a budget of $bud byte
 export SIMCUDA_GRANULARITY=4K
 set -- "$A" --batch 8 --seq 64
 run big-base -- "$@" --iters 10
-run big-trace REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/big.d" LD_PRELOAD="$LIB" -- "$@" --iters 8
+run big-trace REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/big.d" LD_PRELOAD="$PRELOAD" -- "$@" --iters 8
 mkdir -p "$tmp/big.cache"
 h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
 	"$tmp/big.d/trace.json")
@@ -53,7 +53,7 @@ h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'
 bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/big.plan.txt")
 cp "$tmp/big.plan.json" "$tmp/big.cache/$h-$bytes.plan.json"
 run big REMAT_BUDGET=50% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/big.d" "REMAT_CACHE_DIR=$tmp/big.cache" \
-	LD_PRELOAD="$LIB" -- "$@" --iters 10
+	LD_PRELOAD="$PRELOAD" -- "$@" --iters 10
 same big-base big
 no_fault
 grep -q "applied from iteration" "$tmp/big.err" || fail "50%: no plan applied: $(tail -n 3 "$tmp/big.err")"

@@ -28,12 +28,60 @@
 struct item {
 	double ratio; /* ns per byte */
 	int64_t bytes, cost;
+	int32_t seq; /* ties go in the order the items were listed */
 };
 
-static int cmp_item(const void *a, const void *b)
+static int item_before(const struct item *x, const struct item *y)
 {
-	const struct item *x = a, *y = b;
-	return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+	return x->ratio < y->ratio || (x->ratio == y->ratio && x->seq < y->seq);
+}
+
+/* The fractional knapsack: the cheapest cost of `over` bytes, items
+ * taken whole in ascending ratio and the last one in part.  Positions
+ * have tens of thousands of items and few are taken whole before the
+ * part, so instead of sorting them all this partitions around a pivot
+ * and goes on into the side that holds the last item taken (quickselect,
+ * linear on average; the pivot, from a fixed sequence, only sets the
+ * work, never the answer).  Whole items add up exactly in integers: the
+ * same figure as summing them one by one in doubles, since they stay
+ * below 2^53 (PL_MAX_AMOUNT). */
+static double knapsack(struct item *it, int32_t n, int64_t over)
+{
+	int64_t whole = 0;
+	int32_t lo = 0, hi = n;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	while (lo < hi && over > 0) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		int32_t k = lo + (int32_t)((seed >> 33) % (uint64_t)(hi - lo));
+		struct item pivot = it[k], tmp;
+		it[k] = it[hi - 1];
+		it[hi - 1] = pivot;
+		int32_t m = lo;
+		int64_t bytes = 0, cost = 0;
+		for (int32_t i = lo; i < hi - 1; i++)
+			if (item_before(&it[i], &pivot)) {
+				bytes += it[i].bytes;
+				cost += it[i].cost;
+				tmp = it[m];
+				it[m++] = it[i];
+				it[i] = tmp;
+			}
+		it[hi - 1] = it[m];
+		it[m] = pivot;
+		if (bytes >= over) { /* the last one taken is before the pivot */
+			hi = m;
+			continue;
+		}
+		whole += cost;
+		over -= bytes;
+		if (pivot.bytes > over)
+			return (double)whole +
+			       (double)pivot.cost * (double)over / (double)pivot.bytes;
+		whole += pivot.cost;
+		over -= pivot.bytes;
+		lo = m + 1;
+	}
+	return (double)whole;
 }
 
 static int cmp_desc(const void *a, const void *b, void *arg)
@@ -117,20 +165,9 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, in
 		return 0;
 	for (int32_t i = 0; i < nops; i++) {
 		int64_t c = g->ops[ops[i]].duration_ns;
-		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c};
+		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c, i};
 	}
-	qsort(items, nops, sizeof(*items), cmp_item);
-	double cost = 0;
-	for (int32_t i = 0; i < nops && over > 0; i++) {
-		if (items[i].bytes <= over) {
-			cost += (double)items[i].cost;
-			over -= items[i].bytes;
-		} else {
-			cost += (double)items[i].cost * (double)over / (double)items[i].bytes;
-			over = 0;
-		}
-	}
-	return (int64_t)cost; /* rounded down: still a bound */
+	return (int64_t)knapsack(items, nops, over); /* rounded down: still a bound */
 }
 
 int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb)

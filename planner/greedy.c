@@ -89,6 +89,9 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 			if (t.mx[1] <= budget)
 				break;
 			int32_t j = sc[i].j;
+			/* (first what costs least to ask) */
+			if (!pl_sel_compatible(&s, j))
+				continue;
 			int helps = sc[i].bytes > 0 && pl_st_max(&t, sc[i].lo, sc[i].hi) > budget;
 			if (!helps && sc[i].nranges == 1)
 				continue;
@@ -99,7 +102,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 			}
 			if (!helps)
 				continue;
-			if (!pl_sel_compatible(&s, cs, j) || !pl_eng_fits(&eng, cs, j))
+			if (!pl_eng_fits(&eng, cs, j))
 				continue;
 			pl_sel_apply(&t, cs, j, -1);
 			if (pl_cand_overshoots(&t, cs, j, budget)) {

@@ -194,13 +194,12 @@ void pl_cands_free(struct pl_cands *cs);
  * overlapping; see selection.c). */
 struct pl_selection {
 	uint8_t *chosen;    /* per candidate */
-	int32_t *gap_taken; /* per gap: candidate or -1 */
-	int32_t *pins;      /* per gap: chosen candidates that forbid it */
+	int32_t *conflicts; /* per candidate: clashes with the chosen ones (0: compatible) */
 };
 
 int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs);
 void pl_sel_free(struct pl_selection *s);
-int pl_sel_compatible(const struct pl_selection *s, const struct pl_cands *cs, int32_t j);
+int pl_sel_compatible(const struct pl_selection *s, int32_t j);
 void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 void pl_sel_drop(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 struct pl_segtree;

@@ -39,6 +39,33 @@ static double score(const struct pl_cands *cs, int32_t j, int variant, double by
 	return s;
 }
 
+/* sc in score order, the best first; ties by candidate (as cmp_score
+ * orders them; qsort is the fallback). */
+static void sort_scores(struct score *sc, int32_t n)
+{
+	struct pl_keyed *k = malloc(sizeof(*k) * (n ? (size_t)n : 1));
+	struct score *out = malloc(sizeof(*out) * (n ? (size_t)n : 1));
+	int nan = 0;
+	for (int32_t i = 0; k && i < n; i++) {
+		nan |= sc[i].v != sc[i].v;
+		k[i] = (struct pl_keyed){pl_key_desc(sc[i].v), i};
+	}
+	if (!k || !out || nan || pl_radix_sort(k, (size_t)n)) {
+		/* (no key orders a NaN as the comparison does) */
+		free(k);
+		free(out);
+		qsort(sc, n, sizeof(*sc), cmp_score);
+		return;
+	}
+	/* sc comes by candidate (pl_useful lists them in order), so the
+	 * stable sort keeps ties that way */
+	for (int32_t i = 0; i < n; i++)
+		out[i] = sc[k[i].i];
+	memcpy(sc, out, sizeof(*sc) * (size_t)n);
+	free(k);
+	free(out);
+}
+
 static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen,
                int variant, const int32_t *useful, int32_t nuseful, const double *bytes,
                const double *fbytes, int64_t *cost_out, int64_t *peak_out)
@@ -47,23 +74,19 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	struct pl_selection s;
 	struct pl_engines eng;
 	struct score *sc = malloc(sizeof(*sc) * (cs->ncands ? cs->ncands : 1));
-	int32_t *order = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
-	if (!sc || !order || pl_st_init(&t, g->live, g->nops)) {
+	if (!sc || pl_st_init(&t, g->live, g->nops)) {
 		free(sc);
-		free(order);
 		return -1;
 	}
 	if (pl_eng_init(&eng, g->nops)) {
 		pl_st_free(&t);
 		free(sc);
-		free(order);
 		return -1;
 	}
 	if (pl_sel_init(&s, cs)) {
 		pl_eng_free(&eng);
 		pl_st_free(&t);
 		free(sc);
-		free(order);
 		return -1;
 	}
 	for (int32_t i = 0; i < nuseful; i++) {
@@ -77,9 +100,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 		                       (int32_t)x->nranges,
 		                       r0->bytes};
 	}
-	qsort(sc, nuseful, sizeof(*sc), cmp_score);
-	for (int32_t i = 0; i < nuseful; i++)
-		order[i] = sc[i].j;
+	sort_scores(sc, nuseful);
 	int32_t ntaken = 0;
 	int32_t *taken = malloc(sizeof(int32_t) * (cs->ncands ? cs->ncands : 1));
 	/* Two passes: a rebuild refused because its own position was still
@@ -129,7 +150,6 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	pl_sel_free(&s);
 	pl_st_free(&t);
 	free(sc);
-	free(order);
 	return ok ? 0 : 1;
 }
 

@@ -250,6 +250,19 @@ struct pl_heap {
 int pl_heap_push(struct pl_heap *hp, struct pl_hent x); /* -1 when out of memory */
 struct pl_hent pl_heap_pop(struct pl_heap *hp);         /* hp->n > 0 */
 
+/* sort.c: pl_radix_sort, a stable sort by key (ties keep their order),
+ * -1 when out of memory; pl_key_desc, the key that sorts doubles
+ * largest first (not NaN).  pl_sort_i32 sorts ascending; pl_sort_ids
+ * sorts ids by (key[id], id). */
+struct pl_keyed {
+	uint64_t key;
+	int32_t i;
+};
+int pl_radix_sort(struct pl_keyed *a, size_t n);
+uint64_t pl_key_desc(double v);
+void pl_sort_i32(int32_t *a, int32_t n);
+void pl_sort_ids(int32_t *ids, int32_t n, const int32_t *key);
+
 /* Max segment tree with range add, for the heuristics. */
 struct pl_segtree {
 	int32_t n, size, height;

@@ -174,12 +174,6 @@ static int closure(struct recipe *rc, const struct pl_graph *g, const struct cin
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Runs the replays in order on the versions: 0 consistent, 1 an op was
  * added (run again), -1 impossible. */
 static int simulate(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c)
@@ -308,15 +302,6 @@ static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
 	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
 }
 
-static int by_use(const void *a, const void *b, void *arg)
-{
-	const int32_t *key = arg;
-	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-	if (key[i] != key[j])
-		return key[i] < key[j] ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
 /* Of the buffers that may be kept, keeps those needed soonest within
  * keep_limit bytes; the others are released as usual. */
 static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
@@ -327,7 +312,7 @@ static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct c
 	/* lver is free scratch now: the next use of each */
 	for (int32_t i = 0; i < rc->nkept; i++)
 		rc->lver[rc->kept[i]] = use_after(ix, rc->kept[i], c);
-	qsort_r(rc->kept, rc->nkept, sizeof(int32_t), by_use, rc->lver);
+	pl_sort_ids(rc->kept, rc->nkept, rc->lver);
 	int64_t room = rc->keep_limit;
 	int32_t n = 0;
 	for (int32_t i = 0; i < rc->nkept; i++) {
@@ -342,17 +327,6 @@ static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct c
 	return 0;
 }
 
-/* By position (first or last touch), then buffer id: deterministic steps. */
-static int by_first(const void *a, const void *b, void *arg)
-{
-	const int32_t *first = arg;
-	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-	int32_t x = first[i], y = first[j];
-	if (x != y)
-		return x < y ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
 /* Steps: map, save and unstash each buffer just before the first replay
  * that touches it; restore and release it right after the last. */
 static int steps(struct recipe *rc, const struct pl_graph *g)
@@ -363,8 +337,9 @@ static int steps(struct recipe *rc, const struct pl_graph *g)
 	int32_t *byfirst = rc->order, *bylast = rc->order + n;
 	memcpy(byfirst, rc->touched, sizeof(int32_t) * n);
 	memcpy(bylast, rc->touched, sizeof(int32_t) * n);
-	qsort_r(byfirst, n, sizeof(int32_t), by_first, rc->first);
-	qsort_r(bylast, n, sizeof(int32_t), by_first, rc->last);
+	/* by position (first or last touch), then buffer id: deterministic steps */
+	pl_sort_ids(byfirst, n, rc->first);
+	pl_sort_ids(bylast, n, rc->last);
 	int32_t i1 = 0, i2 = 0;
 	int64_t mem = 0;
 	rc->cost = rc->transient = 0;
@@ -432,7 +407,7 @@ int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct ci
 	if (closure(rc, g, ix, c))
 		return -1;
 	for (;;) {
-		qsort(rc->ops, rc->nops, sizeof(int32_t), cmp_i32);
+		pl_sort_i32(rc->ops, rc->nops);
 		int r = simulate(rc, g, ix, c);
 		if (r < 0)
 			return -1;

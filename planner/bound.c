@@ -93,9 +93,55 @@ static int cmp_desc(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* The content b holds at p: -1 free to drop, -2 must stay, else the op
- * whose replay gives it back. */
-static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p)
+/* What a buffer's content is worth at a position, by its next use (the
+ * same for every position up to it): -1 free to drop, -2 must stay,
+ * else the op whose replay gives it back.  next[k]: when uses[k] of
+ * its buffer is the first use at or after p (and not p itself);
+ * last[b]: when none is.  Worked out once, not at each of the
+ * positions examined. */
+struct worth {
+	int32_t *next, *last;
+};
+
+static int worth_build(const struct pl_graph *g, const struct cindex *ix, struct worth *w)
+{
+	uint32_t nuses = ix->use_off[g->nbufs];
+	w->next = malloc(sizeof(int32_t) * (nuses ? nuses : 1));
+	w->last = malloc(sizeof(int32_t) * (g->nbufs ? (size_t)g->nbufs : 1));
+	if (!w->next || !w->last)
+		return -1;
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		/* never used again: only content that outlives the iteration
+		 * matters (every writer, a use, is before p) */
+		const struct pl_buffer *bf = &g->bufs[b];
+		int32_t v = ix->wr_off[b + 1] > ix->wr_off[b] ? ix->writers[ix->wr_off[b + 1] - 1]
+		                                              : pl_ver_initial(bf);
+		int32_t after = bf->free_at >= 0 || bf->dead_across ? -1
+		                : v == PL_VER_PRE                   ? -2
+		                : v >= 0                            ? v
+		                                                    : -1;
+		w->last[b] = after;
+		for (uint32_t k = ix->use_off[b + 1]; k-- > ix->use_off[b];) {
+			int32_t ver = 0;
+			uint32_t f = pl_ref_flags(g, ix->uses[k], b, &ver);
+			if (f & PL_REF_READ)
+				after = ver == PL_VER_PRE ? -2 : ver >= 0 ? ver : -1;
+			else if (f & PL_REF_WRITE)
+				after = -1; /* overwritten whole before anyone reads it */
+			w->next[k] = after;
+		}
+	}
+	return 0;
+}
+
+static void worth_free(struct worth *w)
+{
+	free(w->next);
+	free(w->last);
+}
+
+/* The content b holds at p (as struct worth says). */
+static int32_t content_at(const struct cindex *ix, const struct worth *w, int32_t b, int32_t p)
 {
 	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
 	while (lo < hi) { /* first use >= p */
@@ -105,29 +151,17 @@ static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int
 		else
 			hi = mid;
 	}
-	if (lo < ix->use_off[b + 1] && ix->uses[lo] == p)
-		return -2; /* op p references it */
-	for (; lo < ix->use_off[b + 1]; lo++) {
-		int32_t ver = 0;
-		uint32_t f = pl_ref_flags(g, ix->uses[lo], b, &ver);
-		if (f & PL_REF_READ)
-			return ver == PL_VER_PRE ? -2 : ver >= 0 ? ver : -1;
-		if (f & PL_REF_WRITE)
-			return -1; /* overwritten whole before anyone reads it */
-	}
-	/* never used again: only content that outlives the iteration matters */
-	const struct pl_buffer *bf = &g->bufs[b];
-	if (bf->free_at >= 0 || bf->dead_across)
-		return -1;
-	int32_t v = pl_ver_at(g, ix, b, p);
-	return v == PL_VER_PRE ? -2 : v >= 0 ? v : -1;
+	if (lo == ix->use_off[b + 1])
+		return w->last[b];
+	return ix->uses[lo] == p ? -2 /* op p references it */ : w->next[lo];
 }
 
 /* Cheapest replays bringing position p under the budget; -1 when even
  * dropping all that may go leaves it over (*fixed: what must stay). */
-static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, int32_t p,
-                           int64_t budget, struct item *items, int64_t *per_op, uint32_t *stamp,
-                           uint32_t epoch, int32_t *ops, int64_t *fixed)
+static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
+                           const struct worth *wt, int32_t p, int64_t budget, struct item *items,
+                           int64_t *per_op, uint32_t *stamp, uint32_t epoch, int32_t *ops,
+                           int64_t *fixed)
 {
 	int64_t keep = g->const_bytes, droppable = 0;
 	int32_t nops = 0;
@@ -135,7 +169,7 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, in
 		const struct pl_buffer *bf = &g->bufs[b];
 		if (!pl_buf_alive(bf, p, g->nops) || bf->rounded <= 0)
 			continue;
-		int32_t w = bf->small || bf->excluded ? -2 : content_at(g, ix, b, p);
+		int32_t w = bf->small || bf->excluded ? -2 : content_at(ix, wt, b, p);
 		if (w == -2) {
 			keep += bf->rounded;
 			continue;
@@ -173,6 +207,7 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, in
 int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb)
 {
 	struct cindex ix = {0};
+	struct worth wt = {0};
 	int32_t n = g->nops, nb = g->nbufs ? g->nbufs : 1, npos = 0, nover = 0;
 	int32_t *over = malloc(sizeof(int32_t) * (size_t)n),
 	        *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
@@ -183,7 +218,8 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 	int rc = -1;
 	*cost_lb = 0;
 	*peak_lb = pl_graph_lower_bound(g);
-	if (!over || !pos || !items || !per_op || !stamp || !ops || pl_cindex_build(g, &ix))
+	if (!over || !pos || !items || !per_op || !stamp || !ops || pl_cindex_build(g, &ix) ||
+	    worth_build(g, &ix, &wt))
 		goto out;
 	for (int32_t p = 0; p < n; p++)
 		if (g->live[p] > budget)
@@ -193,11 +229,16 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 		pos[npos++] =
 		    over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
 	qsort_r(over, nover, sizeof(int32_t), cmp_desc, g->live);
-	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
-		pos[npos++] = over[i];
+	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++) {
+		int seen = 0; /* (one of the spread may be among the fullest) */
+		for (int32_t k = 0; k < BOUND_POSITIONS && k < nover && !seen; k++)
+			seen = pos[k] == over[i];
+		if (!seen)
+			pos[npos++] = over[i];
+	}
 	for (int32_t i = 0; i < npos; i++) {
 		int64_t fixed;
-		int64_t c = at_position(g, &ix, pos[i], budget, items, per_op, stamp,
+		int64_t c = at_position(g, &ix, &wt, pos[i], budget, items, per_op, stamp,
 		                        (uint32_t)i + 1, ops, &fixed);
 		if (fixed > *peak_lb)
 			*peak_lb = fixed;
@@ -211,6 +252,7 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 	rc = 0;
 out:
 	pl_cindex_free(&ix);
+	worth_free(&wt);
 	free(over);
 	free(pos);
 	free(items);

@@ -123,7 +123,8 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 			}
 			if (!helps)
 				continue;
-			if (!pl_eng_fits(&eng, cs, j))
+			/* (copy engines only matter with offload candidates) */
+			if (cs->offload_gbps > 0 && !pl_eng_fits(&eng, cs, j))
 				continue;
 			pl_sel_apply(&t, cs, j, -1);
 			if (pl_cand_overshoots(&t, cs, j, budget)) {
@@ -131,7 +132,8 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 				continue;
 			}
 			pl_sel_take(&s, cs, j);
-			pl_eng_apply(&eng, cs, j, +1);
+			if (cs->offload_gbps > 0)
+				pl_eng_apply(&eng, cs, j, +1);
 			taken[ntaken++] = j;
 		}
 	}

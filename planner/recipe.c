@@ -50,14 +50,15 @@ int pl_recipe_init(struct recipe *rc, const struct pl_graph *g)
 	rc->stamp = calloc(nb, sizeof(uint32_t));
 	rc->opstamp = calloc(no, sizeof(uint32_t));
 	rc->lver = malloc(nb * sizeof(int32_t));
+	rc->vat = malloc(nb * sizeof(int32_t));
 	rc->first = malloc(nb * sizeof(int32_t));
 	rc->last = malloc(nb * sizeof(int32_t));
 	rc->bflag = malloc(nb);
 	rc->bflag2 = malloc(nb);
 	rc->nbufs_ = (int32_t)nb;
 	rc->nops_ = (int32_t)no;
-	return rc->stamp && rc->opstamp && rc->lver && rc->first && rc->last && rc->bflag &&
-	               rc->bflag2
+	return rc->stamp && rc->opstamp && rc->lver && rc->vat && rc->first && rc->last &&
+	               rc->bflag && rc->bflag2
 	           ? 0
 	           : -1;
 }
@@ -77,6 +78,7 @@ void pl_recipe_free(struct recipe *rc)
 	free(rc->stamp);
 	free(rc->opstamp);
 	free(rc->lver);
+	free(rc->vat);
 	free(rc->first);
 	free(rc->last);
 	free(rc->bflag);
@@ -91,21 +93,27 @@ int pl_recipe_targets(struct recipe *rc, int32_t n)
 	return 0;
 }
 
-static int touch(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t b,
-                 int32_t c)
+static int touch_first(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
+                       int32_t b, int32_t c)
 {
-	if (rc->stamp[b] == rc->epoch)
-		return 0;
 	if (PL_GROW(rc->touched, rc->ntouched, rc->cap_touched))
 		return -1;
 	int alive = pl_buf_alive(&g->bufs[b], c, g->nops);
 	rc->stamp[b] = rc->epoch;
 	rc->bflag[b] = alive ? F_ALIVE : 0;
 	rc->bflag2[b] = 0;
-	rc->lver[b] = alive ? pl_ver_at(g, ix, b, c) : VER_LOST;
+	rc->vat[b] = alive ? pl_ver_at(g, ix, b, c) : VER_LOST;
+	rc->lver[b] = rc->vat[b];
 	rc->first[b] = rc->last[b] = -1;
 	rc->touched[rc->ntouched++] = b;
 	return 0;
+}
+
+/* b into the recipe's buffers (once; asked millions of times per graph) */
+static inline int touch(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
+                        int32_t b, int32_t c)
+{
+	return rc->stamp[b] == rc->epoch ? 0 : touch_first(rc, g, ix, b, c);
 }
 
 static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k)
@@ -134,7 +142,7 @@ static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex
 	if (touch(rc, g, ix, b, c))
 		return -1;
 	uint8_t *f = &rc->bflag[b];
-	if (!(*f & F_TARGET) && (*f & F_ALIVE) && pl_ver_at(g, ix, b, c) == v) {
+	if (!(*f & F_TARGET) && (*f & F_ALIVE) && rc->vat[b] == v) {
 		if (!(rc->bflag2[b] & G_EVICTED) && !(rc->mapped && !rc->mapped[b])) {
 			*f |= F_RESREAD;
 			return 0;
@@ -182,7 +190,7 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 		int32_t b = rc->touched[t];
 		uint8_t f = rc->bflag[b] &= (uint8_t)~F_WRITTEN;
 		int lost = (f & F_TARGET) || !(f & F_ALIVE) || (rc->bflag2[b] & G_EVICTED);
-		rc->lver[b] = lost ? VER_LOST : pl_ver_at(g, ix, b, c);
+		rc->lver[b] = lost ? VER_LOST : rc->vat[b];
 		rc->first[b] = rc->last[b] = -1;
 	}
 	for (int32_t o = 0; o < rc->nops; o++) {
@@ -255,14 +263,14 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 			f |= F_MAP | F_RELEASE;
 			/* may be kept if asked and it ends with the content it has at c */
 			if (rc->keep && (f & F_ALIVE) && !bf->excluded &&
-			    rc->lver[b] == pl_ver_at(g, ix, b, c)) {
+			    rc->lver[b] == rc->vat[b]) {
 				if (PL_GROW(rc->kept, rc->nkept, rc->cap_kept))
 					return -1;
 				rc->kept[rc->nkept++] = b;
 			}
 		} else {
 			if ((f & (F_WRITTEN | F_STASH)) &&
-			    (rc->lver[b] != pl_ver_at(g, ix, b, c) || bf->excluded))
+			    (rc->lver[b] != rc->vat[b] || bf->excluded))
 				f |= F_SAVE;
 			/* Whatever the replays touch in place must be resident at c;
 			 * a buffer only read may be rebuilt at c by another

@@ -257,32 +257,35 @@ void pl_added_bytes(const struct pl_graph *g, const struct pl_cands *cs, int64_t
 
 /* Candidates that can ever lower a point over the budget: some position
  * of their ranges exceeds it even with every transient added there.  The
- * others are left out of the heuristics' loops. */
+ * others are left out of the heuristics' loops.  (over[p]: positions
+ * before p that exceed it, so a range holds one when the count grows.) */
 int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, int32_t *out)
 {
 	int64_t *u = malloc(sizeof(int64_t) * g->nops);
-	struct pl_segtree t;
-	if (!u)
-		return -1;
-	pl_added_bytes(g, cs, u);
-	for (int32_t p = 0; p < g->nops; p++)
-		u[p] += g->live[p];
-	if (pl_st_init(&t, u, g->nops)) {
+	int32_t *over = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
+	if (!u || !over) {
 		free(u);
+		free(over);
 		return -1;
 	}
+	pl_added_bytes(g, cs, u);
+	over[0] = 0;
+	for (int32_t p = 0; p < g->nops; p++)
+		over[p + 1] = over[p] + (u[p] + g->live[p] > budget);
 	free(u);
 	int32_t n = 0;
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		for (uint32_t r = 0; r < x->nranges; r++) {
 			const struct pl_range *rg = &cs->ranges[x->range_off + r];
-			if (rg->bytes > 0 && pl_st_max(&t, rg->lo, rg->hi) > budget) {
+			int32_t lo = rg->lo < 0 ? 0 : rg->lo,
+			        hi = rg->hi < g->nops ? rg->hi : g->nops - 1;
+			if (rg->bytes > 0 && lo <= hi && over[hi + 1] > over[lo]) {
 				out[n++] = j;
 				break;
 			}
 		}
 	}
-	pl_st_free(&t);
+	free(over);
 	return n;
 }

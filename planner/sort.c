@@ -104,8 +104,8 @@ void pl_sort_ids(int32_t *ids, int32_t n, const int32_t *key)
 	}
 	for (int32_t i = 1; i < n; i++) {
 		int32_t v = ids[i], k = i;
-		for (; k > 0 && (key[ids[k - 1]] > key[v] ||
-		                 (key[ids[k - 1]] == key[v] && ids[k - 1] > v));
+		for (; k > 0 &&
+		       (key[ids[k - 1]] > key[v] || (key[ids[k - 1]] == key[v] && ids[k - 1] > v));
 		     k--)
 			ids[k] = ids[k - 1];
 		ids[k] = v;

@@ -98,9 +98,19 @@ static int cmp_desc(const void *a, const void *b, void *arg)
  * else the op whose replay gives it back.  next[k]: when uses[k] of
  * its buffer is the first use at or after p (and not p itself);
  * last[b]: when none is.  Worked out once, not at each of the
- * positions examined. */
+ * positions examined; so is the list of buffers with bytes, in buffer
+ * order, holding only what the positions ask of them (each position
+ * reads it all). */
+struct span {
+	int32_t buf, lo, hi; /* alive at lo .. hi - 1 */
+	int32_t stays;       /* small or excluded: never dropped */
+	int64_t rounded;
+};
+
 struct worth {
 	int32_t *next, *last;
+	struct span *span;
+	int32_t nspan;
 };
 
 static int worth_build(const struct pl_graph *g, const struct cindex *ix, struct worth *w)
@@ -108,12 +118,18 @@ static int worth_build(const struct pl_graph *g, const struct cindex *ix, struct
 	uint32_t nuses = ix->use_off[g->nbufs];
 	w->next = malloc(sizeof(int32_t) * (nuses ? nuses : 1));
 	w->last = malloc(sizeof(int32_t) * (g->nbufs ? (size_t)g->nbufs : 1));
-	if (!w->next || !w->last)
+	w->span = malloc(sizeof(*w->span) * (g->nbufs ? (size_t)g->nbufs : 1));
+	if (!w->next || !w->last || !w->span)
 		return -1;
+	w->nspan = 0;
 	for (int32_t b = 0; b < g->nbufs; b++) {
+		const struct pl_buffer *bf = &g->bufs[b];
+		if (bf->rounded > 0)
+			w->span[w->nspan++] = (struct span){b, bf->alloc_at < 0 ? 0 : bf->alloc_at,
+			                                    bf->free_at < 0 ? g->nops : bf->free_at,
+			                                    bf->small || bf->excluded, bf->rounded};
 		/* never used again: only content that outlives the iteration
 		 * matters (every writer, a use, is before p) */
-		const struct pl_buffer *bf = &g->bufs[b];
 		int32_t v = ix->wr_off[b + 1] > ix->wr_off[b] ? ix->writers[ix->wr_off[b + 1] - 1]
 		                                              : pl_ver_initial(bf);
 		int32_t after = bf->free_at >= 0 || bf->dead_across ? -1
@@ -138,6 +154,7 @@ static void worth_free(struct worth *w)
 {
 	free(w->next);
 	free(w->last);
+	free(w->span);
 }
 
 /* The content b holds at p (as struct worth says). */
@@ -165,16 +182,16 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 {
 	int64_t keep = g->const_bytes, droppable = 0;
 	int32_t nops = 0;
-	for (int32_t b = 0; b < g->nbufs; b++) {
-		const struct pl_buffer *bf = &g->bufs[b];
-		if (!pl_buf_alive(bf, p, g->nops) || bf->rounded <= 0)
+	for (int32_t i = 0; i < wt->nspan; i++) {
+		const struct span *sp = &wt->span[i];
+		if (p < sp->lo || p >= sp->hi)
 			continue;
-		int32_t w = bf->small || bf->excluded ? -2 : content_at(ix, wt, b, p);
+		int32_t w = sp->stays ? -2 : content_at(ix, wt, sp->buf, p);
 		if (w == -2) {
-			keep += bf->rounded;
+			keep += sp->rounded;
 			continue;
 		}
-		droppable += bf->rounded;
+		droppable += sp->rounded;
 		if (w < 0)
 			continue;
 		if (stamp[w] != epoch) {
@@ -182,7 +199,7 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 			per_op[w] = 0;
 			ops[nops++] = w;
 		}
-		per_op[w] += bf->rounded;
+		per_op[w] += sp->rounded;
 	}
 	*fixed = keep;
 	if (keep > budget)

@@ -198,6 +198,7 @@ struct pl_selection {
 };
 
 int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs);
+void pl_sel_clear(struct pl_selection *s, const struct pl_cands *cs); /* none chosen */
 void pl_sel_free(struct pl_selection *s);
 int pl_sel_compatible(const struct pl_selection *s, int32_t j);
 void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j);

@@ -20,6 +20,12 @@ int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs)
 	return 0;
 }
 
+void pl_sel_clear(struct pl_selection *s, const struct pl_cands *cs)
+{
+	memset(s->chosen, 0, (size_t)cs->ncands);
+	memset(s->conflicts, 0, sizeof(int32_t) * (size_t)cs->ncands);
+}
+
 void pl_sel_free(struct pl_selection *s)
 {
 	free(s->chosen);

@@ -28,12 +28,60 @@
 struct item {
 	double ratio; /* ns per byte */
 	int64_t bytes, cost;
+	int32_t seq; /* ties go in the order the items were listed */
 };
 
-static int cmp_item(const void *a, const void *b)
+static int item_before(const struct item *x, const struct item *y)
 {
-	const struct item *x = a, *y = b;
-	return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+	return x->ratio < y->ratio || (x->ratio == y->ratio && x->seq < y->seq);
+}
+
+/* The fractional knapsack: the cheapest cost of `over` bytes, items
+ * taken whole in ascending ratio and the last one in part.  Positions
+ * have tens of thousands of items and few are taken whole before the
+ * part, so instead of sorting them all this partitions around a pivot
+ * and goes on into the side that holds the last item taken (quickselect,
+ * linear on average; the pivot, from a fixed sequence, only sets the
+ * work, never the answer).  Whole items add up exactly in integers: the
+ * same figure as summing them one by one in doubles, since they stay
+ * below 2^53 (PL_MAX_AMOUNT). */
+static double knapsack(struct item *it, int32_t n, int64_t over)
+{
+	int64_t whole = 0;
+	int32_t lo = 0, hi = n;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	while (lo < hi && over > 0) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		int32_t k = lo + (int32_t)((seed >> 33) % (uint64_t)(hi - lo));
+		struct item pivot = it[k], tmp;
+		it[k] = it[hi - 1];
+		it[hi - 1] = pivot;
+		int32_t m = lo;
+		int64_t bytes = 0, cost = 0;
+		for (int32_t i = lo; i < hi - 1; i++)
+			if (item_before(&it[i], &pivot)) {
+				bytes += it[i].bytes;
+				cost += it[i].cost;
+				tmp = it[m];
+				it[m++] = it[i];
+				it[i] = tmp;
+			}
+		it[hi - 1] = it[m];
+		it[m] = pivot;
+		if (bytes >= over) { /* the last one taken is before the pivot */
+			hi = m;
+			continue;
+		}
+		whole += cost;
+		over -= bytes;
+		if (pivot.bytes > over)
+			return (double)whole +
+			       (double)pivot.cost * (double)over / (double)pivot.bytes;
+		whole += pivot.cost;
+		over -= pivot.bytes;
+		lo = m + 1;
+	}
+	return (double)whole;
 }
 
 static int cmp_desc(const void *a, const void *b, void *arg)
@@ -45,9 +93,72 @@ static int cmp_desc(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* The content b holds at p: -1 free to drop, -2 must stay, else the op
- * whose replay gives it back. */
-static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p)
+/* What a buffer's content is worth at a position, by its next use (the
+ * same for every position up to it): -1 free to drop, -2 must stay,
+ * else the op whose replay gives it back.  next[k]: when uses[k] of
+ * its buffer is the first use at or after p (and not p itself);
+ * last[b]: when none is.  Worked out once, not at each of the
+ * positions examined; so is the list of buffers with bytes, in buffer
+ * order, holding only what the positions ask of them (each position
+ * reads it all). */
+struct span {
+	int32_t buf, lo, hi; /* alive at lo .. hi - 1 */
+	int32_t stays;       /* small or excluded: never dropped */
+	int64_t rounded;
+};
+
+struct worth {
+	int32_t *next, *last;
+	struct span *span;
+	int32_t nspan;
+};
+
+static int worth_build(const struct pl_graph *g, const struct cindex *ix, struct worth *w)
+{
+	uint32_t nuses = ix->use_off[g->nbufs];
+	w->next = malloc(sizeof(int32_t) * (nuses ? nuses : 1));
+	w->last = malloc(sizeof(int32_t) * (g->nbufs ? (size_t)g->nbufs : 1));
+	w->span = malloc(sizeof(*w->span) * (g->nbufs ? (size_t)g->nbufs : 1));
+	if (!w->next || !w->last || !w->span)
+		return -1;
+	w->nspan = 0;
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		const struct pl_buffer *bf = &g->bufs[b];
+		if (bf->rounded > 0)
+			w->span[w->nspan++] = (struct span){b, bf->alloc_at < 0 ? 0 : bf->alloc_at,
+			                                    bf->free_at < 0 ? g->nops : bf->free_at,
+			                                    bf->small || bf->excluded, bf->rounded};
+		/* never used again: only content that outlives the iteration
+		 * matters (every writer, a use, is before p) */
+		int32_t v = ix->wr_off[b + 1] > ix->wr_off[b] ? ix->writers[ix->wr_off[b + 1] - 1]
+		                                              : pl_ver_initial(bf);
+		int32_t after = bf->free_at >= 0 || bf->dead_across ? -1
+		                : v == PL_VER_PRE                   ? -2
+		                : v >= 0                            ? v
+		                                                    : -1;
+		w->last[b] = after;
+		for (uint32_t k = ix->use_off[b + 1]; k-- > ix->use_off[b];) {
+			int32_t ver = 0;
+			uint32_t f = pl_ref_flags(g, ix->uses[k], b, &ver);
+			if (f & PL_REF_READ)
+				after = ver == PL_VER_PRE ? -2 : ver >= 0 ? ver : -1;
+			else if (f & PL_REF_WRITE)
+				after = -1; /* overwritten whole before anyone reads it */
+			w->next[k] = after;
+		}
+	}
+	return 0;
+}
+
+static void worth_free(struct worth *w)
+{
+	free(w->next);
+	free(w->last);
+	free(w->span);
+}
+
+/* The content b holds at p (as struct worth says). */
+static int32_t content_at(const struct cindex *ix, const struct worth *w, int32_t b, int32_t p)
 {
 	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
 	while (lo < hi) { /* first use >= p */
@@ -57,42 +168,30 @@ static int32_t content_at(const struct pl_graph *g, const struct cindex *ix, int
 		else
 			hi = mid;
 	}
-	if (lo < ix->use_off[b + 1] && ix->uses[lo] == p)
-		return -2; /* op p references it */
-	for (; lo < ix->use_off[b + 1]; lo++) {
-		int32_t ver = 0;
-		uint32_t f = pl_ref_flags(g, ix->uses[lo], b, &ver);
-		if (f & PL_REF_READ)
-			return ver == PL_VER_PRE ? -2 : ver >= 0 ? ver : -1;
-		if (f & PL_REF_WRITE)
-			return -1; /* overwritten whole before anyone reads it */
-	}
-	/* never used again: only content that outlives the iteration matters */
-	const struct pl_buffer *bf = &g->bufs[b];
-	if (bf->free_at >= 0 || bf->dead_across)
-		return -1;
-	int32_t v = pl_ver_at(g, ix, b, p);
-	return v == PL_VER_PRE ? -2 : v >= 0 ? v : -1;
+	if (lo == ix->use_off[b + 1])
+		return w->last[b];
+	return ix->uses[lo] == p ? -2 /* op p references it */ : w->next[lo];
 }
 
 /* Cheapest replays bringing position p under the budget; -1 when even
  * dropping all that may go leaves it over (*fixed: what must stay). */
-static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, int32_t p,
-                           int64_t budget, struct item *items, int64_t *per_op, uint32_t *stamp,
-                           uint32_t epoch, int32_t *ops, int64_t *fixed)
+static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
+                           const struct worth *wt, int32_t p, int64_t budget, struct item *items,
+                           int64_t *per_op, uint32_t *stamp, uint32_t epoch, int32_t *ops,
+                           int64_t *fixed)
 {
 	int64_t keep = g->const_bytes, droppable = 0;
 	int32_t nops = 0;
-	for (int32_t b = 0; b < g->nbufs; b++) {
-		const struct pl_buffer *bf = &g->bufs[b];
-		if (!pl_buf_alive(bf, p, g->nops) || bf->rounded <= 0)
+	for (int32_t i = 0; i < wt->nspan; i++) {
+		const struct span *sp = &wt->span[i];
+		if (p < sp->lo || p >= sp->hi)
 			continue;
-		int32_t w = bf->small || bf->excluded ? -2 : content_at(g, ix, b, p);
+		int32_t w = sp->stays ? -2 : content_at(ix, wt, sp->buf, p);
 		if (w == -2) {
-			keep += bf->rounded;
+			keep += sp->rounded;
 			continue;
 		}
-		droppable += bf->rounded;
+		droppable += sp->rounded;
 		if (w < 0)
 			continue;
 		if (stamp[w] != epoch) {
@@ -100,7 +199,7 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, in
 			per_op[w] = 0;
 			ops[nops++] = w;
 		}
-		per_op[w] += bf->rounded;
+		per_op[w] += sp->rounded;
 	}
 	*fixed = keep;
 	if (keep > budget)
@@ -117,25 +216,15 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix, in
 		return 0;
 	for (int32_t i = 0; i < nops; i++) {
 		int64_t c = g->ops[ops[i]].duration_ns;
-		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c};
+		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c, i};
 	}
-	qsort(items, nops, sizeof(*items), cmp_item);
-	double cost = 0;
-	for (int32_t i = 0; i < nops && over > 0; i++) {
-		if (items[i].bytes <= over) {
-			cost += (double)items[i].cost;
-			over -= items[i].bytes;
-		} else {
-			cost += (double)items[i].cost * (double)over / (double)items[i].bytes;
-			over = 0;
-		}
-	}
-	return (int64_t)cost; /* rounded down: still a bound */
+	return (int64_t)knapsack(items, nops, over); /* rounded down: still a bound */
 }
 
 int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb)
 {
 	struct cindex ix = {0};
+	struct worth wt = {0};
 	int32_t n = g->nops, nb = g->nbufs ? g->nbufs : 1, npos = 0, nover = 0;
 	int32_t *over = malloc(sizeof(int32_t) * (size_t)n),
 	        *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
@@ -146,7 +235,8 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 	int rc = -1;
 	*cost_lb = 0;
 	*peak_lb = pl_graph_lower_bound(g);
-	if (!over || !pos || !items || !per_op || !stamp || !ops || pl_cindex_build(g, &ix))
+	if (!over || !pos || !items || !per_op || !stamp || !ops || pl_cindex_build(g, &ix) ||
+	    worth_build(g, &ix, &wt))
 		goto out;
 	for (int32_t p = 0; p < n; p++)
 		if (g->live[p] > budget)
@@ -156,11 +246,16 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 		pos[npos++] =
 		    over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
 	qsort_r(over, nover, sizeof(int32_t), cmp_desc, g->live);
-	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
-		pos[npos++] = over[i];
+	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++) {
+		int seen = 0; /* (one of the spread may be among the fullest) */
+		for (int32_t k = 0; k < BOUND_POSITIONS && k < nover && !seen; k++)
+			seen = pos[k] == over[i];
+		if (!seen)
+			pos[npos++] = over[i];
+	}
 	for (int32_t i = 0; i < npos; i++) {
 		int64_t fixed;
-		int64_t c = at_position(g, &ix, pos[i], budget, items, per_op, stamp,
+		int64_t c = at_position(g, &ix, &wt, pos[i], budget, items, per_op, stamp,
 		                        (uint32_t)i + 1, ops, &fixed);
 		if (fixed > *peak_lb)
 			*peak_lb = fixed;
@@ -174,6 +269,7 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 	rc = 0;
 out:
 	pl_cindex_free(&ix);
+	worth_free(&wt);
 	free(over);
 	free(pos);
 	free(items);

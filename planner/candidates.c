@@ -177,33 +177,35 @@ int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl
 	struct pl_cands *cs = cb->cs;
 	if (!saves_somewhere(ranges, nranges))
 		return 1;
+	uint32_t nforbid = rc ? (uint32_t)rc->nforbid : 0, nsteps = rc ? (uint32_t)rc->nsteps : 0;
+	/* (room for n more: PL_GROW makes room for one past its index) */
 	GROW(cs->c, (size_t)cs->ncands, cb->cap_c);
+	GROW(cs->ranges, (size_t)cs->nranges + (size_t)nranges, cb->cap_r);
+	GROW(cs->gap_list, (size_t)cs->ngap_list + (size_t)ngaps, cb->cap_g);
+	GROW(cs->forbid_list, (size_t)cs->nforbid_list + nforbid, cb->cap_f);
+	GROW(cs->steps, (size_t)cs->nsteps + nsteps, cb->cap_s);
 	struct pl_cand *x = &cs->c[cs->ncands];
 	*x = *proto;
 	x->range_off = cs->nranges;
 	x->nranges = (uint32_t)nranges;
-	for (int i = 0; i < nranges; i++) {
-		GROW(cs->ranges, cs->nranges, cb->cap_r);
-		cs->ranges[cs->nranges++] = ranges[i];
-	}
 	x->gap_off = cs->ngap_list;
 	x->ngaps = (uint32_t)ngaps;
-	for (int i = 0; i < ngaps; i++) {
-		GROW(cs->gap_list, cs->ngap_list, cb->cap_g);
-		cs->gap_list[cs->ngap_list++] = gaps[i];
-	}
 	x->forbid_off = cs->nforbid_list;
-	x->nforbid = rc ? (uint32_t)rc->nforbid : 0;
+	x->nforbid = nforbid;
 	x->step_off = cs->nsteps;
-	x->nsteps = rc ? (uint32_t)rc->nsteps : 0;
-	for (int i = 0; rc && i < rc->nforbid; i++) {
-		GROW(cs->forbid_list, cs->nforbid_list, cb->cap_f);
-		cs->forbid_list[cs->nforbid_list++] = rc->forbid[i];
-	}
-	for (int i = 0; rc && i < rc->nsteps; i++) {
-		GROW(cs->steps, cs->nsteps, cb->cap_s);
-		cs->steps[cs->nsteps++] = rc->steps[i];
-	}
+	x->nsteps = nsteps;
+	if (nranges)
+		memcpy(&cs->ranges[cs->nranges], ranges, sizeof(*ranges) * (size_t)nranges);
+	cs->nranges += (uint32_t)nranges;
+	if (ngaps)
+		memcpy(&cs->gap_list[cs->ngap_list], gaps, sizeof(*gaps) * (size_t)ngaps);
+	cs->ngap_list += (uint32_t)ngaps;
+	if (nforbid)
+		memcpy(&cs->forbid_list[cs->nforbid_list], rc->forbid, sizeof(int32_t) * nforbid);
+	cs->nforbid_list += nforbid;
+	if (nsteps)
+		memcpy(&cs->steps[cs->nsteps], rc->steps, sizeof(struct pl_step) * nsteps);
+	cs->nsteps += nsteps;
 	cs->ncands++;
 	return 0;
 }

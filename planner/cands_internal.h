@@ -87,6 +87,7 @@ struct recipe {
 	int32_t nbufs_, nops_; /* sizes of the per-buffer and per-op arrays */
 	uint32_t *stamp, *opstamp;
 	int32_t *lver, *first, *last;
+	int32_t *vat; /* per touched buffer alive at c: its version there */
 	uint8_t *bflag, *bflag2;
 };
 

@@ -80,7 +80,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 		while (hp.n && pl_st_max(&t, p, p) > budget) {
 			struct pl_hent x = pl_heap_pop(&hp);
 			/* Incompatibility only grows during the walk: drop for good. */
-			if (x.hi < p || s.chosen[x.j] || !pl_sel_compatible(&s, cs, x.j) ||
+			if (x.hi < p || s.chosen[x.j] || !pl_sel_compatible(&s, x.j) ||
 			    !pl_eng_fits(&eng, cs, x.j))
 				continue;
 			pl_sel_apply(&t, cs, x.j, -1);

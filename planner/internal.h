@@ -204,13 +204,13 @@ void pl_cands_free(struct pl_cands *cs);
  * overlapping; see selection.c). */
 struct pl_selection {
 	uint8_t *chosen;    /* per candidate */
-	int32_t *gap_taken; /* per gap: candidate or -1 */
-	int32_t *pins;      /* per gap: chosen candidates that forbid it */
+	int32_t *conflicts; /* per candidate: clashes with the chosen ones (0: compatible) */
 };
 
 int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs);
+void pl_sel_clear(struct pl_selection *s, const struct pl_cands *cs); /* none chosen */
 void pl_sel_free(struct pl_selection *s);
-int pl_sel_compatible(const struct pl_selection *s, const struct pl_cands *cs, int32_t j);
+int pl_sel_compatible(const struct pl_selection *s, int32_t j);
 void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 void pl_sel_drop(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 struct pl_segtree;
@@ -260,6 +260,19 @@ struct pl_heap {
 };
 int pl_heap_push(struct pl_heap *hp, struct pl_hent x); /* -1 when out of memory */
 struct pl_hent pl_heap_pop(struct pl_heap *hp);         /* hp->n > 0 */
+
+/* sort.c: pl_radix_sort, a stable sort by key (ties keep their order),
+ * -1 when out of memory; pl_key_desc, the key that sorts doubles
+ * largest first (not NaN).  pl_sort_i32 sorts ascending; pl_sort_ids
+ * sorts ids by (key[id], id). */
+struct pl_keyed {
+	uint64_t key;
+	int32_t i;
+};
+int pl_radix_sort(struct pl_keyed *a, size_t n);
+uint64_t pl_key_desc(double v);
+void pl_sort_i32(int32_t *a, int32_t n);
+void pl_sort_ids(int32_t *ids, int32_t n, const int32_t *key);
 
 /* Max segment tree with range add, for the heuristics. */
 struct pl_segtree {

@@ -212,7 +212,7 @@ static int chain_plan(struct pl_ctx *c, struct level *lv, int64_t budget, struct
 		if (pl_sel_init(&s, &lv->cs))
 			return -1;
 		for (int32_t i = 0; i < n; i++)
-			if (pl_sel_compatible(&s, &lv->cs, c->sel[i]))
+			if (pl_sel_compatible(&s, c->sel[i]))
 				pl_sel_take(&s, &lv->cs, c->sel[i]);
 		struct outcome o;
 		int rr = realize(g, &lv->cs, s.chosen, budget, &o);
@@ -355,7 +355,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 		if (pl_struct_plan(lv->st, budget, &c->sel, &n, &c->cap_sel) == 0 &&
 		    !pl_sel_init(&s, cs)) {
 			for (int32_t i = 0; i < n; i++)
-				if (c->sel[i] < N && pl_sel_compatible(&s, cs, c->sel[i]))
+				if (c->sel[i] < N && pl_sel_compatible(&s, c->sel[i]))
 					pl_sel_take(&s, cs, c->sel[i]);
 			memcpy(c3, s.chosen, N);
 			pl_sel_free(&s);

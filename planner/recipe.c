@@ -50,14 +50,15 @@ int pl_recipe_init(struct recipe *rc, const struct pl_graph *g)
 	rc->stamp = calloc(nb, sizeof(uint32_t));
 	rc->opstamp = calloc(no, sizeof(uint32_t));
 	rc->lver = malloc(nb * sizeof(int32_t));
+	rc->vat = malloc(nb * sizeof(int32_t));
 	rc->first = malloc(nb * sizeof(int32_t));
 	rc->last = malloc(nb * sizeof(int32_t));
 	rc->bflag = malloc(nb);
 	rc->bflag2 = malloc(nb);
 	rc->nbufs_ = (int32_t)nb;
 	rc->nops_ = (int32_t)no;
-	return rc->stamp && rc->opstamp && rc->lver && rc->first && rc->last && rc->bflag &&
-	               rc->bflag2
+	return rc->stamp && rc->opstamp && rc->lver && rc->vat && rc->first && rc->last &&
+	               rc->bflag && rc->bflag2
 	           ? 0
 	           : -1;
 }
@@ -77,6 +78,7 @@ void pl_recipe_free(struct recipe *rc)
 	free(rc->stamp);
 	free(rc->opstamp);
 	free(rc->lver);
+	free(rc->vat);
 	free(rc->first);
 	free(rc->last);
 	free(rc->bflag);
@@ -91,21 +93,27 @@ int pl_recipe_targets(struct recipe *rc, int32_t n)
 	return 0;
 }
 
-static int touch(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t b,
-                 int32_t c)
+static int touch_first(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
+                       int32_t b, int32_t c)
 {
-	if (rc->stamp[b] == rc->epoch)
-		return 0;
 	if (PL_GROW(rc->touched, rc->ntouched, rc->cap_touched))
 		return -1;
 	int alive = pl_buf_alive(&g->bufs[b], c, g->nops);
 	rc->stamp[b] = rc->epoch;
 	rc->bflag[b] = alive ? F_ALIVE : 0;
 	rc->bflag2[b] = 0;
-	rc->lver[b] = alive ? pl_ver_at(g, ix, b, c) : VER_LOST;
+	rc->vat[b] = alive ? pl_ver_at(g, ix, b, c) : VER_LOST;
+	rc->lver[b] = rc->vat[b];
 	rc->first[b] = rc->last[b] = -1;
 	rc->touched[rc->ntouched++] = b;
 	return 0;
+}
+
+/* b into the recipe's buffers (once; asked millions of times per graph) */
+static inline int touch(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
+                        int32_t b, int32_t c)
+{
+	return rc->stamp[b] == rc->epoch ? 0 : touch_first(rc, g, ix, b, c);
 }
 
 static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k)
@@ -134,7 +142,7 @@ static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex
 	if (touch(rc, g, ix, b, c))
 		return -1;
 	uint8_t *f = &rc->bflag[b];
-	if (!(*f & F_TARGET) && (*f & F_ALIVE) && pl_ver_at(g, ix, b, c) == v) {
+	if (!(*f & F_TARGET) && (*f & F_ALIVE) && rc->vat[b] == v) {
 		if (!(rc->bflag2[b] & G_EVICTED) && !(rc->mapped && !rc->mapped[b])) {
 			*f |= F_RESREAD;
 			return 0;
@@ -174,12 +182,6 @@ static int closure(struct recipe *rc, const struct pl_graph *g, const struct cin
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Runs the replays in order on the versions: 0 consistent, 1 an op was
  * added (run again), -1 impossible. */
 static int simulate(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c)
@@ -188,7 +190,7 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 		int32_t b = rc->touched[t];
 		uint8_t f = rc->bflag[b] &= (uint8_t)~F_WRITTEN;
 		int lost = (f & F_TARGET) || !(f & F_ALIVE) || (rc->bflag2[b] & G_EVICTED);
-		rc->lver[b] = lost ? VER_LOST : pl_ver_at(g, ix, b, c);
+		rc->lver[b] = lost ? VER_LOST : rc->vat[b];
 		rc->first[b] = rc->last[b] = -1;
 	}
 	for (int32_t o = 0; o < rc->nops; o++) {
@@ -261,14 +263,14 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 			f |= F_MAP | F_RELEASE;
 			/* may be kept if asked and it ends with the content it has at c */
 			if (rc->keep && (f & F_ALIVE) && !bf->excluded &&
-			    rc->lver[b] == pl_ver_at(g, ix, b, c)) {
+			    rc->lver[b] == rc->vat[b]) {
 				if (PL_GROW(rc->kept, rc->nkept, rc->cap_kept))
 					return -1;
 				rc->kept[rc->nkept++] = b;
 			}
 		} else {
 			if ((f & (F_WRITTEN | F_STASH)) &&
-			    (rc->lver[b] != pl_ver_at(g, ix, b, c) || bf->excluded))
+			    (rc->lver[b] != rc->vat[b] || bf->excluded))
 				f |= F_SAVE;
 			/* Whatever the replays touch in place must be resident at c;
 			 * a buffer only read may be rebuilt at c by another
@@ -308,15 +310,6 @@ static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
 	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
 }
 
-static int by_use(const void *a, const void *b, void *arg)
-{
-	const int32_t *key = arg;
-	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-	if (key[i] != key[j])
-		return key[i] < key[j] ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
 /* Of the buffers that may be kept, keeps those needed soonest within
  * keep_limit bytes; the others are released as usual. */
 static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
@@ -327,7 +320,7 @@ static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct c
 	/* lver is free scratch now: the next use of each */
 	for (int32_t i = 0; i < rc->nkept; i++)
 		rc->lver[rc->kept[i]] = use_after(ix, rc->kept[i], c);
-	qsort_r(rc->kept, rc->nkept, sizeof(int32_t), by_use, rc->lver);
+	pl_sort_ids(rc->kept, rc->nkept, rc->lver);
 	int64_t room = rc->keep_limit;
 	int32_t n = 0;
 	for (int32_t i = 0; i < rc->nkept; i++) {
@@ -342,17 +335,6 @@ static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct c
 	return 0;
 }
 
-/* By position (first or last touch), then buffer id: deterministic steps. */
-static int by_first(const void *a, const void *b, void *arg)
-{
-	const int32_t *first = arg;
-	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-	int32_t x = first[i], y = first[j];
-	if (x != y)
-		return x < y ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
 /* Steps: map, save and unstash each buffer just before the first replay
  * that touches it; restore and release it right after the last. */
 static int steps(struct recipe *rc, const struct pl_graph *g)
@@ -363,8 +345,9 @@ static int steps(struct recipe *rc, const struct pl_graph *g)
 	int32_t *byfirst = rc->order, *bylast = rc->order + n;
 	memcpy(byfirst, rc->touched, sizeof(int32_t) * n);
 	memcpy(bylast, rc->touched, sizeof(int32_t) * n);
-	qsort_r(byfirst, n, sizeof(int32_t), by_first, rc->first);
-	qsort_r(bylast, n, sizeof(int32_t), by_first, rc->last);
+	/* by position (first or last touch), then buffer id: deterministic steps */
+	pl_sort_ids(byfirst, n, rc->first);
+	pl_sort_ids(bylast, n, rc->last);
 	int32_t i1 = 0, i2 = 0;
 	int64_t mem = 0;
 	rc->cost = rc->transient = 0;
@@ -439,7 +422,7 @@ int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct ci
 	if (closure(rc, g, ix, c))
 		return -1;
 	for (;;) {
-		qsort(rc->ops, rc->nops, sizeof(int32_t), cmp_i32);
+		pl_sort_i32(rc->ops, rc->nops);
 		int r = simulate(rc, g, ix, c);
 		if (r < 0)
 			return -1;

@@ -52,12 +52,6 @@ static int seen_add(struct seen *s, uint64_t key)
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A candidate that drops the versions of gaps tg[0..nt) and rebuilds
  * them all before op c, each kept until its own use.  Builds the recipe
  * (rc->forbid holds its forbidden gaps after), adds the candidate when
@@ -138,7 +132,7 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 			memcpy(&tg[nt], forbid, sizeof(int32_t) * nf);
 			nt += nf;
 			memcpy(sorted, tg, sizeof(int32_t) * nt);
-			qsort(sorted, nt, sizeof(int32_t), cmp_i32);
+			pl_sort_i32(sorted, nt);
 			uint64_t key = pl_fnv(pl_fnv(PL_FNV_OFFSET, &c, sizeof(c)), sorted,
 			                      sizeof(int32_t) * nt);
 			int dup = seen_add(&seen, key);

@@ -77,20 +77,12 @@ void pl_st_add(struct pl_segtree *t, int32_t lo, int32_t hi, int64_t d)
 	pull(t, r0);
 }
 
-/* Pushes the adds pending on the strict ancestors of leaf-level node i
- * down to their children, so the nodes hanging off its path are exact. */
-static void push(struct pl_segtree *t, int32_t i)
-{
-	for (int s = t->height; s > 0; s--) {
-		int32_t a = i >> s;
-		if (t->add[a]) {
-			apply(t, 2 * a, t->add[a]);
-			apply(t, 2 * a + 1, t->add[a]);
-			t->add[a] = 0;
-		}
-	}
-}
-
+/* Read only: a node's value is its mx plus the adds pending on its
+ * strict ancestors.  The nodes taken on the left all hang below l - 1
+ * once l has moved up a level, those on the right below r + 1; each
+ * side collects the adds of those ancestors as it climbs, and the rest
+ * of the way to the root once the two sides have met.  No write: the
+ * heuristics ask far more often than they change the curve. */
 int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi)
 {
 	if (lo < 0)
@@ -99,19 +91,34 @@ int64_t pl_st_max(struct pl_segtree *t, int32_t lo, int32_t hi)
 		hi = t->n - 1;
 	if (lo > hi)
 		return INT64_MIN;
-	int32_t l = lo + t->size, r = hi + t->size + 1;
-	push(t, l);
-	push(t, r - 1);
-	int64_t best = INT64_MIN;
-	for (; l < r; l >>= 1, r >>= 1) {
-		if ((l & 1) && t->mx[l] > best)
-			best = t->mx[l];
-		l += l & 1;
-		if (r & 1) {
-			r--;
-			if (t->mx[r] > best)
-				best = t->mx[r];
+	int32_t l = lo + t->size, r = hi + t->size;
+	int64_t left = INT64_MIN, right = INT64_MIN;
+	int took_l = 0, took_r = 0;
+	while (l <= r) {
+		if (l & 1) {
+			left = took_l && left > t->mx[l] ? left : t->mx[l];
+			took_l = 1;
+			l++;
 		}
+		if (!(r & 1)) {
+			right = took_r && right > t->mx[r] ? right : t->mx[r];
+			took_r = 1;
+			r--;
+		}
+		l >>= 1;
+		r >>= 1;
+		if (took_l)
+			left += t->add[l - 1];
+		if (took_r)
+			right += t->add[r + 1];
 	}
-	return best;
+	for (int32_t a = (l - 1) >> 1; took_l && a >= 1; a >>= 1)
+		left += t->add[a];
+	for (int32_t a = (r + 1) >> 1; took_r && a >= 1; a >>= 1)
+		right += t->add[a];
+	if (!took_l)
+		return right;
+	if (!took_r)
+		return left;
+	return left > right ? left : right;
 }

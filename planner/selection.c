@@ -10,61 +10,72 @@
 
 int pl_sel_init(struct pl_selection *s, const struct pl_cands *cs)
 {
-	size_t ng = cs->ngaps ? (size_t)cs->ngaps : 1;
-	s->chosen = calloc(cs->ncands ? cs->ncands : 1, 1);
-	s->gap_taken = malloc(sizeof(int32_t) * ng);
-	s->pins = calloc(ng, sizeof(int32_t));
-	if (!s->chosen || !s->gap_taken || !s->pins) {
+	size_t nc = cs->ncands ? (size_t)cs->ncands : 1;
+	s->chosen = calloc(nc, 1);
+	s->conflicts = calloc(nc, sizeof(int32_t));
+	if (!s->chosen || !s->conflicts) {
 		pl_sel_free(s);
 		return -1;
 	}
-	for (size_t q = 0; q < ng; q++)
-		s->gap_taken[q] = -1;
 	return 0;
+}
+
+void pl_sel_clear(struct pl_selection *s, const struct pl_cands *cs)
+{
+	memset(s->chosen, 0, (size_t)cs->ncands);
+	memset(s->conflicts, 0, sizeof(int32_t) * (size_t)cs->ncands);
 }
 
 void pl_sel_free(struct pl_selection *s)
 {
 	free(s->chosen);
-	free(s->gap_taken);
-	free(s->pins);
+	free(s->conflicts);
 	memset(s, 0, sizeof(*s));
 }
 
-int pl_sel_compatible(const struct pl_selection *s, const struct pl_cands *cs, int32_t j)
+/* The heuristics ask this of hundreds of thousands of candidates in
+ * score order; reading each one's gap lists there misses the cache at
+ * every step, so the answer is kept per candidate instead (conflicts,
+ * kept up to date by take and drop through the reverse indexes). */
+int pl_sel_compatible(const struct pl_selection *s, int32_t j)
+{
+	return !s->chosen[j] && !s->conflicts[j];
+}
+
+/* Adds d to the conflicts of every candidate that clashes with j:
+ * those taking a gap j takes or forbids, and those forbidding a gap j
+ * takes.  (The reverse indexes may list candidates past cs->ncands:
+ * the heuristics see a prefix of a set the chain appended to.) */
+static void clash(struct pl_selection *s, const struct pl_cands *cs, int32_t j, int32_t d)
 {
 	const struct pl_cand *x = &cs->c[j];
-	if (s->chosen[j])
-		return 0;
 	for (uint32_t i = 0; i < x->ngaps; i++) {
 		int32_t q = cs->gap_list[x->gap_off + i];
-		if (s->gap_taken[q] >= 0 || s->pins[q])
-			return 0;
+		for (uint32_t k = cs->by_gap_off[q]; k < cs->by_gap_off[q + 1]; k++)
+			if (cs->by_gap[k] < cs->ncands)
+				s->conflicts[cs->by_gap[k]] += d;
+		for (uint32_t k = cs->forbid_by_off[q]; k < cs->forbid_by_off[q + 1]; k++)
+			if (cs->forbid_by[k] < cs->ncands)
+				s->conflicts[cs->forbid_by[k]] += d;
 	}
-	for (uint32_t i = 0; i < x->nforbid; i++)
-		if (s->gap_taken[cs->forbid_list[x->forbid_off + i]] >= 0)
-			return 0;
-	return 1;
+	for (uint32_t i = 0; i < x->nforbid; i++) {
+		int32_t q = cs->forbid_list[x->forbid_off + i];
+		for (uint32_t k = cs->by_gap_off[q]; k < cs->by_gap_off[q + 1]; k++)
+			if (cs->by_gap[k] < cs->ncands)
+				s->conflicts[cs->by_gap[k]] += d;
+	}
 }
 
 void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j)
 {
-	const struct pl_cand *x = &cs->c[j];
 	s->chosen[j] = 1;
-	for (uint32_t i = 0; i < x->ngaps; i++)
-		s->gap_taken[cs->gap_list[x->gap_off + i]] = j;
-	for (uint32_t i = 0; i < x->nforbid; i++)
-		s->pins[cs->forbid_list[x->forbid_off + i]]++;
+	clash(s, cs, j, 1);
 }
 
 void pl_sel_drop(struct pl_selection *s, const struct pl_cands *cs, int32_t j)
 {
-	const struct pl_cand *x = &cs->c[j];
 	s->chosen[j] = 0;
-	for (uint32_t i = 0; i < x->ngaps; i++)
-		s->gap_taken[cs->gap_list[x->gap_off + i]] = -1;
-	for (uint32_t i = 0; i < x->nforbid; i++)
-		s->pins[cs->forbid_list[x->forbid_off + i]]--;
+	clash(s, cs, j, -1);
 }
 
 void pl_sel_curve(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *chosen,
@@ -252,32 +263,35 @@ void pl_added_bytes(const struct pl_graph *g, const struct pl_cands *cs, int64_t
 
 /* Candidates that can ever lower a point over the budget: some position
  * of their ranges exceeds it even with every transient added there.  The
- * others are left out of the heuristics' loops. */
+ * others are left out of the heuristics' loops.  (over[p]: positions
+ * before p that exceed it, so a range holds one when the count grows.) */
 int32_t pl_useful(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, int32_t *out)
 {
 	int64_t *u = malloc(sizeof(int64_t) * g->nops);
-	struct pl_segtree t;
-	if (!u)
-		return -1;
-	pl_added_bytes(g, cs, u);
-	for (int32_t p = 0; p < g->nops; p++)
-		u[p] += g->live[p];
-	if (pl_st_init(&t, u, g->nops)) {
+	int32_t *over = malloc(sizeof(int32_t) * ((size_t)g->nops + 1));
+	if (!u || !over) {
 		free(u);
+		free(over);
 		return -1;
 	}
+	pl_added_bytes(g, cs, u);
+	over[0] = 0;
+	for (int32_t p = 0; p < g->nops; p++)
+		over[p + 1] = over[p] + (u[p] + g->live[p] > budget);
 	free(u);
 	int32_t n = 0;
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		for (uint32_t r = 0; r < x->nranges; r++) {
 			const struct pl_range *rg = &cs->ranges[x->range_off + r];
-			if (rg->bytes > 0 && pl_st_max(&t, rg->lo, rg->hi) > budget) {
+			int32_t lo = rg->lo < 0 ? 0 : rg->lo,
+			        hi = rg->hi < g->nops ? rg->hi : g->nops - 1;
+			if (rg->bytes > 0 && lo <= hi && over[hi + 1] > over[lo]) {
 				out[n++] = j;
 				break;
 			}
 		}
 	}
-	pl_st_free(&t);
+	free(over);
 	return n;
 }

@@ -54,7 +54,7 @@ static void evaluator_matches_reference(void **state)
 			/* a random compatible set of candidates */
 			assert_int_equal(pl_sel_init(&sel, &cs), 0);
 			for (int32_t j = 0; j < cs.ncands; j++)
-				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, &cs, j))
+				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, j))
 					pl_sel_take(&sel, &cs, j);
 			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
 			assert_non_null(p);

@@ -38,7 +38,7 @@ static void dfs(struct brute *b, int32_t j)
 		return;
 	}
 	dfs(b, j + 1);
-	if (pl_sel_compatible(&b->sel, b->cs, j)) {
+	if (pl_sel_compatible(&b->sel, j)) {
 		pl_sel_take(&b->sel, b->cs, j);
 		b->cost += b->cs->c[j].cost;
 		dfs(b, j + 1);
@@ -253,12 +253,98 @@ static void unreachable_budget_says_what_is_reachable(void **state)
 	pl_graph_free(g);
 }
 
+/* The heuristics' max segment tree answers like a plain array under
+ * random range adds, whatever the size (padding leaves included). */
+static void segment_tree_matches_array(void **state)
+{
+	(void)state;
+	uint64_t s = 12345;
+	for (int32_t n = 1; n <= 70; n += (n < 10 ? 1 : 7)) {
+		int64_t *v = malloc(sizeof(int64_t) * (size_t)n);
+		for (int32_t i = 0; i < n; i++)
+			v[i] = (int64_t)(tu_rand(&s) % 1000) - 500;
+		struct pl_segtree t;
+		assert_int_equal(pl_st_init(&t, v, n), 0);
+		for (int step = 0; step < 400; step++) {
+			int32_t lo = (int32_t)(tu_rand(&s) % (uint64_t)n);
+			int32_t hi = lo + (int32_t)(tu_rand(&s) % (uint64_t)(n - lo));
+			if (tu_rand(&s) % 2) {
+				int64_t d = (int64_t)(tu_rand(&s) % 200) - 100;
+				pl_st_add(&t, lo, hi, d);
+				for (int32_t i = lo; i <= hi; i++)
+					v[i] += d;
+			} else {
+				int64_t want = v[lo];
+				for (int32_t i = lo; i <= hi; i++)
+					want = v[i] > want ? v[i] : want;
+				assert_int_equal(pl_st_max(&t, lo, hi), want);
+			}
+		}
+		pl_st_free(&t);
+		free(v);
+	}
+}
+
+/* A candidate is compatible with a selection when no chosen one takes
+ * a gap it takes or forbids, and none forbids a gap it takes: the counts
+ * the selection keeps say the same as the gaps, through random takes
+ * and drops. */
+static void selection_compatibility_follows_the_gaps(void **state)
+{
+	(void)state;
+	int clashes = 0;
+	for (uint64_t seed = 1; seed <= 30; seed++) {
+		uint64_t s = seed * 104729;
+		struct rg_opts o = tu_mixed_opts(seed);
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		struct pl_options opt;
+		pl_options_default(&opt);
+		struct pl_cands cs;
+		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
+		struct pl_selection sel;
+		assert_int_equal(pl_sel_init(&sel, &cs), 0);
+		int32_t *taken = calloc((size_t)cs.ngaps + 1, sizeof(int32_t));
+		int32_t *pinned = calloc((size_t)cs.ngaps + 1, sizeof(int32_t));
+		for (int step = 0; step < 200 && cs.ncands; step++) {
+			int32_t j = (int32_t)(tu_rand(&s) % (uint64_t)cs.ncands);
+			const struct pl_cand *x = &cs.c[j];
+			int sign = sel.chosen[j] ? -1 : 1, ok = !sel.chosen[j];
+			for (uint32_t i = 0; i < x->ngaps; i++) {
+				int32_t q = cs.gap_list[x->gap_off + i];
+				ok = ok && !taken[q] && !pinned[q];
+			}
+			for (uint32_t i = 0; i < x->nforbid; i++)
+				ok = ok && !taken[cs.forbid_list[x->forbid_off + i]];
+			assert_int_equal(pl_sel_compatible(&sel, j), ok);
+			clashes += !ok && !sel.chosen[j];
+			if (!ok && !sel.chosen[j])
+				continue;
+			for (uint32_t i = 0; i < x->ngaps; i++)
+				taken[cs.gap_list[x->gap_off + i]] += sign;
+			for (uint32_t i = 0; i < x->nforbid; i++)
+				pinned[cs.forbid_list[x->forbid_off + i]] += sign;
+			if (sign > 0)
+				pl_sel_take(&sel, &cs, j);
+			else
+				pl_sel_drop(&sel, &cs, j);
+		}
+		free(taken);
+		free(pinned);
+		pl_sel_free(&sel);
+		pl_cands_free(&cs);
+		pl_graph_free(g);
+	}
+	assert_true(clashes > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ilp_matches_brute_force),
 	    cmocka_unit_test(every_plan_passes_the_evaluator),
 	    cmocka_unit_test(unreachable_budget_says_what_is_reachable),
+	    cmocka_unit_test(segment_tree_matches_array),
+	    cmocka_unit_test(selection_compatibility_follows_the_gaps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

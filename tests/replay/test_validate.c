@@ -137,7 +137,7 @@ static void runtime_agrees_with_evaluator(void **state)
 		for (int trial = 0; trial < 10; trial++) {
 			assert_int_equal(pl_sel_init(&sel, &cs), 0);
 			for (int32_t j = 0; j < cs.ncands; j++)
-				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, &cs, j))
+				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, j))
 					pl_sel_take(&sel, &cs, j);
 			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
 			assert_non_null(p);
@@ -182,7 +182,7 @@ static void offload_agrees(void **state)
 			assert_int_equal(pl_sel_init(&sel, &cs), 0);
 			for (int32_t j = 0; j < cs.ncands; j++)
 				if (tu_rand(&s) % (cs.c[j].offload ? 2 : 4) == 0 &&
-				    pl_sel_compatible(&sel, &cs, j))
+				    pl_sel_compatible(&sel, j))
 					pl_sel_take(&sel, &cs, j);
 			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
 			assert_non_null(p);

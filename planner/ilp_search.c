@@ -45,7 +45,8 @@ static void glpk_failed(void *info)
 	longjmp(*(jmp_buf *)info, 1);
 }
 
-int pl_glpk_simplex(glp_prob *lp, const glp_smcp *sp)
+/* glp_simplex (sp) or glp_intopt (parm), leaving instead of aborting */
+static int guarded(glp_prob *lp, const glp_smcp *sp, const glp_iocp *parm)
 {
 	jmp_buf env;
 	if (setjmp(env)) {
@@ -53,22 +54,34 @@ int pl_glpk_simplex(glp_prob *lp, const glp_smcp *sp)
 		return PL_GLPK_FAILED;
 	}
 	glp_error_hook(glpk_failed, &env);
-	int r = glp_simplex(lp, sp);
+	int r = sp ? glp_simplex(lp, sp) : glp_intopt(lp, parm);
 	glp_error_hook(NULL, NULL);
 	return r;
 }
 
+int pl_glpk_simplex(glp_prob *lp, const glp_smcp *sp)
+{
+	return guarded(lp, sp, NULL);
+}
+
 static int guarded_intopt(glp_prob *lp, const glp_iocp *parm)
 {
-	jmp_buf env;
-	if (setjmp(env)) {
-		glp_free_env();
-		return PL_GLPK_FAILED;
-	}
-	glp_error_hook(glpk_failed, &env);
-	int r = glp_intopt(lp, parm);
-	glp_error_hook(NULL, NULL);
-	return r;
+	return guarded(lp, NULL, parm);
+}
+
+/* Settings for the small MILPs (the dive, the neighbourhoods): quiet,
+ * presolved (their fixed columns drop out), the feasibility pump and the
+ * cheap cuts; c counts their nodes. */
+static void small_milp(glp_iocp *parm, struct ilp_ctx *c)
+{
+	glp_init_iocp(parm);
+	parm->msg_lev = GLP_MSG_OFF;
+	parm->presolve = GLP_ON;
+	parm->fp_heur = GLP_ON;
+	parm->mir_cuts = GLP_ON;
+	parm->clq_cuts = GLP_ON;
+	parm->cb_func = callback;
+	parm->cb_info = c;
 }
 
 /* Nodes each neighbourhood's MILP may take: the narrow ones close in
@@ -113,14 +126,7 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 	int32_t step = w / 2 > 0 ? w / 2 : 1;
 	struct ilp_ctx c = {0};
 	glp_iocp parm;
-	glp_init_iocp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
-	parm.fp_heur = GLP_ON;
-	parm.mir_cuts = GLP_ON;
-	parm.clq_cuts = GLP_ON;
-	parm.cb_func = callback;
-	parm.cb_info = &c;
+	small_milp(&parm, &c);
 	int improved = 0, rounds = 0, wide = 0;
 	for (int32_t start = 0;;) {
 		double left = until - pl_now();
@@ -184,18 +190,10 @@ int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, uint8_t *sel, double
 	for (int32_t j = 0; j < N; j++)
 		if (glp_get_col_prim(lp, j + 1) > 1 - 1e-6)
 			glp_set_col_bnds(sub, j + 1, GLP_FX, 1, 1);
-	struct ilp_ctx c = {0};
-	c.node_limit = DIVE_NODES;
+	struct ilp_ctx c = {.node_limit = DIVE_NODES};
 	glp_iocp parm;
-	glp_init_iocp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
-	parm.fp_heur = GLP_ON;
-	parm.mir_cuts = GLP_ON;
-	parm.clq_cuts = GLP_ON;
+	small_milp(&parm, &c);
 	parm.tm_lim = time_limit > 0.05 ? (int)(time_limit * 1000) : 50;
-	parm.cb_func = callback;
-	parm.cb_info = &c;
 	if (guarded_intopt(sub, &parm) == PL_GLPK_FAILED)
 		return PL_GLPK_FAILED;
 	int st = glp_mip_status(sub), found = st == GLP_OPT || st == GLP_FEAS;
@@ -246,4 +244,3 @@ int pl_ilp_take(glp_prob *lp, int ret, int32_t N, uint8_t *chosen, double *obj)
 	}
 	return st == GLP_OPT && ret == 0;
 }
-

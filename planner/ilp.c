@@ -11,85 +11,18 @@
  *     position is fixed, so only the highest baseline point of each such
  *     interval needs a row, plus each rebuild position with its transients.
  * Checkmate's MILP has O(n^2) variables; this one has O(candidates).
+ *
+ * The search (ilp_search.c): a dive from the LP relaxation (keep what it
+ * takes whole, solve the rest), branch and bound from the better of that
+ * and the caller's warm start for half the time, then neighbourhoods of
+ * the incumbent for the rest.
  */
-#include "internal.h"
+#include "ilp_internal.h"
 
-#include <glpk.h>
 #include <math.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct ctx {
-	const double *warm; /* 1-based, NULL when none */
-	int warm_given;
-	double bound;
-	int have_bound;
-};
-
-static void callback(glp_tree *tree, void *info)
-{
-	struct ctx *c = info;
-	switch (glp_ios_reason(tree)) {
-	case GLP_IHEUR:
-		if (c->warm && !c->warm_given) {
-			c->warm_given = 1;
-			glp_ios_heur_sol(tree, c->warm);
-		}
-		break;
-	case GLP_ISELECT:
-	case GLP_IBINGO:
-	case GLP_IBRANCH: {
-		int p = glp_ios_best_node(tree);
-		if (p) {
-			c->bound = glp_ios_node_bound(tree, p);
-			c->have_bound = 1;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-/* GLPK aborts the process on an internal assertion (it has, deep in its
- * primal simplex, on a badly scaled LP).  Its error hook lets us leave
- * instead: the solve then simply has no answer and the heuristic plan
- * stands.  After the hook fires GLPK's whole environment is gone, the
- * problem object included. */
-#define GLPK_FAILED (-1000)
-
-static void glpk_failed(void *info)
-{
-	longjmp(*(jmp_buf *)info, 1);
-}
-
-static int guarded_simplex(glp_prob *lp, const glp_smcp *sp)
-{
-	jmp_buf env;
-	if (setjmp(env)) {
-		glp_free_env();
-		return GLPK_FAILED;
-	}
-	glp_error_hook(glpk_failed, &env);
-	int r = glp_simplex(lp, sp);
-	glp_error_hook(NULL, NULL);
-	return r;
-}
-
-static int guarded_intopt(glp_prob *lp, const glp_iocp *parm)
-{
-	jmp_buf env;
-	if (setjmp(env)) {
-		glp_free_env();
-		return GLPK_FAILED;
-	}
-	glp_error_hook(glpk_failed, &env);
-	int r = glp_intopt(lp, parm);
-	glp_error_hook(NULL, NULL);
-	return r;
-}
 
 struct mat {
 	int *ia, *ja;
@@ -205,66 +138,34 @@ static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, c
 	return peak;
 }
 
-/* Large neighbourhood search from an incumbent: free the candidates that
- * act on one window of memory positions, fix the others to the
- * incumbent, solve that small MILP (GLPK's presolver drops the fixed
- * columns), keep what improves; windows slide over the positions until
- * `until`.  GLPK's branch and bound stalls on the full problem long
- * before such windows stop improving it.  -1 if GLPK failed (lp is then
- * gone), else 0; inc and *obj hold the best selection. */
-static int lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
-               uint8_t *inc, double *obj, double until, int verbose)
+/* A selection as a full solution vector (1-based): x, the bytes it
+ * saves at each memory position, M (min-peak mode). */
+static void warm_vector(const struct pl_graph *g, const struct pl_cands *cs, const int32_t *rows,
+                        int32_t nmem, double unit, const uint8_t *sel, int minpeak, double *warm_x)
 {
-	int32_t N = cs->ncands, w = nmem / 6 > 8 ? nmem / 6 : 8;
-	glp_iocp parm;
-	glp_init_iocp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
-	parm.fp_heur = GLP_ON;
-	parm.mir_cuts = GLP_ON;
-	parm.clq_cuts = GLP_ON;
-	int improved = 0, rounds = 0;
-	for (int32_t start = 0;; start += w / 2 > 0 ? w / 2 : 1) {
-		double left = until - pl_now();
-		if (left < 0.2)
-			break;
-		if (start >= nmem) {
-			if (!improved)
-				break; /* a whole sweep without a gain */
-			improved = 0;
-			start = 0;
-		}
-		int32_t lo = rows[start], hi = rows[start + w < nmem ? start + w : nmem - 1];
-		for (int32_t j = 0; j < N; j++) {
-			const struct pl_cand *x = &cs->c[j];
-			int free = x->at >= lo && x->at <= hi;
-			for (uint32_t k = 0; k < x->nranges && !free; k++) {
-				const struct pl_range *rg = &cs->ranges[x->range_off + k];
-				free = rg->lo <= hi && rg->hi >= lo;
+	int32_t N = cs->ncands;
+	double *sv = warm_x + N + 1;
+	memset(warm_x, 0, sizeof(double) * ((size_t)N + nmem + 2));
+	for (int32_t j = 0; j < N; j++) {
+		if (!sel[j])
+			continue;
+		warm_x[j + 1] = 1.0;
+		const struct pl_cand *x = &cs->c[j];
+		for (uint32_t k = 0; k < x->nranges; k++) {
+			const struct pl_range *rg = &cs->ranges[x->range_off + k];
+			int32_t first = first_at_or_after(rows, nmem, rg->lo);
+			int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
+			if (first < end) { /* a difference array, summed below */
+				sv[first] += units(rg->bytes, unit);
+				if (end < nmem)
+					sv[end] -= units(rg->bytes, unit);
 			}
-			if (free)
-				glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
-			else
-				glp_set_col_bnds(lp, j + 1, GLP_FX, inc[j], inc[j]);
-		}
-		parm.tm_lim = (int)((left < 2 ? left : 2) * 1000);
-		int ret = guarded_intopt(lp, &parm);
-		if (ret == GLPK_FAILED)
-			return -1;
-		rounds++;
-		int st = glp_mip_status(lp);
-		if ((st == GLP_OPT || st == GLP_FEAS) && glp_mip_obj_val(lp) < *obj - 1e-6) {
-			*obj = glp_mip_obj_val(lp);
-			for (int32_t j = 0; j < N; j++)
-				inc[j] = glp_mip_col_val(lp, j + 1) > 0.5;
-			improved = 1;
 		}
 	}
-	for (int32_t j = 0; j < N; j++)
-		glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
-	if (verbose)
-		fprintf(stderr, "ilp: %d neighbourhood rounds, objective %.0f\n", rounds, *obj);
-	return 0;
+	for (int32_t i = 1; i < nmem; i++)
+		sv[i] += sv[i - 1];
+	if (minpeak)
+		warm_x[N + nmem + 1] = (double)model_peak(g, cs, sel) / unit;
 }
 
 /* minpeak: instead of the budget, a continuous column M bounds every
@@ -444,39 +345,23 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		}
 	glp_load_matrix(lp, (int)m.n, m.ia, m.ja, m.ar);
 
-	struct ctx c = {0};
-	if (warm && (warm_x = calloc((size_t)N + nmem + 2, sizeof(double)))) {
-		/* every column: x, the bytes it saves at each position, M */
-		double *sv = warm_x + scol;
-		for (int32_t j = 0; j < N; j++) {
-			if (!warm[j])
-				continue;
-			warm_x[j + 1] = 1.0;
-			const struct pl_cand *x = &cs->c[j];
-			for (uint32_t k = 0; k < x->nranges; k++) {
-				const struct pl_range *rg = &cs->ranges[x->range_off + k];
-				int32_t first = first_at_or_after(rows, nmem, rg->lo);
-				int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
-				if (first < end) { /* a difference array, summed below */
-					sv[first] += units(rg->bytes, unit);
-					if (end < nmem)
-						sv[end] -= units(rg->bytes, unit);
-				}
-			}
-		}
-		for (int32_t i = 1; i < nmem; i++)
-			sv[i] += sv[i - 1];
-		if (minpeak)
-			warm_x[mcol] = (double)model_peak(g, cs, warm) / unit;
+	struct ilp_ctx c = {0};
+	warm_x = malloc(sizeof(double) * ((size_t)N + nmem + 2));
+	if (!warm_x)
+		goto out;
+	if (warm) {
+		warm_vector(g, cs, rows, nmem, unit, warm, minpeak, warm_x);
 		c.warm = warm_x;
 	}
 	/* GLPK's MIP presolver and a warm start do not mix: glp_ios_heur_sol
 	 * reads its vector in the presolved problem's columns.  With a warm
 	 * start the root LP is solved here (so its bound is known) and the
 	 * branch and bound runs on our own, already compact, formulation;
-	 * without one, glp_intopt presolves. */
+	 * without one, glp_intopt presolves.  For a budget (not min-peak) the
+	 * root LP is always solved here: the dive starts from it, and its
+	 * selection becomes the warm start when it is the cheaper one. */
 	double t0 = pl_now();
-	int use_presolve = c.warm == NULL;
+	int use_presolve = c.warm == NULL && minpeak;
 	int term = glp_term_out(verbose ? GLP_ON : GLP_OFF); /* cut statistics print anyway */
 	double root = -1;
 	if (!use_presolve) {
@@ -487,8 +372,8 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		/* the dual simplex copes best with these degenerate LPs */
 		sp.meth = GLP_DUALP;
 		glp_scale_prob(lp, GLP_SF_AUTO);
-		int sr = guarded_simplex(lp, &sp);
-		if (sr == GLPK_FAILED) {
+		int sr = pl_glpk_simplex(lp, &sp);
+		if (sr == PL_GLPK_FAILED) {
 			lp = NULL;
 			r->status = 2;
 			rc = 0;
@@ -512,69 +397,57 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		}
 		root = glp_get_obj_val(lp);
 	}
-	double left = time_limit - (pl_now() - t0);
-	glp_iocp parm;
-	glp_init_iocp(&parm);
-	parm.msg_lev = verbose ? GLP_MSG_ON : GLP_MSG_OFF;
-	parm.presolve = use_presolve ? GLP_ON : GLP_OFF;
-	parm.fp_heur = GLP_ON;
-	parm.gmi_cuts = GLP_ON;
-	parm.mir_cuts = GLP_ON;
-	/* Cover cuts stay off: GLPK 5.0's glp_cov_init aborts ("glp_add_cols:
-	 * ncs = 0") when the problem has no knapsack rows. */
-	parm.cov_cuts = GLP_OFF;
-	parm.clq_cuts = GLP_ON;
-	parm.br_tech = GLP_BR_DTH;
-	parm.bt_tech = GLP_BT_BLB;
-	/* With an incumbent, half the time goes to neighbourhood search. */
-	double bb = !minpeak && c.warm ? left / 2 : left;
-	parm.tm_lim = bb > 0.05 ? (int)(bb * 1000) : 50;
-	parm.cb_func = callback;
-	parm.cb_info = &c;
 	if (verbose)
 		fprintf(stderr, "ilp: %d columns, %d rows (%d memory positions), %zu non-zeros\n",
 		        glp_get_num_cols(lp), glp_get_num_rows(lp), nmem, m.n);
-	int ret = guarded_intopt(lp, &parm);
-	if (ret == GLPK_FAILED) {
-		lp = NULL;
-		r->status = 2;
+	/* For a budget: the dive; branch and bound from the better of it and
+	 * the warm start for half the time (it settles the small models),
+	 * then the neighbourhoods of what it has.  The dive and the
+	 * neighbourhoods are bounded in nodes, so what they reach does not
+	 * depend on the machine's load. */
+	double obj = -1; /* cost of the incumbent in chosen; -1 none */
+	if (!minpeak) {
+		double dive_obj = 0, warm_obj = 0;
+		for (int32_t j = 0; warm && j < N; j++)
+			warm_obj += warm[j] ? (double)cs->c[j].cost : 0;
+		int dr = pl_ilp_dive(lp, N, time_limit - (pl_now() - t0), chosen, &dive_obj);
+		if (dr == PL_GLPK_FAILED)
+			goto glpk_failed;
+		if (verbose)
+			fprintf(stderr, "ilp: dive from the LP: %s%.0f, %.2f s\n",
+			        dr ? "nothing, " : "objective ", dr ? 0.0 : dive_obj,
+			        pl_now() - t0);
+		if (dr == 0 && (!warm || dive_obj < warm_obj)) {
+			obj = dive_obj;
+			warm_vector(g, cs, rows, nmem, unit, chosen, 0, warm_x);
+			c.warm = warm_x;
+		} else if (warm) {
+			memcpy(chosen, warm, (size_t)N);
+			obj = warm_obj;
+		}
+	}
+	double left = time_limit - (pl_now() - t0);
+	int ret = pl_ilp_branch(lp, &c, c.warm == NULL, obj >= 0 ? left / 2 : left, verbose);
+	if (ret == PL_GLPK_FAILED)
+		goto glpk_failed;
+	int st = glp_mip_status(lp), proven = pl_ilp_take(lp, ret, N, chosen, &obj);
+	if (obj < 0) {
+		glp_term_out(term);
+		/* proven infeasible, or no incumbent in time */
+		r->status = ret == GLP_ENOPFS || st == GLP_NOFEAS ? 1 : 2;
 		rc = 0;
 		goto out;
 	}
+	if (!minpeak && !proven &&
+	    pl_ilp_lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose))
+		goto glpk_failed; /* (what it reached stays in chosen) */
 	glp_term_out(term);
-	if (verbose)
-		fprintf(stderr, "ilp: intopt rc %d, status %d, %.2f s\n", ret, glp_mip_status(lp),
-		        pl_now() - t0);
-	int st = glp_mip_status(lp);
-	if (ret == GLP_ENOPFS || st == GLP_NOFEAS) {
-		r->status = 1; /* proven infeasible */
-		rc = 0;
-		goto out;
-	}
-	if (st != GLP_OPT && st != GLP_FEAS) {
-		r->status = 2; /* no incumbent in time */
-		rc = 0;
-		goto out;
-	}
+	r->status = 0;
+	r->optimal = proven;
 	/* The lower bound: the root LP's, or better, the best open node's. */
 	if (root >= 0 && (!c.have_bound || root > c.bound)) {
 		c.bound = root;
 		c.have_bound = 1;
-	}
-	double obj = glp_mip_obj_val(lp);
-	for (int32_t j = 0; j < N; j++)
-		chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
-	r->status = 0;
-	r->optimal = st == GLP_OPT && ret == 0;
-	term = glp_term_out(verbose ? GLP_ON : GLP_OFF); /* (clique cuts print anyway) */
-	int failed = !minpeak && !r->optimal &&
-	             lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose);
-	glp_term_out(term);
-	if (failed) {
-		lp = NULL; /* GLPK failed: keep the incumbent, no bound */
-		r->gap = r->lp_bound = -1;
-		rc = 0;
-		goto out;
 	}
 	if (minpeak)
 		r->peak = model_peak(g, cs, chosen);
@@ -587,6 +460,14 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		r->lp_bound = root >= 0 ? root : c.bound;
 		r->gap = fabs(obj - c.bound) / (fabs(obj) + 1e-9);
 	}
+	rc = 0;
+	goto out;
+glpk_failed:
+	/* GLPK's environment is gone: what chosen holds stands, no bound */
+	lp = NULL;
+	r->status = obj >= 0 ? 0 : 2;
+	r->optimal = 0;
+	r->gap = r->lp_bound = -1;
 	rc = 0;
 out:
 	if (lp)

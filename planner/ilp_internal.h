@@ -1,0 +1,49 @@
+/*
+ * ilp_internal.h — between ilp.c (the model, and the order of the
+ * search) and ilp_search.c (the searches run on it with GLPK).
+ */
+#ifndef LIBREMAT_PLANNER_ILP_INTERNAL_H
+#define LIBREMAT_PLANNER_ILP_INTERNAL_H
+
+#include "internal.h"
+
+#include <glpk.h>
+
+/* GLPK aborts the process on an internal assertion (it has, deep in its
+ * primal simplex, on a badly scaled LP).  Its error hook lets us leave
+ * instead: the solve then simply has no answer and the heuristic plan
+ * stands.  After the hook fires GLPK's whole environment is gone, the
+ * problem object included. */
+#define PL_GLPK_FAILED (-1000)
+int pl_glpk_simplex(glp_prob *lp, const glp_smcp *sp);
+
+/* What branch and bound is told and reports back. */
+struct ilp_ctx {
+	const double *warm; /* 1-based, NULL when none */
+	int warm_given;
+	double bound;
+	int have_bound;
+	/* > 0: stop after this many nodes (work, not time: the same answer
+	 * on a loaded machine) */
+	int node_limit, nodes;
+};
+
+/* Branch and bound on lp from c->warm if any (then on our formulation,
+ * whose relaxation is solved; presolve only without it), for at most
+ * `seconds`.  glp_intopt's code, or PL_GLPK_FAILED; c->bound gets the
+ * best open node's bound. */
+int pl_ilp_branch(glp_prob *lp, struct ilp_ctx *c, int presolve, double seconds, int verbose);
+/* The solution branch and bound left in lp, into chosen and *obj when
+ * cheaper than what they hold (*obj < 0: nothing yet).  Whether it is
+ * proven optimal. */
+int pl_ilp_take(glp_prob *lp, int ret, int32_t N, uint8_t *chosen, double *obj);
+/* The dive from the solved LP relaxation in lp: 0 with sel and *obj, 1
+ * none, PL_GLPK_FAILED. */
+int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, uint8_t *sel, double *obj);
+/* Neighbourhoods of inc (cost *obj) over the memory positions rows[0 ..
+ * nmem) until `until` (pl_now() time): -1 if GLPK failed (lp is gone),
+ * else 0; inc and *obj hold the best selection. */
+int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
+               uint8_t *inc, double *obj, double until, int verbose);
+
+#endif

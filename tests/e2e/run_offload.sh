@@ -36,7 +36,8 @@ EOT
 	half=$(frac "$c" "$p" "$m" 0.5)
 	[ $t = gpt ] && gpt_half=$half
 	prefill_offload "$t-off" "$tmp/$t-trace.d" "$half"
-	RUN_ENV=REMAT_OFFLOAD=1
+	# Offload is on by default: the mlp runs without REMAT_OFFLOAD.
+	if [ $t = mlp ]; then RUN_ENV=; else RUN_ENV=REMAT_OFFLOAD=1; fi
 	run_budget "$t-off" "$t-base" "$half" "$TR/$t" --iters 6
 	n=$(offloads "$t-off")
 	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: no offloads: $(grep libremat "$tmp/$t-off.err" | tail -n 3)"

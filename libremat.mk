@@ -74,7 +74,7 @@ $(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_dr
 
 # The runtime's plan check against the planner's evaluator, on the same
 # plans (the planner's library and its test helpers).
-$(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validate.c \
+$(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validate.c replay/offload_slots.c \
 		tests/planner/testutil.c tests/planner/testutil.h $(BUILD)/san/libplanner.a $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -Iplanner -o $@ $(filter %.c,$^) $(BUILD)/san/libplanner.a \

@@ -206,7 +206,8 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, in
 			    !json_is_integer(av))
 				return fail(c, where,
 				            "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
-				            "\"release\"|\"stash\"|\"unstash\", integer]");
+				            "\"release\"|\"stash\"|\"unstash\"|\"offload\"|"
+				            "\"prefetch\"|\"await\", integer]");
 			int64_t arg = (int64_t)jansson.integer_value(av);
 			if (kind == PL_STEP_REPLAY && (arg < 0 || arg >= op))
 				return fail(c, where, "replay %lld: not an earlier op than %lld",

@@ -185,6 +185,7 @@ static void defaults(struct remat_config *c)
 	c->write_proof = 1;
 	c->plan_timeout_s = 60;
 	c->cache_dir_from = "";
+	c->offload = 1; /* REMAT_OFFLOAD=0 switches it off */
 }
 
 /* The default plan cache when REMAT_CACHE_DIR is not given.  The XDG spec

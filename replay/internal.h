@@ -30,6 +30,27 @@ struct replay_totals {
 	CUresult error; /* why run mode failed for good (REPLAY_FAIL), else 0 */
 };
 
+/* offload_slots.c: the host copies of a plan (one per OFFLOAD step, in
+ * plan order) and their slots in the pinned pool, shared by copies whose
+ * time on the host (offload to await) does not overlap. */
+struct replay_slots {
+	int32_t ncopies;
+	uint64_t pool_bytes;    /* what the pool needs */
+	uint64_t live_peak;     /* the most slot bytes held at once */
+	uint64_t sum;           /* the slot bytes of every copy */
+	int32_t *copy_of_step;  /* per step of the plan: its copy, -1 not an OFFLOAD */
+	int32_t *buf;           /* per copy: its buffer */
+	uint64_t *slot, *bytes; /* per copy: offset in the pool, slot size */
+	/* per copy (CSR): the copies whose copy back must end before its copy
+	 * out starts (the last earlier users of its slot's bytes) */
+	uint32_t *after_off;
+	int32_t *after;
+};
+/* 0, or -1 out of memory.  pl is valid (replay_plan_validate). */
+int replay_slots_plan(const struct remat_profile *prof, const struct pl_plan *pl,
+                      struct replay_slots *s);
+void replay_slots_free(struct replay_slots *s);
+
 struct replay_engine {
 	struct remat_profile *profile; /* NULL: not running */
 	struct replay_hooks hooks;
@@ -64,12 +85,14 @@ struct replay_engine {
 	int warned_src;
 	uint64_t lost_ops; /* ops since the engine lost the iteration */
 	/* Offload (offload.c), NULL/0 while the plan has none: per buffer where
-	 * its content is (REPLAY_OFF_*), the events ending its copy out and its
-	 * prefetch, its slot in the pinned pool; the copy streams and a
-	 * scratch event (kept from plan to plan). */
+	 * its content is (REPLAY_OFF_*) and the copy (offload_slots.c) that
+	 * holds it; per copy the events ending its copy out and its copy back;
+	 * the pinned pool; the copy streams and a scratch event (kept from
+	 * plan to plan). */
 	uint8_t *off;
-	CUevent *off_ev, *fetch_ev;
-	uint64_t *off_slot;
+	int32_t *off_copy;
+	struct replay_slots slots;
+	CUevent *out_ev, *back_ev;
 	uint8_t *off_pool;
 	uint64_t off_pool_bytes;
 	CUstream copy_out, copy_in;
@@ -146,8 +169,9 @@ enum { REPLAY_OFF_NONE, REPLAY_OFF_LEAVING, REPLAY_OFF_HOST, REPLAY_OFF_COMING }
  * needs; 0, or -1 with why (everything undone). */
 int replay_offload_install(const struct pl_plan *pl, char *why, size_t n);
 void replay_offload_drop(void);
-/* One OFFLOAD, PREFETCH or AWAIT step for op stream s (mode as replay_steps). */
-CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode);
+/* One OFFLOAD, PREFETCH or AWAIT step (the plan's steps[step]) for op stream
+ * s (mode as replay_steps). */
+CUresult replay_offload_step(int kind, int32_t b, uint32_t step, CUstream s, int mode);
 /* Buffer b (every buffer) mapped with its content again on stream s,
  * whatever its offload state; what cannot be stays unmapped. */
 CUresult replay_offload_restore(int32_t b, CUstream s);

@@ -6,14 +6,15 @@
  * kernels.
  *
  *   OFFLOAD b   the copy-out stream waits for every stream that uses b (its
- *               producer and readers: event records), then copies b into
- *               its slot of the pinned pool; off_ev[b] marks the end.
+ *               producer and readers: event records) and for the copy back
+ *               of its slot's last users, then copies b into the slot of
+ *               this copy in the pinned pool; out_ev marks the end.
  *   evict b     unmapped once the copy out too has passed (steps.c adds the
  *               copy-out stream to the streams the unmap waits for).
  *   PREFETCH b  b mapped again for the copy-in stream (a chunk still
  *               waiting to be unmapped is taken back in stream order), which
- *               waits for off_ev[b] and copies the slot back; fetch_ev[b].
- *   AWAIT b     every stream that uses b waits for fetch_ev[b]; b is whole.
+ *               waits for out_ev and copies the slot back; back_ev.
+ *   AWAIT b     every stream that uses b waits for back_ev; b is whole.
  *
  * Until the await b stays in the evicted list, so an op the plan did not
  * foresee touching it is caught like one touching an evicted buffer, and
@@ -22,8 +23,10 @@
  * on the caller's stream, or stays unmapped when that fails (an op reading
  * it then fails on the device; nothing trains on a buffer not restored).
  *
- * The pool is sized by the plan: a slot per buffer the plan offloads,
- * allocated when the plan is installed (cuMemAllocHost) and freed with it.
+ * The pool is sized by the plan (offload_slots.c: copies whose time on the
+ * host does not overlap share bytes), allocated when the plan is installed
+ * (cuMemAllocHost) and freed with it.  A copy out into shared bytes waits
+ * for the copy back of their last user.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +37,6 @@
 #include "../core/driver.h"
 #include "../core/log.h"
 #include "internal.h"
-
-#define SLOT_ALIGN 4096
 
 /* Waits of `waiter` for the work issued so far on every stream that uses
  * b and on s (an event recorded on each, waited for at once: a stream
@@ -80,9 +81,33 @@ static CUresult users_wait(CUevent ev, int32_t b, CUstream s)
 	return r;
 }
 
+/* Where b's host copy is, and the events of its copy out and copy back. */
 static void *slot(int32_t b)
 {
-	return engine.off_pool + engine.off_slot[b];
+	return engine.off_pool + engine.slots.slot[engine.off_copy[b]];
+}
+
+static CUevent out_ev(int32_t b)
+{
+	return engine.out_ev[engine.off_copy[b]];
+}
+
+static CUevent back_ev(int32_t b)
+{
+	return engine.back_ev[engine.off_copy[b]];
+}
+
+/* b's host copy back into b on s, after its copy out; its slot's next
+ * user waits for the copy back. */
+static CUresult copy_back(int32_t b, CUstream s)
+{
+	const struct prof_buf *u = &engine.profile->bufs[b];
+	CUresult r = remat_drv.cuStreamWaitEvent(s, out_ev(b), 0);
+	if (r == CUDA_SUCCESS)
+		r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s);
+	if (r == CUDA_SUCCESS)
+		r = remat_drv.cuEventRecord(back_ev(b), s);
+	return r;
 }
 
 static void present(int32_t b)
@@ -94,22 +119,19 @@ static void present(int32_t b)
 
 CUresult replay_offload_restore(int32_t b, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUresult r = CUDA_SUCCESS;
 	switch (engine.off[b]) {
 	case REPLAY_OFF_LEAVING: /* still mapped and whole; the copy out is harmless */
 		engine.off[b] = REPLAY_OFF_NONE;
 		return CUDA_SUCCESS;
 	case REPLAY_OFF_COMING:
-		if ((r = users_wait(engine.fetch_ev[b], b, s)) == CUDA_SUCCESS)
+		if ((r = users_wait(back_ev(b), b, s)) == CUDA_SUCCESS)
 			present(b);
 		return r;
 	case REPLAY_OFF_HOST:
 		if ((r = replay_map_buf(b, s, NULL)) != CUDA_SUCCESS)
 			return r;
-		if ((r = remat_drv.cuStreamWaitEvent(s, engine.off_ev[b], 0)) == CUDA_SUCCESS &&
-		    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s)) ==
-		        CUDA_SUCCESS &&
+		if ((r = copy_back(b, s)) == CUDA_SUCCESS &&
 		    (r = users_follow(b, s)) == CUDA_SUCCESS) {
 			present(b);
 			return CUDA_SUCCESS;
@@ -132,38 +154,52 @@ CUresult replay_offload_restore_all(CUstream s)
 		if (r != CUDA_SUCCESS && first == CUDA_SUCCESS)
 			first = r;
 	}
+	/* Copies skipped from here on break the chain of slot users that each
+	 * copy out follows: every later one waits for every copy back so far. */
+	if (engine.copy_out && engine.copy_in && engine.off_scratch) {
+		if (remat_drv.cuEventRecord(engine.off_scratch, engine.copy_in) == CUDA_SUCCESS)
+			remat_drv.cuStreamWaitEvent(engine.copy_out, engine.off_scratch, 0);
+		if (remat_drv.cuEventRecord(engine.off_scratch, s) == CUDA_SUCCESS)
+			remat_drv.cuStreamWaitEvent(engine.copy_out, engine.off_scratch, 0);
+	}
 	return first;
 }
 
-CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
+CUresult replay_offload_step(int kind, int32_t b, uint32_t step, CUstream s, int mode)
 {
 	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUresult r;
 	if (mode == 1) /* recovery: whole again, whatever was planned here */
 		return replay_offload_restore(b, s);
 	switch (kind) {
-	case PL_STEP_OFFLOAD:
+	case PL_STEP_OFFLOAD: {
 		if (engine.off[b] != REPLAY_OFF_NONE || !engine.live[b] || engine.evicted[b])
 			return CUDA_SUCCESS;
-		if ((r = follow_users(engine.copy_out, b, s)) != CUDA_SUCCESS ||
-		    (r = remat_drv.cuMemcpyDtoHAsync(slot(b), u->addr, u->size, engine.copy_out)) !=
-		        CUDA_SUCCESS ||
-		    (r = remat_drv.cuEventRecord(engine.off_ev[b], engine.copy_out)) !=
+		int32_t c = engine.slots.copy_of_step[step];
+		const struct replay_slots *sl = &engine.slots;
+		r = follow_users(engine.copy_out, b, s);
+		for (uint32_t i = sl->after_off[c]; r == CUDA_SUCCESS && i < sl->after_off[c + 1];
+		     i++)
+			r = remat_drv.cuStreamWaitEvent(engine.copy_out,
+			                                engine.back_ev[sl->after[i]], 0);
+		if (r != CUDA_SUCCESS ||
+		    (r = remat_drv.cuMemcpyDtoHAsync(engine.off_pool + sl->slot[c], u->addr,
+		                                     u->size, engine.copy_out)) != CUDA_SUCCESS ||
+		    (r = remat_drv.cuEventRecord(engine.out_ev[c], engine.copy_out)) !=
 		        CUDA_SUCCESS)
 			return r;
 		engine.off[b] = REPLAY_OFF_LEAVING;
+		engine.off_copy[b] = c;
 		engine.totals.offloads++;
 		return CUDA_SUCCESS;
+	}
 	case PL_STEP_PREFETCH:
 		if (mode == 2) {
 			/* verification evicts nothing: the copy comes back in place,
 			 * to be compared with what the buffer holds (verify.c) */
 			if (engine.off[b] != REPLAY_OFF_LEAVING)
 				return CUDA_SUCCESS;
-			if ((r = remat_drv.cuStreamWaitEvent(s, engine.off_ev[b], 0)) !=
-			        CUDA_SUCCESS ||
-			    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s)) !=
-			        CUDA_SUCCESS)
+			if ((r = copy_back(b, s)) != CUDA_SUCCESS)
 				return r;
 			engine.off[b] = REPLAY_OFF_NONE;
 			return CUDA_SUCCESS;
@@ -172,12 +208,7 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 			return CUDA_SUCCESS;
 		if ((r = replay_map_buf(b, engine.copy_in, "prefetch")) != CUDA_SUCCESS)
 			return r;
-		if ((r = remat_drv.cuStreamWaitEvent(engine.copy_in, engine.off_ev[b], 0)) !=
-		        CUDA_SUCCESS ||
-		    (r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, engine.copy_in)) !=
-		        CUDA_SUCCESS ||
-		    (r = remat_drv.cuEventRecord(engine.fetch_ev[b], engine.copy_in)) !=
-		        CUDA_SUCCESS) {
+		if ((r = copy_back(b, engine.copy_in)) != CUDA_SUCCESS) {
 			replay_unmap_fresh(b, engine.copy_in);
 			return r;
 		}
@@ -186,60 +217,107 @@ CUresult replay_offload_step(int kind, int32_t b, CUstream s, int mode)
 	default: /* PL_STEP_AWAIT */
 		if (engine.off[b] != REPLAY_OFF_COMING)
 			return CUDA_SUCCESS;
-		if ((r = users_wait(engine.fetch_ev[b], b, s)) != CUDA_SUCCESS)
+		if ((r = users_wait(back_ev(b), b, s)) != CUDA_SUCCESS)
 			return r;
 		present(b);
 		return CUDA_SUCCESS;
 	}
 }
 
-/* 4 MiB each way, timed with events, once: what a copy engine moves per
- * ns (its fixed cost counted in, which errs on the slow side). */
+/* What a copy engine moves per ns, each way (the slower), measured once:
+ * a copy of S bytes and one of S/2, timed with events (after one each way
+ * untimed); the difference is
+ * what S/2 bytes more cost, without the fixed cost of a copy (which the
+ * planner's model adds on its own), so a small S measures the rate too.
+ * S is up to 4 MiB of libremat's own scratch memory, taken like any
+ * allocation and within the budget: from the chunks its pool holds spare
+ * and the room left under the budget (this runs at an iteration boundary,
+ * the job's lowest point), at least one chunk (when the device is full
+ * before the plan, swapping makes room for it).  On the copy-out stream
+ * the plan's copies use later. */
+static double per_ns(float half_ms, float whole_ms, size_t bytes)
+{
+	if (whole_ms > half_ms)
+		return (double)(bytes - bytes / 2) / ((double)(whole_ms - half_ms) * 1e6);
+	/* no difference to time (a coarse clock): the whole copy, fixed cost in */
+	return whole_ms > 0 ? (double)bytes / ((double)whole_ms * 1e6) : 0;
+}
+
 double replay_offload_measure(void)
 {
 	static double measured = -1;
 	if (measured >= 0)
 		return measured;
 	measured = 0;
-	const size_t bytes = 4u << 20;
+	/* what the iteration freed is back in the pool first (once: it waits) */
+	remat_alloc_poll(1);
+	struct remat_alloc_stats as;
+	remat_alloc_stats(&as);
+	uint64_t gran = as.granularity ? as.granularity : 1;
+	uint64_t room = engine.budget > 0 && (uint64_t)engine.budget > as.physical
+	                    ? (uint64_t)engine.budget - as.physical
+	                    : 0;
+	size_t bytes = 4u << 20;
+	if (as.pooled + room < bytes)
+		bytes = (size_t)((as.pooled + room) / gran * gran);
+	if (bytes < gran)
+		bytes = gran;
 	void *host = NULL;
-	CUdeviceptr dev = 0;
-	CUstream st = NULL;
-	CUevent ev[3] = {NULL, NULL, NULL};
-	float ms[2] = {0, 0};
+	uint64_t dev = 0;
+	CUevent ev[5] = {NULL, NULL, NULL, NULL, NULL};
+	float ms[4] = {0, 0, 0, 0};
 	if (!remat_drv.cuMemAllocHost || !remat_drv.cuEventElapsedTime ||
 	    !remat_drv.cuMemcpyHtoDAsync || !remat_drv.cuEventDestroy)
 		return measured;
-	int ok = remat_drv.cuMemAllocHost(&host, bytes) == CUDA_SUCCESS &&
-	         remat_drv.cuMemAlloc(&dev, bytes) == CUDA_SUCCESS &&
-	         remat_drv.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
-	for (int i = 0; ok && i < 3; i++)
+	if (!engine.copy_out &&
+	    remat_drv.cuStreamCreate(&engine.copy_out, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		engine.copy_out = NULL;
+	CUstream st = engine.copy_out;
+	int ok = st && remat_drv.cuMemAllocHost(&host, bytes) == CUDA_SUCCESS &&
+	         remat_alloc_scratch(bytes, &dev, st) == CUDA_SUCCESS;
+	if (!ok)
+		dev = 0;
+	for (int i = 0; ok && i < 5; i++)
 		ok = remat_drv.cuEventCreate(&ev[i], 0) == CUDA_SUCCESS;
 	if (ok) {
 		memset(host, 0, bytes);
-		ok = remat_drv.cuEventRecord(ev[0], st) == CUDA_SUCCESS &&
-		     remat_drv.cuMemcpyHtoDAsync(dev, host, bytes, st) == CUDA_SUCCESS &&
+		/* one copy each way first, untimed: whatever the engines still
+		 * had queued (the job's own copies) is done before ev[0] */
+		ok = remat_drv.cuMemcpyHtoDAsync(dev, host, bytes / 2, st) == CUDA_SUCCESS &&
+		     remat_drv.cuMemcpyDtoHAsync(host, dev, bytes / 2, st) == CUDA_SUCCESS &&
+		     remat_drv.cuEventRecord(ev[0], st) == CUDA_SUCCESS &&
+		     remat_drv.cuMemcpyHtoDAsync(dev, host, bytes / 2, st) == CUDA_SUCCESS &&
 		     remat_drv.cuEventRecord(ev[1], st) == CUDA_SUCCESS &&
-		     remat_drv.cuMemcpyDtoHAsync(host, dev, bytes, st) == CUDA_SUCCESS &&
+		     remat_drv.cuMemcpyHtoDAsync(dev, host, bytes, st) == CUDA_SUCCESS &&
 		     remat_drv.cuEventRecord(ev[2], st) == CUDA_SUCCESS &&
-		     remat_drv.cuEventSynchronize(ev[2]) == CUDA_SUCCESS &&
-		     remat_drv.cuEventElapsedTime(&ms[0], ev[0], ev[1]) == CUDA_SUCCESS &&
-		     remat_drv.cuEventElapsedTime(&ms[1], ev[1], ev[2]) == CUDA_SUCCESS;
+		     remat_drv.cuMemcpyDtoHAsync(host, dev, bytes / 2, st) == CUDA_SUCCESS &&
+		     remat_drv.cuEventRecord(ev[3], st) == CUDA_SUCCESS &&
+		     remat_drv.cuMemcpyDtoHAsync(host, dev, bytes, st) == CUDA_SUCCESS &&
+		     remat_drv.cuEventRecord(ev[4], st) == CUDA_SUCCESS &&
+		     remat_drv.cuEventSynchronize(ev[4]) == CUDA_SUCCESS;
+		for (int i = 0; ok && i < 4; i++)
+			ok = remat_drv.cuEventElapsedTime(&ms[i], ev[i], ev[i + 1]) == CUDA_SUCCESS;
 	}
-	float slow = ms[0] > ms[1] ? ms[0] : ms[1];
-	if (ok && slow > 0)
-		measured = (double)bytes / (slow * 1e6);
-	for (int i = 0; i < 3; i++)
+	if (ok) {
+		remat_log(
+		    REMAT_LOG_DEBUG,
+		    "offload: %zu and %zu bytes to the device in %.6f and %.6f ms, back in %.6f "
+		    "and %.6f ms",
+		    bytes / 2, bytes, (double)ms[0], (double)ms[1], (double)ms[2], (double)ms[3]);
+		double in = per_ns(ms[0], ms[1], bytes), out = per_ns(ms[2], ms[3], bytes);
+		measured = in < out ? in : out;
+	}
+	for (int i = 0; i < 5; i++)
 		if (ev[i])
 			remat_drv.cuEventDestroy(ev[i]);
 	if (st)
 		remat_drv.cuStreamSynchronize(st);
 	if (dev)
-		remat_drv.cuMemFree(dev);
+		remat_alloc_scratch_free(dev, bytes, st);
 	if (host)
 		remat_drv.cuMemFreeHost(host);
-	remat_log(REMAT_LOG_INFO, "offload: host<->device copies at %.1f GB/s%s", measured,
-	          measured > 0 ? "" : " (could not be measured: no offload)");
+	remat_log(REMAT_LOG_INFO, "offload: host<->device copies at %.1f GB/s%s (%zu bytes timed)",
+	          measured, measured > 0 ? "" : " (could not be measured: no offload)", bytes);
 	return measured;
 }
 
@@ -254,21 +332,22 @@ void replay_offload_drop(void)
 	if (engine.copy_in)
 		remat_drv.cuStreamSynchronize(engine.copy_in);
 	remat_drv.cuCtxSynchronize();
-	for (size_t b = 0; b < engine.profile->nbufs; b++) {
-		if (engine.off_ev[b])
-			remat_drv.cuEventDestroy(engine.off_ev[b]);
-		if (engine.fetch_ev[b])
-			remat_drv.cuEventDestroy(engine.fetch_ev[b]);
+	for (int32_t c = 0; c < engine.slots.ncopies; c++) {
+		if (engine.out_ev && engine.out_ev[c])
+			remat_drv.cuEventDestroy(engine.out_ev[c]);
+		if (engine.back_ev && engine.back_ev[c])
+			remat_drv.cuEventDestroy(engine.back_ev[c]);
 	}
 	if (engine.off_pool)
 		remat_drv.cuMemFreeHost(engine.off_pool);
 	free(engine.off);
-	free(engine.off_ev);
-	free(engine.fetch_ev);
-	free(engine.off_slot);
+	free(engine.off_copy);
+	free(engine.out_ev);
+	free(engine.back_ev);
+	replay_slots_free(&engine.slots);
 	engine.off = NULL;
-	engine.off_ev = engine.fetch_ev = NULL;
-	engine.off_slot = NULL;
+	engine.off_copy = NULL;
+	engine.out_ev = engine.back_ev = NULL;
 	engine.off_pool = NULL;
 	engine.off_pool_bytes = 0;
 }
@@ -276,7 +355,6 @@ void replay_offload_drop(void)
 int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 {
 	size_t nb = engine.profile->nbufs;
-	uint64_t total = 0;
 	int any = 0;
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
 		any |= PL_STEP_IS_OFFLOAD(pl->steps[i].kind);
@@ -294,11 +372,13 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 		         "the plan offloads to host memory and the driver lacks what that needs");
 		return -1;
 	}
-	engine.off = calloc(nb, 1);
-	engine.off_ev = calloc(nb, sizeof(CUevent));
-	engine.fetch_ev = calloc(nb, sizeof(CUevent));
-	engine.off_slot = calloc(nb, sizeof(uint64_t));
-	if (!engine.off || !engine.off_ev || !engine.fetch_ev || !engine.off_slot)
+	if (!(engine.off = calloc(nb, 1)) || !(engine.off_copy = calloc(nb, sizeof(int32_t))) ||
+	    replay_slots_plan(engine.profile, pl, &engine.slots))
+		goto oom;
+	size_t nc = engine.slots.ncopies ? (size_t)engine.slots.ncopies : 1;
+	engine.out_ev = calloc(nc, sizeof(CUevent));
+	engine.back_ev = calloc(nc, sizeof(CUevent));
+	if (!engine.out_ev || !engine.back_ev)
 		goto oom;
 	if ((!engine.copy_out &&
 	     remat_drv.cuStreamCreate(&engine.copy_out, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ||
@@ -307,16 +387,11 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 	    (!engine.off_scratch &&
 	     remat_drv.cuEventCreate(&engine.off_scratch, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS))
 		goto oom;
-	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++) {
-		int32_t b = pl->steps[i].arg;
-		if (pl->steps[i].kind != PL_STEP_OFFLOAD || engine.off_ev[b])
-			continue;
-		if (remat_drv.cuEventCreate(&engine.off_ev[b], CU_EVENT_DISABLE_TIMING) ||
-		    remat_drv.cuEventCreate(&engine.fetch_ev[b], CU_EVENT_DISABLE_TIMING))
+	for (int32_t c = 0; c < engine.slots.ncopies; c++)
+		if (remat_drv.cuEventCreate(&engine.out_ev[c], CU_EVENT_DISABLE_TIMING) ||
+		    remat_drv.cuEventCreate(&engine.back_ev[c], CU_EVENT_DISABLE_TIMING))
 			goto oom;
-		engine.off_slot[b] = total;
-		total += (engine.profile->bufs[b].size + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
-	}
+	uint64_t total = engine.slots.pool_bytes;
 	void *pool;
 	CUresult r = remat_drv.cuMemAllocHost(&pool, total);
 	if (r != CUDA_SUCCESS) {
@@ -329,8 +404,11 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 	}
 	engine.off_pool = pool;
 	engine.off_pool_bytes = total;
-	remat_log(REMAT_LOG_INFO, "offload: %llu bytes of pinned host memory for the plan",
-	          (unsigned long long)total);
+	remat_log(REMAT_LOG_INFO,
+	          "offload: %llu bytes of pinned host memory for the plan (%d copies of %llu "
+	          "bytes, at most %llu held at once)",
+	          (unsigned long long)total, engine.slots.ncopies,
+	          (unsigned long long)engine.slots.sum, (unsigned long long)engine.slots.live_peak);
 	return 0;
 oom:
 	snprintf(why, n, "out of memory setting up its offload (copy streams, events)");

@@ -287,7 +287,8 @@ static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur
 	case PL_STEP_OFFLOAD:
 	case PL_STEP_PREFETCH:
 	case PL_STEP_AWAIT:
-		return replay_offload_step(st->kind, b, s, mode);
+		return replay_offload_step(st->kind, b, (uint32_t)(st - engine.plan->steps), s,
+		                           mode);
 	case PL_STEP_RELEASE:
 		if (engine.live[b]) {
 			/* In recovery, a live buffer stays: the ops after cur will

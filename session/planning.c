@@ -49,7 +49,7 @@ static enum replay_plan_answer poll_plan(struct pl_plan **out)
 	if (!ts)
 		return REPLAY_PLAN_WAIT;
 	if (!plan.acquiring) {
-		/* REMAT_OFFLOAD=1: plans may also offload, at the rate measured here */
+		/* unless REMAT_OFFLOAD=0, plans may also offload, at the rate measured here */
 		acquire_offload(remat_cfg.offload ? replay_offload_measure() : 0);
 		if (ts < 0 ||
 		    acquire_begin(remat_cfg.trace_dir, plan.graph_hash, plan.nops, plan.budget)) {

@@ -87,13 +87,14 @@ check-tsan: all
 	 $(call SANITIZED_E2E,tsan,-fsanitize=thread)
 	@sh tests/summary.sh $(BUILD)/tsan/test-results
 
-# The fault sweeps at every N and every edit of a cached plan (make test
-# tries every 7th and every 4th).
+# The fault sweeps at every N and every edit of a cached plan, one that
+# rebuilds by replay and one that offloads (make test tries every 7th and
+# every 4th).
 .PHONY: check-faults
 check-faults: all
 	@rm -rf $(BUILD)/fault-results && mkdir -p $(BUILD)/fault-results
 	@SWEEP_STRIDE=1 TEST_TIMEOUT=1800 sh tests/run-tests.sh $(BUILD)/fault-results faults $(FAULT_TESTS) \
-		tests/e2e/run_plan_mutations.sh
+		tests/e2e/run_plan_mutations.sh tests/e2e/run_plan_mutations_offload.sh
 	@sh tests/summary.sh $(BUILD)/fault-results
 
 bench: all

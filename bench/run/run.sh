@@ -104,7 +104,9 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 		fi
 		[ $rc = 0 ] || die "$t at $label: remat-plan exited $rc: $(tail -n 2 "$tmp/plan.txt")"
 		pred=$(sed -n 's/^recompute time: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
-		R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/$t-$alloc-run"
+		# Recompute only (REMAT_OFFLOAD=0): the prediction is remat-plan's
+		# plan without offload; the offload table below has its own runs.
+		R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_OFFLOAD=0 REMAT_TRACE_DIR=$tmp/$t-$alloc-run"
 		# Fills the cache: the measured runs apply the plan from the same iteration.
 		# shellcheck disable=SC2086
 		sim $t-fill $R -- "$BUILD/trainers/$t" $args --iters "$A"

@@ -332,13 +332,13 @@ static void test_verify_and_run_names(void **state)
 	assert_non_null(strstr(err, "REMAT_VERIFY=\"yes\""));
 	env("REMAT_BUDGET", "1G");
 	assert_int_equal(parse(&c, err), 0);
-	assert_int_equal(c.offload, 0); /* off unless asked */
-	env("REMAT_OFFLOAD", "1");
-	assert_int_equal(parse(&c, err), 0);
-	assert_int_equal(c.offload, 1);
+	assert_int_equal(c.offload, 1); /* on unless switched off */
 	env("REMAT_OFFLOAD", "0");
 	assert_int_equal(parse(&c, err), 0);
 	assert_int_equal(c.offload, 0);
+	env("REMAT_OFFLOAD", "1");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.offload, 1);
 	env("REMAT_OFFLOAD", "on");
 	assert_int_equal(parse(&c, err), -1);
 	assert_non_null(strstr(err, "REMAT_OFFLOAD=\"on\""));

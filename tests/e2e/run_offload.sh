@@ -36,18 +36,33 @@ EOT
 	half=$(frac "$c" "$p" "$m" 0.5)
 	[ $t = gpt ] && gpt_half=$half
 	prefill_offload "$t-off" "$tmp/$t-trace.d" "$half"
-	RUN_ENV=REMAT_OFFLOAD=1
+	# Offload is on by default: the mlp runs without REMAT_OFFLOAD.
+	if [ $t = mlp ]; then RUN_ENV=; else RUN_ENV=REMAT_OFFLOAD=1; fi
 	run_budget "$t-off" "$t-base" "$half" "$TR/$t" --iters 6
 	n=$(offloads "$t-off")
 	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: no offloads: $(grep libremat "$tmp/$t-off.err" | tail -n 3)"
-	grep -q "offload: [0-9]* bytes of pinned host memory for the plan" "$tmp/$t-off.err" ||
-		fail "$t: no pinned pool"
+	# The pool: copies that are on the host at different times share bytes,
+	# so it is no more than a slot per copy and no less than the bytes
+	# held at once (which the plan says, before slots round to 4 KiB).
+	read -r pool sum held <<EOT
+$(sed -n 's/.*offload: \([0-9]*\) bytes of pinned host memory for the plan ([0-9]* copies of \([0-9]*\) bytes, at most \([0-9]*\) held at once).*/\1 \2 \3/p' "$tmp/$t-off.err")
+EOT
+	[ -n "$held" ] || fail "$t: no pinned pool: $(grep 'offload' "$tmp/$t-off.err")"
+	[ "$held" -le "$pool" ] && [ "$pool" -le "$sum" ] ||
+		fail "$t: pool of $pool bytes for $sum bytes of copies, $held at once"
+	python3 - "$held" "$tmp/$t-off.cache"/*.plan.json <<'PY' || fail "$t: the pool is not what the plan holds at once"
+import json, sys
+held, plan = int(sys.argv[1]), json.load(open(sys.argv[2]))
+# the planner's figure counts bytes, the pool 4 KiB slots: at most 4 KiB a copy more
+n = sum(1 for e in plan["ops"] for st in e.get("before", []) if st[0] == "offload")
+assert plan["host_bytes"] <= held <= plan["host_bytes"] + 4096 * n, (held, plan["host_bytes"])
+PY
 
-	# A copy that fails (the simulator refuses the N-th pinned copy: 2 are
+	# A copy that fails (the simulator refuses the N-th pinned copy: 6 are
 	# the rate measurement, then gpt's plan copies out before it prefetches):
 	# everything on the host comes back, the plan stops, the output is the same.
 	if [ $t = gpt ]; then
-		for n in 3 40; do
+		for n in 7 44; do
 			prefill_offload "$t-fc$n" "$tmp/$t-trace.d" "$half"
 			RUN_ENV="REMAT_OFFLOAD=1 SIMCUDA_FAIL_COPY=$n"
 			NOPEAK=1 run_budget "$t-fc$n" "$t-base" "$half" "$TR/$t" --iters 6
@@ -74,6 +89,16 @@ EOT
 	grep -q "rejected: it offloads buffers to host memory, which REMAT_OFFLOAD=0 switches off" \
 		"$tmp/$t-no.err" || fail "$t: REMAT_OFFLOAD=0 took the plan: $(grep libremat "$tmp/$t-no.err" | tail -n 3)"
 	[ "$(offloads "$t-no")" = 0 ] || fail "$t: offloads with REMAT_OFFLOAD=0"
+	# Timing the copies takes device memory within the budget: the device's
+	# peak (set by the iterations before the plan) is the one without
+	# offload, which times nothing, give or take the pool's timing (1 MiB).
+	# (The 4 MiB it took outside the budget added 4 MiB here.)
+	p_off=$(sed -n 's/.*peak_physical=\([0-9]*\).*/\1/p' "$tmp/$t-off.sim")
+	p_no=$(sed -n 's/.*peak_physical=\([0-9]*\).*/\1/p' "$tmp/$t-no.sim")
+	[ "$p_off" -le $((p_no + 1048576)) ] ||
+		fail "$t: device peak $p_off with offload, $p_no without: timing the copies took memory"
+	grep -q "offload: host<->device copies at [0-9.]* GB/s ([0-9]* bytes timed)" "$tmp/$t-off.err" ||
+		fail "$t: copies not timed: $(grep 'copies at' "$tmp/$t-off.err")"
 done
 
 # Copy engines 5000 times slower than an H100's link: the runtime measures

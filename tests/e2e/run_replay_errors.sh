@@ -7,6 +7,8 @@
 # fault, which poisons the context), ends with output identical to the
 # plain run and one message.
 . tests/e2e/run_lib.sh
+# Faults in libremat's replays need a plan that replays: recompute only.
+export REMAT_OFFLOAD=0
 run plain -- "$TR/mlp" --iters 8
 run fill REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/fill.d" "REMAT_CACHE_DIR=$tmp/cache" \
 	LD_PRELOAD="$PRELOAD" -- "$TR/mlp" --iters 8

@@ -3,7 +3,9 @@
  * the planner's evaluator (planner/evaluate.c): two implementations of the
  * same rules, fed the same plans — the planner's own and single random
  * edits of them, mostly invalid — on random training-like graphs.  They
- * must agree on every verdict and, for a valid plan, on its peak.
+ * must agree on every verdict and, for a valid plan, on its peak.  Also the
+ * slots of the pinned pool the runtime gives a valid plan's host copies
+ * (replay/offload_slots.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,19 +156,18 @@ static void runtime_agrees_with_evaluator(void **state)
 	assert_true(ninvalid > 500);
 }
 
-/* Plans that offload (version 3): the runtime's check agrees with the
- * evaluator on random selections of offloads and rebuilds and on their
- * mutations (memory of prefetch destinations included: same peak). */
-static void offload_agrees(void **state)
+/* Random selections of offloads and rebuilds on random graphs whose ops
+ * are 0.1 to 10 ms (time for a copy to hide): 6 plans on each of 30 graphs,
+ * each handed to fn with the graph, its profile and a random state. */
+typedef void offload_plan_fn(const struct pl_graph *g, const struct remat_profile *prof,
+                             const struct pl_plan *p, uint64_t *s, void *ctx);
+static void each_offload_plan(offload_plan_fn *fn, void *ctx)
 {
-	(void)state;
-	int nvalid = 0, ninvalid = 0, offloading = 0;
 	for (uint64_t seed = 1; seed <= 30; seed++) {
 		uint64_t s = seed * 7919;
 		struct rg_opts o = tu_mixed_opts(seed);
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
-		/* ops of 0.1 to 10 ms: time for a copy to hide */
 		g->iteration_ns = 0;
 		for (int32_t k = 0; k < g->nops; k++)
 			g->iteration_ns += g->ops[k].duration_ns *= 100000;
@@ -186,12 +187,8 @@ static void offload_agrees(void **state)
 					pl_sel_take(&sel, &cs, j);
 			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
 			assert_non_null(p);
-			for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
-				if (p->steps[k].kind == PL_STEP_OFFLOAD) {
-					offloading++;
-					break;
-				}
-			agree_mutated(g, prof, p, &s, &nvalid, &ninvalid);
+			p->graph_hash = prof->graph_hash;
+			fn(g, prof, p, &s, ctx);
 			pl_plan_free(p);
 			pl_sel_free(&sel);
 		}
@@ -199,16 +196,233 @@ static void offload_agrees(void **state)
 		profile_free(prof);
 		pl_graph_free(g);
 	}
-	print_message("%d plans offload; %d valid and %d invalid agree\n", offloading, nvalid,
-	              ninvalid);
-	assert_true(offloading >= 30);
-	assert_true(nvalid > 50);
-	assert_true(ninvalid > 200);
+}
+
+struct agreement {
+	int nvalid, ninvalid, offloading;
+};
+
+static void agree_offloading(const struct pl_graph *g, const struct remat_profile *prof,
+                             const struct pl_plan *p, uint64_t *s, void *ctx)
+{
+	struct agreement *a = ctx;
+	for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
+		if (p->steps[k].kind == PL_STEP_OFFLOAD) {
+			a->offloading++;
+			break;
+		}
+	agree_mutated(g, prof, p, s, &a->nvalid, &a->ninvalid);
+}
+
+/* Plans that offload (version 3): the runtime's check agrees with the
+ * evaluator on random selections of offloads and rebuilds and on their
+ * mutations (memory of prefetch destinations included: same peak). */
+static void offload_agrees(void **state)
+{
+	(void)state;
+	struct agreement a = {0};
+	each_offload_plan(agree_offloading, &a);
+	print_message("%d plans offload; %d valid and %d invalid agree\n", a.offloading, a.nvalid,
+	              a.ninvalid);
+	assert_true(a.offloading >= 30);
+	assert_true(a.nvalid > 50);
+	assert_true(a.ninvalid > 200);
+}
+
+/* ---- the pinned pool's slots (replay/offload_slots.c) --------------------- */
+
+/* Checks slots s of valid plan pl: two copies on the host at once (offload
+ * to await, in plan order) never share a byte; each copy follows, for every
+ * 4 KiB of its slot, the last copy before it (cyclically, itself last) that
+ * used it, and only copies that share bytes with it; the pool is no more
+ * than one slot per copy and no less than the bytes held at once. */
+static void check_slots(const struct remat_profile *prof, const struct pl_plan *pl,
+                        const struct replay_slots *s)
+{
+	uint32_t nsteps = pl->step_off[pl->nops];
+	int32_t nc = s->ncopies;
+	int64_t *from = calloc((size_t)nc + 1, sizeof(int64_t)),
+	        *to = calloc((size_t)nc + 1, sizeof(int64_t));
+	int32_t *open = malloc(prof->nbufs * sizeof(int32_t));
+	assert_true(from && to && open);
+	memset(open, 0xff, prof->nbufs * sizeof(int32_t));
+	int32_t c = 0;
+	uint64_t live = 0, peak = 0, sum = 0;
+	for (uint32_t i = 0; i < nsteps; i++) {
+		const struct pl_step *st = &pl->steps[i];
+		if (st->kind == PL_STEP_OFFLOAD) {
+			assert_int_equal(s->copy_of_step[i], c);
+			assert_int_equal(s->buf[c], st->arg);
+			assert_true(s->bytes[c] >= prof->bufs[st->arg].size &&
+			            s->bytes[c] % 4096 == 0);
+			assert_true(s->slot[c] + s->bytes[c] <= s->pool_bytes);
+			from[c] = i;
+			open[st->arg] = c++;
+			live += s->bytes[c - 1];
+			sum += s->bytes[c - 1];
+			peak = live > peak ? live : peak;
+		} else {
+			assert_int_equal(s->copy_of_step[i], -1);
+			if (st->kind == PL_STEP_AWAIT) {
+				assert_true(open[st->arg] >= 0);
+				to[open[st->arg]] = i;
+				live -= s->bytes[open[st->arg]];
+				open[st->arg] = -1;
+			}
+		}
+	}
+	assert_int_equal(c, nc);
+	assert_int_equal(s->sum, sum);
+	assert_int_equal(s->live_peak, peak);
+	assert_true(s->pool_bytes >= peak && s->pool_bytes <= sum);
+	for (int32_t i = 0; i < nc; i++)
+		for (int32_t j = i + 1; j < nc; j++)
+			if (from[j] < to[i] && from[i] < to[j]) /* on the host at once */
+				assert_true(s->slot[i] + s->bytes[i] <= s->slot[j] ||
+				            s->slot[j] + s->bytes[j] <= s->slot[i]);
+	for (int32_t j = 0; j < nc; j++) {
+		for (uint32_t k = s->after_off[j]; k < s->after_off[j + 1]; k++) {
+			int32_t o = s->after[k];
+			assert_true(o >= 0 && o < nc);
+			assert_true(s->slot[o] < s->slot[j] + s->bytes[j] &&
+			            s->slot[j] < s->slot[o] + s->bytes[o]);
+		}
+		for (uint64_t at = s->slot[j]; at < s->slot[j] + s->bytes[j]; at += 4096) {
+			int32_t last = -1;
+			for (int32_t back = 1; back <= nc && last < 0; back++) {
+				int32_t o = (j - back + nc) % nc;
+				if (s->slot[o] <= at && at < s->slot[o] + s->bytes[o])
+					last = o;
+			}
+			int found = 0;
+			for (uint32_t k = s->after_off[j]; k < s->after_off[j + 1]; k++)
+				found |= s->after[k] == last;
+			if (!found)
+				fail_msg(
+				    "copy %d does not follow copy %d, the last to use byte %llu of "
+				    "its slot",
+				    j, last, (unsigned long long)at);
+		}
+	}
+	free(from);
+	free(to);
+	free(open);
+}
+
+/* Three copies of one size, each on the host from its offload to its
+ * await: A (ops 1-4) and B (3-6) overlap, C (5-8) comes after A's await, so
+ * C takes A's slot and the pool is two slots, not three.  C's copy out
+ * follows A's copy back, A's (next iteration) C's, B's its own. */
+static void slots_reused(void **state)
+{
+	(void)state;
+	struct remat_profile prof = {.nbufs = 3, .nops = 10};
+	struct prof_buf bufs[3] = {{.size = 10000}, {.size = 10000}, {.size = 12288}};
+	prof.bufs = bufs;
+	struct pl_plan_builder *b = pl_builder_new(10);
+	const int32_t at[3][2] = {{1, 4}, {3, 6}, {5, 8}};
+	for (int32_t k = 0; k < 3; k++) {
+		assert_int_equal(pl_builder_step(b, at[k][0], PL_STEP_OFFLOAD, k), 0);
+		assert_int_equal(pl_builder_step(b, at[k][1], PL_STEP_AWAIT, k), 0);
+	}
+	struct pl_plan *pl = pl_builder_finish(b);
+	assert_non_null(pl);
+	struct replay_slots s;
+	assert_int_equal(replay_slots_plan(&prof, pl, &s), 0);
+	check_slots(&prof, pl, &s);
+	assert_int_equal(s.ncopies, 3);
+	assert_int_equal(s.sum, 3 * 12288);
+	assert_int_equal(s.pool_bytes, 2 * 12288);
+	assert_int_equal(s.live_peak, 2 * 12288);
+	assert_int_equal(s.slot[2], s.slot[0]);
+	for (int32_t j = 0; j < 3; j++)
+		assert_int_equal(s.after_off[j + 1] - s.after_off[j], 1);
+	assert_int_equal(s.after[s.after_off[2]], 0);
+	assert_int_equal(s.after[s.after_off[0]], 2);
+	assert_int_equal(s.after[s.after_off[1]], 1);
+	replay_slots_free(&s);
+	pl_plan_free(pl);
+}
+
+struct slot_count {
+	int plans, shared;
+};
+
+static void slots_of(const struct pl_graph *g, const struct remat_profile *prof,
+                     const struct pl_plan *p, uint64_t *s, void *ctx)
+{
+	(void)g;
+	(void)s;
+	struct slot_count *n = ctx;
+	char why[512];
+	if (replay_plan_validate(prof, p, INT64_MAX, NULL, why, sizeof(why)))
+		return;
+	struct replay_slots sl;
+	assert_int_equal(replay_slots_plan(prof, p, &sl), 0);
+	check_slots(prof, p, &sl);
+	n->plans += sl.ncopies > 0;
+	n->shared += sl.pool_bytes < sl.sum;
+	replay_slots_free(&sl);
+}
+
+/* The planner's offloading plans on random graphs (valid ones): slots
+ * placed and ordered safely.  (Their copies are mostly on the host at once,
+ * as a training iteration's are: out in the forward pass, back in the
+ * backward pass, so few share.) */
+static void slots_of_random_plans(void **state)
+{
+	(void)state;
+	struct slot_count n = {0};
+	each_offload_plan(slots_of, &n);
+	print_message("%d valid plans offload, %d of them share slots\n", n.plans, n.shared);
+	assert_true(n.plans >= 30);
+}
+
+/* Random schedules of host copies (buffers of random sizes, each offloaded
+ * over a few gaps that do not overlap): copies that take turns share
+ * slots, of all sizes, and every one is placed and ordered safely. */
+static void slots_of_random_schedules(void **state)
+{
+	(void)state;
+	uint64_t rng = 12345;
+	int shared = 0;
+	for (int trial = 0; trial < 300; trial++) {
+		int32_t nops = 20 + (int32_t)(tu_rand(&rng) % 60),
+		        nbufs = 1 + (int32_t)(tu_rand(&rng) % 12);
+		struct prof_buf bufs[12];
+		memset(bufs, 0, sizeof(bufs));
+		struct remat_profile prof = {
+		    .nbufs = (size_t)nbufs, .nops = (size_t)nops, .bufs = bufs};
+		struct pl_plan_builder *b = pl_builder_new(nops);
+		for (int32_t k = 0; k < nbufs; k++) {
+			bufs[k].size = 1 + tu_rand(&rng) % (5 * 4096);
+			for (int32_t at = (int32_t)(tu_rand(&rng) % 10);;) {
+				int32_t until = at + 1 + (int32_t)(tu_rand(&rng) % 12);
+				if (until >= nops)
+					break;
+				assert_int_equal(pl_builder_step(b, at, PL_STEP_OFFLOAD, k), 0);
+				assert_int_equal(pl_builder_step(b, until, PL_STEP_AWAIT, k), 0);
+				at = until + (int32_t)(tu_rand(&rng) % 6);
+			}
+		}
+		struct pl_plan *pl = pl_builder_finish(b);
+		assert_non_null(pl);
+		struct replay_slots sl;
+		assert_int_equal(replay_slots_plan(&prof, pl, &sl), 0);
+		check_slots(&prof, pl, &sl);
+		shared += sl.pool_bytes < sl.sum;
+		replay_slots_free(&sl);
+		pl_plan_free(pl);
+	}
+	print_message("%d of 300 schedules share slots\n", shared);
+	assert_true(shared >= 200);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(runtime_agrees_with_evaluator),
-	                                   cmocka_unit_test(offload_agrees)};
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(runtime_agrees_with_evaluator), cmocka_unit_test(offload_agrees),
+	    cmocka_unit_test(slots_reused), cmocka_unit_test(slots_of_random_plans),
+	    cmocka_unit_test(slots_of_random_schedules)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,7 +49,7 @@ struct remat_outcome {
 	char planner[32];
 	char plan_path[4096];
 	char trace_written[4096]; /* "" when no trace was written */
-	long long iterations, evictions, replays, unplanned;
+	long long iterations, evictions, replays, unplanned, offloads;
 	double ms_without, ms_with; /* medians of the iteration time, 0: not measured */
 	long long n_without, n_with;
 	char why_no_plan[512]; /* the last message saying why no plan applies */

@@ -22,7 +22,7 @@ static void copy_word(char *dst, size_t len, const char *src)
 static void read_line(const char *line, struct remat_outcome *o)
 {
 	const char *p;
-	long long a, b, c, d;
+	long long a, b, c, d, e = 0;
 	double x, y;
 	if ((p = after(line, "libremat: budget: ")) && sscanf(p, "%lld bytes", &a) == 1) {
 		o->budget = a;
@@ -40,9 +40,12 @@ static void read_line(const char *line, struct remat_outcome *o)
 	} else if ((p = after(line, "run mode: physical peak ")) && sscanf(p, "%lld", &a) == 1) {
 		o->measured_peak = a;
 	} else if ((p = after(line, "run mode: ")) &&
-	           sscanf(p, "%lld iterations, %lld evictions, %lld replays, %lld unplanned", &a,
-	                  &b, &c, &d) == 4) {
+	           sscanf(p,
+	                  "%lld iterations, %lld evictions, %lld replays, %lld unplanned rebuilds, "
+	                  "%lld offloads",
+	                  &a, &b, &c, &d, &e) >= 4) {
 		o->iterations = a, o->evictions = b, o->replays = c, o->unplanned = d;
+		o->offloads = e;
 	} else if ((p = after(line, "run mode: iteration time ")) &&
 	           sscanf(
 	               p,
@@ -89,12 +92,13 @@ void remat_summary_print(FILE *f, const struct remat_job *job, const struct rema
 			    o->measured_peak ? mib(o->measured_peak, b, sizeof(b)) : "not measured",
 			    o->measured_peak ? " (measured)" : "", mib(o->budget, c, sizeof(c)));
 		if (o->plan_applied) {
-			fprintf(
-			    f,
-			    "  plan       %s, planned peak %s: %lld evictions and %lld replays in "
-			    "%lld iterations (%lld unplanned rebuilds)\n",
-			    o->planner[0] ? o->planner : "?", mib(o->planned_peak, a, sizeof(a)),
-			    o->evictions, o->replays, o->iterations, o->unplanned);
+			fprintf(f,
+			        "  plan       %s, planned peak %s: %lld evictions, %lld replays "
+			        "and %lld "
+			        "offloads in %lld iterations (%lld unplanned rebuilds)\n",
+			        o->planner[0] ? o->planner : "?",
+			        mib(o->planned_peak, a, sizeof(a)), o->evictions, o->replays,
+			        o->offloads, o->iterations, o->unplanned);
 			if (o->n_without && o->ms_without > 0)
 				fprintf(
 				    f,

@@ -62,6 +62,11 @@ $(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
+$(BUILD)/tests/alloc/test_program: tests/alloc/test_program.c tests/core/fake_driver.c \
+		tests/core/fake_driver.h $(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
+
 # The replay engine's state machine, through the driver table, on the real
 # allocator: only the driver is fake.
 REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c profiler/attrs.c \
@@ -81,7 +86,8 @@ $(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validat
 		$(PLANNER_LIBS) -lcmocka
 
 UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_iteration \
-	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/profiler/test_trace \
+	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program \
+	$(BUILD)/tests/profiler/test_trace \
 	$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_validate
 
 # ---- end-to-end and benchmark ----------------------------------------------

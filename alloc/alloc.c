@@ -107,19 +107,37 @@ static void set_owner(struct remat_device *d, uint64_t va, size_t size, uint64_t
 		d->page_owner[first + k] = owner;
 }
 
+struct remat_device *remat_device_ready(CUdevice dev)
+{
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return NULL;
+	struct remat_device *d = &remat_alloc_devs[dev];
+	if (!d->ready)
+		device_init(d, dev);
+	return d->ready > 0 ? d : NULL;
+}
+
+void remat_alloc_refused(struct remat_device *d, size_t size, uint64_t need)
+{
+	uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;
+	remat_warn("allocation of %zu bytes exceeds REMAT_BUDGET=%llu by %llu bytes "
+	           "(%llu bytes in use, %llu more needed); the allocation fails",
+	           size, (unsigned long long)remat_alloc_budget,
+	           (unsigned long long)(used + need - remat_alloc_budget), (unsigned long long)used,
+	           (unsigned long long)need);
+}
+
 CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
                      struct remat_alloc_info *info)
 {
 	if (!p || !size)
 		return CUDA_ERROR_INVALID_VALUE;
 	CUdevice dev;
-	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_device *d = &remat_alloc_devs[dev];
-	if (!d->ready)
-		device_init(d, dev);
-	if (d->ready < 0) {
+	struct remat_device *d = remat_device_ready(dev);
+	if (!d) {
 		pthread_mutex_unlock(&remat_alloc_lock);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
@@ -140,15 +158,9 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 		    "the iterations before the plan run unmodified and need at least their "
 		    "largest set of buffers used together",
 		    size, remat_alloc_nswapped);
-	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall) {
-		uint64_t need = small ? d->gran : (size + d->gran - 1) / d->gran * d->gran;
-		uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;
-		remat_warn("allocation of %zu bytes exceeds REMAT_BUDGET=%llu by %llu bytes "
-		           "(%llu bytes in use, %llu more needed); the allocation fails",
-		           size, (unsigned long long)remat_alloc_budget,
-		           (unsigned long long)(used + need - remat_alloc_budget),
-		           (unsigned long long)used, (unsigned long long)need);
-	}
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall)
+		remat_alloc_refused(d, size,
+		                    small ? d->gran : (size + d->gran - 1) / d->gran * d->gran);
 	if (r == CUDA_SUCCESS) {
 		struct remat_entry e = {
 		    .addr = va,
@@ -388,6 +400,7 @@ void remat_alloc_stats(struct remat_alloc_stats *s)
 		if (remat_alloc_devs[i].ready > 0)
 			s->pooled += (uint64_t)remat_alloc_devs[i].npool * remat_alloc_devs[i].gran;
 	s->granularity = first_gran;
+	s->program_fixed = remat_prog_fixed();
 	pthread_mutex_unlock(&remat_alloc_lock);
 }
 

@@ -103,8 +103,59 @@ struct remat_alloc_stats {
 	uint64_t live;       /* requested bytes of live allocations */
 	uint64_t pooled;     /* spare chunks kept for reuse */
 	size_t granularity;  /* of the first device initialized */
+	/* physical bytes of the program's own handles outside its extents */
+	uint64_t program_fixed;
 };
 void remat_alloc_stats(struct remat_alloc_stats *s);
 void remat_alloc_reset_peak(void);
+
+/* ---- the program's own VMM (program.c) -----------------------------------
+ * cuMemAddressReserve, cuMemCreate, cuMemMap and the rest, called by the
+ * program itself (PyTorch's expandable segments).  A handle libremat
+ * backs is "ours": a value only libremat knows, whose memory is chunks of
+ * the granularity from the pool (the budget counts them).  A range the
+ * program reserves is carved from the large region, so run mode can unmap
+ * any chunk of it and map a fresh one at the same address, as it does for
+ * the allocator's own allocations.  What the program maps there of one of
+ * our handles, exclusively, readable and writable by that device alone,
+ * forms extents (maximal contiguous runs): the long-lived allocations the
+ * profiler sees.  Each call answers CUDA_ERROR_NOT_SUPPORTED when it is
+ * not for libremat (a driver handle, an exportable or unusual kind of
+ * memory, a range not carved): the caller makes the real call.  Other
+ * errors are the driver's, for what the driver would refuse. */
+CUresult remat_prog_reserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                            unsigned long long flags);
+CUresult remat_prog_address_free(CUdeviceptr p, size_t size);
+CUresult remat_prog_create(CUmemGenericAllocationHandle *h, size_t size,
+                           const CUmemAllocationProp *prop, unsigned long long flags);
+/* Its memory goes once it is released and unmapped everywhere. */
+CUresult remat_prog_release(CUmemGenericAllocationHandle h);
+/* Mapping a handle that is mapped already makes it whole: its mappings
+ * leave the extents for good. */
+CUresult remat_prog_map(CUdeviceptr va, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                        unsigned long long flags);
+/* Only whole mappings, as the driver.  The handle takes its chunks back
+ * (none for a page an eviction left empty: its content was dead). */
+CUresult remat_prog_unmap(CUdeviceptr va, size_t size);
+/* Whole mappings; memory readable and writable by the handle's device
+ * alone is what extents are made of. */
+CUresult remat_prog_set_access(CUdeviceptr va, size_t size, const CUmemAccessDesc *desc,
+                               size_t count);
+CUresult remat_prog_retain(CUmemGenericAllocationHandle *h, void *addr);
+CUresult remat_prog_props(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h);
+/* h is ours and mapped (mapping it again changes the extents). */
+int remat_prog_mapped_handle(CUmemGenericAllocationHandle h);
+/* [va, va+size) overlaps a mapping that may be part of an extent. */
+int remat_prog_touches(uint64_t va, uint64_t size);
+/* Extents that appeared (added) or went since the last call, oldest
+ * first: up to cap of them into out; how many. */
+struct remat_prog_change {
+	uint64_t addr, size;
+	int added;
+};
+size_t remat_prog_changes(struct remat_prog_change *out, size_t cap);
+/* A handle or a reservation of ours exists (read unlocked): the calls
+ * taking one must come here even when libremat is otherwise idle. */
+extern int remat_prog_live;
 
 #endif

@@ -77,6 +77,17 @@ extern int remat_alloc_zombies;        /* zombie entries on all devices (read un
 extern struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
 extern struct remat_table remat_alloc_live;
 
+/* alloc.c: device dev's state, initialized at its first use; NULL when it
+ * cannot be managed. */
+struct remat_device *remat_device_ready(CUdevice dev);
+/* One line: an allocation of size bytes needing need more would exceed the
+ * budget (remat_alloc_shortfall is set). */
+void remat_alloc_refused(struct remat_device *d, size_t size, uint64_t need);
+
+/* program.c: physical bytes of the program's handles outside every
+ * extent (never evicted: counted like the small chunks). */
+uint64_t remat_prog_fixed(void);
+
 /* swap.c */
 extern int remat_alloc_swapping; /* swapping allowed now (run mode, no plan applied) */
 /* Use stamps: allocations take one when made, op checks when they touch

@@ -189,29 +189,15 @@ static CUresult mem_free_async(void *real, int pt, CUdeviceptr p, CUstream s)
 	return rc;
 }
 
-#define DOORS(id, base, pt, minver, PARAMS, CALL_EXP, CALL_PA)                                     \
-	extern struct remat_hook remat_hook_##id;                                                  \
-	REMAT_EXPORT CUresult id PARAMS;                                                           \
-	CUresult id PARAMS                                                                         \
-	{                                                                                          \
-		void *real = remat_hook_exp_real(&remat_hook_##id);                                \
-		return CALL_EXP;                                                                   \
-	}                                                                                          \
-	static CUresult pa_##id PARAMS                                                             \
-	{                                                                                          \
-		void *real = remat_hook_pa_real(&remat_hook_##id);                                 \
-		return CALL_PA;                                                                    \
-	}                                                                                          \
-	REMAT_HOOK(id, base, pt, minver, id, pa_##id)
-
-DOORS(cuMemAlloc_v2, "cuMemAlloc", 0, 3020, (CUdeviceptr * p, size_t n), mem_alloc(real, p, n),
-      mem_alloc(real, p, n));
-DOORS(cuMemFree_v2, "cuMemFree", 0, 3020, (CUdeviceptr p), mem_free(real, p), mem_free(real, p));
-DOORS(cuMemAllocAsync, "cuMemAllocAsync", 0, 0, (CUdeviceptr * p, size_t n, CUstream s),
-      mem_alloc_async(real, 0, p, n, s), mem_alloc_async(real, 0, p, n, s));
-DOORS(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 1, 0, (CUdeviceptr * p, size_t n, CUstream s),
-      mem_alloc_async(real, 1, p, n, s), mem_alloc_async(real, 1, p, n, s));
-DOORS(cuMemFreeAsync, "cuMemFreeAsync", 0, 0, (CUdeviceptr p, CUstream s),
-      mem_free_async(real, 0, p, s), mem_free_async(real, 0, p, s));
-DOORS(cuMemFreeAsync_ptsz, "cuMemFreeAsync", 1, 0, (CUdeviceptr p, CUstream s),
-      mem_free_async(real, 1, p, s), mem_free_async(real, 1, p, s));
+REMAT_DOORS(cuMemAlloc_v2, "cuMemAlloc", 0, 3020, (CUdeviceptr * p, size_t n),
+            mem_alloc(real, p, n), mem_alloc(real, p, n));
+REMAT_DOORS(cuMemFree_v2, "cuMemFree", 0, 3020, (CUdeviceptr p), mem_free(real, p),
+            mem_free(real, p));
+REMAT_DOORS(cuMemAllocAsync, "cuMemAllocAsync", 0, 0, (CUdeviceptr * p, size_t n, CUstream s),
+            mem_alloc_async(real, 0, p, n, s), mem_alloc_async(real, 0, p, n, s));
+REMAT_DOORS(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 1, 0, (CUdeviceptr * p, size_t n, CUstream s),
+            mem_alloc_async(real, 1, p, n, s), mem_alloc_async(real, 1, p, n, s));
+REMAT_DOORS(cuMemFreeAsync, "cuMemFreeAsync", 0, 0, (CUdeviceptr p, CUstream s),
+            mem_free_async(real, 0, p, s), mem_free_async(real, 0, p, s));
+REMAT_DOORS(cuMemFreeAsync_ptsz, "cuMemFreeAsync", 1, 0, (CUdeviceptr p, CUstream s),
+            mem_free_async(real, 1, p, s), mem_free_async(real, 1, p, s));

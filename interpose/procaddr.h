@@ -43,6 +43,23 @@ struct remat_hook {
 	    min_version, (void *)exp_fn, (void *)pa_fn,                                            \
 	    NULL,        NULL,           "cuGetProcAddress:" #id}
 
+/* Both doors of hook id (base and min_version as REMAT_HOOK's), each
+ * returning CALL_EXP or CALL_PA with `real` the real function behind it. */
+#define REMAT_DOORS(id, base, pt, minver, PARAMS, CALL_EXP, CALL_PA)                               \
+	extern struct remat_hook remat_hook_##id;                                                  \
+	REMAT_EXPORT CUresult id PARAMS;                                                           \
+	CUresult id PARAMS                                                                         \
+	{                                                                                          \
+		void *real = remat_hook_exp_real(&remat_hook_##id);                                \
+		return CALL_EXP;                                                                   \
+	}                                                                                          \
+	static CUresult pa_##id PARAMS                                                             \
+	{                                                                                          \
+		void *real = remat_hook_pa_real(&remat_hook_##id);                                 \
+		return CALL_PA;                                                                    \
+	}                                                                                          \
+	REMAT_HOOK(id, base, pt, minver, id, pa_##id)
+
 /* The real function behind an exported entry point. */
 static inline void *remat_hook_exp_real(struct remat_hook *h)
 {

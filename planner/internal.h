@@ -87,10 +87,14 @@ static inline int64_t pl_dev_copy_ns(const struct pl_graph *g, const struct pl_b
 	       (int64_t)((double)b->size * 1000.0 / (double)g->copy_bytes_per_us + 0.5);
 }
 
-/* Bytes of a saved copy of a buffer: whole chunks, small ones too. */
+/* Bytes of a saved copy of a buffer: whole chunks, small ones too.  A
+ * copy holds all of the buffer's bytes, so a region of a long-lived
+ * allocation that starts and ends inside chunks needs more of them than
+ * it holds whole (rounded): libremat's copy takes the size rounded up. */
 static inline int64_t pl_save_bytes(const struct pl_graph *g, const struct pl_buffer *b)
 {
-	return b->rounded > 0 ? b->rounded : pl_round_up(b->size, g->granularity);
+	int64_t whole = pl_round_up(b->size, g->granularity);
+	return b->rounded > whole ? b->rounded : whole;
 }
 
 /* greedy and dtr each try a few variants and keep the best: one that

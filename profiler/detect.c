@@ -187,6 +187,12 @@ enum prof_step prof_op(struct remat_op *op)
 	return PROF_RECORD;
 }
 
+void prof_reshaped(void)
+{
+	if (profiling)
+		abort_profile("the program changed the memory it maps itself", nops);
+}
+
 void prof_op_after(struct remat_op *op, CUresult rc)
 {
 	prof_profile_op_after(op, (uint64_t)op->pos, rc);

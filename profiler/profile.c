@@ -648,6 +648,9 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 	remat_alloc_stats(&st);
 	prof.peak_bytes = st.peak;
 	prof.small_pool_bytes = st.small_pool;
+	/* The program's own memory outside its extents stays, like the
+	 * chunks no region holds whole. */
+	prof.edge_bytes = st.program_fixed;
 	prof.granularity = st.granularity;
 	if (cupti_ok) {
 		durations();

@@ -183,6 +183,10 @@ size_t prof_period(void);
  * memory; the iteration index of the op that completed it goes in
  * first_iter. */
 struct remat_profile *prof_finish(int64_t *first_iter);
+/* The program is about to change the extents of memory it maps itself
+ * (alloc.h): a profile under way is dropped, its regions would be cut
+ * wrong. */
+void prof_reshaped(void);
 /* Starts over: look for the iteration again (a new profile). */
 void prof_restart(void);
 /* At exit: one message when a profile was under way. */

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "../core/capture.h"
+#include "../core/driver.h"
 #include "../core/config.h"
 #include "../core/log.h"
 #include "internal.h"
@@ -459,6 +461,8 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 		let_go();
 		return REPLAY_STOP;
 	}
+	if (engine.reshaped)
+		return reprofile("the program changed the memory it maps itself");
 	remat_alloc_poll(0);
 	const struct remat_profile *p = engine.profile;
 	int32_t nops = (int32_t)p->nops;
@@ -539,6 +543,20 @@ void replay_op_end(struct remat_op *op, CUresult rc)
 	 * says, and only while it applies. */
 	if (engine.applying && !engine.verifying && engine.plan)
 		replay_evict_after(op->pos, op->stream);
+}
+
+void replay_reshape(void)
+{
+	if (!engine.profile)
+		return;
+	if (engine.applying) {
+		diverge(NULL, "the program changes the memory it maps itself", engine.pos);
+		/* The rebuild is on the legacy stream, the program's next use
+		 * of that memory on any: it completes first. */
+		if (!__atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE))
+			remat_drv.cuCtxSynchronize();
+	}
+	engine.reshaped = 1;
 }
 
 void replay_alloc_before(void)

@@ -58,6 +58,7 @@ struct replay_engine {
 	int64_t budget;
 	int64_t first_iter;      /* process iteration index of run mode's first one */
 	int stopped;             /* no plan will come: the session stops run mode */
+	int reshaped;            /* the program changed memory it maps: profile again */
 	int32_t pos;             /* next op position; -1 lost (after a divergence) */
 	int boundary_due;        /* the last op was issued: the boundary comes next */
 	int due_tentative;       /* ... guessed from the profile's last op while lost */

@@ -65,6 +65,11 @@ void replay_op_end(struct remat_op *op, CUresult rc);
 void replay_alloc_before(void);
 void replay_alloc(CUdeviceptr p, size_t size);
 void replay_free(CUdeviceptr p);
+/* The program is about to change memory it maps itself (alloc.h, the
+ * program's own VMM): what is evicted is rebuilt now (the change may
+ * move it), and the next op profiles again (the layout the plan was
+ * made for is gone). */
+void replay_reshape(void);
 /* At exit: what run mode did (REMAT_LOG=1). */
 void replay_shutdown(void);
 

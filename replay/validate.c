@@ -68,12 +68,16 @@ static int64_t chunk_bytes(const struct check *c, int32_t b)
 	return u->small ? 0 : (int64_t)u->rounded;
 }
 
-/* A copy (saved or stashed) takes whole chunks, a small buffer's too. */
+/* A copy (saved or stashed) takes whole chunks, a small buffer's too: the
+ * buffer's size rounded up (remat_alloc_scratch), more than the chunks a
+ * region holds whole when it starts or ends inside one (as the planner's
+ * pl_save_bytes counts it). */
 static int64_t copy_bytes(const struct check *c, int32_t b)
 {
 	const struct prof_buf *u = &c->prof->bufs[b];
 	uint64_t g = c->prof->granularity ? c->prof->granularity : 1;
-	return u->rounded ? (int64_t)u->rounded : (int64_t)((u->size + g - 1) / g * g);
+	uint64_t whole = (u->size + g - 1) / g * g;
+	return (int64_t)(u->rounded > whole ? u->rounded : whole);
 }
 
 static int alive(const struct prof_buf *u, int32_t pos, int32_t nops)
@@ -292,13 +296,13 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 		return 0;
 	}
 	case PL_STEP_RELEASE:
-		if (u->small || !c->mapped[b] || c->saved[b] || c->stashed[b])
+		/* Stashed is no reason to keep it mapped (as for an eviction). */
+		if (u->small || !c->mapped[b] || c->saved[b])
 			return wrong(c, "step %u before op %d releases buffer %d, which is %s", idx,
 			             pos, b,
-			             u->small        ? "small (shares its chunk)"
-			             : c->saved[b]   ? "saved"
-			             : c->stashed[b] ? "stashed"
-			                             : "not mapped");
+			             u->small      ? "small (shares its chunk)"
+			             : c->saved[b] ? "saved"
+			                           : "not mapped");
 		c->mapped[b] = 0;
 		c->holds[b] = HOLDS_LOST;
 		c->mem -= chunk_bytes(c, b);
@@ -388,8 +392,11 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			int32_t b = pl->evict[i];
 			const struct prof_buf *u =
 			    b >= 0 && b < (int32_t)p->nbufs ? &p->bufs[b] : NULL;
+			/* A stashed buffer may go: its copy stays aside until the
+			 * UNSTASH that puts it back once it is mapped again (the
+			 * planner's evaluator allows it too). */
 			if (!u || u->small || !c->mapped[b] || !alive(u, pos, nops) ||
-			    c->saved[b] || c->stashed[b] || c->off[b] == OFF_COMING)
+			    c->saved[b] || c->off[b] == OFF_COMING)
 				return wrong(c, "eviction after op %d of buffer %d, which is %s",
 				             pos, b,
 				             !u                     ? "not a buffer"
@@ -397,7 +404,7 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 				             : !alive(u, pos, nops) ? "not allocated"
 				             : !c->mapped[b]        ? "not mapped"
 				             : c->off[b]            ? "being prefetched"
-				                                    : "saved or stashed");
+				                                    : "saved");
 			/* its content stays on the host when it was copied out */
 			if (c->off[b] == OFF_LEAVING)
 				c->off[b] = OFF_HOST;

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <cuda.h>
 
 #include "../replay/replay.h"
 #include "session.h"
@@ -30,6 +31,16 @@ extern enum session_state session_state;
 void session_set_state(enum session_state s);
 /* Swapping armed, or the state changed: recompute remat_session_watch. */
 void session_update_watch(void);
+
+/* This is a forked child: nothing of the parent's is touched (its locks
+ * may be held by threads the child does not have). */
+extern int session_forked;
+/* FAILED: what every op gets. */
+extern CUresult session_failure;
+/* States in which the live allocations matter: a profile, or replay. */
+int session_following(void);
+/* The profiler dropped the profile under way: detecting again. */
+void session_profile_dropped(void);
 
 /* planning.c: getting a plan for the profile replay follows. */
 /* A profile was handed to replay: plans are now for this graph and budget. */

@@ -24,7 +24,7 @@
 int remat_session_active, remat_session_watch;
 pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 enum session_state session_state = SESSION_OFF;
-static CUresult failure; /* FAILED: what every op gets */
+CUresult session_failure; /* FAILED: what every op gets */
 
 /* What session_op_end has to do for an op (op->end). */
 enum {
@@ -106,7 +106,7 @@ static int to_replay(struct remat_op *op)
 	case REPLAY_EVICT_AFTER:
 		return 1;
 	case REPLAY_FAIL:
-		failure = replay_error();
+		session_failure = replay_error();
 		session_set_state(SESSION_FAILED);
 		return 0;
 	case REPLAY_REPROFILE:
@@ -120,6 +120,13 @@ static int to_replay(struct remat_op *op)
 	default:
 		return 0;
 	}
+}
+
+void session_profile_dropped(void)
+{
+	session_set_state(SESSION_DETECT);
+	if (remat_cfg.mode == REMAT_MODE_RUN)
+		remat_alloc_quarantine(0);
 }
 
 /* Detecting or profiling.  1 when the lock must stay held until op_end. */
@@ -150,11 +157,8 @@ static int to_profiler(struct remat_op *op)
 		session_set_state(SESSION_DONE);
 		return 0;
 	case PROF_DETECTING:
-		if (session_state == SESSION_PROFILE) { /* the profile was dropped */
-			session_set_state(SESSION_DETECT);
-			if (run)
-				remat_alloc_quarantine(0);
-		}
+		if (session_state == SESSION_PROFILE) /* the profile was dropped */
+			session_profile_dropped();
 		return 0;
 	}
 	return 0;
@@ -197,7 +201,7 @@ CUresult session_op_begin(struct remat_op *op)
 	default:
 		break;
 	}
-	CUresult r = session_state == SESSION_FAILED ? failure : CUDA_SUCCESS;
+	CUresult r = session_state == SESSION_FAILED ? session_failure : CUDA_SUCCESS;
 	pthread_mutex_unlock(&session_lock);
 	if (r != CUDA_SUCCESS && (op->end & END_UNPIN))
 		prof_swap_release();
@@ -220,8 +224,7 @@ void session_op_end(struct remat_op *op, CUresult rc)
 		prof_swap_release();
 }
 
-/* States in which the live allocations matter: a profile, or replay. */
-static int following(void)
+int session_following(void)
 {
 	return session_state >= SESSION_DETECT && session_state <= SESSION_RUN;
 }
@@ -234,13 +237,13 @@ CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
 	pthread_mutex_lock(&session_lock);
 	if (session_state == SESSION_FAILED) {
 		pthread_mutex_unlock(&session_lock);
-		return failure;
+		return session_failure;
 	}
 	int replaying = session_state == SESSION_PLAN || session_state == SESSION_RUN;
 	if (replaying)
 		replay_alloc_before();
 	CUresult r = remat_alloc(p, size, stream, async, &info);
-	if (r == CUDA_SUCCESS && following()) {
+	if (r == CUDA_SUCCESS && session_following()) {
 		/* Unwinding the allocating stack costs more than the allocation:
 		 * only while a profile may be recorded. */
 		int stack = session_state == SESSION_DETECT || session_state == SESSION_PROFILE;
@@ -277,7 +280,7 @@ int session_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 	pthread_mutex_lock(&session_lock);
 	if (session_state == SESSION_PLAN || session_state == SESSION_RUN)
 		replay_free(p); /* while the allocator still knows it */
-	if (following())
+	if (session_following())
 		prof_free(p);
 	pthread_mutex_unlock(&session_lock);
 	if (!async)

@@ -59,6 +59,27 @@ CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async);
  * which only frees graph allocations: CUDA_ERROR_INVALID_VALUE. */
 int session_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc);
 
+/* The program's own virtual memory calls (alloc.h, "the program's own
+ * VMM"): the allocator's answer, CUDA_ERROR_NOT_SUPPORTED when the caller
+ * must make the real call.  Changes to what the program maps reach the
+ * profiler and replay. */
+CUresult session_vmm_reserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                             unsigned long long flags);
+CUresult session_vmm_address_free(CUdeviceptr p, size_t size);
+CUresult session_vmm_create(CUmemGenericAllocationHandle *h, size_t size,
+                            const CUmemAllocationProp *prop, unsigned long long flags);
+CUresult session_vmm_release(CUmemGenericAllocationHandle h);
+CUresult session_vmm_props(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h);
+CUresult session_vmm_retain(CUmemGenericAllocationHandle *h, void *addr);
+CUresult session_vmm_map(CUdeviceptr va, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                         unsigned long long flags);
+CUresult session_vmm_unmap(CUdeviceptr va, size_t size);
+CUresult session_vmm_set_access(CUdeviceptr va, size_t size, const CUmemAccessDesc *desc,
+                                size_t count);
+/* A handle or reservation of ours exists: calls that may name one come in
+ * even while libremat is otherwise idle. */
+int session_vmm_live(void);
+
 /* Names learnt when the program looks a function up. */
 void session_function_name(void *func, const char *name, int is_kernel);
 

@@ -31,6 +31,7 @@ static void fork_child(void)
 {
 	session_state = SESSION_OFF;
 	remat_session_active = remat_session_watch = 0;
+	session_forked = 1;
 	acquire_fork_child();
 }
 

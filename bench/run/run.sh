@@ -39,7 +39,7 @@ die() {
 # sim NAME ENV... -- CMD..., field NAME KEY
 . bench/sim_lib.sh
 
-echo "simulated time per iteration: runs of $A and $B iterations ($((A + 4)) and $((B + 4)) with --alloc caching), SIMCUDA_GRANULARITY=64K"
+echo "simulated time per iteration: runs of $A and $B iterations ($((A + 4)) and $((B + 4)) with --alloc caching and vmm), SIMCUDA_GRANULARITY=64K"
 echo "  mlp $MLP_ARGS"
 echo "  gpt $GPT_ARGS"
 # Plans of version 2, as run mode asks remat-plan for (acquire/spawn.c): the
@@ -71,9 +71,11 @@ printf '%-13s %-8s %10s %6s | %9s %9s %7s | %10s %5s | %s\n' trainer budget byte
 # Each trainer with each way its activations live (--alloc): one
 # allocation per tensor (async, what libremat's cudaMallocAsync gives
 # PyTorch), or tensors inside the program's own pool of segments reused
-# across iterations (caching, like PyTorch's native allocator).  A pool
-# warms up over the first iterations: caching runs 4 iterations longer.
-ALLOCS=${BENCH_RUN_ALLOCS:-async caching}
+# across iterations (caching, like PyTorch's native allocator), or in
+# ranges the program maps itself with cuMemCreate/cuMemMap (vmm, like
+# PyTorch's expandable segments).  A pool warms up over the first
+# iterations: caching and vmm run 4 iterations longer.
+ALLOCS=${BENCH_RUN_ALLOCS:-async caching vmm}
 A0=$A B0=$B
 for t in mlp gpt; do for alloc in $ALLOCS; do
 	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi

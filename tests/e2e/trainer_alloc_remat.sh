@@ -2,9 +2,8 @@
 # Every --alloc mode under libremat in trace mode: mlp and gpt print the
 # bytes they print without it, and a valid trace of one iteration is
 # written; the pool modes also with a backward thread (mlp) and gradient
-# accumulation (gpt).  How much libremat saves on the pool modes is not
-# asserted here: activations inside long-lived segments and
-# program-managed VMM are the subject of their own issue.
+# accumulation (gpt).  How much libremat saves on the pool modes is
+# asserted by run_alloc_pool.sh (caching) and run_alloc_vmm.sh (vmm).
 . tests/e2e/trace_lib.sh
 
 # traced TRAINER FLAGS MODES: each mode traced, the same bytes as without.

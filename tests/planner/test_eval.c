@@ -380,6 +380,36 @@ static void rebuild_with_side_effects(void **state)
 	pl_graph_free(g);
 }
 
+/* A copy aside holds every byte of its buffer: a region that starts and
+ * ends inside chunks (rounded: the one chunk it holds whole) takes its
+ * size rounded up, as libremat's copy does (remat_alloc_scratch). */
+static void copy_of_region_takes_its_size(void **state)
+{
+	(void)state;
+	struct pl_graph *g = small_graph(1);
+	g->granularity = 64;
+	g->bufs[2].size = 100;
+	g->bufs[2].rounded = 64;
+	struct pl_eval base, e;
+	struct pl_plan *p = pl_builder_finish(pl_builder_new(5));
+	assert_int_equal(pl_evaluate(g, p, &base), 0);
+	assert_true(base.valid);
+	pl_plan_free(p);
+	struct pl_plan_builder *b = pl_builder_new(5);
+	pl_builder_step(b, 2, PL_STEP_STASH, 2);
+	pl_builder_step(b, 3, PL_STEP_UNSTASH, 2);
+	p = pl_builder_finish(b);
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	if (!e.valid)
+		fail_msg("%s", e.error);
+	assert_int_equal(e.curve[2] - base.curve[2], 128);
+	assert_int_equal(e.curve[4], base.curve[4]); /* given back before op 3 */
+	pl_eval_free(&e);
+	pl_eval_free(&base);
+	pl_plan_free(p);
+	pl_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +417,7 @@ int main(void)
 	    cmocka_unit_test(evaluator_names_faults),
 	    cmocka_unit_test(rebuild_with_side_effects),
 	    cmocka_unit_test(batch_norm_replay_stashes_statistics),
+	    cmocka_unit_test(copy_of_region_takes_its_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -737,6 +737,31 @@ static void test_rebuild_failure_sticky(void **state)
 	assert_non_null(strstr(fake.last_warn, "the program gets the error"));
 }
 
+/* The program changes memory it maps itself in the middle of a replay
+ * iteration (alloc/program.c): what is evicted is rebuilt before the
+ * change, and the next op asks for a new profile. */
+static void reshape_after_op2(int op)
+{
+	if (op != 2)
+		return;
+	assert_false(remat_alloc_mapped(a, SZ)); /* evicted after op1 */
+	int syncs = fake.syncs;
+	replay_reshape();
+	assert_true(remat_alloc_mapped(a, SZ) && remat_alloc_mapped(b, SZ));
+	assert_int_equal(fake.syncs, syncs + 1); /* the rebuild is complete first */
+}
+
+static void test_reshape(void **state)
+{
+	(void)state;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0); /* applies the plan */
+	memset(verdicts, 0, sizeof(verdicts));
+	iteration_with(0, 0, reshape_after_op2);
+	assert_int_equal(verdicts[REPLAY_REPROFILE], 1);
+	check_results(0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -753,6 +778,7 @@ int main(void)
 	    T(test_verify_excludes),
 	    T(test_rebuild_failure_recovered),
 	    T(test_rebuild_failure_sticky),
+	    T(test_reshape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

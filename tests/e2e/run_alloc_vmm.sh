@@ -1,0 +1,70 @@
+#!/bin/sh
+# Memory the program maps itself (issue 10): mlp and gpt with --alloc vmm
+# keep every tensor in ranges they reserve with cuMemAddressReserve and
+# grow with cuMemCreate + cuMemMap + cuMemSetAccess (like PyTorch's
+# expandable segments), reaching those functions only through
+# cuGetProcAddress.  libremat backs the program's handles with chunks of
+# its own, so the mapped ranges are long-lived allocations of the trace,
+# cut into regions, and run mode unmaps chunks inside them.  At a budget
+# of 50% of the unmodified peak (the smallest budget remat-plan reaches,
+# when 50% is not: the script says so): output identical to the run
+# without libremat, evictions, the physical peak of the replay iterations
+# within the budget, and REMAT_VERIFY=1 finding every planned rebuild
+# bit-identical (the run verifies the plan first, then applies it).
+. tests/e2e/run_lib.sh
+for t in mlp gpt; do
+	if [ $t = mlp ]; then
+		set -- "$TR/mlp" --alloc vmm --layers 4 --batch 1024 --iters 12
+	else
+		set -- "$TR/gpt" --alloc vmm --layers 4 --batch 16 --iters 12
+	fi
+	run "$t-base" -- "$@"
+	read -r c p m <<EOT
+$(budgets "$t" "$@")
+EOT
+	check_trace "$tmp/$t-trace.d"
+	# The program's ranges are in the trace: long-lived, cut into regions,
+	# most of them dead across the boundary.
+	python3 - "$tmp/$t-trace.d/trace.json" <<'PY' || fail "$t: the program's mapped memory is not in the trace"
+import json, sys
+t = json.load(open(sys.argv[1]))
+regions = [b for b in t["buffers"] if b.get("region")]
+allocs = {b["region"]["allocation"] for b in regions}
+dead = [b for b in regions if b.get("dead_across_boundary")]
+assert len(allocs) >= 1 and len(regions) >= 16, (len(allocs), len(regions))
+assert len(dead) >= 8, f"{len(dead)} regions dead across the boundary"
+assert t["ops"][-1]["name"] == "memcpyDtoH", "the boundary is not after the loss read back"
+PY
+	# The budget: 50% of the baseline peak remat-plan counts, or the
+	# smallest peak it reaches when 50% is out of reach (exit status 3).
+	rc=0
+	"$PLAN" "$tmp/$t-trace.d" --budget 50% --plan-version 2 >"$tmp/$t-50.txt" 2>&1 || rc=$?
+	bud=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/$t-50.txt")
+	[ -n "$bud" ] || fail "$t: remat-plan printed no budget: $(tail -n 2 "$tmp/$t-50.txt")"
+	if [ $rc = 3 ]; then
+		"$PLAN" "$tmp/$t-trace.d" --budget 1 --plan-version 2 >"$tmp/$t-min2.txt" 2>&1 || true
+		m=$(sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p' "$tmp/$t-min2.txt")
+		[ -n "$m" ] || fail "$t: remat-plan gave no smallest peak: $(tail -n 2 "$tmp/$t-min2.txt")"
+		echo "$t: 50% of the peak ($bud bytes) is out of reach; smallest reachable peak $m bytes" \
+			"($(sed -n 's/^remat-plan: //p' "$tmp/$t-50.txt" | head -n 1))"
+		bud=$m
+	elif [ $rc != 0 ]; then
+		fail "$t: remat-plan exited $rc at 50%: $(tail -n 2 "$tmp/$t-50.txt")"
+	fi
+	[ "$bud" -lt $((p * 3 / 4)) ] || fail "$t: the budget $bud is not below 75% of the peak $p"
+	mkdir -p "$tmp/$t-run.cache"
+	h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
+		"$tmp/$t-trace.d/trace.json")
+	"$PLAN" "$tmp/$t-trace.d" --budget "$bud" --plan-version 2 \
+		-o "$tmp/$t-run.cache/$h-$bud.plan.json" >"$tmp/$t-run.plan.txt" 2>&1 ||
+		fail "$t: remat-plan refused budget $bud: $(tail -n 2 "$tmp/$t-run.plan.txt")"
+	# One run does both: its first iteration with the plan verifies every
+	# rebuild, the later ones apply it (evictions, the peak).
+	RUN_ENV=REMAT_VERIFY=1
+	run_budget "$t-run" "$t-base" "$bud" "$@"
+	RUN_ENV=
+	[ "$_ev" != "${_ev#0 }" ] && fail "$t: no evictions ($_ev)"
+	grep -q "every planned rebuild is bit-identical" "$tmp/$t-run.err" ||
+		fail "$t: not verified: $(grep libremat "$tmp/$t-run.err" | tail -n 3)"
+done
+echo "run_alloc_vmm: ok"

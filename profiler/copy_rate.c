@@ -17,8 +17,8 @@
 #include "internal.h"
 
 #define COPIES 16
-#define SMALL (64u << 10)
-#define LARGE (1u << 20)
+#define SMALL  (64u << 10)
+#define LARGE  (1u << 20)
 
 /* Elapsed ms of COPIES copies of `bytes` from base to base + LARGE. */
 static int timed(CUstream s, CUevent ev[2], CUdeviceptr base, size_t bytes, float *ms)

@@ -87,13 +87,14 @@ int replay_slots_plan(const struct remat_profile *prof, const struct pl_plan *pl
 	s->slot = malloc(nc * sizeof(uint64_t));
 	s->bytes = malloc(nc * sizeof(uint64_t));
 	s->after_off = malloc((nc + 1) * sizeof(uint32_t));
-	struct held *held = malloc((nc + 2) * sizeof(*held)), *spare = malloc((nc + 2) * sizeof(*spare));
+	struct held *held = malloc((nc + 2) * sizeof(*held)),
+	            *spare = malloc((nc + 2) * sizeof(*spare));
 	int32_t *holder = malloc((nc + 1) * sizeof(int32_t)); /* copy of each held range */
 	int32_t *open = malloc(nb * sizeof(int32_t));
 	int32_t *tmp = malloc(nc * sizeof(int32_t));
 	int rc = -1;
-	if (!s->copy_of_step || !s->buf || !s->slot || !s->bytes || !s->after_off || !held || !spare ||
-	    !holder || !open || !tmp)
+	if (!s->copy_of_step || !s->buf || !s->slot || !s->bytes || !s->after_off || !held ||
+	    !spare || !holder || !open || !tmp)
 		goto out;
 	memset(open, 0xff, nb * sizeof(int32_t));
 	int32_t nheld = 0, c = 0;
@@ -102,12 +103,13 @@ int replay_slots_plan(const struct remat_profile *prof, const struct pl_plan *pl
 		const struct pl_step *st = &pl->steps[i];
 		s->copy_of_step[i] = -1;
 		if (st->kind == PL_STEP_OFFLOAD) {
-			uint64_t bytes = (prof->bufs[st->arg].size + SLOT_ALIGN - 1) / SLOT_ALIGN *
-			                 SLOT_ALIGN;
+			uint64_t bytes =
+			    (prof->bufs[st->arg].size + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
 			int32_t at;
 			uint64_t lo = first_fit(held, nheld, bytes, &at);
 			memmove(held + at + 1, held + at, (size_t)(nheld - at) * sizeof(*held));
-			memmove(holder + at + 1, holder + at, (size_t)(nheld - at) * sizeof(*holder));
+			memmove(holder + at + 1, holder + at,
+			        (size_t)(nheld - at) * sizeof(*holder));
 			held[at] = (struct held){lo, lo + bytes};
 			holder[at] = c;
 			nheld++;

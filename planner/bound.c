@@ -174,11 +174,14 @@ static int32_t content_at(const struct cindex *ix, const struct worth *w, int32_
 }
 
 /* Cheapest replays bringing position p under the budget; -1 when even
- * dropping all that may go leaves it over (*fixed: what must stay). */
+ * dropping all that may go leaves it over (*fixed: what must stay).
+ * When that cost cannot exceed `beat` (the largest found so far; INT64_MAX
+ * when nothing matters any more), beat: the knapsack is then not worked
+ * out. */
 static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
-                           const struct worth *wt, int32_t p, int64_t budget, struct item *items,
-                           int64_t *per_op, uint32_t *stamp, uint32_t epoch, int32_t *ops,
-                           int64_t *fixed)
+                           const struct worth *wt, int32_t p, int64_t budget, int64_t beat,
+                           struct item *items, int64_t *per_op, uint32_t *stamp, uint32_t epoch,
+                           int32_t *ops, int64_t *fixed)
 {
 	int64_t keep = g->const_bytes, droppable = 0;
 	int32_t nops = 0;
@@ -212,12 +215,18 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 	for (int32_t i = 0; i < nops; i++)
 		paid_bytes -= per_op[ops[i]];
 	over -= paid_bytes;
-	if (over <= 0)
-		return 0;
+	if (over <= 0 || beat == INT64_MAX)
+		return over <= 0 ? 0 : beat;
+	double top = 0;
 	for (int32_t i = 0; i < nops; i++) {
 		int64_t c = g->ops[ops[i]].duration_ns;
 		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c, i};
+		top = items[i].ratio > top ? items[i].ratio : top;
 	}
+	/* every byte at the highest rate costs at least as much (the margin
+	 * covers the knapsack's rounding, a few ulps) */
+	if (top * (double)over * (1 + 1e-9) + 1 <= (double)beat)
+		return beat;
 	return (int64_t)knapsack(items, nops, over); /* rounded down: still a bound */
 }
 
@@ -246,6 +255,7 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 		pos[npos++] =
 		    over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
 	qsort_r(over, nover, sizeof(int32_t), cmp_desc, g->live);
+	int32_t nspread = npos;
 	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++) {
 		int seen = 0; /* (one of the spread may be among the fullest) */
 		for (int32_t k = 0; k < BOUND_POSITIONS && k < nover && !seen; k++)
@@ -253,9 +263,14 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 		if (!seen)
 			pos[npos++] = over[i];
 	}
-	for (int32_t i = 0; i < npos; i++) {
+	/* the fullest first: the largest costs are likely there, and a
+	 * position that cannot beat them skips its knapsack */
+	for (int32_t k = 0; k < npos; k++) {
+		int32_t i = (k + nspread) % npos;
 		int64_t fixed;
-		int64_t c = at_position(g, &ix, &wt, pos[i], budget, items, per_op, stamp,
+		/* (no plan at all once a position says so: -1 stays) */
+		int64_t beat = *cost_lb < 0 ? INT64_MAX : *cost_lb;
+		int64_t c = at_position(g, &ix, &wt, pos[i], budget, beat, items, per_op, stamp,
 		                        (uint32_t)i + 1, ops, &fixed);
 		if (fixed > *peak_lb)
 			*peak_lb = fixed;

@@ -338,14 +338,25 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		if (access(acq.final, F_OK) == 0) {
 			struct pl_plan *p;
 			int lr = load_plan(acq.final, &p, err, sizeof(err));
-			if (lr == 0) {
+			if (lr == 0 && acq_offload_gbps() > 0 && p->offload_gbps <= 0) {
+				/* Made while offload was off (REMAT_OFFLOAD=0, or a libremat
+				 * without it): valid, but a plan that may offload can cost
+				 * less, and this one would be reused forever.  The new plan
+				 * takes its place in the cache. */
+				remat_log(REMAT_LOG_INFO,
+				          "cached plan %s was made without offload, which is on: "
+				          "planning again",
+				          acq.final);
+				pl_plan_free(p);
+			} else if (lr == 0) {
 				acq_cache_touch(acq.final);
 				acq.from_cache = 1;
 				ready(p, "cached plan", acq.final);
 				rc = 0;
 				goto out;
+			} else {
+				set_aside(acq.final, err, lr == -2);
 			}
-			set_aside(acq.final, err, lr == -2);
 		}
 	} else {
 		warn("%s; plans will not be cached", err);

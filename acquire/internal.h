@@ -69,6 +69,8 @@ struct acq_settings {
 /* The time limit and the remat-plan to run (REMAT_PLANNER, else next to
  * libremat.so, else on PATH), from remat_cfg.  0, or -1 + err. */
 int acq_settings_read(struct acq_settings *s, char *err, size_t errlen);
+/* What acquire_offload set: > 0 when plans may offload. */
+double acq_offload_gbps(void);
 
 /* Starts remat-plan on trace_dir writing its plan to dest, its output
  * (after a line with the command) in log, in an environment without

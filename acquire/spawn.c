@@ -83,6 +83,11 @@ void acquire_offload(double gbps)
 	offload_gbps = gbps;
 }
 
+double acq_offload_gbps(void)
+{
+	return offload_gbps;
+}
+
 int acq_settings_read(struct acq_settings *s, char *err, size_t errlen)
 {
 	s->timeout_s = remat_cfg.plan_timeout_s;

@@ -7,7 +7,8 @@
 # copy is waited for, so a missing event dependency fails the run.
 # REMAT_VERIFY=1 compares each prefetched buffer with the original.
 # REMAT_OFFLOAD=0 refuses a cached plan that offloads and plans again
-# without it.  On copy engines too slow to hide a copy the runtime measures
+# without it; with offload on, a cached plan made without it is planned
+# again.  On copy engines too slow to hide a copy the runtime measures
 # that and its planner recomputes instead.  A copy that fails (injected)
 # brings everything back and stops the plan, the output unchanged.
 . tests/e2e/run_lib.sh
@@ -89,6 +90,16 @@ PY
 	grep -q "rejected: it offloads buffers to host memory, which REMAT_OFFLOAD=0 switches off" \
 		"$tmp/$t-no.err" || fail "$t: REMAT_OFFLOAD=0 took the plan: $(grep libremat "$tmp/$t-no.err" | tail -n 3)"
 	[ "$(offloads "$t-no")" = 0 ] || fail "$t: offloads with REMAT_OFFLOAD=0"
+	# The other way round: a cached plan made without offload is not
+	# reused forever once offload is on; it is planned again, with offload.
+	prefill "$t-re" "$tmp/$t-trace.d" "$half"
+	RUN_ENV=REMAT_OFFLOAD=1
+	run_budget "$t-re" "$t-base12" "$half" "$TR/$t" --iters 12
+	grep -q "was made without offload, which is on: planning again" "$tmp/$t-re.err" ||
+		fail "$t: a plan without offload reused: $(grep libremat "$tmp/$t-re.err" | tail -n 3)"
+	n=$(offloads "$t-re")
+	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: planned again, yet no offloads: $(grep libremat "$tmp/$t-re.err" | tail -n 3)"
+	grep -q '"offload_gbps"' "$tmp/$t-re.cache"/*.plan.json || fail "$t: the cache still holds the plan without offload"
 	# Timing the copies takes device memory within the budget: the device's
 	# peak (set by the iterations before the plan) is the one without
 	# offload, which times nothing, give or take the pool's timing (1 MiB).

@@ -98,6 +98,24 @@ void replay_capture(int32_t pos, const struct remat_op *op)
 		memcpy(s->params + k->param[j][0], op->params[j], k->param[j][1]);
 }
 
+/* A replay runs on the stream of the op that needs its output, which may
+ * be one that never used op k's buffers in the profile: it becomes one of
+ * their users, so their evictions and copies out wait for it too. */
+static void note_users(const struct prof_op *q, CUstream st)
+{
+	for (int i = 0; i < engine.profile->nstreams && i < 64; i++) {
+		if (engine.profile->streams[i] != st)
+			continue;
+		if (i != q->stream) {
+			for (size_t j = 0; j < q->nreads; j++)
+				engine.bstreams[q->reads[j]] |= 1ull << i;
+			for (size_t j = 0; j < q->nwrites; j++)
+				engine.bstreams[q->writes[j]] |= 1ull << i;
+		}
+		return;
+	}
+}
+
 CUresult replay_launch(int32_t k, CUstream st)
 {
 	int32_t si = engine.src_of[k];
@@ -114,6 +132,7 @@ CUresult replay_launch(int32_t k, CUstream st)
 	const struct remat_op *o = &s->op;
 	CUresult r = CUDA_SUCCESS;
 	engine.totals.replays++;
+	note_users(q, st);
 	switch (q->kind) {
 	case REMAT_OP_KERNEL:
 		if (q->via_extra) {

@@ -236,6 +236,20 @@ static int exclude_args(char *list, size_t n, char *suffix, size_t sn)
 	return 0;
 }
 
+/* The cache entry of a request: <hash>-<budget>[-x<set>][-nooffload].plan.json.
+ * A plan made with offload off (REMAT_OFFLOAD=0, or no rate measured) never
+ * answers a job that may offload, which would reuse it forever, nor the
+ * other way round. */
+static void cache_entry(const char *dir, uint64_t graph_hash, int64_t budget, const char *xsuffix,
+                        char *out, size_t n)
+{
+	acq_cache_path(dir, graph_hash, budget, out, n);
+	const char *off = acq_offload_gbps() > 0 ? "" : "-nooffload";
+	size_t stem = strlen(out) - strlen(".plan.json");
+	if (xsuffix[0] || off[0])
+		snprintf(out + stem, n - stem, "%s%s.plan.json", xsuffix, off);
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -330,33 +344,19 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		goto out;
 	}
 	if (acq_cache_dir(acq.cache_dir, sizeof(acq.cache_dir), err, sizeof(err)) == 0) {
-		acq_cache_path(acq.cache_dir, graph_hash, budget, acq.final, sizeof(acq.final));
-		if (xsuffix[0]) /* <hash>-<budget>-x<set>.plan.json */
-			snprintf(acq.final + strlen(acq.final) - strlen(".plan.json"),
-			         sizeof(acq.final) - strlen(acq.final) + strlen(".plan.json"),
-			         "%s.plan.json", xsuffix);
+		cache_entry(acq.cache_dir, graph_hash, budget, xsuffix, acq.final,
+		            sizeof(acq.final));
 		if (access(acq.final, F_OK) == 0) {
 			struct pl_plan *p;
 			int lr = load_plan(acq.final, &p, err, sizeof(err));
-			if (lr == 0 && acq_offload_gbps() > 0 && p->offload_gbps <= 0) {
-				/* Made while offload was off (REMAT_OFFLOAD=0, or a libremat
-				 * without it): valid, but a plan that may offload can cost
-				 * less, and this one would be reused forever.  The new plan
-				 * takes its place in the cache. */
-				remat_log(REMAT_LOG_INFO,
-				          "cached plan %s was made without offload, which is on: "
-				          "planning again",
-				          acq.final);
-				pl_plan_free(p);
-			} else if (lr == 0) {
+			if (lr == 0) {
 				acq_cache_touch(acq.final);
 				acq.from_cache = 1;
 				ready(p, "cached plan", acq.final);
 				rc = 0;
 				goto out;
-			} else {
-				set_aside(acq.final, err, lr == -2);
 			}
+			set_aside(acq.final, err, lr == -2);
 		}
 	} else {
 		warn("%s; plans will not be cached", err);
@@ -532,7 +532,7 @@ void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 	char dir[PATH_MAX], path[PATH_MAX + 128], err[512];
 	pthread_mutex_lock(&lock);
 	if (acq_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0) {
-		acq_cache_path(dir, graph_hash, budget, path, sizeof(path));
+		cache_entry(dir, graph_hash, budget, "", path, sizeof(path));
 		if (unlink(path) == 0)
 			remat_log(REMAT_LOG_INFO, "removed cached plan %s", path);
 	}

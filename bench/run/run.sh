@@ -114,7 +114,7 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 		sim $t-fill $R -- "$BUILD/trainers/$t" $args --iters "$A"
 		# The planner may outlive a short run; it stores the plan itself.
 		for i in $(seq 1 300); do
-			ls "$REMAT_CACHE_DIR"/*-"$bytes".plan.json >/dev/null 2>&1 && break
+			ls "$REMAT_CACHE_DIR"/*-"$bytes"-nooffload.plan.json >/dev/null 2>&1 && break
 			sleep 0.1
 		done
 		# One retry when the two runs did not apply the plan alike (a busy
@@ -199,7 +199,9 @@ for t in mlp gpt; do
 			fi
 			[ $rc = 0 ] || die "$t $label $mode: remat-plan exited $rc: $(tail -n 2 "$tmp/plan.txt")"
 			bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/plan.txt")
-			mv "$tmp/offplan.json" "$cache/$hash-$bytes.plan.json"
+			# Plans for REMAT_OFFLOAD=0 have a cache name of their own.
+			suffix=; [ $off = 1 ] || suffix=-nooffload
+			mv "$tmp/offplan.json" "$cache/$hash-$bytes$suffix.plan.json"
 			prc=$(sed -n 's/^recompute time: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
 			pst=$(sed -n 's/^offloaded: .*(\([0-9.]*\)% of the iteration)$/\1/p' "$tmp/plan.txt")
 			R="LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_OFFLOAD=$off REMAT_CACHE_DIR=$cache REMAT_TRACE_DIR=$tmp/$t-off"

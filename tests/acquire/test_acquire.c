@@ -128,6 +128,7 @@ static int setup(void **state)
 	setenv("REMAT_LOG_FILE", log, 1);
 	acq_reload();
 	remat_log_open();
+	acquire_offload(52); /* offload on, as by default */
 	return 0;
 }
 
@@ -263,9 +264,10 @@ static void test_child_environment(void **state)
 	/* The planner was asked for this budget and the default time limit. */
 	planner_args(line, sizeof(line));
 	char want[8800];
-	snprintf(want, sizeof(want),
-	         "%s --budget %d --time-limit 60 -o %s --progress --plan-version 2\n", trace, BUDG,
-	         entry);
+	snprintf(
+	    want, sizeof(want),
+	    "%s --budget %d --time-limit 60 -o %s --progress --plan-version 2 --offload-gbps 52\n",
+	    trace, BUDG, entry);
 	if (strncmp(line, want, strlen(want)))
 		fail_msg("planner arguments '%s', expected '%s...'", line, want);
 }
@@ -567,6 +569,37 @@ static void test_invalidate(void **state)
 	assert_false(acq_exists(entry));
 }
 
+/* Offload off: the plan is cached under a name of its own, so a plan made
+ * with offload (the plain name) is never taken, nor the other way round. */
+static void test_offload_off_own_entry(void **state)
+{
+	(void)state;
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	assert_true(acq_exists(entry));
+	acquire_offload(0);
+	char off[sizeof(entry) + 16];
+	snprintf(off, sizeof(off), "%s/%016llx-%d-nooffload.plan.json", cache, HASH, BUDG);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	expect_message("started"); /* planned, not the cached plan */
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	expect_message("new plan");
+	assert_true(acq_exists(off));
+	assert_true(acq_exists(entry));
+	/* On again, its entry gone: planned, the other entry not taken. */
+	acquire_offload(52);
+	unlink(entry);
+	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	expect_message("started");
+	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
+	assert_true(acq_exists(entry));
+	/* Invalidation removes the entry of the setting in force only. */
+	acquire_offload(0);
+	acquire_invalidate_cached(HASH, BUDG);
+	assert_false(acq_exists(off));
+	assert_true(acq_exists(entry));
+}
+
 /* SIGCHLD ignored (some programs do): the kernel reaps the planner and its
  * exit status is lost, yet its plan is found. */
 static void test_sigchld_ignored(void **state)
@@ -633,7 +666,7 @@ static void test_excluding(void **state)
 	pl_plan_free(p);
 	char line[4096];
 	planner_args(line, sizeof(line));
-	if (!strstr(line, " --exclude 2,5\n"))
+	if (!strstr(line, " --exclude 2,5 "))
 		fail_msg("planner arguments '%s' lack --exclude 2,5", line);
 	/* Its own cache entry, found by the same request. */
 	fake_planner("kill -SEGV $$");
@@ -803,6 +836,7 @@ int main(void)
 	    T(test_trace_of_other_graph),
 	    T(test_reset_kills_planner),
 	    T(test_invalidate),
+	    T(test_offload_off_own_entry),
 	    T(test_sigchld_ignored),
 	    T(test_default_cache_dir),
 	    T(test_excluding),

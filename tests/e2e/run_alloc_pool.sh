@@ -49,7 +49,12 @@ PY
 	"$PLAN" "$tmp/$t-trace.d" --budget "$bud" --plan-version 2 \
 		-o "$tmp/$t-run.cache/$h-$bud.plan.json" >"$tmp/$t-run.plan.txt" 2>&1 ||
 		fail "$t: remat-plan refused budget $bud: $(tail -n 2 "$tmp/$t-run.plan.txt")"
+	# Its first iteration with the plan verifies every rebuild, the later
+	# ones apply it (evictions, the peak).
+	RUN_ENV=REMAT_VERIFY=1
 	run_budget "$t-run" "$t-base" "$bud" "$@"
+	RUN_ENV=
 	[ "$_ev" != "${_ev#0 }" ] && fail "$t: no evictions ($_ev)"
+	verified "$t-run"
 done
 echo "run_alloc_pool: ok"

@@ -59,6 +59,13 @@ run_budget() {
 	no_fault
 }
 
+# verified NAME: run NAME (REMAT_VERIFY=1, REMAT_LOG=1) compared every
+# rebuild of its plan with the original and found no difference.
+verified() {
+	grep -q "every planned rebuild is bit-identical" "$tmp/$1.err" ||
+		fail "$1: not verified: $(grep libremat "$tmp/$1.err" | tail -n 3)"
+}
+
 # prefill NAME TRACE_DIR BUDGET: puts remat-plan's plan for TRACE_DIR into
 # the plan cache run_budget NAME will use, so the run does not depend on the
 # planner finishing before the job does (the acquisition itself is tested
@@ -109,7 +116,11 @@ EOT
 	for _f in 0.75 0.5 min; do
 		if [ "$_f" = min ]; then _bb=$_m; else _bb=$(frac "$_c" "$_p" "$_m" "$_f"); fi
 		prefill "$_t-$_f" "$tmp/$_t-trace.d" "$_bb"
+		# At 50% the plan's first iteration also verifies every rebuild.
+		if [ "$_f" = 0.5 ]; then RUN_ENV=REMAT_VERIFY=1; else RUN_ENV=; fi
 		run_budget "$_t-$_f" "$_t-base" "$_bb" "$@"
+		[ "$_f" != 0.5 ] || verified "$_t-$_f"
+		RUN_ENV=
 		[ "$_f" != min ] || [ "$_bb" -lt "$_p" ] || fail "$_t: the smallest budget $_bb saves nothing"
 	done
 }

@@ -6,9 +6,9 @@
 # the simulator aborts any op that uses a prefetch's destination before the
 # copy is waited for, so a missing event dependency fails the run.
 # REMAT_VERIFY=1 compares each prefetched buffer with the original.
-# REMAT_OFFLOAD=0 refuses a cached plan that offloads and plans again
-# without it; with offload on, a cached plan made without it is planned
-# again.  On copy engines too slow to hide a copy the runtime measures
+# Plans made with offload off are cached under a name of their own, so
+# neither setting takes the other's plan; REMAT_OFFLOAD=0 refuses a plan
+# that offloads put under its name and plans again without it.  On copy engines too slow to hide a copy the runtime measures
 # that and its planner recomputes instead.  A copy that fails (injected)
 # brings everything back and stops the plan, the output unchanged.
 . tests/e2e/run_lib.sh
@@ -82,24 +82,30 @@ PY
 	grep -q "every planned rebuild is bit-identical" "$tmp/$t-ver.err" ||
 		fail "$t: not verified: $(grep libremat "$tmp/$t-ver.err" | tail -n 3)"
 
-	# Switched off: the cached plan that offloads is refused, planned again.
+	# Switched off: a plan made with offload is not looked for (plans made
+	# with offload off are cached under <hash>-<budget>-nooffload), and one
+	# that offloads put under that name is refused and planned again.
 	prefill_offload "$t-no" "$tmp/$t-trace.d" "$half"
+	on=$(ls "$tmp/$t-no.cache"/*.plan.json)
+	off=${on%.plan.json}-nooffload.plan.json
+	cp "$on" "$off"
 	RUN_ENV=REMAT_OFFLOAD=0
 	run "$t-base12" -- "$TR/$t" --iters 12
 	run_budget "$t-no" "$t-base12" "$half" "$TR/$t" --iters 12
 	grep -q "rejected: it offloads buffers to host memory, which REMAT_OFFLOAD=0 switches off" \
 		"$tmp/$t-no.err" || fail "$t: REMAT_OFFLOAD=0 took the plan: $(grep libremat "$tmp/$t-no.err" | tail -n 3)"
 	[ "$(offloads "$t-no")" = 0 ] || fail "$t: offloads with REMAT_OFFLOAD=0"
-	# The other way round: a cached plan made without offload is not
-	# reused forever once offload is on; it is planned again, with offload.
-	prefill "$t-re" "$tmp/$t-trace.d" "$half"
+	grep -q "new plan $off " "$tmp/$t-no.err" || fail "$t: REMAT_OFFLOAD=0 cached no plan as $off"
+	grep -q '"offload_gbps"' "$on" || fail "$t: REMAT_OFFLOAD=0 touched the plan made with offload"
+	# The other way round: that plan made with offload off is never reused
+	# once offload is on (it would be forever); a plan that offloads is made.
+	mkdir -p "$tmp/$t-re.cache"
+	cp "$off" "$tmp/$t-re.cache/"
 	RUN_ENV=REMAT_OFFLOAD=1
 	run_budget "$t-re" "$t-base12" "$half" "$TR/$t" --iters 12
-	grep -q "was made without offload, which is on: planning again" "$tmp/$t-re.err" ||
-		fail "$t: a plan without offload reused: $(grep libremat "$tmp/$t-re.err" | tail -n 3)"
+	! grep -q "cached plan" "$tmp/$t-re.err" || fail "$t: a plan made with offload off was reused"
 	n=$(offloads "$t-re")
-	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: planned again, yet no offloads: $(grep libremat "$tmp/$t-re.err" | tail -n 3)"
-	grep -q '"offload_gbps"' "$tmp/$t-re.cache"/*.plan.json || fail "$t: the cache still holds the plan without offload"
+	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$t: planned with offload on, yet no offloads: $(grep libremat "$tmp/$t-re.err" | tail -n 3)"
 	# Timing the copies takes device memory within the budget: the device's
 	# peak (set by the iterations before the plan) is the one without
 	# offload, which times nothing, give or take the pool's timing (1 MiB).

@@ -9,8 +9,8 @@
 # the parameters and their state (--batch 8 --seq 64) and 4 KiB chunks, at
 # REMAT_BUDGET=50% of the baseline peak the arenas are cut into regions,
 # the plan evicts them by unmapping chunks inside the arenas, the output is
-# byte-identical and the physical peak of the replay iterations is within
-# the budget.  Listed only when nvcc exists.
+# byte-identical, REMAT_VERIFY=1 finds every rebuild bit-identical and the
+# physical peak of the replay iterations is within the budget.  Listed only when nvcc exists.
 . tests/e2e/run_lib.sh
 A=$TR/arena
 run base -- "$A" --iters 8
@@ -52,7 +52,7 @@ h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'
 	>"$tmp/big.plan.txt" 2>&1 || fail "remat-plan refused 50%: $(tail -n 2 "$tmp/big.plan.txt")"
 bytes=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/big.plan.txt")
 cp "$tmp/big.plan.json" "$tmp/big.cache/$h-$bytes.plan.json"
-run big REMAT_BUDGET=50% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/big.d" "REMAT_CACHE_DIR=$tmp/big.cache" \
+run big REMAT_BUDGET=50% REMAT_LOG=1 REMAT_VERIFY=1 "REMAT_TRACE_DIR=$tmp/big.d" "REMAT_CACHE_DIR=$tmp/big.cache" \
 	LD_PRELOAD="$PRELOAD" -- "$@" --iters 10
 same big-base big
 no_fault
@@ -61,6 +61,7 @@ peak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "
 [ -n "$peak" ] && [ "$peak" -le "$bytes" ] || fail "50%: replay peak '$peak' over the budget $bytes"
 ev=$(sed -n 's/.*iterations, \([0-9]*\) evictions.*/\1/p' "$tmp/big.err")
 [ "${ev:-0}" -gt 0 ] || fail "50%: no evictions"
+verified big
 echo "arena --batch 8 --seq 64 at REMAT_BUDGET=50% ($bytes bytes of $(sed -n \
 	's/^baseline peak: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/big.plan.txt")): identical," \
 	"replay-iteration peak $peak, $ev evictions"

@@ -48,6 +48,7 @@ help:
 	@echo "make bench    benchmarks: preload overhead, planners, replay overhead"
 	@echo "make check-asan, check-tsan   the end-to-end tests on a libremat.so, remat-plan"
 	@echo "              and remat-report built with ASan+UBSan, or TSan"
+	@echo "make check-asan-ci   four of those scripts under ASan+UBSan (what CI runs)"
 	@echo "make fuzz     libFuzzer on the trace, graph, node-link and plan readers, FUZZ_SECONDS"
 	@echo "              (60) each (clang; fuzz/README.md); make -j2 fuzz runs two at a time"
 	@echo "make format   clang-format every C source"

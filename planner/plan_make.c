@@ -455,7 +455,7 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 	const struct pl_graph *g = c->g;
 	memset(best, 0, sizeof(*best));
 	int64_t bound = -1, peak_lb = 0;
-	if (pl_cost_bound(g, budget, &bound, &peak_lb))
+	if (pl_cost_bound(g, budget, c->o.offload_gbps > 0, &bound, &peak_lb))
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 	res->bound_ns = bound;
 	res->peak_bound = peak_lb;

@@ -11,10 +11,12 @@
  *                              solve time at 90..25% of the baseline peak next
  *                              to DTR's own figure, and the smallest budget
  *                              each planner reaches next to the lower bound.
- *   plan_bench generated       synthetic graphs (chains, ResNet-like,
+ *   plan_bench generated [NAME] synthetic graphs (chains, ResNet-like,
  *                              transformer-like; 1k/10k/100k ops) at 90..25%
  *                              of the per-iteration memory: recompute
- *                              overhead and solve time per planner.
+ *                              overhead and solve time per planner; with
+ *                              NAME only the graphs whose name holds it
+ *                              (resnet-9994, transformer, -100000).
  *
  * BENCH_FULL=1 also runs the ILP on every 10k-op case and on 100k ops.
  *
@@ -321,7 +323,7 @@ static int files(int n, char **paths)
 	return 0;
 }
 
-static int generated(void)
+static int generated(const char *only)
 {
 	static const int32_t sizes[] = {1000, 10000, 100000};
 	int full = getenv("BENCH_FULL") != NULL;
@@ -337,6 +339,10 @@ static int generated(void)
 			struct pl_graph *g = gen_graph((enum gen_family)fam, sizes[s], 1 + fam);
 			if (!g)
 				return 1;
+			if (only && !strstr(g->name, only)) {
+				pl_graph_free(g);
+				continue;
+			}
 			double tgen = pl_now() - t0;
 			fraction_rows(g,
 			              sizes[s] <= 1000    ? 2
@@ -360,7 +366,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "dtr"))
 		return dtr_graphs(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "generated"))
-		return generated();
+		return generated(argc >= 3 ? argv[2] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "files"))
 		return files(argc - 2, argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "export")) {
@@ -375,7 +381,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-	        "usage: plan_bench checkmate DIR | dtr DIR | generated | files GRAPH... | export "
-	        "FAMILY NOPS OUT.json\n");
+	        "usage: plan_bench checkmate DIR | dtr DIR | generated [NAME] | files GRAPH... | "
+	        "export FAMILY NOPS OUT.json\n");
 	return 2;
 }

@@ -199,8 +199,8 @@ static int32_t content_at(const struct cindex *ix, const struct worth *w, int32_
 /* The most bytes any position keeps mapped in every plan (a lower bound
  * of every plan's peak; see the top): every position at once, by the
  * stretches between a buffer's uses. */
-static int64_t kept_peak(const struct pl_graph *g, const struct cindex *ix,
-                         const struct worth *wt, int offload, int64_t *keep)
+static int64_t kept_peak(const struct pl_graph *g, const struct cindex *ix, const struct worth *wt,
+                         int offload, int64_t *keep)
 {
 	int32_t n = g->nops;
 	memset(keep, 0, sizeof(int64_t) * ((size_t)n + 1));

@@ -629,7 +629,8 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 		             (long long)budget, name, reached);
 	} else {
 		pl_progress(&c->o, "budget not met: searching the smallest budget %s meets", name);
-		int64_t lo = budget > res->peak_bound ? budget : res->peak_bound - 1;
+		/* both unreachable: the larger */
+		int64_t lo = budget > res->peak_bound - 1 ? budget : res->peak_bound - 1;
 		res->min_peak = pl_ctx_min_budget(c, lo, g->baseline_peak);
 		char tries[256];
 		int n = snprintf(tries, sizeof(tries), "a budget of at least %lld bytes",

@@ -33,11 +33,13 @@
  * Weak where rebuilds need long chains (low budgets; a replay needs its
  * inputs, which may need replays themselves): the knapsack does not see
  * them, and neither does the same relaxation over every position at once
- * (its LP, solved exactly with GLPK on the generated ResNet, transformer
- * and chain graphs, is within 0.4% of the best single position: a replay
- * gives an activation back over its whole idle span, so one position's
- * choice is already right for all the others).  The gap is then large,
- * honestly.
+ * (a Lagrangian over all positions would converge to its LP, which GLPK
+ * solves within 2% of the best single position on the generated ResNet,
+ * transformer and chain graphs: `plan_bench cover-lp FAMILY NOPS`; a
+ * replay gives an activation back over its whole idle span, so one
+ * position's choice is already right for the others).  The gap is then
+ * large, honestly: closing it needs what a replay's inputs cost, which
+ * no relaxation here sees.
  */
 #include "cands_internal.h"
 

@@ -18,6 +18,12 @@
  *                              NAME only the graphs whose name holds it
  *                              (resnet-9994, transformer, -100000).
  *
+ *   plan_bench cover-lp FAMILY NOPS
+ *                              the proven bound next to the LP optimum of the
+ *                              same relaxation over every position at once
+ *                              (cover_lp.c), at 90..25%: what a Lagrangian
+ *                              over all positions could add to the bound.
+ *
  * BENCH_FULL=1 also runs the ILP on every 10k-op case and on 100k ops.
  *
  * Each cell: extra compute, solve time, and the gap to the proven bound
@@ -359,6 +365,29 @@ static int generated(const char *only)
 	return 0;
 }
 
+/* The bound next to the LP over every position (small graphs). */
+static int cover(int fam, int32_t nops)
+{
+	struct pl_graph *g = gen_graph((enum gen_family)fam, nops, 1 + fam);
+	if (!g)
+		return 1;
+	int64_t pers = g->live[g->nops - 1] < g->live[0] ? g->live[g->nops - 1] : g->live[0];
+	printf("%-20s %4s | %12s | %12s | %s\n", "graph", "f", "bound ms", "all-pos LP ms",
+	       "LP / bound");
+	for (int k = 0; k < 5; k++) {
+		int64_t budget = pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
+		int64_t bound, peak_lb;
+		double lp;
+		if (pl_cost_bound(g, budget, 0, &bound, &peak_lb) || cover_lp(g, budget, &lp))
+			return 1;
+		printf("%-20.20s %4.2f | %12.3f | %12.3f | %.4f\n", g->name, fr[k], bound / 1e6,
+		       lp / 1e6, bound > 0 ? lp / (double)bound : 0);
+		fflush(stdout);
+	}
+	pl_graph_free(g);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "checkmate"))
@@ -367,6 +396,8 @@ int main(int argc, char **argv)
 		return dtr_graphs(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "generated"))
 		return generated(argc >= 3 ? argv[2] : NULL);
+	if (argc >= 4 && !strcmp(argv[1], "cover-lp"))
+		return cover(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "files"))
 		return files(argc - 2, argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "export")) {
@@ -382,6 +413,6 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 	        "usage: plan_bench checkmate DIR | dtr DIR | generated [NAME] | files GRAPH... | "
-	        "export FAMILY NOPS OUT.json\n");
+	        "export FAMILY NOPS OUT.json | cover-lp FAMILY NOPS\n");
 	return 2;
 }

@@ -218,7 +218,11 @@ static int64_t kept_peak(const struct pl_graph *g, const struct cindex *ix, cons
 			int last = k == ix->use_off[b + 1];
 			int32_t u = last ? sp->hi : ix->uses[k];
 			int32_t w = last ? wt->last[b] : wt->next[k];
-			int32_t lo = prev + 1; /* the stretch lo .. u - 1 */
+			/* kept: the stretch prev + 1 .. u - 1, unless its content
+			 * is free to drop or a replay (a prefetch) gives it back;
+			 * then only the last position, when the stretch reaches the
+			 * end and holds what the iteration must end with */
+			int32_t lo = prev + 1;
 			if (offload || w == -1 || (w >= 0 && g->ops[w].replayable))
 				lo = w >= 0 && !offload && u == n && n - 1 >= lo ? n - 1 : u;
 			if (lo < u) {

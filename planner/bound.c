@@ -4,17 +4,42 @@
  * any plan within a budget.  The gap every planner reports is to this
  * bound, so it means the same whichever planner produced the plan.
  *
- * At a position p, a plan keeps mapped what op p references and what
- * holds content nothing can rebuild (content from before the iteration
- * that is read later: a stash of it costs as much as keeping it).  Every
- * other buffer may be unmapped at p: for free when its content is never
- * read again, else at the price of replaying the op that wrote that
- * content at least once after p (one replay gives back every buffer the
- * op wrote).  The cheapest way to bring p under the budget is at most
- * what any plan pays, and so is the largest of these over positions.
- * This is a fractional knapsack: cheap, valid for every plan the
- * evaluator accepts, and weak where rebuilds need long chains (low
- * budgets); the gap is then large, honestly.
+ * Why it holds, by what the evaluator (evaluate.c) lets a plan do.  While
+ * op p runs, memory holds the constant bytes and every mapped buffer (and
+ * any stash); evictions come after an op, steps (replays, maps, saves,
+ * restores, stashes, releases) before it.  A buffer alive at p whose
+ * content is read later (or needed when the iteration ends) is either
+ * mapped at p, or stashed with that content (a stash holds at least the
+ * buffer's bytes: nothing saved), or gets it back later:
+ *   - by a replay of the op w that wrote it, at a position q with
+ *     p < q <= its next read (a replay before p is undone by the
+ *     unmapping; a save does not outlive its position's steps, since no
+ *     op runs with saved copies);
+ *   - or, with offload, by a prefetch of its host copy.
+ * So without offload it stays mapped at p when no replay can come after p
+ * (op p references it; it is small or excluded; its content is from
+ * before the iteration; w cannot be replayed; p is the last position, and
+ * no steps follow the last op).  Content nobody reads again is free to
+ * drop (a buffer dead across the boundary included: its content there is
+ * never read).  Every other buffer costs at least one replay of its
+ * writer, and one replay gives back every buffer that op wrote.  The
+ * cheapest replays that bring p under the budget are then a fractional
+ * knapsack, at most what any plan pays; so is the largest over positions.
+ * Offload frees any buffer not referenced at no recompute cost: the cost
+ * bound is then 0 and only the peak is bounded (what op p references and
+ * what is small or excluded stays; persistent buffers go to the host like
+ * any other).
+ *
+ * Weak where rebuilds need long chains (low budgets; a replay needs its
+ * inputs, which may need replays themselves): the knapsack does not see
+ * them, and neither does the same relaxation over every position at once
+ * (a Lagrangian over all positions would converge to its LP, which GLPK
+ * solves within 2% of the best single position on the generated ResNet,
+ * transformer and chain graphs: `plan_bench cover-lp FAMILY NOPS`; a
+ * replay gives an activation back over its whole idle span, so one
+ * position's choice is already right for the others).  The gap is then
+ * large, honestly: closing it needs what a replay's inputs cost, which
+ * no relaxation here sees.
  */
 #include "cands_internal.h"
 
@@ -173,6 +198,54 @@ static int32_t content_at(const struct cindex *ix, const struct worth *w, int32_
 	return ix->uses[lo] == p ? -2 /* op p references it */ : w->next[lo];
 }
 
+/* The most bytes any position keeps mapped in every plan (a lower bound
+ * of every plan's peak; see the top): every position at once, by the
+ * stretches between a buffer's uses. */
+static int64_t kept_peak(const struct pl_graph *g, const struct cindex *ix, const struct worth *wt,
+                         int offload, int64_t *keep)
+{
+	int32_t n = g->nops;
+	memset(keep, 0, sizeof(int64_t) * ((size_t)n + 1));
+	for (int32_t i = 0; i < wt->nspan; i++) {
+		const struct span *sp = &wt->span[i];
+		int32_t b = sp->buf, prev = sp->lo - 1;
+		if (sp->stays) {
+			keep[sp->lo] += sp->rounded;
+			keep[sp->hi] -= sp->rounded;
+			continue;
+		}
+		for (uint32_t k = ix->use_off[b]; k <= ix->use_off[b + 1]; k++) {
+			int last = k == ix->use_off[b + 1];
+			int32_t u = last ? sp->hi : ix->uses[k];
+			int32_t w = last ? wt->last[b] : wt->next[k];
+			/* kept: the stretch prev + 1 .. u - 1, unless its content
+			 * is free to drop or a replay (a prefetch) gives it back;
+			 * then only the last position, when the stretch reaches the
+			 * end and holds what the iteration must end with */
+			int32_t lo = prev + 1;
+			if (offload || w == -1 || (w >= 0 && g->ops[w].replayable))
+				lo = w >= 0 && !offload && u == n && n - 1 >= lo ? n - 1 : u;
+			if (lo < u) {
+				keep[lo] += sp->rounded;
+				keep[u] -= sp->rounded;
+			}
+			if (last)
+				break;
+			if (u != prev) { /* (one op may reference it twice) */
+				keep[u] += sp->rounded;
+				keep[u + 1] -= sp->rounded;
+			}
+			prev = u;
+		}
+	}
+	int64_t run = g->const_bytes, best = 0;
+	for (int32_t p = 0; p < n; p++) {
+		run += keep[p];
+		best = run > best ? run : best;
+	}
+	return best;
+}
+
 /* Cheapest replays bringing position p under the budget; -1 when even
  * dropping all that may go leaves it over (*fixed: what must stay).
  * When that cost cannot exceed `beat` (the largest found so far; INT64_MAX
@@ -190,6 +263,8 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 		if (p < sp->lo || p >= sp->hi)
 			continue;
 		int32_t w = sp->stays ? -2 : content_at(ix, wt, sp->buf, p);
+		if (w >= 0 && (!g->ops[w].replayable || p == g->nops - 1))
+			w = -2; /* no replay gives it back */
 		if (w == -2) {
 			keep += sp->rounded;
 			continue;
@@ -230,7 +305,8 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 	return (int64_t)knapsack(items, nops, over); /* rounded down: still a bound */
 }
 
-int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb)
+int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t *cost_lb,
+                  int64_t *peak_lb)
 {
 	struct cindex ix = {0};
 	struct worth wt = {0};
@@ -241,12 +317,21 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, in
 	int64_t *per_op = malloc(sizeof(int64_t) * (size_t)n);
 	uint32_t *stamp = calloc((size_t)n, sizeof(uint32_t));
 	int32_t *ops = malloc(sizeof(int32_t) * (size_t)nb);
+	int64_t *keep = malloc(sizeof(int64_t) * ((size_t)n + 1));
 	int rc = -1;
 	*cost_lb = 0;
-	*peak_lb = pl_graph_lower_bound(g);
-	if (!over || !pos || !items || !per_op || !stamp || !ops || pl_cindex_build(g, &ix) ||
-	    worth_build(g, &ix, &wt))
+	/* (persistent buffers go to the host like any other with offload) */
+	*peak_lb = offload ? 0 : pl_graph_lower_bound(g);
+	if (!over || !pos || !items || !per_op || !stamp || !ops || !keep ||
+	    pl_cindex_build(g, &ix) || worth_build(g, &ix, &wt))
 		goto out;
+	int64_t kept = kept_peak(g, &ix, &wt, offload, keep);
+	*peak_lb = kept > *peak_lb ? kept : *peak_lb;
+	if (offload) {
+		*cost_lb = *peak_lb > budget ? -1 : 0;
+		rc = 0;
+		goto out;
+	}
 	for (int32_t p = 0; p < n; p++)
 		if (g->live[p] > budget)
 			over[nover++] = p;
@@ -291,5 +376,6 @@ out:
 	free(per_op);
 	free(stamp);
 	free(ops);
+	free(keep);
 	return rc;
 }

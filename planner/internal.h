@@ -310,8 +310,11 @@ int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double 
 
 /* bound.c: the lowest peak no plan goes below (*peak_lb) and a lower
  * bound of the recompute cost of any plan within budget (*cost_lb, -1
- * when no plan meets it); -1 when out of memory. */
-int pl_cost_bound(const struct pl_graph *g, int64_t budget, int64_t *cost_lb, int64_t *peak_lb);
+ * when no plan meets it); -1 when out of memory.  offload: plans may
+ * also copy buffers to the host (which frees them at no recompute cost:
+ * the cost bound is then 0). */
+int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t *cost_lb,
+                  int64_t *peak_lb);
 
 /* structure.c: the chain of stages and the program over it.  build: 1
  * when the graph has no chain (fewer than three stages), -1 out of

@@ -152,6 +152,7 @@ struct pl_ctx {
 		struct pl_struct *st; /* NULL: no chain in this graph */
 	} lv[2];
 	double deadline;
+	int64_t stop; /* the budget's bound for done_by_gap */
 	int32_t *sel;
 	size_t cap_sel;
 };
@@ -259,9 +260,14 @@ static void progress_best(const struct pl_ctx *c, const char *stage, const struc
 	            100.0 * (double)b->ev.recompute_ns / iter, bound >= 0 ? bound / 1e6 : 0.0, gs);
 }
 
-static int done_by_gap(const struct pl_ctx *c, const struct outcome *b, int64_t bound)
+/* Planning ends early with a plan within gap_tol of the proven bound.
+ * With offload that bound is 0 (a copy to the host frees memory at no
+ * recompute cost): it ends instead within gap_tol of what a plan that
+ * only recomputes must pay (c->stop), no proof that offload cannot do
+ * better, but no longer search than without offload. */
+static int done_by_gap(const struct pl_ctx *c, const struct outcome *b)
 {
-	return b->ok && bound >= 0 && gap_of(b->ev.recompute_ns, bound) <= c->o.gap_tol;
+	return b->ok && c->stop >= 0 && gap_of(b->ev.recompute_ns, c->stop) <= c->o.gap_tol;
 }
 
 /* One planning at one strictness.  no_ilp: the time-independent part only
@@ -327,7 +333,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	if (o->planner == PL_PLANNER_DTR)
 		goto out;
 	progress_best(c, "heuristics", best, bound);
-	if (no_ilp || done_by_gap(c, best, bound) || bound < 0)
+	if (no_ilp || done_by_gap(c, best) || bound < 0)
 		goto out;
 	/* ILP from the best selection so far (the walk's plan has none) */
 	const uint8_t *warm = NULL;
@@ -455,10 +461,15 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 	const struct pl_graph *g = c->g;
 	memset(best, 0, sizeof(*best));
 	int64_t bound = -1, peak_lb = 0;
-	if (pl_cost_bound(g, budget, &bound, &peak_lb))
+	if (pl_cost_bound(g, budget, c->o.offload_gbps > 0, &bound, &peak_lb))
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 	res->bound_ns = bound;
 	res->peak_bound = peak_lb;
+	c->stop = bound;
+	int64_t recompute_peak_lb;
+	if (c->o.offload_gbps > 0 && bound >= 0 &&
+	    pl_cost_bound(g, budget, 0, &c->stop, &recompute_peak_lb))
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 	if (c->o.planner == PL_PLANNER_NONE || budget >= g->baseline_peak) {
 		if (realize(g, NULL, NULL, budget, best))
 			return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
@@ -629,7 +640,8 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 		             (long long)budget, name, reached);
 	} else {
 		pl_progress(&c->o, "budget not met: searching the smallest budget %s meets", name);
-		int64_t lo = budget > res->peak_bound ? budget : res->peak_bound - 1;
+		/* both unreachable: the larger */
+		int64_t lo = budget > res->peak_bound - 1 ? budget : res->peak_bound - 1;
 		res->min_peak = pl_ctx_min_budget(c, lo, g->baseline_peak);
 		char tries[256];
 		int n = snprintf(tries, sizeof(tries), "a budget of at least %lld bytes",

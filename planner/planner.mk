@@ -51,9 +51,10 @@ UNIT_TESTS += $(PLANNER_TESTS)
 
 # ---- benchmark (make bench) ----
 $(BUILD)/bench/plan_bench: bench/planner/plan_bench.c bench/planner/gen.c bench/planner/gen.h \
+		bench/planner/cover_lp.c \
 		$(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TOOL_SAN) -Iplanner bench/planner/plan_bench.c bench/planner/gen.c -o $@ \
+	$(CC) $(CFLAGS) $(TOOL_SAN) -Iplanner bench/planner/plan_bench.c bench/planner/gen.c bench/planner/cover_lp.c -o $@ \
 		$(BUILD)/libplanner.a $(PLANNER_LIBS)
 
 ALL_TARGETS += $(BUILD)/bench/plan_bench

@@ -325,8 +325,9 @@ int main(int argc, char **argv)
 	printf("solve time:      %.3f s\n", res.solve_s);
 	/* one bound, valid for every plan; the gap is to it */
 	if (res.bound_ns >= 0)
-		printf("bound:           %.3f ms (no plan within the budget recomputes less)\n",
-		       res.bound_ns / 1e6);
+		printf("bound:           %.3f ms (no plan within the budget recomputes less%s)\n",
+		       res.bound_ns / 1e6,
+		       o.offload_gbps > 0 ? "; offload frees memory at no recompute cost" : "");
 	if (res.gap >= 0)
 		printf("gap:             %.2f%% (to the bound)\n", 100 * res.gap);
 	else

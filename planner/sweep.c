@@ -49,7 +49,7 @@ int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t n
 	out->baseline_peak = g->baseline_peak;
 	out->iteration_ns = g->iteration_ns;
 	int64_t cost_lb, peak_lb;
-	if (pl_cost_bound(g, g->baseline_peak, &cost_lb, &peak_lb)) {
+	if (pl_cost_bound(g, g->baseline_peak, o->offload_gbps > 0, &cost_lb, &peak_lb)) {
 		pl_ctx_free(c);
 		pl_sweep_free(out);
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");

@@ -11,10 +11,18 @@
  *                              solve time at 90..25% of the baseline peak next
  *                              to DTR's own figure, and the smallest budget
  *                              each planner reaches next to the lower bound.
- *   plan_bench generated       synthetic graphs (chains, ResNet-like,
+ *   plan_bench generated [NAME] synthetic graphs (chains, ResNet-like,
  *                              transformer-like; 1k/10k/100k ops) at 90..25%
  *                              of the per-iteration memory: recompute
- *                              overhead and solve time per planner.
+ *                              overhead and solve time per planner; with
+ *                              NAME only the graphs whose name holds it
+ *                              (resnet-9994, transformer, -100000).
+ *
+ *   plan_bench cover-lp FAMILY NOPS
+ *                              the proven bound next to the LP optimum of the
+ *                              same relaxation over every position at once
+ *                              (cover_lp.c), at 90..25%: what a Lagrangian
+ *                              over all positions could add to the bound.
  *
  * BENCH_FULL=1 also runs the ILP on every 10k-op case and on 100k ops.
  *
@@ -321,7 +329,7 @@ static int files(int n, char **paths)
 	return 0;
 }
 
-static int generated(void)
+static int generated(const char *only)
 {
 	static const int32_t sizes[] = {1000, 10000, 100000};
 	int full = getenv("BENCH_FULL") != NULL;
@@ -337,6 +345,10 @@ static int generated(void)
 			struct pl_graph *g = gen_graph((enum gen_family)fam, sizes[s], 1 + fam);
 			if (!g)
 				return 1;
+			if (only && !strstr(g->name, only)) {
+				pl_graph_free(g);
+				continue;
+			}
 			double tgen = pl_now() - t0;
 			fraction_rows(g,
 			              sizes[s] <= 1000    ? 2
@@ -353,6 +365,29 @@ static int generated(void)
 	return 0;
 }
 
+/* The bound next to the LP over every position (small graphs). */
+static int cover(int fam, int32_t nops)
+{
+	struct pl_graph *g = gen_graph((enum gen_family)fam, nops, 1 + fam);
+	if (!g)
+		return 1;
+	int64_t pers = g->live[g->nops - 1] < g->live[0] ? g->live[g->nops - 1] : g->live[0];
+	printf("%-20s %4s | %12s | %12s | %s\n", "graph", "f", "bound ms", "all-pos LP ms",
+	       "LP / bound");
+	for (int k = 0; k < 5; k++) {
+		int64_t budget = pers + (int64_t)(fr[k] * (double)(g->baseline_peak - pers));
+		int64_t bound, peak_lb;
+		double lp;
+		if (pl_cost_bound(g, budget, 0, &bound, &peak_lb) || cover_lp(g, budget, &lp))
+			return 1;
+		printf("%-20.20s %4.2f | %12.3f | %12.3f | %.4f\n", g->name, fr[k], bound / 1e6,
+		       lp / 1e6, bound > 0 ? lp / (double)bound : 0);
+		fflush(stdout);
+	}
+	pl_graph_free(g);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "checkmate"))
@@ -360,7 +395,9 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "dtr"))
 		return dtr_graphs(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "generated"))
-		return generated();
+		return generated(argc >= 3 ? argv[2] : NULL);
+	if (argc >= 4 && !strcmp(argv[1], "cover-lp"))
+		return cover(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "files"))
 		return files(argc - 2, argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "export")) {
@@ -375,7 +412,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-	        "usage: plan_bench checkmate DIR | dtr DIR | generated | files GRAPH... | export "
-	        "FAMILY NOPS OUT.json\n");
+	        "usage: plan_bench checkmate DIR | dtr DIR | generated [NAME] | files GRAPH... | "
+	        "export FAMILY NOPS OUT.json | cover-lp FAMILY NOPS\n");
 	return 2;
 }

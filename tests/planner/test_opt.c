@@ -99,6 +99,15 @@ static void ilp_matches_brute_force(void **state)
 			budgets++;
 			brute(g, &cs, budget, &best, &minp);
 			assert_true(best >= 0);
+			/* the proven bound is below the optimum (of the candidates:
+			 * plans the evaluator accepts) */
+			int64_t bound, peak_lb;
+			assert_int_equal(pl_cost_bound(g, budget, 0, &bound, &peak_lb), 0);
+			if (bound < 0 || bound > best || peak_lb > budget)
+				fail_msg(
+				    "seed %llu budget %lld: bound %lld (peak %lld), optimum %lld",
+				    (unsigned long long)seed, (long long)budget, (long long)bound,
+				    (long long)peak_lb, (long long)best);
 			uint8_t *ch = calloc(cs.ncands, 1);
 			struct pl_ilp_result r;
 			assert_int_equal(pl_ilp(g, &cs, budget, 10, NULL, ch, &r, 0), 0);
@@ -372,12 +381,147 @@ static void ilp_beats_dtr_on_resnet32(void **state)
 		fail_msg("ILP at 35%%: %.2f%% extra compute, DTR's figure 15.99%%", pct);
 	/* and no plan beats the proven bound */
 	int64_t bound, peak_lb;
-	assert_int_equal(pl_cost_bound(g, budget, &bound, &peak_lb), 0);
+	assert_int_equal(pl_cost_bound(g, budget, 0, &bound, &peak_lb), 0);
 	assert_true(e.recompute_ns >= bound);
 	pl_eval_free(&e);
 	pl_plan_free(p);
 	free(ch);
 	pl_cands_free(&cs);
+	pl_graph_free(g);
+}
+
+/* Plans for a budget with every default but these (no search for the
+ * smallest budget on a miss); the plan is checked and dropped. */
+static int plan_with(const struct pl_graph *g, int64_t budget, enum pl_planner planner, double gbps,
+                     struct pl_result *res)
+{
+	struct pl_options opt;
+	pl_options_default(&opt);
+	opt.planner = planner;
+	opt.time_limit_s = 5;
+	opt.no_min_peak = 1;
+	opt.offload_gbps = gbps;
+	struct pl_plan *p = NULL;
+	char err[512];
+	int rc = pl_plan_make(g, budget, &opt, &p, res, err, sizeof(err));
+	pl_plan_free(p);
+	return rc;
+}
+
+/* The bound (bound.c) holds for every plan the evaluator accepts: on
+ * random graphs of every kind (side writes, in-place updates, ops that
+ * cannot be replayed, content dead across the boundary, partial writes),
+ * no planner's plan recomputes less than the cost bound or peaks below
+ * the peak bound, offloading plans included (against the bound for
+ * offload: they go below the one for plans that only recompute), and a
+ * budget the bound calls unreachable is not met. */
+static void bound_holds_for_every_plan(void **state)
+{
+	(void)state;
+	const enum pl_planner pls[] = {PL_PLANNER_GREEDY, PL_PLANNER_DTR, PL_PLANNER_ILP,
+	                               PL_PLANNER_CHAIN};
+	const double fr[] = {0.9, 0.6, 0.35, 0.15};
+	int plans = 0, offloaded = 0, bounded = 0, beyond = 0;
+	for (uint64_t seed = 1; seed <= 48; seed++) {
+		struct rg_opts o = tu_mixed_opts(seed);
+		struct pl_graph *g = tu_random_graph(seed, &o);
+		assert_non_null(g);
+		/* ops long enough that some copies to the host hide behind them */
+		for (int32_t i = 0; i < g->nops; i++)
+			g->ops[i].duration_ns *= 1000;
+		g->iteration_ns *= 1000;
+		int64_t lo = pl_graph_lower_bound(g), hi = g->baseline_peak;
+		for (int k = 0; k < 4; k++)
+			for (int off = 0; off < 2; off++) {
+				int64_t budget = lo + (int64_t)(fr[k] * (double)(hi - lo));
+				int64_t bound, peak_lb;
+				assert_int_equal(pl_cost_bound(g, budget, off, &bound, &peak_lb),
+				                 0);
+				/* what bounds plans that only recompute */
+				int64_t rbound, rpeak;
+				assert_int_equal(pl_cost_bound(g, budget, 0, &rbound, &rpeak), 0);
+				if (off)
+					assert_true(bound <= 0);
+				for (int q = 0; q < 4; q++) {
+					struct pl_result res;
+					int rc = plan_with(g, budget, pls[q], off ? 12 : 0, &res);
+					if (bound < 0)
+						assert_int_equal(rc, PL_EBUDGET);
+					if (rc == PL_EBUDGET)
+						continue;
+					assert_int_equal(rc, PL_OK);
+					plans++;
+					offloaded += res.offloads > 0;
+					bounded += bound > 0;
+					beyond += res.recompute_ns < rbound || res.peak < rpeak;
+					if (res.recompute_ns < bound || res.peak < peak_lb)
+						fail_msg(
+						    "seed %llu budget %lld offload %d planner %s: "
+						    "recompute %lld peak %lld, bound %lld peak "
+						    "bound %lld",
+						    (unsigned long long)seed, (long long)budget,
+						    off, pl_planner_name(pls[q]),
+						    (long long)res.recompute_ns,
+						    (long long)res.peak, (long long)bound,
+						    (long long)peak_lb);
+				}
+			}
+		pl_graph_free(g);
+	}
+	assert_true(plans > 400);
+	assert_true(offloaded > 20);
+	assert_true(bounded > 100);
+	/* offloading plans beat what binds plans that only recompute */
+	assert_true(beyond > 20);
+}
+
+/* 0 writes A, 1 writes B from A, 2 writes C from B, 3 reads A and C:
+ * at op 2, A (idle) can go only if op 0 can be replayed after it. */
+static void bound_keeps_what_no_replay_gives_back(void **state)
+{
+	(void)state;
+	const struct pl_buffer bufs[] = {{.size = 100, .alloc_at = 0, .free_at = -1},
+	                                 {.size = 100, .alloc_at = 1, .free_at = 3},
+	                                 {.size = 100, .alloc_at = 2, .free_at = -1}};
+	const struct tu_ref refs[] = {
+	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ}, {1, 1, PL_REF_WRITE}, {2, 1, PL_REF_READ},
+	    {2, 2, PL_REF_WRITE}, {3, 0, PL_REF_READ}, {3, 2, PL_REF_READ}};
+	struct pl_graph *g = tu_hand_graph("k", 4, bufs, 3, refs, 7, 10, 10);
+	assert_non_null(g);
+	assert_int_equal(g->baseline_peak, 300);
+	int64_t bound, peak_lb;
+	/* replayable: one replay of op 0 (10 ns), and op 2 needs B and C */
+	assert_int_equal(pl_cost_bound(g, 200, 0, &bound, &peak_lb), 0);
+	assert_int_equal(bound, 10);
+	assert_int_equal(peak_lb, 200);
+	/* op 0 cannot be replayed: A stays, no plan meets 200 */
+	g->ops[0].replayable = 0;
+	assert_int_equal(pl_cost_bound(g, 200, 0, &bound, &peak_lb), 0);
+	assert_int_equal(bound, -1);
+	assert_int_equal(peak_lb, 300);
+	/* with offload A may go to the host: nothing to recompute */
+	assert_int_equal(pl_cost_bound(g, 200, 1, &bound, &peak_lb), 0);
+	assert_int_equal(bound, 0);
+	assert_int_equal(peak_lb, 200);
+	pl_graph_free(g);
+
+	/* C, written by op 2 and needed when the iteration ends, idle at the
+	 * last op (4 reads only D): no steps follow the last op, so C stays */
+	const struct pl_buffer bufs2[] = {{.size = 100, .alloc_at = 0, .free_at = -1},
+	                                  {.size = 100, .alloc_at = 1, .free_at = 3},
+	                                  {.size = 100, .alloc_at = 2, .free_at = -1},
+	                                  {.size = 100, .alloc_at = 4, .free_at = -1}};
+	const struct tu_ref refs2[] = {
+	    {0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ}, {1, 1, PL_REF_WRITE}, {2, 1, PL_REF_READ},
+	    {2, 2, PL_REF_WRITE}, {3, 2, PL_REF_READ}, {3, 0, PL_REF_READ},  {4, 3, PL_REF_WRITE}};
+	g = tu_hand_graph("k", 5, bufs2, 4, refs2, 8, 10, 10);
+	assert_non_null(g);
+	/* at op 4: A, C, D (300); A's content is still needed at the end too */
+	assert_int_equal(pl_cost_bound(g, 250, 0, &bound, &peak_lb), 0);
+	assert_int_equal(bound, -1);
+	assert_int_equal(peak_lb, 300);
+	struct pl_result res;
+	assert_int_equal(plan_with(g, 250, PL_PLANNER_ILP, 0, &res), PL_EBUDGET);
 	pl_graph_free(g);
 }
 
@@ -390,6 +534,8 @@ int main(void)
 	    cmocka_unit_test(segment_tree_matches_array),
 	    cmocka_unit_test(selection_compatibility_follows_the_gaps),
 	    cmocka_unit_test(ilp_beats_dtr_on_resnet32),
+	    cmocka_unit_test(bound_holds_for_every_plan),
+	    cmocka_unit_test(bound_keeps_what_no_replay_gives_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,10 +116,11 @@ EOT
 	for _f in 0.75 0.5 min; do
 		if [ "$_f" = min ]; then _bb=$_m; else _bb=$(frac "$_c" "$_p" "$_m" "$_f"); fi
 		prefill "$_t-$_f" "$tmp/$_t-trace.d" "$_bb"
-		# At 50% the plan's first iteration also verifies every rebuild.
-		if [ "$_f" = 0.5 ]; then RUN_ENV=REMAT_VERIFY=1; else RUN_ENV=; fi
+		# At 50% (VERIFY_AT) the plan's first iteration also verifies every
+		# rebuild; the plan then applies an iteration later.
+		if [ "$_f" = "${VERIFY_AT:-0.5}" ]; then RUN_ENV=REMAT_VERIFY=1; else RUN_ENV=; fi
 		run_budget "$_t-$_f" "$_t-base" "$_bb" "$@"
-		[ "$_f" != 0.5 ] || verified "$_t-$_f"
+		[ "$_f" != "${VERIFY_AT:-0.5}" ] || verified "$_t-$_f"
 		RUN_ENV=
 		[ "$_f" != min ] || [ "$_bb" -lt "$_p" ] || fail "$_t: the smallest budget $_bb saves nothing"
 	done

@@ -241,13 +241,22 @@ static int covered(const struct regions *g, int32_t a, uint32_t ri, const struct
 	return cur >= end;
 }
 
-/* The op's writes to allocation a were proven blind. */
-static int blind_in(int32_t a, const struct prof_change *c, uint32_t n)
+/* The op's writes to region ri of allocation a were proven blind: every
+ * change that falls in it (delta.c proves them a pointer at a time when
+ * the allocation holds an update in place too). */
+static int blind_in(const struct regions *g, int32_t a, uint32_t ri, const struct prof_change *c,
+                    uint32_t n)
 {
+	const struct split *s = &g->sp[a];
+	uint64_t lo = s->at[ri], hi = region_end(s, ri, g->p->bufs[a].size);
+	int any = 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (c[i].buf == a)
-			return c[i].blind;
-	return 0;
+		if (c[i].buf == a && c[i].lo < hi && c[i].hi > lo) {
+			if (!c[i].blind)
+				return 0;
+			any = 1;
+		}
+	return any;
 }
 
 /* The allocation holding new buffer id b, and the region's index in it. */
@@ -319,7 +328,7 @@ static void rewrite_op(struct regions *g, size_t k)
 		const struct prof_buf *u = &p->bufs[a];
 		int known = blind >= 0 && !u->small && u->size && (kernel || n);
 		int whole = known && covered(g, a, ri, c, n);
-		if (kernel && !(whole && blind_in(a, c, n)))
+		if (kernel && !(whole && blind_in(g, a, ri, c, n)))
 			set_add(g, &rd, wr.v[w]);
 		if (known && !whole)
 			set_add(g, &part, wr.v[w]);
@@ -328,7 +337,7 @@ static void rewrite_op(struct regions *g, size_t k)
 	for (size_t w = 0; kernel && blind >= 0 && w < wr.n; w++) {
 		uint32_t ri;
 		int32_t a = owner(g, wr.v[w], &ri);
-		if (!p->bufs[a].small && blind_in(a, c, n) && covered(g, a, ri, c, n))
+		if (!p->bufs[a].small && blind_in(g, a, ri, c, n) && covered(g, a, ri, c, n))
 			set_del(&rd, wr.v[w]);
 	}
 	for (size_t r = 0; r < o->nrefs; r++) {

@@ -10,7 +10,11 @@
  * same parameters, and every referenced buffer must come out exactly as
  * the first launch left it.  Then nothing the kernel wrote depends on the
  * prior content of the bytes it changed: it reads none of them, and a
- * region it changed in full is overwritten whole.  Whatever the outcome,
+ * region it changed in full is overwritten whole.  When the proof fails
+ * (an update in place among the writes), it is run again for each written
+ * buffer and then for each pointer into it on its own (prove_units), so
+ * an output next to running statistics in one allocation is still blind.
+ * Whatever the outcome,
  * the first launch's results are copied back before the program goes on.
  * A memset or a copy changes exactly its destination range, blindly.
  *

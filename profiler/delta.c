@@ -369,25 +369,31 @@ static int prove_units(size_t k, struct prof_op *o, const struct remat_op *op,
 {
 	const struct op_delta *d = &deltas[k];
 	struct op_delta got = {0};
+	long *unit = malloc((e - c) * sizeof(*unit));
+	uint8_t seen[MASK_REFS + 1] = {0}; /* per unit (BELOW_ALL last): it has changes */
+	if (!unit)
+		return 0; /* the changes stay unproven */
+	for (uint32_t i = c; i < e; i++) {
+		unit[i - c] = change_unit(o, &d->chg[i]);
+		seen[unit[i - c] < 0 ? MASK_REFS : unit[i - c]] = 1;
+	}
 	int rc = 0;
-	for (uint32_t i = c; i < e && rc == 0 && got.blind >= 0; i++) {
-		long unit = change_unit(o, &d->chg[i]);
-		int seen = 0; /* tested with an earlier change */
-		for (uint32_t j = c; j < i && !seen; j++)
-			seen = change_unit(o, &d->chg[j]) == unit;
-		if (seen)
+	for (long u = 0; u <= MASK_REFS && rc == 0 && got.blind >= 0; u++) {
+		if (!seen[u])
 			continue;
+		long which = u == MASK_REFS ? BELOW_ALL : u;
 		struct op_delta one = {0};
-		int r = proof_run(k, o, op, pb, posts, d->chg[i].buf, unit, &one);
+		int r = proof_run(k, o, op, pb, posts, d->chg[c].buf, which, &one);
 		if (r < 0)
 			rc = -1;
 		for (uint32_t x = 0; r == 1 && x < one.n; x++)
 			add_change(&got, one.chg[x].buf, one.chg[x].lo, one.chg[x].hi, 1);
-		for (uint32_t j = i; r != 1 && j < e; j++)
-			if (change_unit(o, &d->chg[j]) == unit)
+		for (uint32_t j = c; r != 1 && j < e; j++)
+			if (unit[j - c] == which)
 				add_change(&got, d->chg[j].buf, d->chg[j].lo, d->chg[j].hi, 0);
 		free(one.chg);
 	}
+	free(unit);
 	/* A write that crossed the next pointer is tested with both units:
 	 * overlapping answers are not one buffer's changes; keep them all
 	 * unproven then. */

@@ -10,7 +10,11 @@
  * same parameters, and every referenced buffer must come out exactly as
  * the first launch left it.  Then nothing the kernel wrote depends on the
  * prior content of the bytes it changed: it reads none of them, and a
- * region it changed in full is overwritten whole.  Whatever the outcome,
+ * region it changed in full is overwritten whole.  When the proof fails
+ * (an update in place among the writes), it is run again for each written
+ * buffer and then for each pointer into it on its own (prove_units), so
+ * an output next to running statistics in one allocation is still blind.
+ * Whatever the outcome,
  * the first launch's results are copied back before the program goes on.
  * A memset or a copy changes exactly its destination range, blindly.
  *
@@ -87,10 +91,6 @@ const struct prof_change *prof_delta_source(size_t k, uint32_t *n)
 
 static void add_change(struct op_delta *d, int32_t buf, uint64_t lo, uint64_t hi, int blind)
 {
-	if (d->n && d->chg[d->n - 1].buf == buf && d->chg[d->n - 1].hi == lo) {
-		d->chg[d->n - 1].hi = hi;
-		return;
-	}
 	if (d->n == d->cap) {
 		uint32_t c = d->cap ? d->cap * 2 : 16;
 		void *p = realloc(d->chg, c * sizeof(*d->chg));
@@ -171,6 +171,15 @@ void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *cons
 	snapped = k; /* the snapshots are complete */
 }
 
+/* The op's lowest pointer into buf above offset off, or end. */
+static uint64_t next_ref(const struct prof_op *o, int32_t buf, uint64_t off, uint64_t end)
+{
+	for (size_t r = 0; r < o->nrefs; r++)
+		if (o->refs[r].buf == buf && o->refs[r].off > off && o->refs[r].off < end)
+			end = o->refs[r].off;
+	return end;
+}
+
 /* The op once more, as the program issued it. */
 static CUresult relaunch(const struct prof_op *o, const struct remat_op *op)
 {
@@ -194,27 +203,42 @@ int64_t prof_delta_via(const struct prof_op *o, int32_t buf, uint64_t off, size_
 	return from;
 }
 
+/* The unit of a proof a change belongs to: the reference it went through
+ * (the nearest pointer at or below it), or BELOW_ALL for a change below
+ * every pointer into its buffer (or past the first 256 references). */
+#define BELOW_ALL  (-2)
+#define EVERY_UNIT (-1)
+#define MASK_REFS  256
+static long change_unit(const struct prof_op *o, const struct prof_change *c)
+{
+	size_t via = 0;
+	int64_t from = prof_delta_via(o, c->buf, c->lo, &via);
+	return from >= 0 && via < MASK_REFS ? (long)via : BELOW_ALL;
+}
+
 /* The bytes op k's proof sets to the complement of what the op left: from
  * each pointer a change went through (the nearest at or below it) up to
  * the op's next pointer into the buffer or its end, so that bytes written
  * with the value they had are tested too; changes below every pointer
- * alone.  Marks them in mask (per byte of the buffer). */
+ * alone.  Only the changes of `unit` (EVERY_UNIT: all of them).  Marks
+ * them in mask (per byte of the buffer). */
 static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_t buf,
-                       uint64_t size, uint8_t *mask, int tested)
+                       uint64_t size, uint8_t *mask, int tested, long unit)
 {
 	memset(mask, 0, size);
 	if (!tested)
 		return;
-	uint8_t out[256]; /* per reference: a change went through it */
+	uint8_t out[MASK_REFS]; /* per reference: a change went through it */
 	size_t nrefs = o->nrefs < sizeof(out) ? o->nrefs : sizeof(out);
 	memset(out, 0, nrefs);
 	for (uint32_t c = 0; c < d->n; c++) {
 		if (d->chg[c].buf != buf)
 			continue;
-		size_t via = 0;
-		int64_t from = prof_delta_via(o, buf, d->chg[c].lo, &via);
-		if (from >= 0 && via < nrefs)
-			out[via] = 1;
+		long u = change_unit(o, &d->chg[c]);
+		if (unit != EVERY_UNIT && u != unit)
+			continue;
+		if (u >= 0)
+			out[u] = 1;
 		else
 			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
 	}
@@ -230,7 +254,8 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
 	/* Changes past the next pointer (a write that crossed it) are tested
 	 * as they are. */
 	for (uint32_t c = 0; c < d->n; c++)
-		if (d->chg[c].buf == buf && !mask[d->chg[c].hi - 1])
+		if (d->chg[c].buf == buf && !mask[d->chg[c].hi - 1] &&
+		    (unit == EVERY_UNIT || change_unit(o, &d->chg[c]) == unit))
 			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
 }
 
@@ -242,7 +267,7 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
  * are put back either way.  1: passed, the bytes it wrote in what was
  * tested appended to *out; 0: failed; -1: the second run failed. */
 static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
-                     struct prof_live *const *pb, uint8_t **posts, int32_t only,
+                     struct prof_live *const *pb, uint8_t **posts, int32_t only, long unit,
                      struct op_delta *out)
 {
 	const struct op_delta *d = &deltas[k];
@@ -252,7 +277,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		if (!posts[r])
 			continue;
 		int tested = only < 0 || only == o->reads[r];
-		proof_mask(d, o, o->reads[r], b->size, mask, tested);
+		proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
 		int same = 1; /* nothing to write: leave it alone (another stream may use it) */
 		for (uint64_t i = 0; i < b->size; i++) {
 			again[i] = mask[i] ? (uint8_t)~posts[r][i] : pre[r][i];
@@ -272,7 +297,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		int read = ok && prof_ws_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
 		ok &= read;
 		int tested = only < 0 || only == o->reads[r];
-		proof_mask(d, o, o->reads[r], b->size, mask, tested);
+		proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
 		for (uint64_t i = 0; ok && i < b->size;) {
 			uint8_t canary = (uint8_t)~posts[r][i];
 			/* A byte the first run changed must be written again: left
@@ -315,15 +340,87 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 	return ok && out->blind >= 0;
 }
 
+/* Whether the n changes of one buffer went through more than one unit. */
+static int several_units(const struct prof_op *o, const struct prof_change *c, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (change_unit(o, &c[i]) != change_unit(o, &c[0]))
+			return 1;
+	return 0;
+}
+
+static int cmp_change(const void *a, const void *b)
+{
+	const struct prof_change *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The proof for the changes [c, e) of one buffer, a pointer (unit) at a
+ * time, the rest of the buffer and the others starting from their content
+ * before the op: in one allocation holding several tensors (a program's
+ * own pool) a kernel that updates one in place (running statistics) and
+ * overwrites another is then still proven blind on the second.  Appends
+ * to *next the buffer's changes in order of offset, each unit's proven
+ * writes blind, the others' changes as they were; 0, or -1 when the
+ * second run failed. */
+static int prove_units(size_t k, struct prof_op *o, const struct remat_op *op,
+                       struct prof_live *const *pb, uint8_t **posts, uint32_t c, uint32_t e,
+                       struct op_delta *next)
+{
+	const struct op_delta *d = &deltas[k];
+	struct op_delta got = {0};
+	long *unit = malloc((e - c) * sizeof(*unit));
+	uint8_t seen[MASK_REFS + 1] = {0}; /* per unit (BELOW_ALL last): it has changes */
+	if (!unit)
+		return 0; /* the changes stay unproven */
+	for (uint32_t i = c; i < e; i++) {
+		unit[i - c] = change_unit(o, &d->chg[i]);
+		seen[unit[i - c] < 0 ? MASK_REFS : unit[i - c]] = 1;
+	}
+	int rc = 0;
+	for (long u = 0; u <= MASK_REFS && rc == 0 && got.blind >= 0; u++) {
+		if (!seen[u])
+			continue;
+		long which = u == MASK_REFS ? BELOW_ALL : u;
+		struct op_delta one = {0};
+		int r = proof_run(k, o, op, pb, posts, d->chg[c].buf, which, &one);
+		if (r < 0)
+			rc = -1;
+		for (uint32_t x = 0; r == 1 && x < one.n; x++)
+			add_change(&got, one.chg[x].buf, one.chg[x].lo, one.chg[x].hi, 1);
+		for (uint32_t j = c; r != 1 && j < e; j++)
+			if (unit[j - c] == which)
+				add_change(&got, d->chg[j].buf, d->chg[j].lo, d->chg[j].hi, 0);
+		free(one.chg);
+	}
+	free(unit);
+	/* A write that crossed the next pointer is tested with both units:
+	 * overlapping answers are not one buffer's changes; keep them all
+	 * unproven then. */
+	int clean = rc == 0 && got.blind >= 0;
+	if (clean) {
+		qsort(got.chg, got.n, sizeof(*got.chg), cmp_change);
+		for (uint32_t x = 1; x < got.n && clean; x++)
+			clean = got.chg[x].lo >= got.chg[x - 1].hi;
+	}
+	for (uint32_t x = 0; clean && x < got.n; x++)
+		add_change(next, got.chg[x].buf, got.chg[x].lo, got.chg[x].hi, got.chg[x].blind);
+	for (uint32_t j = c; !clean && j < e; j++)
+		add_change(next, d->chg[j].buf, d->chg[j].lo, d->chg[j].hi, 0);
+	free(got.chg);
+	return rc;
+}
+
 /* The proof for op k: all its written buffers at once, and when that
  * fails (an update in place among them), each on its own, the others
- * starting from their content before the op.  What passes has its
- * changes replaced by every byte the op writes there, marked blind. */
+ * starting from their content before the op, and a buffer that fails
+ * alone a pointer at a time (prove_units).  What passes has its changes
+ * replaced by every byte the op writes there, marked blind. */
 static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
                         struct prof_live *const *pb, uint8_t **posts)
 {
 	struct op_delta *d = &deltas[k], all = {0};
-	int r = proof_run(k, o, op, pb, posts, -1, &all);
+	int r = proof_run(k, o, op, pb, posts, -1, EVERY_UNIT, &all);
 	if (r == 1) {
 		free(d->chg);
 		d->chg = all.chg;
@@ -332,11 +429,11 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 		return;
 	}
 	free(all.chg);
+	if (r < 0)
+		return;
 	int nbufs = 0;
 	for (uint32_t c = 0; c < d->n; c++)
 		nbufs += !c || d->chg[c].buf != d->chg[c - 1].buf;
-	if (r < 0 || nbufs < 2)
-		return;
 	struct op_delta next = {0};
 	for (uint32_t c = 0; c < d->n && next.blind >= 0;) {
 		int32_t buf = d->chg[c].buf;
@@ -344,12 +441,21 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 		while (e < d->n && d->chg[e].buf == buf)
 			e++;
 		struct op_delta one = {0};
-		r = r < 0 ? -1 : proof_run(k, o, op, pb, posts, buf, &one);
-		const struct op_delta *use = r == 1 ? &one : NULL;
-		for (uint32_t i = 0; use && i < use->n; i++)
-			add_change(&next, buf, use->chg[i].lo, use->chg[i].hi, 1);
-		for (uint32_t i = c; !use && i < e; i++)
-			add_change(&next, buf, d->chg[i].lo, d->chg[i].hi, 0);
+		/* With one buffer, the run of all of them was its run. */
+		int here = r < 0       ? -1
+		           : nbufs > 1 ? proof_run(k, o, op, pb, posts, buf, EVERY_UNIT, &one)
+		                       : 0;
+		if (here < 0)
+			r = -1;
+		if (here == 1) {
+			for (uint32_t i = 0; i < one.n; i++)
+				add_change(&next, buf, one.chg[i].lo, one.chg[i].hi, 1);
+		} else if (here == 0 && several_units(o, d->chg + c, e - c)) {
+			r = prove_units(k, o, op, pb, posts, c, e, &next);
+		} else {
+			for (uint32_t i = c; i < e; i++)
+				add_change(&next, buf, d->chg[i].lo, d->chg[i].hi, 0);
+		}
 		free(one.chg);
 		c = e;
 	}
@@ -402,8 +508,11 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 				i++;
 				continue;
 			}
-			uint64_t j = i;
-			while (j < b->size && posts[r][j] != pre[r][j])
+			/* A run of changed bytes ends at the next pointer: what
+			 * lies past it went through that one (the regions' reach,
+			 * the proof a pointer at a time). */
+			uint64_t j = i, stop = next_ref(o, o->reads[r], i, b->size);
+			while (j < stop && posts[r][j] != pre[r][j])
 				j++;
 			add_change(d, o->reads[r], i, j, 0);
 			i = j;

@@ -3,9 +3,10 @@
  * ops did to them (docs/trace-format.md, "Regions"):
  *
  *   - a long-lived allocation (live across the boundary, not packed small)
- *     is cut at every offset a kernel parameter points to and at both ends
- *     of every copy and set inside it: each piece is a region, a buffer of
- *     its own with its own versions;
+ *     is cut at every offset a kernel parameter points to, at both ends
+ *     of every copy and set inside it, and where a piece's proven blind
+ *     changes end before it does (cut_tails): each piece is a region, a
+ *     buffer of its own with its own versions;
  *   - an op writes the regions its changes fall in (delta.c), in part when
  *     some bytes of the region kept their value;
  *   - a kernel reads, through a pointer to a region's start, up to where
@@ -120,6 +121,62 @@ static struct op_view view(const struct regions *g, size_t k)
 	return v;
 }
 
+/* The cuts of allocation a in order, each once, inside it. */
+static void sort_cuts(const struct remat_profile *p, struct split *s, size_t a)
+{
+	qsort(s->at, s->n, sizeof(*s->at), cmp_u64);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->at[i] < p->bufs[a].size && (!m || s->at[i] != s->at[m - 1]))
+			s->at[m++] = s->at[i];
+	s->n = m ? m : 1; /* a zero-byte allocation: one empty region */
+}
+
+/* A cut where the changes in a region end, when they end before the
+ * region does and are proven blind (every byte written is known): what
+ * lies beyond (free space of the program's pool after its last tensor, a
+ * block freed before the iteration) no op changes in the iteration, so it
+ * is no part of the tensor's versions.  Left in the tensor's region it
+ * would make every write of the tensor a write in part, and the region
+ * live across the boundary.  The piece cut off keeps its content through
+ * the iteration: it is never dead across the boundary, and so never
+ * evicted. */
+static void cut_tails(struct regions *g)
+{
+	struct remat_profile *p = g->p;
+	for (size_t a = 0; a < p->nbufs && !g->oom; a++)
+		if (!g->sp[a].whole && !(g->sp[a].ext = calloc(g->sp[a].n, sizeof(uint64_t))))
+			g->oom = 1;
+	for (size_t k = 0; k < p->nops && !g->oom; k++) {
+		struct op_view v = view(g, k);
+		for (uint32_t i = 0; i < v.n; i++) {
+			const struct prof_change *x = &v.c[i];
+			struct split *s = &g->sp[x->buf];
+			uint64_t size = p->bufs[x->buf].size;
+			for (uint32_t ri = s->whole ? s->n : region_of(s, x->lo);
+			     ri < s->n && s->at[ri] < x->hi; ri++) {
+				uint64_t end = region_end(s, ri, size);
+				/* An update's changes are only the bytes whose value
+				 * changed: it may write further. */
+				uint64_t hi = x->hi < end && x->blind ? x->hi : end;
+				if (hi > s->ext[ri])
+					s->ext[ri] = hi;
+			}
+		}
+	}
+	for (size_t a = 0; a < p->nbufs; a++) {
+		struct split *s = &g->sp[a];
+		uint32_t n = s->n;
+		for (uint32_t i = 0; s->ext && !g->oom && i < n; i++)
+			if (s->ext[i] > s->at[i] && s->ext[i] < region_end(s, i, p->bufs[a].size))
+				push_at(g, s, s->ext[i]);
+		free(s->ext);
+		s->ext = NULL;
+		if (s->n != n)
+			sort_cuts(p, s, a);
+	}
+}
+
 /* Where each allocation is cut. */
 static void cuts(struct regions *g)
 {
@@ -151,12 +208,12 @@ static void cuts(struct regions *g)
 		if (s->whole)
 			s->n = 0;
 		push_at(g, s, 0);
-		qsort(s->at, s->n, sizeof(*s->at), cmp_u64);
-		uint32_t m = 0;
-		for (uint32_t i = 0; i < s->n; i++)
-			if (s->at[i] < p->bufs[a].size && (!m || s->at[i] != s->at[m - 1]))
-				s->at[m++] = s->at[i];
-		s->n = m ? m : 1; /* a zero-byte allocation: one empty region */
+		sort_cuts(p, s, a);
+	}
+	if (!g->oom)
+		cut_tails(g);
+	for (size_t a = 0; a < p->nbufs && !g->oom; a++) {
+		struct split *s = &g->sp[a];
 		s->first = (int32_t)g->nnew;
 		g->nnew += s->n;
 		if (!(s->ext = calloc(s->n, sizeof(*s->ext)))) {
@@ -241,13 +298,22 @@ static int covered(const struct regions *g, int32_t a, uint32_t ri, const struct
 	return cur >= end;
 }
 
-/* The op's writes to allocation a were proven blind. */
-static int blind_in(int32_t a, const struct prof_change *c, uint32_t n)
+/* The op's writes to region ri of allocation a were proven blind: every
+ * change that falls in it (delta.c proves them a pointer at a time when
+ * the allocation holds an update in place too). */
+static int blind_in(const struct regions *g, int32_t a, uint32_t ri, const struct prof_change *c,
+                    uint32_t n)
 {
+	const struct split *s = &g->sp[a];
+	uint64_t lo = s->at[ri], hi = region_end(s, ri, g->p->bufs[a].size);
+	int any = 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (c[i].buf == a)
-			return c[i].blind;
-	return 0;
+		if (c[i].buf == a && c[i].lo < hi && c[i].hi > lo) {
+			if (!c[i].blind)
+				return 0;
+			any = 1;
+		}
+	return any;
 }
 
 /* The allocation holding new buffer id b, and the region's index in it. */
@@ -319,7 +385,7 @@ static void rewrite_op(struct regions *g, size_t k)
 		const struct prof_buf *u = &p->bufs[a];
 		int known = blind >= 0 && !u->small && u->size && (kernel || n);
 		int whole = known && covered(g, a, ri, c, n);
-		if (kernel && !(whole && blind_in(a, c, n)))
+		if (kernel && !(whole && blind_in(g, a, ri, c, n)))
 			set_add(g, &rd, wr.v[w]);
 		if (known && !whole)
 			set_add(g, &part, wr.v[w]);
@@ -328,7 +394,7 @@ static void rewrite_op(struct regions *g, size_t k)
 	for (size_t w = 0; kernel && blind >= 0 && w < wr.n; w++) {
 		uint32_t ri;
 		int32_t a = owner(g, wr.v[w], &ri);
-		if (!p->bufs[a].small && blind_in(a, c, n) && covered(g, a, ri, c, n))
+		if (!p->bufs[a].small && blind_in(g, a, ri, c, n) && covered(g, a, ri, c, n))
 			set_del(&rd, wr.v[w]);
 	}
 	for (size_t r = 0; r < o->nrefs; r++) {

@@ -28,6 +28,7 @@ MLP_ARGS=${BENCH_RUN_MLP:---layers 4 --batch 1024}
 GPT_ARGS=${BENCH_RUN_GPT:---layers 4 --batch 16}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/at50"
 export SIMCUDA_GRANULARITY=64K
 export REMAT_CACHE_DIR=$tmp/cache
 
@@ -144,6 +145,10 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 			"$tmp/$t-runB.err")
 		same=identical
 		cmp -s "$tmp/$t-$alloc-plainB.out" "$tmp/$t-runB.out" || same=DIFFERENT
+		if [ $label = 50% ]; then
+			ev=$(sed -n 's/.*iterations, \([0-9]*\) evictions.*/\1/p' "$tmp/$t-runB.err")
+			echo "$t $alloc $with $base $bytes ${rpeak:-?} ${ev:-?} $same" >>"$tmp/at50"
+		fi
 		awk -v t="$t/$alloc" -v l=$label -v b="$bytes" -v pc="$pct" -v pr="$pred" -v w="$with" \
 			-v base="$base" -v rp="${rpeak:-}" -v s=$same -v note="$note" 'BEGIN {
 			m = 100 * (w / base - 1)
@@ -154,6 +159,22 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 		[ -z "$note" ] || sed 's/^/      longer run: /' "$tmp/$t-runB.err" | grep -v 'active:\|reserved' | tail -n 6
 	done
 done; done
+# Issue 10's line: at 50%, each way activations live against async.
+echo
+echo "at 50% of the peak, each --alloc mode against async (aim: within 3 points):"
+printf '%-13s %9s %9s | %10s %5s %9s | %s\n' trainer measured "vs async" "rep.peak" "<=bud" evictions output
+for t in mlp gpt; do for alloc in $ALLOCS; do
+	awk -v t=$t -v a=$alloc 'BEGIN { ref = "" }
+		$1 == t && $2 == "async" { ref = 100 * ($3 / $4 - 1) }
+		$1 == t && $2 == a { m = 100 * ($3 / $4 - 1); b = $5; rp = $6; ev = $7; s = $8; found = 1 }
+		END {
+			if (!found) { printf "%-13s %s\n", t "/" a, "50% not reachable (first table)"; exit }
+			d = ref == "" ? "?" : sprintf("%+.2f", m - ref)
+			ok = rp == "?" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
+			printf "%-13s %8.2f%% %9s | %10s %5s %9s | %s\n", t "/" a, m, d, rp, ok, ev, s
+		}' "$tmp/at50" 2>/dev/null || true
+done; done
+echo
 echo "(overhead = simulated time per iteration with libremat / without - 1; predicted ="
 echo " recompute_ns / iteration_ns from remat-plan; rep.peak: physical peak of the"
 echo " replay iterations as libremat reports it; smallest: the smallest budget, in"

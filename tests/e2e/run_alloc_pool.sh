@@ -39,6 +39,14 @@ PY
 	if [ $t = mlp ]; then
 		bud=$((p / 2))
 		[ "$m" -le "$bud" ] || fail "mlp: 50% of the peak ($bud) not reachable: smallest $m"
+		# Costs what a plan of the same trainer with one allocation per
+		# tensor does (9.7% predicted there): its regions are written
+		# whole and blind, as those allocations are.
+		"$PLAN" "$tmp/$t-trace.d" --budget 50% --plan-version 2 >"$tmp/$t-50.txt" 2>&1 ||
+			fail "mlp: remat-plan at 50%: $(tail -n 2 "$tmp/$t-50.txt")"
+		pred=$(sed -n 's/^recompute time: .*(\([0-9]*\)\.[0-9]*% of the iteration)$/\1/p' "$tmp/$t-50.txt")
+		[ -n "$pred" ] && [ "$pred" -lt 13 ] ||
+			fail "mlp: the plan at 50% recomputes ${pred:-?}% of the iteration (at most 12.x% expected)"
 	else
 		bud=$m
 		[ "$m" -lt $((p * 3 / 4)) ] || fail "gpt: the smallest budget $m is not below 75% of $p"

@@ -10,7 +10,8 @@
 # when 50% is not: the script says so): output identical to the run
 # without libremat, evictions, the physical peak of the replay iterations
 # within the budget, and REMAT_VERIFY=1 finding every planned rebuild
-# bit-identical (the run verifies the plan first, then applies it).
+# bit-identical (the run verifies the plan first, then applies it).  mlp
+# must reach 50%; gpt's smallest budget must stay below 65%.
 . tests/e2e/run_lib.sh
 for t in mlp gpt; do
 	if [ $t = mlp ]; then
@@ -34,6 +35,20 @@ dead = [b for b in regions if b.get("dead_across_boundary")]
 assert len(allocs) >= 1 and len(regions) >= 16, (len(allocs), len(regions))
 assert len(dead) >= 8, f"{len(dead)} regions dead across the boundary"
 assert t["ops"][-1]["name"] == "memcpyDtoH", "the boundary is not after the loss read back"
+# Nearly every evictable byte is an activation, dead across the boundary:
+# the blind-write proof runs a pointer at a time where one allocation also
+# holds an update in place (batch norm's running statistics next to its
+# output), and the pool's free space after the last tensor is cut off.
+ev = [b for b in t["buffers"] if b["rounded"] > 0]
+dead_bytes = sum(b["rounded"] for b in ev if b.get("dead_across_boundary"))
+all_bytes = sum(b["rounded"] for b in ev)
+assert dead_bytes >= 0.85 * all_bytes, f"{dead_bytes} of {all_bytes} evictable bytes dead across"
+for o in t["ops"]:
+    if o["name"] == "batchnorm_fwd":
+        out = [r[0] for r in o["refs"] if r[2] == 8][0]  # its output pointer
+        assert out in o["writes"] and out not in o.get("partial", []) and out not in o["reads"], \
+            f"op {o['i']}: batch norm's output {out} is not written whole and blind"
+        assert t["buffers"][out].get("dead_across_boundary"), f"op {o['i']}: output {out} not dead across"
 PY
 	# The budget: 50% of the baseline peak remat-plan counts, or the
 	# smallest peak it reaches when 50% is out of reach (exit status 3).
@@ -41,6 +56,9 @@ PY
 	"$PLAN" "$tmp/$t-trace.d" --budget 50% --plan-version 2 >"$tmp/$t-50.txt" 2>&1 || rc=$?
 	bud=$(sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p' "$tmp/$t-50.txt")
 	[ -n "$bud" ] || fail "$t: remat-plan printed no budget: $(tail -n 2 "$tmp/$t-50.txt")"
+	# mlp reaches 50% (gpt does not yet: its 64 KiB tensors packed at
+	# 512-byte steps leave half its chunks shared by two regions).
+	[ $t = gpt ] || [ $rc = 0 ] || fail "$t: 50% of the peak ($bud bytes) is out of reach: $(tail -n 3 "$tmp/$t-50.txt")"
 	if [ $rc = 3 ]; then
 		"$PLAN" "$tmp/$t-trace.d" --budget 1 --plan-version 2 >"$tmp/$t-min2.txt" 2>&1 || true
 		m=$(sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p' "$tmp/$t-min2.txt")
@@ -51,7 +69,7 @@ PY
 	elif [ $rc != 0 ]; then
 		fail "$t: remat-plan exited $rc at 50%: $(tail -n 2 "$tmp/$t-50.txt")"
 	fi
-	[ "$bud" -lt $((p * 3 / 4)) ] || fail "$t: the budget $bud is not below 75% of the peak $p"
+	[ "$bud" -lt $((p * 65 / 100)) ] || fail "$t: the budget $bud is not below 65% of the peak $p"
 	mkdir -p "$tmp/$t-run.cache"
 	h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
 		"$tmp/$t-trace.d/trace.json")

@@ -336,19 +336,27 @@ int32_t *pl_bufs_by_pos(const struct pl_graph *g, int use_free, uint32_t **off_o
 	return list;
 }
 
+static int pl_graph_kept_whole(const struct pl_buffer *b)
+{
+	return b->persistent && !b->dead_across && b->alloc_at < 0 && b->free_at < 0;
+}
+
 int64_t pl_graph_lower_bound(const struct pl_graph *g)
 {
 	/* Persistent content stays (unless dead across the boundary); an op
-	 * needs all it references mapped at once. */
+	 * needs all it references mapped at once.  Only what lives through the
+	 * whole iteration counts as kept everywhere: a file may mark a buffer
+	 * persistent that it frees or allocates inside the iteration, and the
+	 * baseline does not count it outside its lifetime. */
 	int64_t kept = g->const_bytes, best = 0;
 	for (int32_t b = 0; b < g->nbufs; b++)
-		if (g->bufs[b].persistent && !g->bufs[b].dead_across)
+		if (pl_graph_kept_whole(&g->bufs[b]))
 			kept += g->bufs[b].rounded;
 	for (int32_t i = 0; i < g->nops; i++) {
 		int64_t need = kept;
 		for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
 			const struct pl_buffer *b = &g->bufs[g->refs[g->ops[i].ref_off + k].buf];
-			if (!b->persistent || b->dead_across)
+			if (!pl_graph_kept_whole(b))
 				need += b->rounded;
 		}
 		best = need > best ? need : best;

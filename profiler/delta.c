@@ -136,6 +136,43 @@ static int grow(uint8_t **p, size_t *cap, size_t n)
 	return 0;
 }
 
+/* The loops below run over whole allocations for every kernel (a
+ * program's own pool is one allocation), and a sanitizer checks every
+ * access: they read eight bytes at a time wherever the answer is the same
+ * for all eight. */
+#define ONES 0x0101010101010101ull
+static uint64_t load8(const uint8_t *p)
+{
+	uint64_t w;
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* The first index from i below n where a and b differ, or n. */
+static uint64_t first_diff(const uint8_t *a, const uint8_t *b, uint64_t i, uint64_t n)
+{
+	while (i + 256 <= n && !memcmp(a + i, b + i, 256))
+		i += 256;
+	while (i + 8 <= n && load8(a + i) == load8(b + i))
+		i += 8;
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* The first index from i below n where a and b agree, or n. */
+static uint64_t first_same(const uint8_t *a, const uint8_t *b, uint64_t i, uint64_t n)
+{
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = load8(a + i) ^ load8(b + i);
+		if ((x - ONES) & ~x & (ONES << 7))
+			break; /* a zero byte: they agree somewhere in these eight */
+	}
+	while (i < n && a[i] != b[i])
+		i++;
+	return i;
+}
+
 static int evictable(const struct prof_live *b)
 {
 	return !b->small && b->size;
@@ -279,7 +316,14 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		int tested = only < 0 || only == o->reads[r];
 		proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
 		int same = 1; /* nothing to write: leave it alone (another stream may use it) */
-		for (uint64_t i = 0; i < b->size; i++) {
+		uint64_t i = 0;
+		for (; i + 8 <= b->size; i += 8) {
+			uint64_t m = load8(mask + i) * 0xff, p = load8(posts[r] + i);
+			uint64_t w = (~p & m) | (load8(pre[r] + i) & ~m);
+			memcpy(again + i, &w, sizeof(w));
+			same &= w == p;
+		}
+		for (; i < b->size; i++) {
 			again[i] = mask[i] ? (uint8_t)~posts[r][i] : pre[r][i];
 			same &= again[i] == posts[r][i];
 		}
@@ -299,6 +343,11 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		int tested = only < 0 || only == o->reads[r];
 		proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
 		for (uint64_t i = 0; ok && i < b->size;) {
+			if (i + 8 <= b->size && !load8(mask + i) &&
+			    load8(again + i) == load8(posts[r] + i)) {
+				i += 8; /* untested and as the first run left it */
+				continue;
+			}
 			uint8_t canary = (uint8_t)~posts[r][i];
 			/* A byte the first run changed must be written again: left
 			 * as the canary, the op added to it something too small to
@@ -314,6 +363,9 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 				continue;
 			}
 			uint64_t j = i;
+			while (j + 8 <= b->size && load8(mask + j) == ONES &&
+			       load8(again + j) == load8(posts[r] + j))
+				j += 8;
 			while (j < b->size && mask[j] && again[j] == posts[r][j])
 				j++;
 			add_change(out, o->reads[r], i, j, 1);
@@ -504,16 +556,14 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			goto out;
 		}
 		for (uint64_t i = 0; evictable(b) && i < b->size;) {
-			if (posts[r][i] == pre[r][i]) {
-				i++;
-				continue;
-			}
+			i = first_diff(posts[r], pre[r], i, b->size);
+			if (i == b->size)
+				break;
 			/* A run of changed bytes ends at the next pointer: what
 			 * lies past it went through that one (the regions' reach,
 			 * the proof a pointer at a time). */
-			uint64_t j = i, stop = next_ref(o, o->reads[r], i, b->size);
-			while (j < stop && posts[r][j] != pre[r][j])
-				j++;
+			uint64_t stop = next_ref(o, o->reads[r], i, b->size);
+			uint64_t j = first_same(posts[r], pre[r], i, stop);
 			add_change(d, o->reads[r], i, j, 0);
 			i = j;
 		}

@@ -529,10 +529,13 @@ void acquire_reset(void)
 
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 128], err[512];
+	char dir[PATH_MAX], path[PATH_MAX + 128], err[512], xlist[4096], xsuffix[24];
 	pthread_mutex_lock(&lock);
-	if (acq_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0) {
-		cache_entry(dir, graph_hash, budget, "", path, sizeof(path));
+	/* The plan in force came from the entry of the exclusions it was
+	 * asked with (kept until the next request): that one goes. */
+	if (exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix)) == 0 &&
+	    acq_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0) {
+		cache_entry(dir, graph_hash, budget, xsuffix, path, sizeof(path));
 		if (unlink(path) == 0)
 			remat_log(REMAT_LOG_INFO, "removed cached plan %s", path);
 	}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -673,6 +674,17 @@ static void test_excluding(void **state)
 	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, ex, 2), 0);
 	assert_int_equal(acquire_poll(NULL), ACQUIRE_READY);
 	expect_message("-x");
+	/* A re-plan after verification removes that entry (the plan in force
+	 * came from it), not the plain one. */
+	char pat[4400];
+	snprintf(pat, sizeof(pat), "%s/%016llx-%d-x*.plan.json", cache, HASH, BUDG);
+	glob_t found;
+	assert_int_equal(glob(pat, 0, NULL, &found), 0);
+	assert_int_equal(found.gl_pathc, 1);
+	acquire_invalidate_cached(HASH, BUDG);
+	assert_false(acq_exists(found.gl_pathv[0]));
+	assert_true(acq_exists(entry));
+	globfree(&found);
 	/* The good plan evicts buffer 3. */
 	good_planner();
 	int32_t three = 3;

@@ -64,10 +64,13 @@ SAN_SKIP := tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link
 	tests/e2e/trainer_oom.sh tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh \
 	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh
 SAN_SWEEP_STRIDE ?= 19
-# A test's time limit (a hang's, not a speed check) grows with the slowdown.
+# A test's time limit (a hang's, not a speed check) grows with the slowdown:
+# TSan's is 5-15 times, and the profile of a program's own pool (one
+# allocation copied and compared per kernel) under it takes ten minutes.
 SAN_TEST_TIMEOUT ?= 1200
+TSAN_TEST_TIMEOUT ?= 2400
 SANITIZED = $(MAKE) --no-print-directory BUILD=$(BUILD)/$(1) TOOL_SAN="$(2)"
-SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(SAN_TEST_TIMEOUT) \
+SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(3) \
 	$(call SANITIZED,$(1),$(2)) \
 	E2E_SKIP="$(SAN_SKIP)" E2E_SKIP_WHY="runs nothing instrumented: make test runs it" \
 	TEST_JOBS=$(JOBS) check-e2e-only
@@ -78,7 +81,7 @@ check-asan: all
 	@$(call SANITIZED,asan,$(SAN)) all
 	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
 	 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	 $(call SANITIZED_E2E,asan,$(SAN))
+	 $(call SANITIZED_E2E,asan,$(SAN),$(SAN_TEST_TIMEOUT))
 	@sh tests/summary.sh $(BUILD)/asan/test-results
 # CI's share of check-asan (.ci/run), within CI's 20 minutes: four scripts
 # that go through most of libremat under the sanitizer (the profile and its
@@ -99,7 +102,7 @@ check-tsan: all
 	@$(call SANITIZED,tsan,-fsanitize=thread) all
 	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libtsan.so) \
 	 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	 $(call SANITIZED_E2E,tsan,-fsanitize=thread)
+	 $(call SANITIZED_E2E,tsan,-fsanitize=thread,$(TSAN_TEST_TIMEOUT))
 	@sh tests/summary.sh $(BUILD)/tsan/test-results
 
 # The fault sweeps at every N and every edit of a cached plan, one that

@@ -150,6 +150,10 @@ int64_t pl_span_bytes(const struct pl_graph *g, int32_t b);
  * evaluator, and plan_make.c plans again for less where the shares were
  * too much. */
 int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
+/* The walk's measure of evicting b now: its own bytes and, of each group
+ * all of whose buffers can be out, the bytes over how many still hold it
+ * (all of them when b is the last). */
+int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b);
 /* Where a selection keeps one buffer of a group out, takes for each other
  * buffer of it the cheapest candidate that joins and keeps it out over the
  * same positions (when one does): the group's chunk then goes there, as

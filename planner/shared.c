@@ -80,6 +80,19 @@ int64_t pl_model_bytes(const struct pl_graph *g, int32_t b)
 	return d;
 }
 
+int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b)
+{
+	const struct pl_buffer *bf = &g->bufs[b];
+	int64_t d = own_bytes(bf);
+	for (int k = 0; k < 2 && bf->shared[k]; k++) {
+		const struct pl_shared *sh = &g->shared[bf->shared[k] - 1];
+		int32_t held = count[bf->shared[k] - 1];
+		if (held > 0 && freeable(g, sh))
+			d += sh->bytes / held;
+	}
+	return d;
+}
+
 int pl_jshared(struct jctx *c, struct pl_graph *g, void *root_v)
 {
 	json_t *root = root_v, *arr;
@@ -125,13 +138,14 @@ int pl_jshared(struct jctx *c, struct pl_graph *g, void *root_v)
 		{
 			json_int_t id = json_is_integer(e) ? json_integer_value(e) : -1;
 			if (id < 0 || id >= g->nbufs)
-				return pl_jfail(c, where, "buffers[%zu]: no buffer %lld (%d buffers)", i,
+				return pl_jfail(c, where,
+				                "buffers[%zu]: no buffer %lld (%d buffers)", i,
 				                (long long)id, g->nbufs);
 			struct pl_buffer *b = &g->bufs[id];
 			int slot = !b->shared[0] ? 0 : !b->shared[1] ? 1 : -1;
 			if (slot < 0 || b->shared[0] == k + 1)
-				return pl_jfail(c, where,
-				                "buffers[%zu]: buffer %lld is %s", i, (long long)id,
+				return pl_jfail(c, where, "buffers[%zu]: buffer %lld is %s", i,
+				                (long long)id,
 				                slot < 0 ? "in more than two shared chunk groups"
 				                         : "listed twice");
 			b->shared[slot] = (uint32_t)k + 1;
@@ -196,8 +210,8 @@ static int32_t overlap(const struct pl_gap *gp, int32_t lo, int32_t hi)
 }
 
 /* Whether a chosen candidate keeps buffer o out somewhere in lo..hi. */
-static int covered(const struct pl_cands *cs, const struct pl_selection *sel, int32_t o,
-                   int32_t lo, int32_t hi)
+static int covered(const struct pl_cands *cs, const struct pl_selection *sel, int32_t o, int32_t lo,
+                   int32_t hi)
 {
 	for (int32_t q = 0; q < cs->ngaps; q++) {
 		if (cs->gaps[q].buf != o || !overlap(&cs->gaps[q], lo, hi))
@@ -256,7 +270,8 @@ int pl_sel_complete(const struct pl_graph *g, const struct pl_cands *cs, uint8_t
 					continue;
 				for (uint32_t m = 0; m < sh->n; m++) {
 					int32_t o = g->shared_bufs[sh->off + m];
-					if (o == gp->buf || covered(cs, &sel, o, gp->a + 1, gp->c - 1))
+					if (o == gp->buf ||
+					    covered(cs, &sel, o, gp->a + 1, gp->c - 1))
 						continue;
 					int32_t add = cover(cs, &sel, o, gp->a + 1, gp->c - 1);
 					if (add >= 0) {

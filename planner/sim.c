@@ -171,7 +171,7 @@ static double key(struct walk *w, int32_t b, int32_t q)
 		idle = (double)(nu - q);
 	/* (a region's share of the chunks it shares counts: one with no whole
 	 * chunk frees only those, and nothing when they stay anyway) */
-	int64_t bytes = pl_model_bytes(g, b);
+	int64_t bytes = pl_evict_gain(g, w->share, b);
 	return bytes > 0 ? cost / ((double)bytes * idle) : -1;
 }
 

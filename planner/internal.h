@@ -154,12 +154,7 @@ int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
  * all of whose buffers can be out, the bytes over how many still hold it
  * (all of them when b is the last). */
 int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b);
-/* Where a selection keeps one buffer of a group out, takes for each other
- * buffer of it the cheapest candidate that joins and keeps it out over the
- * same positions (when one does): the group's chunk then goes there, as
- * the model counted.  -1 out of memory. */
-struct pl_cands;
-int pl_sel_complete(const struct pl_graph *g, const struct pl_cands *cs, uint8_t *chosen);
+
 /* $.shared_chunks of a graph file or trace, into g (its buffers are read);
  * their bytes are taken out of g->const_bytes, which must hold them. */
 struct jctx;

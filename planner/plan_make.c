@@ -77,19 +77,7 @@ static int realize(const struct pl_graph *g, const struct pl_cands *cs, const ui
                    int64_t budget, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	uint8_t *done = NULL; /* the selection with the shared chunks' groups completed */
-	if (chosen && g->nshared) {
-		if (!(done = malloc(cs->ncands ? (size_t)cs->ncands : 1)))
-			return -1;
-		memcpy(done, chosen, (size_t)cs->ncands);
-		if (pl_sel_complete(g, cs, done)) {
-			free(done);
-			return -1;
-		}
-		chosen = done;
-	}
 	o->plan = chosen ? pl_sel_plan(g, cs, chosen) : pl_plan_empty(g->nops);
-	free(done);
 	if (!o->plan || pl_evaluate(g, o->plan, &o->ev))
 		return -1;
 	o->ok = o->ev.valid && o->ev.peak <= budget;
@@ -514,12 +502,13 @@ void pl_ctx_set_deadline(struct pl_ctx *c, double t)
  * out, which a selection's sum of savings cannot say: the candidates'
  * model counts each buffer's share of them (pl_model_bytes), which is
  * too much where a selection evicts one buffer of a group and not the
- * other (pl_sel_complete evicts the others where it can).  What a planner
- * makes is judged by the evaluator's true curve; when no selection met
- * the budget, the selection planners plan again for less: the budget
- * minus what the closest one went over by, and more each round it still
- * does (as chain_plan does), a few rounds with an equal share of the
- * time left. */
+ * other.  What a planner makes is judged by the evaluator's true curve;
+ * when no selection met the budget, the selection planners plan again
+ * for less: the budget minus what the closest one went over by, more
+ * each round it still does (as chain_plan does for its own estimate),
+ * then less again while the rounds left can find a smaller slack that
+ * meets it (the smaller, the cheaper); each round with an equal share of
+ * the time left. */
 static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t bound, int no_ilp,
                           struct outcome *best, struct pl_result *res, char *err, size_t errlen)
 {
@@ -531,13 +520,23 @@ static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t 
 	double deadline = c->deadline;
 	struct level *lv;
 	int rc = level_get(c, strict, &lv, err, errlen);
-	int64_t slack = 0;
-	for (int pass = 0; !rc && pass < 4 && c->sel_over >= 0 && left_s(c) > 0.1; pass++) {
-		slack += c->sel_over + step;
+	int64_t lo = 0, hi = -1; /* slacks that went over, and that met it (-1: none yet) */
+	for (int pass = 0; !rc && pass < 5 && left_s(c) > 0.1; pass++) {
+		int64_t slack;
+		if (hi < 0) {
+			if (c->sel_over < 0)
+				break;
+			slack = lo + c->sel_over + step;
+		} else {
+			slack = (lo + hi) / 2 / step * step;
+			if (slack <= lo || slack >= hi)
+				break;
+		}
 		if (budget - slack <= 0)
 			break;
+		c->sel_ok = 0;
 		c->sel_over = -1;
-		c->deadline = pl_now() + (deadline - pl_now()) / (4 - pass);
+		c->deadline = pl_now() + (deadline - pl_now()) / (5 - pass);
 		struct outcome o;
 		rc = plan_level(c, lv, budget - slack, bound, no_ilp, &o, res, err, errlen);
 		c->deadline = deadline;
@@ -546,9 +545,11 @@ static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t 
 		if (c->o.verbose)
 			fprintf(stderr, "shared chunks: planned for %lld bytes less: %s\n",
 			        (long long)slack, c->sel_ok ? "within the budget" : "over it");
-		keep_better(best, &o);
 		if (c->sel_ok)
-			break;
+			hi = slack;
+		else
+			lo = slack;
+		keep_better(best, &o);
 	}
 	return rc;
 }

@@ -140,9 +140,6 @@ static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nop
 int64_t pl_map_bytes(const struct pl_graph *g, int32_t *count, int32_t b);
 int64_t pl_unmap_bytes(const struct pl_graph *g, int32_t *count, int32_t b);
 int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b);
-/* The most mapping b can add: its bytes and all of its groups' (what a
- * rebuild's transient mappings count: an upper bound). */
-int64_t pl_span_bytes(const struct pl_graph *g, int32_t b);
 /* What the candidates' model counts evicting b saves: its own bytes and
  * an equal share of each group it is in whose buffers can all be out
  * (none lives across the boundary).  Exact when all of a group's buffers

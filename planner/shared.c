@@ -36,15 +36,6 @@ int64_t pl_unmap_bytes(const struct pl_graph *g, int32_t *count, int32_t b)
 	return d;
 }
 
-int64_t pl_span_bytes(const struct pl_graph *g, int32_t b)
-{
-	const struct pl_buffer *bf = &g->bufs[b];
-	int64_t d = own_bytes(bf);
-	for (int k = 0; k < 2 && bf->shared[k]; k++)
-		d += g->shared[bf->shared[k] - 1].bytes;
-	return d;
-}
-
 int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b)
 {
 	const struct pl_buffer *bf = &g->bufs[b];

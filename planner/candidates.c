@@ -216,7 +216,7 @@ static int add_gap(struct cbuild *cb, const struct pl_graph *g, int32_t b, int32
 	struct pl_cands *cs = cb->cs;
 	GROW(cs->gaps, (size_t)cs->ngaps, cb->cap_gaps);
 	cs->gaps[cs->ngaps++] =
-	    (struct pl_gap){b, a, c, ver, (uint8_t)dead, (uint8_t)boundary, g->bufs[b].rounded};
+	    (struct pl_gap){b, a, c, ver, (uint8_t)dead, (uint8_t)boundary, pl_model_bytes(g, b)};
 	return 0;
 }
 
@@ -274,11 +274,11 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
 		if (gp->boundary) {
 			/* after the last use to the end, and from the start to the first */
 			if (gp->a + 1 <= g->nops - 1)
-				rg[nr++] = (struct pl_range){gp->a + 1, g->nops - 1, bf->rounded};
+				rg[nr++] = (struct pl_range){gp->a + 1, g->nops - 1, gp->bytes};
 			if (gp->c >= 1)
-				rg[nr++] = (struct pl_range){0, gp->c - 1, bf->rounded};
+				rg[nr++] = (struct pl_range){0, gp->c - 1, gp->bytes};
 		} else {
-			rg[nr++] = (struct pl_range){gp->a + 1, gp->c - 1, bf->rounded};
+			rg[nr++] = (struct pl_range){gp->a + 1, gp->c - 1, gp->bytes};
 		}
 		if (gp->dead) {
 			proto.at = -1;

@@ -4,7 +4,8 @@
  * op itself, then the evictions after it.  It tracks which buffers are
  * mapped and which version each holds, so it finds every use of an
  * evicted or wrong buffer, and it sums physical bytes at every step
- * (saved copies and stashes included).  The iteration is one turn of a
+ * (saved copies and stashes included; a chunk several buffers share from
+ * the first of them mapped to the last of them unmapped: shared.c).  The iteration is one turn of a
  * loop: what the plan leaves at the end is what the next iteration
  * starts with.
  */
@@ -22,6 +23,7 @@ struct sim {
 	const struct pl_graph *g;
 	uint8_t *mapped, *saved, *transient, *evicted_once, *stashed, *at_boundary;
 	int32_t *ver, *saved_ver, *stash_ver;
+	int32_t *share; /* per shared chunk group: its buffers mapped */
 	int64_t mem;
 	int32_t ntransient, nsaved;
 	struct pl_eval *e;
@@ -48,9 +50,18 @@ static int bad(struct sim *s, const char *fmt, ...)
 	return -1;
 }
 
-static int64_t bytes_of(const struct sim *s, int32_t b)
+/* Mapping and unmapping b: its bytes, and those of the shared chunks it
+ * is the first to need or the last to leave. */
+static void map(struct sim *s, int32_t b)
 {
-	return s->g->bufs[b].small ? 0 : s->g->bufs[b].rounded;
+	s->mapped[b] = 1;
+	s->mem += pl_map_bytes(s->g, s->share, b);
+}
+
+static void unmap(struct sim *s, int32_t b)
+{
+	s->mapped[b] = 0;
+	s->mem -= pl_unmap_bytes(s->g, s->share, b);
 }
 
 /* Checks and applies op k's references: mapped, real reads see the
@@ -136,9 +147,8 @@ static int offload_step(struct sim *s, int kind, int32_t b, int32_t p, int alive
 		if (s->mapped[b] || s->off[b] != OFF_HOST)
 			return bad(s, "before op %d: prefetch of buffer %d, which %s", p, b,
 			           s->mapped[b] ? "is mapped" : "is not on the host");
-		s->mapped[b] = 1;
+		map(s, b);
 		s->ver[b] = VER_LOST;
-		s->mem += bytes_of(s, b);
 		int64_t start = s->now > s->htod_free ? s->now : s->htod_free;
 		if (s->off_end[b] > start)
 			start = s->off_end[b];
@@ -201,13 +211,12 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 			           p, b);
 		if (s->mapped[b])
 			return bad(s, "before op %d: map of buffer %d, which is mapped", p, b);
-		s->mapped[b] = 1;
+		map(s, b);
 		s->ver[b] = VER_LOST;
 		if (!alive) {
 			s->transient[b] = 1;
 			s->ntransient++;
 		}
-		s->mem += bytes_of(s, b);
 		break;
 	case PL_STEP_SAVE:
 		if (!s->mapped[b] || s->saved[b])
@@ -249,9 +258,8 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 			           g->bufs[b].small ? "small"
 			           : s->saved[b]    ? "saved"
 			                            : "not mapped");
-		s->mapped[b] = 0;
+		unmap(s, b);
 		s->ver[b] = VER_LOST;
-		s->mem -= bytes_of(s, b);
 		if (s->transient[b]) {
 			s->transient[b] = 0;
 			s->ntransient--;
@@ -293,12 +301,13 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	s.host_ver = malloc(sizeof(int32_t) * nb);
 	s.off_end = calloc(nb, sizeof(int64_t));
 	s.fetch_end = calloc(nb, sizeof(int64_t));
+	s.share = calloc(g->nshared ? g->nshared : 1, sizeof(int32_t));
 	s.gbps = p->offload_gbps;
 	e->curve = calloc(g->nops ? g->nops : 1, sizeof(int64_t));
 	int rc = PL_OK;
 	if (!alist || !flist || !s.mapped || !s.saved || !s.transient || !s.evicted_once ||
 	    !s.stashed || !s.at_boundary || !s.ver || !s.saved_ver || !s.stash_ver || !e->curve ||
-	    !s.off || !s.host_ver || !s.off_end || !s.fetch_end) {
+	    !s.off || !s.host_ver || !s.off_end || !s.fetch_end || !s.share) {
 		rc = PL_EINTERNAL;
 		goto out;
 	}
@@ -322,10 +331,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	s.mem = g->const_bytes;
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		s.ver[b] = pl_ver_initial(&g->bufs[b]);
-		if (g->bufs[b].alloc_at < 0 && !s.at_boundary[b]) {
-			s.mapped[b] = 1;
-			s.mem += bytes_of(&s, b);
-		}
+		if (g->bufs[b].alloc_at < 0 && !s.at_boundary[b])
+			map(&s, b);
 	}
 	for (int32_t pos = 0; pos < g->nops; pos++) {
 		for (uint32_t i = foff[pos]; i < foff[pos + 1]; i++) {
@@ -338,8 +345,7 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 				goto out;
 			}
 			if (s.mapped[b])
-				s.mem -= bytes_of(&s, b);
-			s.mapped[b] = 0;
+				unmap(&s, b);
 		}
 		for (uint32_t i = aoff[pos]; i < aoff[pos + 1]; i++) {
 			int32_t b = alist[i];
@@ -350,9 +356,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 				    b, pos);
 				goto out;
 			}
-			s.mapped[b] = 1;
+			map(&s, b);
 			s.ver[b] = PL_VER_FRESH;
-			s.mem += bytes_of(&s, b);
 		}
 		e->curve[pos] = s.mem;
 		for (uint32_t i = p->step_off[pos]; i < p->step_off[pos + 1]; i++) {
@@ -392,9 +397,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 				bad(&s, "evict after op %d: buffer %d is being prefetched", pos, b);
 				goto out;
 			}
-			s.mapped[b] = 0;
+			unmap(&s, b);
 			s.ver[b] = VER_LOST;
-			s.mem -= bytes_of(&s, b);
 			s.evicted_once[b] = 1;
 			e->evictions++;
 		}
@@ -461,6 +465,7 @@ out:
 	free(s.host_ver);
 	free(s.off_end);
 	free(s.fetch_end);
+	free(s.share);
 	if (rc)
 		pl_eval_free(e);
 	return rc;

@@ -111,6 +111,8 @@ void pl_graph_free(struct pl_graph *g)
 	free(g->bufs);
 	free(g->refs);
 	free(g->live);
+	free(g->shared);
+	free(g->shared_bufs);
 	free(g);
 }
 
@@ -126,6 +128,10 @@ static uint64_t content_hash(const struct pl_graph *g)
 		/* (only when set: hashes of graphs without it stay as they were) */
 		if (b->dead_across)
 			h = pl_fnv(h, "dead", 4);
+	}
+	for (int32_t s = 0; s < g->nshared; s++) { /* (none: as before) */
+		h = pl_fnv(h, &g->shared[s].bytes, sizeof(g->shared[s].bytes));
+		h = pl_fnv(h, g->shared_bufs + g->shared[s].off, sizeof(int32_t) * g->shared[s].n);
 	}
 	for (int32_t i = 0; i < g->nops; i++) {
 		const struct pl_op *op = &g->ops[i];
@@ -286,6 +292,10 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 		goto out;
 	}
+	if (pl_shared_baseline(g, diff)) {
+		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+		goto out;
+	}
 	int64_t acc = g->const_bytes;
 	g->baseline_peak = 0;
 	for (int32_t p = 0; p < g->nops; p++) {
@@ -349,18 +359,39 @@ int64_t pl_graph_lower_bound(const struct pl_graph *g)
 	 * persistent that it frees or allocates inside the iteration, and the
 	 * baseline does not count it outside its lifetime. */
 	int64_t kept = g->const_bytes, best = 0;
+	/* A shared chunk group counts where one of its buffers must be
+	 * mapped: kept throughout, or referenced by the op (mark[s]: the op
+	 * that counted it last, or nops for always).  Out of memory: groups
+	 * are left out, which only lowers the bound. */
+	int32_t *mark = malloc(sizeof(int32_t) * (g->nshared ? g->nshared : 1));
+	for (int32_t s = 0; mark && s < g->nshared; s++)
+		mark[s] = -1;
 	for (int32_t b = 0; b < g->nbufs; b++)
-		if (pl_graph_kept_whole(&g->bufs[b]))
+		if (pl_graph_kept_whole(&g->bufs[b])) {
 			kept += g->bufs[b].rounded;
+			for (int k = 0; mark && k < 2 && g->bufs[b].shared[k]; k++)
+				if (mark[g->bufs[b].shared[k] - 1] != g->nops) {
+					mark[g->bufs[b].shared[k] - 1] = g->nops;
+					kept += g->shared[g->bufs[b].shared[k] - 1].bytes;
+				}
+		}
 	for (int32_t i = 0; i < g->nops; i++) {
 		int64_t need = kept;
 		for (uint32_t k = 0; k < g->ops[i].nrefs; k++) {
 			const struct pl_buffer *b = &g->bufs[g->refs[g->ops[i].ref_off + k].buf];
 			if (!pl_graph_kept_whole(b))
 				need += b->rounded;
+			for (int j = 0; mark && j < 2 && b->shared[j]; j++) {
+				int32_t s = (int32_t)b->shared[j] - 1;
+				if (mark[s] != g->nops && mark[s] != i) {
+					mark[s] = i;
+					need += g->shared[s].bytes;
+				}
+			}
 		}
 		best = need > best ? need : best;
 	}
+	free(mark);
 	return best;
 }
 

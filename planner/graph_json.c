@@ -67,6 +67,8 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 			return rc;
 		b->name = pl_graph_strdup(g, bn);
 	}
+	if ((rc = pl_jshared(c, g, root)))
+		return rc;
 	return pl_jops(c, g, ops, 0);
 }
 
@@ -151,6 +153,16 @@ static const char *kind_name(int k)
 	return k >= 0 && k <= PL_KIND_OTHER ? names[k] : "other";
 }
 
+/* Written into const_bytes: a reader that ignores shared_chunks keeps them
+ * mapped throughout, which is always valid. */
+static int64_t shared_total(const struct pl_graph *g)
+{
+	int64_t t = 0;
+	for (int32_t s = 0; s < g->nshared; s++)
+		t += g->shared[s].bytes;
+	return t;
+}
+
 int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, size_t errlen)
 {
 	char tmp[4096], hs[20];
@@ -163,7 +175,7 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 	        ",\n  \"graph_hash\": \"%s\",\n  \"granularity\": %lld,\n"
 	        "  \"small_pool_bytes\": %lld,\n  \"const_bytes\": %lld,\n",
 	        pl_hash_str(g->hash, hs), (long long)g->granularity, (long long)g->small_pool_bytes,
-	        (long long)g->const_bytes);
+	        (long long)(g->const_bytes + shared_total(g)));
 	if (g->copy_bytes_per_us > 0)
 		fprintf(f, "  \"device_copy\": {\"fixed_ns\": %lld, \"bytes_per_us\": %lld},\n",
 		        (long long)g->copy_fixed_ns, (long long)g->copy_bytes_per_us);
@@ -188,7 +200,19 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 		}
 		fprintf(f, "}%s\n", b + 1 < g->nbufs ? "," : "");
 	}
-	fprintf(f, "  ],\n  \"ops\": [\n");
+	fprintf(f, "  ],\n");
+	if (g->nshared) {
+		fprintf(f, "  \"shared_chunks\": [\n");
+		for (int32_t s = 0; s < g->nshared; s++) {
+			const struct pl_shared *sh = &g->shared[s];
+			fprintf(f, "    {\"bytes\": %lld, \"buffers\": [", (long long)sh->bytes);
+			for (uint32_t i = 0; i < sh->n; i++)
+				fprintf(f, "%s%d", i ? ", " : "", g->shared_bufs[sh->off + i]);
+			fprintf(f, "]}%s\n", s + 1 < g->nshared ? "," : "");
+		}
+		fprintf(f, "  ],\n");
+	}
+	fprintf(f, "  \"ops\": [\n");
 	for (int32_t i = 0; i < g->nops; i++) {
 		const struct pl_op *op = &g->ops[i];
 		fprintf(f, "    {\"i\": %d", i);

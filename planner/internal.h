@@ -57,7 +57,8 @@ static inline int64_t pl_round_up(int64_t v, int64_t g)
  * activations; what lives across the boundary stays (see candidates.c). */
 static inline int pl_buf_evictable(const struct pl_buffer *b)
 {
-	return !b->small && !b->excluded && b->rounded > 0;
+	/* (a region with no whole chunk frees the chunks it shares) */
+	return !b->small && !b->excluded && (b->rounded > 0 || b->shared[0]);
 }
 
 /* Position whose steps take a buffer's stash (its content from before
@@ -130,6 +131,35 @@ static inline int pl_buf_alive(const struct pl_buffer *b, int32_t p, int32_t nop
 	int32_t hi = b->free_at < 0 ? nops : b->free_at;
 	return p >= lo && p < hi;
 }
+
+/* shared.c: the chunks buffers share.  count[s] is how many buffers of
+ * group s are mapped (g->nshared entries, zero to start with): mapping
+ * buffer b adds its own bytes and the groups nobody held; unmapping it
+ * frees its own and those it was the last to hold.  need: what mapping b
+ * would add now, count unchanged. */
+int64_t pl_map_bytes(const struct pl_graph *g, int32_t *count, int32_t b);
+int64_t pl_unmap_bytes(const struct pl_graph *g, int32_t *count, int32_t b);
+int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b);
+/* What the candidates' model counts evicting b saves: its own bytes and
+ * an equal share of each group it is in whose buffers can all be out
+ * (none lives across the boundary).  Exact when all of a group's buffers
+ * are out together, optimistic when not: plans are judged by the
+ * evaluator, and plan_make.c plans again for less where the shares were
+ * too much. */
+int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
+/* The walk's measure of evicting b now: its own bytes and, of each group
+ * all of whose buffers can be out, the bytes over how many still hold it
+ * (all of them when b is the last). */
+int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b);
+
+/* $.shared_chunks of a graph file or trace, into g (its buffers are read);
+ * their bytes are taken out of g->const_bytes, which must hold them. */
+struct jctx;
+int pl_jshared(struct jctx *c, struct pl_graph *g, void *root);
+/* Adds to diff[p] (nops + 1 entries) the bytes of every group over the
+ * positions where one of its buffers is allocated: the baseline.  -1 out
+ * of memory. */
+int pl_shared_baseline(const struct pl_graph *g, int64_t *diff);
 
 /* ---- candidates: (buffer, idle gap, rebuild recipe) decisions ---- */
 

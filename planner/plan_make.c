@@ -93,22 +93,28 @@ static void debug(int verbose, const struct outcome *o)
 		        o->ev.error);
 }
 
-/* Heuristic run: planner's selection, realized. */
+/* Heuristic run: planner's selection for the model's budget, realized
+ * and judged against the true one; *met: it meets the model's. */
 static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
-                     int64_t budget, uint8_t *chosen, struct outcome *o)
+                     int64_t model, int64_t budget, uint8_t *chosen, struct outcome *o, int *met)
 {
-	int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, budget, chosen)
-	                                : pl_greedy(g, cs, budget, chosen);
+	int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, model, chosen)
+	                                : pl_greedy(g, cs, model, chosen);
 	if (r < 0 || realize(g, cs, chosen, budget, o))
 		return -1;
+	*met = r == 0;
 	return 0;
 }
 
-/* DTR run offline (sim.c): a plan without a selection. */
-static int simulate(const struct pl_graph *g, int64_t budget, int version, struct outcome *o)
+static int keep_better(struct outcome *best, struct outcome *o);
+
+/* DTR run offline (sim.c) for budget `walk`, judged by `budget`: a plan
+ * without a selection. */
+static int simulate_at(const struct pl_graph *g, int64_t walk, int64_t budget, int version,
+                       struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	int r = pl_sim(g, budget, version, &o->plan);
+	int r = pl_sim(g, walk, version, &o->plan);
 	if (r < 0)
 		return -1;
 	if (!o->plan)
@@ -116,6 +122,23 @@ static int simulate(const struct pl_graph *g, int64_t budget, int version, struc
 	if (pl_evaluate(g, o->plan, &o->ev))
 		return -1;
 	o->ok = o->ev.valid && o->ev.peak <= budget;
+	return 0;
+}
+
+/* The walk; where chunks are shared (its only way below what they hold,
+ * and its greedy evictions can end in a rebuild storm close to the
+ * smallest peak) also a few chunks under the budget when it fails. */
+static int simulate(const struct pl_graph *g, int64_t budget, int version, struct outcome *o)
+{
+	if (simulate_at(g, budget, budget, version, o))
+		return -1;
+	int64_t step = g->granularity > 1 ? g->granularity : 1;
+	for (int k = 1; k <= 4 && !o->ok && g->nshared && budget - k * step > 0; k++) {
+		struct outcome t;
+		if (simulate_at(g, budget - k * step, budget, version, &t))
+			return -1;
+		keep_better(o, &t);
+	}
 	return 0;
 }
 
@@ -152,7 +175,10 @@ struct pl_ctx {
 		struct pl_struct *st; /* NULL: no chain in this graph */
 	} lv[2];
 	double deadline;
-	int64_t stop; /* the budget's bound for done_by_gap */
+	int64_t stop;     /* the budget's bound for done_by_gap */
+	int64_t truth;    /* the budget plans are judged by (the planners' models may differ) */
+	int sel_ok;       /* a selection planner met it */
+	int64_t sel_over; /* else the least a valid selection went over it by (-1: none) */
 	int32_t *sel;
 	size_t cap_sel;
 };
@@ -216,14 +242,14 @@ static int chain_plan(struct pl_ctx *c, struct level *lv, int64_t budget, struct
 			if (pl_sel_compatible(&s, c->sel[i]))
 				pl_sel_take(&s, &lv->cs, c->sel[i]);
 		struct outcome o;
-		int rr = realize(g, &lv->cs, s.chosen, budget, &o);
+		int rr = realize(g, &lv->cs, s.chosen, c->truth, &o);
 		pl_sel_free(&s);
 		if (rr)
 			return -1;
 		o.by = "chain";
 		debug(c->o.verbose, &o);
 		int ok = o.ok, valid = o.ev.valid;
-		int64_t over = o.ev.peak - budget;
+		int64_t over = o.ev.peak - c->truth;
 		keep_better(best, &o);
 		if (ok || !valid)
 			break;
@@ -272,10 +298,25 @@ static int done_by_gap(const struct pl_ctx *c, const struct outcome *b)
 
 /* One planning at one strictness.  no_ilp: the time-independent part only
  * (every plan then comes out the same for the same budget). */
-static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_t bound, int no_ilp,
+/* keep_better for a selection planner's outcome */
+static void keep_sel(struct pl_ctx *c, struct outcome *best, struct outcome *o)
+{
+	c->sel_ok |= o->ok;
+	int64_t over = o->ev.peak - c->truth;
+	if (o->plan && o->ev.valid && !o->ok && (c->sel_over < 0 || over < c->sel_over))
+		c->sel_over = over;
+	keep_better(best, o);
+}
+
+/* The planners plan for `model` (the budget, or more where their model
+ * counts chunks as mapped that the true curve frees: ctx_plan); every plan
+ * is judged by the true budget, c->truth. */
+static int plan_level(struct pl_ctx *c, struct level *lv, int64_t model, int64_t bound, int no_ilp,
                       struct outcome *best, struct pl_result *res, char *err, size_t errlen)
 {
 	const struct pl_graph *g = c->g;
+	int64_t budget = c->truth;
+	int shifted = model != budget, met1 = 0, met2 = 0;
 	const struct pl_options *o = &c->o;
 	struct pl_cands *cs = &lv->cs;
 	struct outcome h = {0};
@@ -287,9 +328,9 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	 * the walk replay: not when only offload is asked for) */
 	int replays_ok = !(o->offload_only && o->offload_gbps > 0);
 	if (replays_ok && (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN)) {
-		if (chain_plan(c, lv, budget, &h))
+		if (chain_plan(c, lv, model, &h))
 			goto oom;
-		keep_better(best, &h);
+		keep_sel(c, best, &h);
 		if (o->planner == PL_PLANNER_CHAIN || o->planner == PL_PLANNER_ILP)
 			progress_best(c, "chain", best, bound);
 		if (o->planner == PL_PLANNER_CHAIN && lv->st)
@@ -308,21 +349,21 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	base.ncands = lv->nbase;
 	/* greedy (also the flat fallback of the chain planner) */
 	if (o->planner != PL_PLANNER_DTR) {
-		if (heuristic(g, &base, PL_PLANNER_GREEDY, budget, c1, &h))
+		if (heuristic(g, &base, PL_PLANNER_GREEDY, model, budget, c1, &h, &met1))
 			goto oom;
 		h.by = "greedy";
 		debug(o->verbose, &h);
-		keep_better(best, &h);
+		keep_sel(c, best, &h);
 		if (o->planner != PL_PLANNER_ILP)
 			goto out;
 	}
 	/* dtr: the rule on the candidates and the walk */
-	if (heuristic(g, &base, PL_PLANNER_DTR, budget, c2, &h))
+	if (heuristic(g, &base, PL_PLANNER_DTR, model, budget, c2, &h, &met2))
 		goto oom;
 	h.by = "dtr";
 	debug(o->verbose, &h);
-	keep_better(best, &h);
-	if (replays_ok) {
+	keep_sel(c, best, &h);
+	if (replays_ok && !shifted) { /* (the walk counts shared chunks itself) */
 		if (simulate(g, budget, o->plan_version, &h))
 			goto oom;
 		h.by = "dtr (walk)";
@@ -344,15 +385,17 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 		goto oom;
 	}
 	int64_t wcost = INT64_MAX;
-	if (t1.ok) {
+	/* a warm start must meet the ILP's model too */
+	if (t1.ok && (!shifted || met1)) {
 		warm = c1;
 		wcost = t1.ev.recompute_ns;
 	}
-	if (t2.ok && t2.ev.recompute_ns < wcost) {
+	if (t2.ok && (!shifted || met2) && t2.ev.recompute_ns < wcost) {
 		warm = c2;
 		wcost = t2.ev.recompute_ns;
 	}
-	if (lv->st && best->ok && !strcmp(best->by, "chain") && best->ev.recompute_ns < wcost) {
+	if (lv->st && best->ok && !shifted && !strcmp(best->by, "chain") &&
+	    best->ev.recompute_ns < wcost) {
 		/* the chain's selection, again (it is cheap) */
 		struct outcome t3;
 		memset(c3, 0, N);
@@ -381,7 +424,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	if (!warm && left_s(c) > 1) {
 		if (pl_ilp_min_peak(g, cs, left_s(c) / 3, NULL, c3, &ir, o->verbose))
 			goto oom;
-		if (ir.status == 0 && ir.peak <= budget) {
+		if (ir.status == 0 && ir.peak <= model) {
 			memcpy(c1, c3, N ? N : 1);
 			warm = c1;
 		}
@@ -390,14 +433,14 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t budget, int64_
 	if (lim < 0.5)
 		goto out;
 	pl_progress(o, "ilp: solving (%.1f s left)", lim);
-	if (pl_ilp(g, cs, budget, lim, warm, c3, &ir, o->verbose))
+	if (pl_ilp(g, cs, model, lim, warm, c3, &ir, o->verbose))
 		goto oom;
 	if (ir.status == 0) {
 		if (realize(g, cs, c3, budget, &h))
 			goto oom;
 		h.by = "ilp";
 		debug(o->verbose, &h);
-		keep_better(best, &h);
+		keep_sel(c, best, &h);
 	}
 	if (o->verbose && ir.status == 0)
 		fprintf(stderr, "ilp: %s in its candidate model (model gap %.2f%%)\n",
@@ -455,6 +498,62 @@ void pl_ctx_set_deadline(struct pl_ctx *c, double t)
 /* Plans for one budget, nothing more: on a miss, *out is NULL and
  * res->peak the closest valid peak (-1 none).  PL_OK either way, or
  * PL_EINTERNAL. */
+/* Chunks regions share (shared.c) are freed once all their buffers are
+ * out, which a selection's sum of savings cannot say: the candidates'
+ * model counts each buffer's share of them (pl_model_bytes), which is
+ * too much where a selection evicts one buffer of a group and not the
+ * other.  What a planner makes is judged by the evaluator's true curve;
+ * when no selection met the budget, the selection planners plan again
+ * for less: the budget minus what the closest one went over by, more
+ * each round it still does (as chain_plan does for its own estimate),
+ * then less again while the rounds left can find a smaller slack that
+ * meets it (the smaller, the cheaper); each round with an equal share of
+ * the time left. */
+static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t bound, int no_ilp,
+                          struct outcome *best, struct pl_result *res, char *err, size_t errlen)
+{
+	const struct pl_graph *g = c->g;
+	int64_t step = g->granularity > 1 ? g->granularity : 1;
+	if (c->sel_ok || !g->nshared || c->sel_over < 0 ||
+	    (c->o.offload_only && c->o.offload_gbps > 0))
+		return PL_OK;
+	double deadline = c->deadline;
+	struct level *lv;
+	int rc = level_get(c, strict, &lv, err, errlen);
+	int64_t lo = 0, hi = -1; /* slacks that went over, and that met it (-1: none yet) */
+	for (int pass = 0; !rc && pass < 5 && left_s(c) > 0.1; pass++) {
+		int64_t slack;
+		if (hi < 0) {
+			if (c->sel_over < 0)
+				break;
+			slack = lo + c->sel_over + step;
+		} else {
+			slack = (lo + hi) / 2 / step * step;
+			if (slack <= lo || slack >= hi)
+				break;
+		}
+		if (budget - slack <= 0)
+			break;
+		c->sel_ok = 0;
+		c->sel_over = -1;
+		c->deadline = pl_now() + (deadline - pl_now()) / (5 - pass);
+		struct outcome o;
+		rc = plan_level(c, lv, budget - slack, bound, no_ilp, &o, res, err, errlen);
+		c->deadline = deadline;
+		if (rc)
+			break;
+		if (c->o.verbose)
+			fprintf(stderr, "shared chunks: planned for %lld bytes less: %s\n",
+			        (long long)slack, c->sel_ok ? "within the budget" : "over it");
+		if (c->sel_ok)
+			hi = slack;
+		else
+			lo = slack;
+		keep_better(best, &o);
+	}
+	return rc;
+}
+
 static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome *best,
                     struct pl_result *res, char *err, size_t errlen)
 {
@@ -479,7 +578,11 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 	if (bound < 0) { /* below what any plan reaches: nothing to try */
 		return PL_OK;
 	}
-	for (int strict = c->o.strict ? 1 : 0; strict < 2; strict++) {
+	c->truth = budget;
+	c->sel_ok = 0;
+	c->sel_over = -1;
+	int strict = c->o.strict ? 1 : 0;
+	for (; strict < 2; strict++) {
 		struct level *lv;
 		int rc = level_get(c, strict, &lv, err, errlen);
 		if (!rc)
@@ -494,7 +597,8 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 		}
 		break;
 	}
-	return PL_OK;
+	return strict < 2 ? shifted_passes(c, strict, budget, bound, no_ilp, best, res, err, errlen)
+	                  : PL_OK;
 }
 
 /* Fills the plan's and the result's figures from a plan within the budget. */

@@ -76,6 +76,17 @@ struct pl_buffer {
 	uint8_t excluded;
 	const char *name; /* may be "" */
 	const char *site; /* allocating call stack, innermost first, one frame per line; "" */
+	/* The shared chunk groups it is one of the buffers of, each as its
+	 * index in g->shared + 1 (0: none); a buffer is in two at most. */
+	uint32_t shared[2];
+};
+
+/* Chunks several buffers share (regions of one allocation whose ends fall
+ * inside a chunk; docs/graph-format.md): mapped while at least one of its
+ * buffers is.  Its buffers: g->shared_bufs[off .. off + n). */
+struct pl_shared {
+	int64_t bytes;
+	uint32_t off, n;
 };
 
 /* A trace's sections beyond ops and buffers (docs/trace-format.md), for the
@@ -97,7 +108,9 @@ struct pl_graph {
 	uint64_t hash; /* trace graph_hash, the graph file's hash, or a hash of its content */
 	int64_t granularity;
 	int64_t small_pool_bytes;
-	int64_t const_bytes;  /* small pool plus persistent bytes not listed as buffers */
+	/* small pool plus persistent bytes not listed as buffers, the shared
+	 * chunks not included (a file's const_bytes includes them) */
+	int64_t const_bytes;
 	int64_t iteration_ns; /* sum of op durations */
 	/* A copy inside device memory (a save, restore, stash or unstash)
 	 * takes copy_fixed_ns + bytes / copy_bytes_per_us µs, as the profiler
@@ -108,6 +121,9 @@ struct pl_graph {
 	struct pl_op *ops; /* in iteration order; op i is at position i */
 	struct pl_buffer *bufs;
 	struct pl_ref *refs;
+	int32_t nshared;
+	struct pl_shared *shared;
+	int32_t *shared_bufs;
 	char *strings; /* storage behind the name pointers */
 	struct pl_trace_info trace;
 	/* Derived by pl_graph_finish(): */

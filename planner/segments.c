@@ -79,7 +79,7 @@ int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct ci
 	for (int32_t t = 0; t < nt; t++) {
 		const struct pl_gap *q = &cs->gaps[tg[t]];
 		if (c - 1 >= q->a + 1)
-			(*rg)[nr++] = (struct pl_range){q->a + 1, c - 1, g->bufs[q->buf].rounded};
+			(*rg)[nr++] = (struct pl_range){q->a + 1, c - 1, q->bytes};
 	}
 	if (pl_recipe_stash_ranges(rc, g, ix, c, rg, &nr, cap_rg))
 		return -2;

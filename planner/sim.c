@@ -20,9 +20,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t bytes_of(const struct pl_graph *g, int32_t b)
+/* Mapping and unmapping b: its bytes, and those of the shared chunks it
+ * is the first to need or the last to leave (shared.c). */
+static void map(struct walk *w, int32_t b)
 {
-	return g->bufs[b].small ? 0 : g->bufs[b].rounded;
+	w->mapped[b] = 1;
+	w->mem += pl_map_bytes(w->g, w->share, b);
+}
+
+static int64_t unmap(struct walk *w, int32_t b)
+{
+	w->mapped[b] = 0;
+	int64_t d = pl_unmap_bytes(w->g, w->share, b);
+	w->mem -= d;
+	return d;
 }
 
 /* The first use of b after position q, or -1. */
@@ -158,7 +169,10 @@ static double key(struct walk *w, int32_t b, int32_t q)
 		idle = sqrt(idle);
 	else if (w->variant == IDLE_OPS)
 		idle = (double)(nu - q);
-	return cost / ((double)bf->rounded * idle);
+	/* (a region's share of the chunks it shares counts: one with no whole
+	 * chunk frees only those, and nothing when they stay anyway) */
+	int64_t bytes = pl_evict_gain(g, w->share, b);
+	return bytes > 0 ? cost / ((double)bytes * idle) : -1;
 }
 
 /* b was used at q and stays mapped: offer it for eviction over its idle
@@ -246,9 +260,7 @@ static int make_room(struct walk *w, int32_t p, int64_t need)
 		if (pl_asm_evict(&w->pa, x.hi, b))
 			return -1;
 		w->evq[b] = x.hi;
-		w->mapped[b] = 0;
-		w->mem -= bytes_of(w->g, b);
-		need -= bytes_of(w->g, b);
+		need -= unmap(w, b);
 	}
 	return need > w->budget;
 }
@@ -269,13 +281,11 @@ static int step(struct walk *w, int32_t p)
 	for (uint32_t i = w->foff[p]; i < w->foff[p + 1]; i++) {
 		int32_t b = w->flist[i];
 		if (w->mapped[b])
-			w->mem -= bytes_of(g, b);
-		w->mapped[b] = 0;
+			unmap(w, b);
 	}
 	for (uint32_t i = w->aoff[p]; i < w->aoff[p + 1]; i++) {
 		int32_t b = w->alist[i];
-		w->mapped[b] = 1;
-		w->mem += bytes_of(g, b);
+		map(w, b);
 		w->last[b] = p;
 	}
 	for (uint32_t i = w->soff[p]; i < w->soff[p + 1]; i++)
@@ -290,7 +300,8 @@ static int step(struct walk *w, int32_t p)
 		touch(w, r->buf, p);
 		if (w->mapped[r->buf])
 			continue;
-		extra += bytes_of(g, r->buf);
+		/* (a group two of them share counts twice: an upper bound) */
+		extra += pl_map_need(g, w->share, r->buf);
 		if (!(r->flags & PL_REF_READ))
 			continue;
 		if (pl_recipe_targets(rc, rc->nt + 1))
@@ -359,14 +370,10 @@ static int step(struct walk *w, int32_t p)
 			if (st->kind == PL_STEP_UNSTASH)
 				w->stashed[st->arg] = 1;
 		}
-		for (int32_t t = 0; t < rc->nt; t++) {
-			w->mapped[rc->tb[t]] = 1;
-			w->mem += bytes_of(g, rc->tb[t]);
-		}
-		for (int32_t t = 0; t < rc->nkept; t++) {
-			w->mapped[rc->kept[t]] = 1;
-			w->mem += bytes_of(g, rc->kept[t]);
-		}
+		for (int32_t t = 0; t < rc->nt; t++)
+			map(w, rc->tb[t]);
+		for (int32_t t = 0; t < rc->nkept; t++)
+			map(w, rc->kept[t]);
 	}
 	for (uint32_t i = 0; i < op->nrefs; i++) {
 		const struct pl_ref *r = &g->refs[op->ref_off + i];
@@ -374,8 +381,7 @@ static int step(struct walk *w, int32_t p)
 			continue;
 		if (pl_asm_step(&w->pa, p, PL_STEP_MAP, r->buf))
 			return -1;
-		w->mapped[r->buf] = 1;
-		w->mem += bytes_of(g, r->buf);
+		map(w, r->buf);
 	}
 	for (int32_t t = 0; rc->nt && t < rc->ntouched; t++)
 		if (w->mapped[rc->touched[t]] && offer(w, rc->touched[t], p))
@@ -401,6 +407,8 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 	w->mem = g->const_bytes;
 	if (pl_asm_init(&w->pa, g))
 		return -1;
+	if (g->nshared)
+		memset(w->share, 0, sizeof(int32_t) * (size_t)g->nshared);
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		const struct pl_buffer *bf = &g->bufs[b];
 		w->busy[b] = 0;
@@ -408,9 +416,9 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 		w->stashed[b] = 0;
 		/* content dead across the boundary: unmapped there */
 		w->pa.boundary[b] = w->v2 && bf->dead_across && pl_buf_evictable(bf);
-		w->mapped[b] = bf->alloc_at < 0 && !w->pa.boundary[b];
-		if (w->mapped[b])
-			w->mem += bytes_of(g, b);
+		w->mapped[b] = 0;
+		if (bf->alloc_at < 0 && !w->pa.boundary[b])
+			map(w, b);
 	}
 	int rc = 0;
 	for (int32_t p = 0; p < g->nops && !w->failed && !rc; p++)
@@ -433,6 +441,7 @@ void sim_walk_free(struct walk *w)
 	pl_recipe_free(&w->rc);
 	free(w->tm);
 	free(w->mapped);
+	free(w->share);
 	free(w->never);
 	free(w->reserve);
 	free(w->stashed);
@@ -514,6 +523,7 @@ int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int 
 	w->v2 = version >= 2;
 	w->tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
 	w->mapped = malloc(nb);
+	w->share = calloc(g->nshared ? (size_t)g->nshared : 1, sizeof(int32_t));
 	w->never = calloc(nb, 1);
 	w->reserve = calloc(nb, 1);
 	w->stashed = calloc(nb, 1);
@@ -525,9 +535,9 @@ int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int 
 	w->evq = calloc(nb, sizeof(int32_t));
 	w->alist = pl_bufs_by_pos(g, 0, &w->aoff);
 	w->flist = pl_bufs_by_pos(g, 1, &w->foff);
-	if (!w->tm || !w->mapped || !w->never || !w->reserve || !w->stashed || !w->last ||
-	    !w->busy || !w->seen || !w->stack || !w->stack2 || !w->evq || !w->alist || !w->flist ||
-	    pl_cindex_build(g, &w->ix) || pl_recipe_init(&w->rc, g) || stash_index(w))
+	if (!w->tm || !w->mapped || !w->share || !w->never || !w->reserve || !w->stashed ||
+	    !w->last || !w->busy || !w->seen || !w->stack || !w->stack2 || !w->evq || !w->alist ||
+	    !w->flist || pl_cindex_build(g, &w->ix) || pl_recipe_init(&w->rc, g) || stash_index(w))
 		return -1;
 	w->rc.no_stash = !w->v2;
 	w->tm[0] = 0;

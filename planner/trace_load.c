@@ -207,6 +207,9 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 	if (g->const_bytes < small_pool)
 		g->const_bytes = small_pool;
 	g->const_bytes += edge;
+	/* the chunks regions share, out of edge_bytes */
+	if ((rc = pl_jshared(c, g, root)))
+		return rc;
 
 	if ((rc = pl_jops(c, g, ops, 1)))
 		return rc;

@@ -32,6 +32,10 @@ struct prof_buf {
 	 * unmaps; a whole allocation has map_addr == addr. */
 	int region;
 	uint64_t alloc_addr, alloc_off, map_addr;
+	/* The shared chunk runs it is one of the buffers of, each as its index
+	 * in the profile's shared + 1 (0: none): at most its first and its
+	 * last chunk are shared. */
+	uint32_t shared[2];
 	char **site; /* "function+0xoff (object)", innermost first */
 	size_t nsite;
 };
@@ -42,6 +46,18 @@ static inline uint64_t prof_buf_map_addr(const struct prof_buf *u)
 {
 	return u->region ? u->map_addr : u->addr;
 }
+
+/* A run of chunks of a split allocation that no region holds whole, with
+ * the same regions in each (docs/trace-format.md, "Shared chunks"):
+ * buffers first .. first + n - 1 (regions of one allocation are numbered
+ * in address order).  It is needed while one of them is mapped: run mode
+ * unmaps it when the last of them is evicted and maps it back before the
+ * first is rebuilt.  Its bytes are part of edge_bytes. */
+struct prof_shared {
+	uint64_t addr, bytes;
+	int32_t first;
+	uint32_t n;
+};
 
 /* A launched function: its name and how its parameters are laid out (what
  * a replay needs to rebuild kernelParams from the recorded bytes). */
@@ -113,6 +129,9 @@ struct remat_profile {
 	/* Chunks of split allocations that no region holds whole: never
 	 * evicted, counted like the small pool. */
 	uint64_t edge_bytes;
+	/* The part of edge_bytes that regions share (prof_shared). */
+	struct prof_shared *shared;
+	size_t nshared;
 	/* a copy inside device memory: copy_fixed_ns + bytes / copy_bytes_per_us
 	 * µs (copy_rate.c); copy_bytes_per_us 0 when not measured */
 	int64_t copy_fixed_ns, copy_bytes_per_us;

@@ -419,6 +419,60 @@ static int has(const int32_t *v, size_t n, int32_t id)
 	return 0;
 }
 
+/* The chunks of allocation a (cut in s->n > 1 regions, now nb[s->first ..])
+ * that no region holds whole, as runs with the same regions in each chunk.
+ * Regions partition the allocation, so every byte of such a chunk up to
+ * the allocation's end is one of theirs, and the regions of a chunk are
+ * consecutive ids.  Each region is in at most two runs: its first and its
+ * last chunk.  Returns the bytes put in runs; they stay in edge_bytes,
+ * the conservative figure for a reader that ignores the runs. */
+static uint64_t share_chunks(struct regions *g, struct prof_buf *nb, const struct split *s,
+                             const struct prof_buf *u, uint64_t gran)
+{
+	struct remat_profile *p = g->p;
+	if (gran <= 1 || u->addr % gran || u->rounded < u->size)
+		return 0;
+	uint64_t end = u->addr + u->size, put = 0;
+	uint32_t i = 0; /* region holding the chunk's first byte */
+	for (uint64_t c = u->addr; c < end && !g->oom; c += gran) {
+		while (i + 1 < s->n && nb[s->first + (int32_t)i + 1].addr <= c)
+			i++;
+		uint32_t j = i; /* region holding its last byte */
+		uint64_t last = (c + gran < end ? c + gran : end) - 1;
+		while (j + 1 < s->n && nb[s->first + (int32_t)j + 1].addr <= last)
+			j++;
+		const struct prof_buf *r = &nb[s->first + (int32_t)i];
+		if (i == j && r->addr <= c && r->addr + r->size >= c + gran)
+			continue; /* held whole */
+		int32_t first = s->first + (int32_t)i;
+		uint32_t n = j - i + 1;
+		struct prof_shared *run = p->nshared ? &p->shared[p->nshared - 1] : NULL;
+		if (run && run->first == first && run->n == n && run->addr + run->bytes == c) {
+			run->bytes += gran;
+			put += gran;
+			continue;
+		}
+		size_t cap = p->nshared; /* grown in powers of two */
+		if (!cap || !(cap & (cap - 1))) {
+			struct prof_shared *q =
+			    realloc(p->shared, (cap ? 2 * cap : 8) * sizeof(*q));
+			if (!q) {
+				g->oom = 1;
+				break;
+			}
+			p->shared = q;
+		}
+		uint32_t idx = (uint32_t)p->nshared;
+		p->shared[p->nshared++] = (struct prof_shared){c, gran, first, n};
+		put += gran;
+		for (uint32_t k = 0; k < n; k++) {
+			struct prof_buf *m = &nb[first + (int32_t)k];
+			m->shared[m->shared[0] ? 1 : 0] = idx + 1;
+		}
+	}
+	return put;
+}
+
 static int build_bufs(struct regions *g)
 {
 	struct remat_profile *p = g->p;
@@ -457,8 +511,16 @@ static int build_bufs(struct regions *g)
 				if (!(r->site[q] = strdup(u->site[q] ? u->site[q] : "")))
 					r->nsite = q;
 		}
-		if (s->n > 1)
+		if (s->n > 1) {
 			p->edge_bytes += u->rounded - held;
+			share_chunks(g, nb, s, u, gran);
+			/* A region with no whole chunk still frees the chunks it
+			 * shares once the others there are out: evictable. */
+			for (uint32_t i = 0; i < s->n; i++) {
+				struct prof_buf *r = &nb[s->first + (int32_t)i];
+				r->small = !r->rounded && !r->shared[0];
+			}
+		}
 	}
 	for (size_t a = 0; a < p->nbufs; a++) {
 		for (size_t q = 0; q < p->bufs[a].nsite; q++)
@@ -513,7 +575,7 @@ int prof_regions(struct remat_profile *p)
 	reach(&g);
 	for (size_t k = 0; k < p->nops && !g.oom; k++)
 		rewrite_op(&g, k);
-	if (g.oom || build_bufs(&g))
+	if (g.oom || build_bufs(&g) || g.oom)
 		goto out;
 	dead_across(p);
 	rc = 0;

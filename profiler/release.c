@@ -31,6 +31,7 @@ void prof_profile_release(struct remat_profile *t)
 	free(t->params);
 	free(t->cmdline);
 	free(t->streams);
+	free(t->shared);
 	memset(t, 0, sizeof(*t));
 }
 

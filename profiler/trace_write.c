@@ -134,6 +134,23 @@ static void buffers(struct sbuf *b, const struct remat_profile *t)
 	puts_(b, "\n  ],\n");
 }
 
+/* Chunks regions share (docs/trace-format.md): only when there are some. */
+static void shared_chunks(struct sbuf *b, const struct remat_profile *t)
+{
+	if (!t->nshared)
+		return;
+	puts_(b, "  \"shared_chunks\": [");
+	for (size_t i = 0; i < t->nshared; i++) {
+		const struct prof_shared *c = &t->shared[i];
+		putf(b, "%s\n    {\"addr\": \"0x%llx\", \"bytes\": %llu, \"buffers\": [",
+		     i ? "," : "", (unsigned long long)c->addr, (unsigned long long)c->bytes);
+		for (uint32_t k = 0; k < c->n; k++)
+			putf(b, "%s%d", k ? ", " : "", c->first + (int32_t)k);
+		puts_(b, "]}");
+	}
+	puts_(b, "\n  ],\n");
+}
+
 static void kernels(struct sbuf *b, const struct remat_profile *t)
 {
 	puts_(b, "  \"kernels\": [");
@@ -343,6 +360,7 @@ int prof_trace_write(const struct remat_profile *t, const char *dir, char *err, 
 	     (unsigned long long)t->persistent_bytes, (unsigned long long)t->peak_bytes,
 	     (unsigned long long)t->small_pool_bytes, (unsigned long long)t->edge_bytes);
 	buffers(&b, t);
+	shared_chunks(&b, t);
 	kernels(&b, t);
 	ops(&b, t);
 	putf(&b,

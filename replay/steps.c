@@ -173,10 +173,34 @@ CUresult replay_launch(int32_t k, CUstream st)
 
 /* ---- memory -------------------------------------------------------------- */
 
+/* Whether a buffer of shared chunk run r other than b is mapped (a small
+ * one always is): the run stays while one is (docs/trace-format.md,
+ * "Shared chunks"). */
+static int run_held(const struct remat_profile *p, uint32_t r, int32_t b)
+{
+	const struct prof_shared *sh = &p->shared[r];
+	for (uint32_t k = 0; k < sh->n; k++) {
+		int32_t o = sh->first + (int32_t)k;
+		if (o != b && (engine.live[o] ? !engine.evicted[o] : engine.transient[o]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Buffer b's whole chunks, and the chunks it shares with others: mapping
+ * a run that is mapped already does nothing, so a rebuild maps them all
+ * (fresh ones where every other buffer of the run was evicted). */
 CUresult replay_map_buf(int32_t b, CUstream s, const char *what)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
-	CUresult r = remat_alloc_map(prof_buf_map_addr(u), u->rounded, s);
+	const struct remat_profile *p = engine.profile;
+	const struct prof_buf *u = &p->bufs[b];
+	/* (a region with no whole chunk has only shared ones) */
+	CUresult r =
+	    u->rounded ? remat_alloc_map(prof_buf_map_addr(u), u->rounded, s) : CUDA_SUCCESS;
+	for (int k = 0; k < 2 && r == CUDA_SUCCESS && u->shared[k]; k++) {
+		const struct prof_shared *sh = &p->shared[u->shared[k] - 1];
+		r = remat_alloc_map(sh->addr, sh->bytes, s);
+	}
 	if (r != CUDA_SUCCESS && what)
 		remat_log(REMAT_LOG_INFO,
 		          "%s of buffer %d (%llu bytes) does not fit in the budget of %lld bytes "
@@ -191,28 +215,64 @@ static CUresult map_buf(int32_t b, CUstream s)
 	return replay_map_buf(b, s, "rebuild");
 }
 
+/* Adds to st[0 .. *n) the streams of the iteration that reference buffer
+ * b and are not there yet. */
+static void streams_of(int32_t b, CUstream *st, int *n)
+{
+	/* bstreams has a bit for each of the first 64 stream ids. */
+	for (int i = 0; i < engine.profile->nstreams && *n < 64; i++) {
+		if (!(engine.bstreams[b] >> i & 1))
+			continue;
+		int seen = 0;
+		for (int j = 0; j < *n && !seen; j++)
+			seen = st[j] == engine.profile->streams[i];
+		if (!seen)
+			st[(*n)++] = engine.profile->streams[i];
+	}
+}
+
+/* Unmaps b's whole chunks once streams st[0 .. n) got there, and the
+ * shared runs no other buffer of theirs holds, once the streams of every
+ * buffer of the run got there too (the others were evicted before, maybe
+ * with work of theirs still running on it). */
+static void unmap_with_runs(int32_t b, CUstream *st, int n)
+{
+	const struct remat_profile *p = engine.profile;
+	const struct prof_buf *u = &p->bufs[b];
+	if (u->rounded)
+		remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, st, n);
+	for (int k = 0; k < 2 && u->shared[k]; k++) {
+		uint32_t r = u->shared[k] - 1;
+		if (run_held(p, r, b))
+			continue;
+		const struct prof_shared *sh = &p->shared[r];
+		int m = n;
+		for (uint32_t j = 0; j < sh->n; j++)
+			streams_of(sh->first + (int32_t)j, st, &m);
+		if (engine.off && m < 64)
+			st[m++] = engine.copy_out; /* an offload's copy out of one of them */
+		remat_alloc_unmap_after(sh->addr, sh->bytes, st, m);
+	}
+}
+
 void replay_unmap_fresh(int32_t b, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
-	remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, &s, 1);
+	CUstream st[64] = {s};
+	unmap_with_runs(b, st, 1);
 }
 
 /* The streams whose work on buffer b must finish before it is unmapped:
  * every stream of the iteration that references it, and s. */
 static void unmap_buf(int32_t b, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
 	CUstream st[64];
 	int n = 0;
 	st[n++] = s;
-	/* bstreams has a bit for each of the first 64 stream ids. */
-	for (int i = 0; i < engine.profile->nstreams && n < 64; i++)
-		if ((engine.bstreams[b] >> i & 1) && engine.profile->streams[i] != s)
-			st[n++] = engine.profile->streams[i];
+	streams_of(b, st, &n);
 	/* an offload's copy out reads it too (offload.c) */
 	if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING && n < 64)
 		st[n++] = engine.copy_out;
-	remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, st, n);
+	unmap_with_runs(b, st, n);
 }
 
 void replay_evict_after(int32_t p, CUstream s)

@@ -8,7 +8,9 @@
  * saved), every op and every replay must find each buffer it references
  * mapped and each buffer it reads holding the version it read in the
  * profiled iteration, what outlives the iteration must end it mapped with
- * its final version, and the memory curve must stay within the budget.
+ * its final version, and the memory curve must stay within the budget
+ * (a chunk regions share counts while one of them is mapped, found by
+ * looking at all of them each time, where the evaluator keeps counts).
  * Offload (version 3): the copied-out buffer is not written until its
  * eviction, a prefetch's destination counts from the prefetch and nothing
  * touches it before its await, nothing is left on the host at the end.
@@ -66,6 +68,42 @@ static int64_t chunk_bytes(const struct check *c, int32_t b)
 {
 	const struct prof_buf *u = &c->prof->bufs[b];
 	return u->small ? 0 : (int64_t)u->rounded;
+}
+
+/* Whether a buffer of shared chunk run r other than b is mapped: the run
+ * stays while one is (docs/trace-format.md, "Shared chunks"). */
+static int run_held(const struct check *c, uint32_t r, int32_t b)
+{
+	const struct prof_shared *sh = &c->prof->shared[r];
+	for (uint32_t k = 0; k < sh->n; k++)
+		if (sh->first + (int32_t)k != b && c->mapped[sh->first + (int32_t)k])
+			return 1;
+	return 0;
+}
+
+/* Mapping b adds its whole chunks and the shared runs no other buffer of
+ * theirs holds; unmapping it takes away the same. */
+static int64_t with_runs(const struct check *c, int32_t b)
+{
+	const struct prof_buf *u = &c->prof->bufs[b];
+	int64_t m = chunk_bytes(c, b);
+	for (int k = 0; k < 2; k++)
+		if (u->shared[k] && u->shared[k] <= c->prof->nshared &&
+		    !run_held(c, u->shared[k] - 1, b))
+			m += (int64_t)c->prof->shared[u->shared[k] - 1].bytes;
+	return m;
+}
+
+static void map_buf(struct check *c, int32_t b)
+{
+	c->mem += with_runs(c, b);
+	c->mapped[b] = 1;
+}
+
+static void unmap_buf(struct check *c, int32_t b)
+{
+	c->mapped[b] = 0;
+	c->mem -= with_runs(c, b);
 }
 
 /* A copy (saved or stashed) takes whole chunks, a small buffer's too: the
@@ -213,9 +251,8 @@ static int offload_step(struct check *c, int kind, int32_t b, int32_t pos, uint3
 			return wrong(c, "step %u before op %d: prefetch of buffer %d, which %s",
 			             idx, pos, b,
 			             c->mapped[b] ? "is mapped" : "is not on the host");
-		c->mapped[b] = 1;
+		map_buf(c, b);
 		c->holds[b] = HOLDS_LOST;
-		c->mem += chunk_bytes(c, b);
 		c->off[b] = OFF_COMING;
 		return 0;
 	default: /* PL_STEP_AWAIT */
@@ -263,13 +300,12 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 		if (u->small || c->mapped[b])
 			return wrong(c, "step %u before op %d maps buffer %d, which is %s", idx,
 			             pos, b, u->small ? "small (shares its chunk)" : "mapped");
-		c->mapped[b] = 1;
+		map_buf(c, b);
 		c->holds[b] = HOLDS_LOST;
 		if (!live) {
 			c->transient[b] = 1;
 			c->ntransient++;
 		}
-		c->mem += chunk_bytes(c, b);
 		return 0;
 	case PL_STEP_SAVE:
 	case PL_STEP_STASH: {
@@ -303,9 +339,8 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 			             u->small      ? "small (shares its chunk)"
 			             : c->saved[b] ? "saved"
 			                           : "not mapped");
-		c->mapped[b] = 0;
+		unmap_buf(c, b);
 		c->holds[b] = HOLDS_LOST;
-		c->mem -= chunk_bytes(c, b);
 		if (c->transient[b]) {
 			c->transient[b] = 0;
 			c->ntransient--;
@@ -328,8 +363,7 @@ static int lifetimes(struct check *c, int32_t pos)
 				             "transient mapping or an offload of it is left",
 				             b, pos);
 			if (c->mapped[b])
-				c->mem -= chunk_bytes(c, (int32_t)b);
-			c->mapped[b] = 0;
+				unmap_buf(c, (int32_t)b);
 		}
 		if (u->alloc_at == pos) {
 			if (c->mapped[b])
@@ -337,9 +371,8 @@ static int lifetimes(struct check *c, int32_t pos)
 				             "buffer %zu is mapped by the plan when the program "
 				             "allocates it before op %d",
 				             b, pos);
-			c->mapped[b] = 1;
+			map_buf(c, (int32_t)b);
 			c->holds[b] = HOLDS_FRESH;
-			c->mem += chunk_bytes(c, (int32_t)b);
 		}
 	}
 	return 0;
@@ -360,14 +393,16 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			                                    : "its content there is live");
 		c->boundary[b] = 1;
 	}
+	/* edge_bytes holds the shared runs: they count from their first
+	 * buffer mapped on */
 	c->mem = (int64_t)(p->small_pool_bytes + p->edge_bytes);
+	for (size_t r = 0; r < p->nshared; r++)
+		c->mem -= (int64_t)p->shared[r].bytes;
 	for (size_t b = 0; b < p->nbufs; b++) {
 		const struct prof_buf *u = &p->bufs[b];
 		c->holds[b] = u->alloc_at < 0 && !u->dead_across ? HOLDS_PRE : HOLDS_FRESH;
-		if (u->alloc_at < 0 && !c->boundary[b]) {
-			c->mapped[b] = 1;
-			c->mem += chunk_bytes(c, (int32_t)b);
-		}
+		if (u->alloc_at < 0 && !c->boundary[b])
+			map_buf(c, (int32_t)b);
 	}
 	for (int32_t pos = 0; pos < nops; pos++) {
 		if (lifetimes(c, pos))
@@ -408,9 +443,8 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			/* its content stays on the host when it was copied out */
 			if (c->off[b] == OFF_LEAVING)
 				c->off[b] = OFF_HOST;
-			c->mapped[b] = 0;
+			unmap_buf(c, b);
 			c->holds[b] = HOLDS_LOST;
-			c->mem -= chunk_bytes(c, b);
 		}
 		if (c->peak > budget)
 			return wrong(c,

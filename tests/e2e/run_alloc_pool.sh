@@ -7,9 +7,11 @@
 # arbitrary op: activations are written and read inside one iteration and
 # their regions are dead across the boundary.  Run mode at 50% of the
 # unmodified peak (mlp) and at the smallest budget remat-plan reaches
-# (gpt, whose parameters and optimizer state share 2 MiB segments with
-# small tensors): output identical to the run without libremat, evictions,
-# the physical peak of the replay iterations within the budget.
+# (gpt, whose parameters and optimizer state share segments with small
+# tensors, which share chunks with activations; below 55% since chunks
+# regions share are unmapped once all of them are out): output identical
+# to the run without libremat, evictions, the physical peak of the replay
+# iterations within the budget.
 . tests/e2e/run_lib.sh
 for t in mlp gpt; do
 	if [ $t = mlp ]; then
@@ -49,7 +51,7 @@ PY
 			fail "mlp: the plan at 50% recomputes ${pred:-?}% of the iteration (at most 12.x% expected)"
 	else
 		bud=$m
-		[ "$m" -lt $((p * 3 / 4)) ] || fail "gpt: the smallest budget $m is not below 75% of $p"
+		[ "$m" -lt $((p * 55 / 100)) ] || fail "gpt: the smallest budget $m is not below 55% of $p"
 	fi
 	mkdir -p "$tmp/$t-run.cache"
 	h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \

@@ -2,7 +2,7 @@
 # Activations in long-lived memory (issue 10): tests/e2e/progs/chain with
 # its three activations allocated once before the loop (--persistent), and
 # as offsets into one allocation (--arena, with a scratch region between
-# the first two).  The trace proves each activation dead across the
+# the first two, which shares a chunk with the second).  The trace proves each activation dead across the
 # boundary (its first access in the iteration overwrites all of it,
 # blindly) and cuts the arena into regions at the offsets kernels point
 # to; at the smallest budget remat-plan reaches, run mode evicts them
@@ -49,8 +49,12 @@ if mode == "arena":
     regions = [b for b in bufs if b.get("region", {}).get("allocation") == arena]
     assert len(regions) == 4, regions
     s = [b for b in regions if b["size"] == 4096]
-    assert len(s) == 1 and s[0]["rounded"] == 0 and s[0]["small"], f"scratch region: {s}"
+    # no whole chunk of its own: evictable for the chunk it shares with a2
+    assert len(s) == 1 and s[0]["rounded"] == 0 and not s[0]["small"], f"scratch region: {s}"
     assert t["memory"]["edge_bytes"] > 0
+    sh = [c for c in t.get("shared_chunks", []) if s[0]["id"] in c["buffers"]]
+    assert len(sh) == 1 and len(sh[0]["buffers"]) == 2, f"the scratch region's chunk: {sh}"
+    assert sum(c["bytes"] for c in t["shared_chunks"]) <= t["memory"]["edge_bytes"]
 else:
     assert not any(b.get("region") for b in acts), acts
 # The first op of each activation writes it whole without reading it.

@@ -74,6 +74,7 @@ static void ilp_matches_brute_force(void **state)
 		                    (int)(tu_rand(&s) % 2),
 		                    (int)(tu_rand(&s) % 2),
 		                    0,
+		                    0,
 		                    0};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
@@ -166,9 +167,13 @@ static void every_plan_passes_the_evaluator(void **state)
 	const double fr[] = {0.9, 0.6, 0.3, 0.05, -0.01};
 	int planned = 0, unreachable = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		struct rg_opts o = {
-		    2 + (int)(seed % 7), 1, 1, (int)(seed % 2), (int)(seed % 3 == 1),
-		    (int)(seed % 5 == 2)};
+		struct rg_opts o = {2 + (int)(seed % 7),
+		                    1,
+		                    1,
+		                    (int)(seed % 2),
+		                    (int)(seed % 3 == 1),
+		                    (int)(seed % 5 == 2),
+		                    (int)(seed % 3 == 0)};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
 		struct pl_options opt;
@@ -243,7 +248,7 @@ static void every_plan_passes_the_evaluator(void **state)
 static void unreachable_budget_says_what_is_reachable(void **state)
 {
 	(void)state;
-	struct rg_opts o = {6, 0, 0, 0, 0, 0};
+	struct rg_opts o = {6, 0, 0, 0, 0, 0, 0};
 	struct pl_graph *g = tu_random_graph(7, &o);
 	struct pl_options opt;
 	pl_options_default(&opt);

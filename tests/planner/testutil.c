@@ -41,6 +41,21 @@ static int32_t new_buf(struct gb *b, int64_t size, int small, int persistent, in
 	return id;
 }
 
+/* Group g->nshared: bytes shared by buffers x and y (arrays sized by the
+ * caller); 0, or -1 when one of them is in two groups already. */
+static int add_share(struct pl_graph *g, int64_t bytes, int32_t x, int32_t y)
+{
+	if (g->bufs[x].shared[1] || g->bufs[y].shared[1])
+		return -1;
+	int32_t i = g->nshared++;
+	g->shared[i] = (struct pl_shared){bytes, 2 * (uint32_t)i, 2};
+	g->shared_bufs[2 * i] = x;
+	g->shared_bufs[2 * i + 1] = y;
+	g->bufs[x].shared[g->bufs[x].shared[0] ? 1 : 0] = (uint32_t)i + 1;
+	g->bufs[y].shared[g->bufs[y].shared[0] ? 1 : 0] = (uint32_t)i + 1;
+	return 0;
+}
+
 static void ref(struct gb *b, int32_t buf, uint32_t flags)
 {
 	struct pl_graph *g = b->g;
@@ -153,6 +168,14 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 	}
 	free(act);
 	free(lastuse);
+	/* Neighbours sharing a chunk, as regions of one allocation do. */
+	if (o->shared && g->nbufs > 1) {
+		g->shared = calloc((size_t)g->nbufs, sizeof(*g->shared));
+		g->shared_bufs = malloc(sizeof(int32_t) * 2 * (size_t)g->nbufs);
+		for (int32_t x = 0; g->shared && g->shared_bufs && x + 1 < g->nbufs; x++)
+			if (pick(&s, 3) == 0)
+				add_share(g, 256 * (1 + pick(&s, 4)), x, x + 1);
+	}
 	char err[256];
 	if (pl_graph_finish(g, 0, "random", err, sizeof(err))) {
 		fprintf(stderr, "tu_random_graph: %s\n", err);
@@ -183,6 +206,15 @@ static int alive(const struct pl_buffer *b, int32_t p, int32_t n)
 static int64_t mem(const struct st *s)
 {
 	int64_t m = s->g->const_bytes;
+	/* a shared chunk: while any buffer of it is present */
+	for (int32_t i = 0; i < s->g->nshared; i++) {
+		const struct pl_shared *sh = &s->g->shared[i];
+		int any = 0;
+		for (uint32_t k = 0; k < sh->n; k++)
+			any |= s->present[s->g->shared_bufs[sh->off + k]];
+		if (any)
+			m += sh->bytes;
+	}
 	for (int32_t b = 0; b < s->g->nbufs; b++) {
 		const struct pl_buffer *bf = &s->g->bufs[b];
 		if (s->present[b] && !bf->small)
@@ -393,6 +425,14 @@ struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_b
                                int32_t nbufs, const struct tu_ref *refs, size_t nrefs, int64_t dur0,
                                int64_t dur_step)
 {
+	return tu_hand_graph_shared(name, nops, bufs, nbufs, refs, nrefs, dur0, dur_step, NULL, 0);
+}
+
+struct pl_graph *tu_hand_graph_shared(const char *name, int32_t nops, const struct pl_buffer *bufs,
+                                      int32_t nbufs, const struct tu_ref *refs, size_t nrefs,
+                                      int64_t dur0, int64_t dur_step, const struct tu_share *sh,
+                                      size_t nsh)
+{
 	struct pl_graph *g = pl_graph_new();
 	if (!g || pl_graph_reserve(g, nops, nbufs, (uint32_t)nrefs)) {
 		pl_graph_free(g);
@@ -416,6 +456,19 @@ struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_b
 			op->ref_off = g->nrefs;
 		g->refs[g->nrefs++] = (struct pl_ref){refs[i].buf, 0, refs[i].flags};
 		op->nrefs++;
+	}
+	if (nsh) {
+		g->shared = calloc(nsh, sizeof(*g->shared));
+		g->shared_bufs = malloc(sizeof(int32_t) * 2 * nsh);
+		if (!g->shared || !g->shared_bufs) {
+			pl_graph_free(g);
+			return NULL;
+		}
+		for (size_t i = 0; i < nsh; i++)
+			if (add_share(g, sh[i].bytes, sh[i].a, sh[i].b)) {
+				pl_graph_free(g);
+				return NULL;
+			}
 	}
 	char err[256];
 	if (pl_graph_finish(g, 0, name, err, sizeof(err))) {
@@ -518,7 +571,37 @@ struct pl_plan *tu_mutate(const struct pl_graph *g, const struct pl_plan *p, uin
 
 struct rg_opts tu_mixed_opts(uint64_t seed)
 {
-	struct rg_opts o = {2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0), (int)(seed % 2),
-	                    (int)(seed % 4 == 1)};
+	struct rg_opts o = {
+	    2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0), (int)(seed % 2), (int)(seed % 4 == 1),
+	    (int)(seed % 3 != 2)};
 	return o;
+}
+
+struct pl_graph *tu_shared_graph(void)
+{
+	const struct pl_buffer bufs[] = {
+	    {.size = 100, .alloc_at = -1, .free_at = -1, .persistent = 1, .dead_across = 1},
+	    {.size = 100, .alloc_at = -1, .free_at = -1, .persistent = 1, .dead_across = 1},
+	    {.size = 150, .alloc_at = 2, .free_at = 3}};
+	const struct tu_ref refs[] = {{0, 0, PL_REF_WRITE}, {1, 0, PL_REF_READ},
+	                              {1, 1, PL_REF_WRITE}, {2, 2, PL_REF_WRITE},
+	                              {3, 1, PL_REF_READ},  {4, 0, PL_REF_READ}};
+	const struct tu_share sh[] = {{64, 0, 1}};
+	return tu_hand_graph_shared("sh", 5, bufs, 3, refs, sizeof(refs) / sizeof(refs[0]), 10, 0,
+	                            sh, 1);
+}
+
+struct pl_plan *tu_shared_plan(int both)
+{
+	struct pl_plan_builder *b = pl_builder_new(5);
+	pl_builder_evict(b, 1, 0);
+	int32_t at = both ? 3 : 4;
+	pl_builder_step(b, at, PL_STEP_MAP, 0);
+	pl_builder_step(b, at, PL_STEP_REPLAY, 0);
+	if (both) {
+		pl_builder_evict(b, 1, 1);
+		pl_builder_step(b, 3, PL_STEP_MAP, 1);
+		pl_builder_step(b, 3, PL_STEP_REPLAY, 1);
+	}
+	return pl_builder_finish(b);
 }

@@ -15,6 +15,7 @@ struct rg_opts {
 	int nonreplay;   /* allow non-replayable ops */
 	int dead;        /* some activations live in long-lived memory, dead across the boundary */
 	int partial;     /* some writes cover only part of their buffer */
+	int shared;      /* some buffers next to each other share a chunk (shared_chunks) */
 };
 
 /* Deterministic xorshift so failures reproduce from the seed. */
@@ -41,6 +42,26 @@ struct tu_ref {
 struct pl_graph *tu_hand_graph(const char *name, int32_t nops, const struct pl_buffer *bufs,
                                int32_t nbufs, const struct tu_ref *refs, size_t nrefs, int64_t dur0,
                                int64_t dur_step);
+
+/* tu_hand_graph, and chunks pairs of buffers share: group i of sh[i].bytes,
+ * held by buffers sh[i].a and sh[i].b (counted in the baseline, not in
+ * const_bytes). */
+struct tu_share {
+	int64_t bytes;
+	int32_t a, b;
+};
+struct pl_graph *tu_hand_graph_shared(const char *name, int32_t nops, const struct pl_buffer *bufs,
+                                      int32_t nbufs, const struct tu_ref *refs, size_t nrefs,
+                                      int64_t dur0, int64_t dur_step, const struct tu_share *sh,
+                                      size_t nsh);
+
+/* Two regions A (buffer 0) and B (1) of 100 bytes share a 64-byte chunk;
+ * C (2, 150 bytes) lives for op 2 only.  Op 0 writes A, op 1 reads A and
+ * writes B, op 2 writes C, op 3 reads B, op 4 reads A (5 ops of 10 ns).
+ * tu_shared_plan: A evicted after op 1 and rebuilt before op 4 (both 0),
+ * or A and B evicted after op 1 and rebuilt before op 3 (both 1). */
+struct pl_graph *tu_shared_graph(void);
+struct pl_plan *tu_shared_plan(int both);
 
 /* A copy of plan p with one random change (a step or eviction dropped,
  * moved or added, the boundary list changed): mostly invalid plans. */

@@ -41,7 +41,21 @@ static struct remat_profile *profile_of(const struct pl_graph *g)
 		                               .persistent = u->persistent,
 		                               .dead_across = u->dead_across,
 		                               .alloc_at = u->alloc_at,
-		                               .free_at = u->free_at};
+		                               .free_at = u->free_at,
+		                               .shared = {u->shared[0], u->shared[1]}};
+	}
+	/* Shared chunks: the test graphs' groups are pairs of neighbours, as a
+	 * profile's runs are consecutive regions; their bytes are edge bytes. */
+	p->nshared = (size_t)g->nshared;
+	p->shared = calloc(p->nshared ? p->nshared : 1, sizeof(*p->shared));
+	for (int32_t i = 0; i < g->nshared; i++) {
+		const struct pl_shared *sh = &g->shared[i];
+		for (uint32_t k = 1; k < sh->n; k++)
+			assert_int_equal(g->shared_bufs[sh->off + k],
+			                 g->shared_bufs[sh->off] + (int32_t)k);
+		p->shared[i] = (struct prof_shared){
+		    .bytes = (uint64_t)sh->bytes, .first = g->shared_bufs[sh->off], .n = sh->n};
+		p->edge_bytes += (uint64_t)sh->bytes;
 	}
 	p->nops = (size_t)g->nops;
 	p->ops = calloc(p->nops ? p->nops : 1, sizeof(*p->ops));
@@ -77,6 +91,7 @@ static void profile_free(struct remat_profile *p)
 	}
 	free(p->ops);
 	free(p->bufs);
+	free(p->shared);
 	free(p->kernels);
 	free(p);
 }
@@ -227,6 +242,37 @@ static void offload_agrees(void **state)
 	assert_true(a.offloading >= 30);
 	assert_true(a.nvalid > 50);
 	assert_true(a.ninvalid > 200);
+}
+
+/* Two regions A and B (100 bytes each) share a 64-byte chunk; C (150)
+ * is allocated for op 2 (tu_shared_graph).  The runtime's check counts the
+ * chunk until the last of A and B is evicted, and from the first one
+ * mapped again: with only A out op 2 needs B, the chunk and C; with both
+ * out, C alone. */
+static void shared_chunk_counts_while_one_region_is_mapped(void **state)
+{
+	(void)state;
+	struct pl_graph *g = tu_shared_graph();
+	assert_non_null(g);
+	struct remat_profile *prof = profile_of(g);
+	char why[512];
+	int64_t peak;
+	/* only A out over op 2: 100 + 64 + 150 there; 264 at op 1 */
+	struct pl_plan *pl = tu_shared_plan(0);
+	pl->graph_hash = prof->graph_hash;
+	assert_int_equal(replay_plan_validate(prof, pl, 314, &peak, why, sizeof(why)), 0);
+	assert_int_equal(peak, 314);
+	assert_int_equal(replay_plan_validate(prof, pl, 313, NULL, why, sizeof(why)), -1);
+	pl_plan_free(pl);
+	/* both out: the chunk goes, op 2 needs C alone; back before op 3 */
+	pl = tu_shared_plan(1);
+	pl->graph_hash = prof->graph_hash;
+	if (replay_plan_validate(prof, pl, 264, &peak, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(peak, 264);
+	pl_plan_free(pl);
+	profile_free(prof);
+	pl_graph_free(g);
 }
 
 /* ---- the pinned pool's slots (replay/offload_slots.c) --------------------- */
@@ -421,8 +467,11 @@ static void slots_of_random_schedules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(runtime_agrees_with_evaluator), cmocka_unit_test(offload_agrees),
-	    cmocka_unit_test(slots_reused), cmocka_unit_test(slots_of_random_plans),
+	    cmocka_unit_test(shared_chunk_counts_while_one_region_is_mapped),
+	    cmocka_unit_test(runtime_agrees_with_evaluator),
+	    cmocka_unit_test(offload_agrees),
+	    cmocka_unit_test(slots_reused),
+	    cmocka_unit_test(slots_of_random_plans),
 	    cmocka_unit_test(slots_of_random_schedules)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,10 +228,14 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 		}
 	}
 	/* const_bytes: the small pool, and the chunks of split allocations no
-	 * region holds whole (at least the small pool). */
-	s->persistent_level = s->persistent_large + (t->g->const_bytes > t->g->small_pool_bytes
-	                                                 ? t->g->const_bytes
-	                                                 : t->g->small_pool_bytes);
+	 * region holds whole (at least the small pool); those regions share
+	 * (not in the graph's const_bytes) are mapped all through the
+	 * unmodified iteration, their regions being persistent. */
+	int64_t fixed = t->g->const_bytes;
+	for (int32_t i = 0; i < t->g->nshared; i++)
+		fixed += t->g->shared[i].bytes;
+	s->persistent_level =
+	    s->persistent_large + (fixed > t->g->small_pool_bytes ? fixed : t->g->small_pool_bytes);
 	s->peak_op = -1;
 	for (int i = 0; i < t->nops; i++)
 		if (s->peak_op < 0 || t->mem[i] > s->peak) {

@@ -53,12 +53,7 @@ PY
 		bud=$m
 		[ "$m" -lt $((p * 55 / 100)) ] || fail "gpt: the smallest budget $m is not below 55% of $p"
 	fi
-	mkdir -p "$tmp/$t-run.cache"
-	h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
-		"$tmp/$t-trace.d/trace.json")
-	"$PLAN" "$tmp/$t-trace.d" --budget "$bud" --plan-version 2 \
-		-o "$tmp/$t-run.cache/$h-$bud.plan.json" >"$tmp/$t-run.plan.txt" 2>&1 ||
-		fail "$t: remat-plan refused budget $bud: $(tail -n 2 "$tmp/$t-run.plan.txt")"
+	prefill "$t-run" "$tmp/$t-trace.d" "$bud" --plan-version 2
 	# Its first iteration with the plan verifies every rebuild, the later
 	# ones apply it (evictions, the peak).
 	RUN_ENV=REMAT_VERIFY=1

@@ -65,12 +65,7 @@ sh = t.get("shared_chunks", [])
 assert len(sh) >= 16 and all(len(c["buffers"]) >= 1 for c in sh), len(sh)
 assert sum(c["bytes"] for c in sh) <= t["memory"]["edge_bytes"]
 PY
-	mkdir -p "$tmp/$t-run.cache"
-	h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
-		"$tmp/$t-trace.d/trace.json")
-	"$PLAN" "$tmp/$t-trace.d" --budget "$bud" --plan-version 2 \
-		-o "$tmp/$t-run.cache/$h-$bud.plan.json" >"$tmp/$t-run.plan.txt" 2>&1 ||
-		fail "$t: remat-plan refused budget $bud: $(tail -n 2 "$tmp/$t-run.plan.txt")"
+	prefill "$t-run" "$tmp/$t-trace.d" "$bud" --plan-version 2
 	# One run does both: its first iteration with the plan verifies every
 	# rebuild, the later ones apply it (evictions, the peak).
 	RUN_ENV=REMAT_VERIFY=1

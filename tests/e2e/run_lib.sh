@@ -66,16 +66,19 @@ verified() {
 		fail "$1: not verified: $(grep libremat "$tmp/$1.err" | tail -n 3)"
 }
 
-# prefill NAME TRACE_DIR BUDGET: puts remat-plan's plan for TRACE_DIR into
-# the plan cache run_budget NAME will use, so the run does not depend on the
-# planner finishing before the job does (the acquisition itself is tested
-# by run_verify, run_unplanned and tests/e2e/acquire_*).
+# prefill NAME TRACE_DIR BUDGET [ARG...]: puts remat-plan's plan for TRACE_DIR
+# (made with ARGs) into the plan cache run_budget NAME will use, so the run
+# does not depend on the planner finishing before the job does (the
+# acquisition itself is tested by run_verify, run_unplanned and
+# tests/e2e/acquire_*).
 prefill() {
-	mkdir -p "$tmp/$1.cache"
+	_pn=$1 _pd=$2 _pb=$3
+	shift 3
+	mkdir -p "$tmp/$_pn.cache"
 	_h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
-		"$2/trace.json")
-	"$PLAN" "$2" --budget "$3" -o "$tmp/$1.cache/$_h-$3.plan.json" >"$tmp/$1.plan.txt" 2>&1 ||
-		fail "$1: remat-plan refused budget $3: $(tail -n 2 "$tmp/$1.plan.txt")"
+		"$_pd/trace.json")
+	"$PLAN" "$_pd" --budget "$_pb" "$@" -o "$tmp/$_pn.cache/$_h-$_pb.plan.json" >"$tmp/$_pn.plan.txt" 2>&1 ||
+		fail "$_pn: remat-plan refused budget $_pb: $(tail -n 2 "$tmp/$_pn.plan.txt")"
 }
 
 # await_plan NAME CACHE_DIR TRACE_DIR: after run NAME in run mode (REMAT_LOG=1, a

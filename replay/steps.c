@@ -173,9 +173,9 @@ CUresult replay_launch(int32_t k, CUstream st)
 
 /* ---- memory -------------------------------------------------------------- */
 
-/* Whether a buffer of shared chunk run r other than b is mapped (a small
- * one always is): the run stays while one is (docs/trace-format.md,
- * "Shared chunks"). */
+/* Whether a buffer of shared chunk run r other than b is mapped (none of
+ * them is small: a region in a run is evictable): the run stays while one
+ * is (docs/trace-format.md, "Shared chunks"). */
 static int run_held(const struct remat_profile *p, uint32_t r, int32_t b)
 {
 	const struct prof_shared *sh = &p->shared[r];

@@ -2,13 +2,13 @@
 # Activations in long-lived memory (issue 10): tests/e2e/progs/chain with
 # its three activations allocated once before the loop (--persistent), and
 # as offsets into one allocation (--arena, with a scratch region between
-# the first two, which shares a chunk with the second).  The trace proves each activation dead across the
-# boundary (its first access in the iteration overwrites all of it,
-# blindly) and cuts the arena into regions at the offsets kernels point
-# to; at the smallest budget remat-plan reaches, run mode evicts them
-# (unmapping chunks inside the arena for --arena), and the output is
-# byte-identical to the run without libremat, with the physical peak of
-# the replay iterations within the budget.
+# the first two, which shares a chunk with the second).  The trace proves
+# each activation dead across the boundary (its first access in the
+# iteration overwrites all of it, blindly) and cuts the arena into regions
+# at the offsets kernels point to; at the smallest budget remat-plan
+# reaches, run mode evicts them (unmapping chunks inside the arena for
+# --arena), and the output is byte-identical to the run without libremat,
+# with the physical peak of the replay iterations within the budget.
 #
 # --persistent --tiny: a3 is set to zero and then updated in place by tiny
 # amounts (add_tiny); the proof's canary (the complement of ~1e-6) is so

@@ -490,6 +490,25 @@ static void shared_chunks_round_trip(void **state)
 	assert_int_equal(pl_graph_load_json(path, &h, err, sizeof(err)), PL_EINPUT);
 	assert_non_null(strstr(err, "shared chunks add up to more than"));
 	free(bad);
+	/* every other wrong group: one message naming what is wrong */
+	static const char *const wrong[][2] = {
+	    {"{\"bytes\": 64}", "missing array member \"buffers\""},
+	    {"{\"bytes\": 64, \"buffers\": [0, 7]}", "no buffer 7"},
+	    {"{\"bytes\": 64, \"buffers\": [0, 0]}", "listed twice"},
+	    {"{\"bytes\": 64, \"buffers\": []}", "no buffers"},
+	    {"{\"bytes\": 1, \"buffers\": [0]}, {\"bytes\": 1, \"buffers\": [0]}, "
+	     "{\"bytes\": 1, \"buffers\": [0]}",
+	     "in more than two shared chunk groups"},
+	};
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		bad = tu_replace(text, "{\"bytes\": 64, \"buffers\": [0, 1]}", wrong[i][0]);
+		assert_non_null(bad);
+		tu_write(dir, "g.json", bad);
+		assert_int_equal(pl_graph_load_json(path, &h, err, sizeof(err)), PL_EINPUT);
+		if (!strstr(err, wrong[i][1]) || !strstr(err, "shared_chunks"))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err, wrong[i][1]);
+		free(bad);
+	}
 	tu_rmdir(dir);
 	pl_graph_free(g);
 }

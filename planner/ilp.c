@@ -170,10 +170,11 @@ static void warm_vector(const struct pl_graph *g, const struct pl_cands *cs, con
 
 /* minpeak: instead of the budget, a continuous column M bounds every
  * memory row and the objective is M: the lowest peak the candidates reach. */
-static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
                  double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
-                 int verbose, int minpeak)
+                 int verbose, int minpeak, const struct pl_ilp_sink *sink)
 {
+	double t0 = pl_now(); /* time_limit counts from here: building the model is part of it */
 	memset(r, 0, sizeof(*r));
 	r->status = -1;
 	r->gap = r->lp_bound = -1;
@@ -360,7 +361,6 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	 * without one, glp_intopt presolves.  For a budget (not min-peak) the
 	 * root LP is always solved here: the dive starts from it, and its
 	 * selection becomes the warm start when it is the cheaper one. */
-	double t0 = pl_now();
 	int use_presolve = c.warm == NULL && minpeak;
 	int term = glp_term_out(verbose ? GLP_ON : GLP_OFF); /* cut statistics print anyway */
 	double root = -1;
@@ -368,10 +368,10 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		glp_smcp sp;
 		glp_init_smcp(&sp);
 		sp.msg_lev = verbose ? GLP_MSG_ON : GLP_MSG_OFF;
-		sp.tm_lim = (int)(time_limit * 1000);
 		/* the dual simplex copes best with these degenerate LPs */
 		sp.meth = GLP_DUALP;
-		glp_scale_prob(lp, GLP_SF_AUTO);
+		glp_scale_prob(lp, GLP_SF_AUTO); /* seconds on 10k ops: counted */
+		sp.tm_lim = pl_tm_ms(time_limit - (pl_now() - t0));
 		int sr = pl_glpk_simplex(lp, &sp);
 		if (sr == PL_GLPK_FAILED) {
 			lp = NULL;
@@ -425,6 +425,8 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			memcpy(chosen, warm, (size_t)N);
 			obj = warm_obj;
 		}
+		if (obj >= 0 && sink && sink->put)
+			sink->put(sink->arg, chosen, N, obj, root);
 	}
 	double left = time_limit - (pl_now() - t0);
 	int ret = pl_ilp_branch(lp, &c, c.warm == NULL, obj >= 0 ? left / 2 : left, verbose);
@@ -438,8 +440,10 @@ static int solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		rc = 0;
 		goto out;
 	}
+	if (!minpeak && sink && sink->put)
+		sink->put(sink->arg, chosen, N, obj, root);
 	if (!minpeak && !proven &&
-	    pl_ilp_lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose))
+	    pl_ilp_lns(lp, cs, rows, nmem, chosen, &obj, t0 + time_limit, verbose, sink, root))
 		goto glpk_failed; /* (what it reached stays in chosen) */
 	glp_term_out(term);
 	r->status = 0;
@@ -488,7 +492,7 @@ out:
 int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
            const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose)
 {
-	return solve(g, cs, budget, time_limit, warm, chosen, r, verbose, 0);
+	return pl_ilp_solve(g, cs, budget, time_limit, warm, chosen, r, verbose, 0, NULL);
 }
 
 int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double time_limit,
@@ -500,5 +504,5 @@ int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double 
 		r->gap = r->lp_bound = -1;
 		return 0;
 	}
-	return solve(g, cs, 0, time_limit, warm, chosen, r, verbose, 1);
+	return pl_ilp_solve(g, cs, 0, time_limit, warm, chosen, r, verbose, 1, NULL);
 }

@@ -17,6 +17,28 @@
 #define PL_GLPK_FAILED (-1000)
 int pl_glpk_simplex(glp_prob *lp, const glp_smcp *sp);
 
+/* GLPK's tm_lim (ms) for `seconds` left, at least 50 ms.  GLPK 5.0's
+ * glp_intopt with its presolver on gives the root LP and then the
+ * search each the whole limit (and the presolver checks no clock):
+ * those calls pass half of what is left. */
+static inline int pl_tm_ms(double seconds)
+{
+	return seconds > 0.05 ? (int)(seconds * 1000) : 50;
+}
+
+/* Where the search sends each incumbent as it finds one (ilp_worker.c:
+ * the pipe to the process waiting for it), so what it found survives
+ * the search being stopped; put is NULL for none. */
+struct pl_ilp_sink {
+	void (*put)(void *arg, const uint8_t *chosen, int32_t n, double obj, double lp_bound);
+	void *arg;
+};
+
+/* pl_ilp and pl_ilp_min_peak (minpeak), reporting to sink (NULL: no one). */
+int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
+                 int verbose, int minpeak, const struct pl_ilp_sink *sink);
+
 /* What branch and bound is told and reports back. */
 struct ilp_ctx {
 	const double *warm; /* 1-based, NULL when none */
@@ -44,6 +66,7 @@ int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, uint8_t *sel, double
  * nmem) until `until` (pl_now() time): -1 if GLPK failed (lp is gone),
  * else 0; inc and *obj hold the best selection. */
 int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
-               uint8_t *inc, double *obj, double until, int verbose);
+               uint8_t *inc, double *obj, double until, int verbose, const struct pl_ilp_sink *sink,
+               double lp_bound);
 
 #endif

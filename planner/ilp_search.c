@@ -120,7 +120,8 @@ static int in_window(const struct pl_cands *cs, const struct pl_cand *x, int32_t
  * before such windows stop improving it.  -1 if GLPK failed (lp is then
  * gone), else 0; inc and *obj hold the best selection. */
 int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
-               uint8_t *inc, double *obj, double until, int verbose)
+               uint8_t *inc, double *obj, double until, int verbose, const struct pl_ilp_sink *sink,
+               double lp_bound)
 {
 	int32_t N = cs->ncands, w = nmem / 6 > 8 ? nmem / 6 : 8;
 	int32_t step = w / 2 > 0 ? w / 2 : 1;
@@ -140,7 +141,7 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 				glp_set_col_bnds(lp, j + 1, GLP_FX, inc[j], inc[j]);
 		}
 		c = (struct ilp_ctx){.node_limit = NEIGHBOURHOOD_NODES};
-		parm.tm_lim = (int)(left * 1000);
+		parm.tm_lim = pl_tm_ms(left / 2); /* presolved */
 		int ret = guarded_intopt(lp, &parm);
 		if (ret == PL_GLPK_FAILED)
 			return -1;
@@ -150,6 +151,8 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 			*obj = glp_mip_obj_val(lp);
 			for (int32_t j = 0; j < N; j++)
 				inc[j] = glp_mip_col_val(lp, j + 1) > 0.5;
+			if (sink && sink->put)
+				sink->put(sink->arg, inc, N, *obj, lp_bound);
 			improved = 1;
 		}
 		if (start + w < nmem - 1) {
@@ -193,7 +196,7 @@ int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, uint8_t *sel, double
 	struct ilp_ctx c = {.node_limit = DIVE_NODES};
 	glp_iocp parm;
 	small_milp(&parm, &c);
-	parm.tm_lim = time_limit > 0.05 ? (int)(time_limit * 1000) : 50;
+	parm.tm_lim = pl_tm_ms(time_limit / 2); /* presolved */
 	if (guarded_intopt(sub, &parm) == PL_GLPK_FAILED)
 		return PL_GLPK_FAILED;
 	int st = glp_mip_status(sub), found = st == GLP_OPT || st == GLP_FEAS;
@@ -221,7 +224,7 @@ int pl_ilp_branch(glp_prob *lp, struct ilp_ctx *c, int presolve, double seconds,
 	parm.clq_cuts = GLP_ON;
 	parm.br_tech = GLP_BR_DTH;
 	parm.bt_tech = GLP_BT_BLB;
-	parm.tm_lim = seconds > 0.05 ? (int)(seconds * 1000) : 50;
+	parm.tm_lim = pl_tm_ms(presolve ? seconds / 2 : seconds);
 	parm.cb_func = callback;
 	parm.cb_info = c;
 	double t0 = pl_now();

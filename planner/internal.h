@@ -337,6 +337,16 @@ int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 /* The lowest model peak any selection reaches (r->peak). */
 int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double time_limit,
                     const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
+/* ilp_worker.c: pl_ilp (pl_ilp_min_peak when minpeak) in a child
+ * process, stopped at time_limit with the last incumbent it found:
+ * GLPK overruns its own limits, the command's must hold.  pl_ilp_timed
+ * solves small models in the process (their overruns are milliseconds). */
+int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
+                 int verbose, int minpeak);
+int pl_ilp_timed(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
+                 int verbose, int minpeak);
 
 /* bound.c: the lowest peak no plan goes below (*peak_lb) and a lower
  * bound of the recompute cost of any plan within budget (*cost_lb, -1

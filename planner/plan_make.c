@@ -379,11 +379,16 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t model, int64_t
 	/* ILP from the best selection so far (the walk's plan has none) */
 	const uint8_t *warm = NULL;
 	struct outcome t1 = {0}, t2 = {0};
+	double t_realize = pl_now();
 	if (realize(g, cs, c1, budget, &t1) || realize(g, cs, c2, budget, &t2)) {
 		outcome_free(&t1);
 		outcome_free(&t2);
 		goto oom;
 	}
+	/* What judging the ILP's selection will take after it (two of them
+	 * took this) and 0.1 s to stop its worker and write the plan are
+	 * kept out of its time: the deadline is the command's. */
+	t_realize = pl_now() - t_realize;
 	int64_t wcost = INT64_MAX;
 	/* a warm start must meet the ILP's model too */
 	if (t1.ok && (!shifted || met1)) {
@@ -422,18 +427,18 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t model, int64_t
 	/* When nothing meets the budget, the min-peak MILP may find a
 	 * selection that does (spending up to a third of the time left). */
 	if (!warm && left_s(c) > 1) {
-		if (pl_ilp_min_peak(g, cs, left_s(c) / 3, NULL, c3, &ir, o->verbose))
+		if (pl_ilp_timed(g, cs, 0, left_s(c) / 3, NULL, c3, &ir, o->verbose, 1))
 			goto oom;
 		if (ir.status == 0 && ir.peak <= model) {
 			memcpy(c1, c3, N ? N : 1);
 			warm = c1;
 		}
 	}
-	double lim = left_s(c);
+	double lim = left_s(c) - t_realize - 0.1;
 	if (lim < 0.5)
 		goto out;
 	pl_progress(o, "ilp: solving (%.1f s left)", lim);
-	if (pl_ilp(g, cs, model, lim, warm, c3, &ir, o->verbose))
+	if (pl_ilp_timed(g, cs, model, lim, warm, c3, &ir, o->verbose, 0))
 		goto oom;
 	if (ir.status == 0) {
 		if (realize(g, cs, c3, budget, &h))

@@ -351,6 +351,36 @@ static void selection_compatibility_follows_the_gaps(void **state)
 	assert_true(clashes > 100);
 }
 
+/* DTR's ResNet-32 (tests/planner/fixtures) and its candidates. */
+static struct pl_graph *resnet32(struct pl_cands *cs)
+{
+	struct pl_graph *g;
+	char err[512];
+	assert_int_equal(
+	    pl_graph_load("tests/planner/fixtures/dtr-resnet32.json", &g, err, sizeof(err)), 0);
+	struct pl_options opt;
+	pl_options_default(&opt);
+	assert_int_equal(pl_cands_build(g, &opt, cs, err, sizeof(err)), 0);
+	return g;
+}
+
+/* What selection ch pays as the evaluator measures it; it must be valid
+ * and peak within budget (budget < 0: any peak). */
+static int64_t judged(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *ch,
+                      int64_t budget)
+{
+	struct pl_plan *p = pl_sel_plan(g, cs, ch);
+	struct pl_eval e;
+	assert_non_null(p);
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	assert_true(e.valid);
+	assert_true(budget < 0 || e.peak <= budget);
+	int64_t cost = e.recompute_ns;
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	return cost;
+}
+
 /* DTR's ResNet-32 log (a copy of ../shared/benchmarks/dtr-graphs/
  * resnet32.json) at 35% of its peak: DTR's own simulator pays 15.99% of
  * the iteration; the ILP must not pay more.  Its warm starts (the
@@ -361,35 +391,89 @@ static void selection_compatibility_follows_the_gaps(void **state)
 static void ilp_beats_dtr_on_resnet32(void **state)
 {
 	(void)state;
-	struct pl_graph *g;
-	char err[512];
-	assert_int_equal(
-	    pl_graph_load("tests/planner/fixtures/dtr-resnet32.json", &g, err, sizeof(err)), 0);
-	struct pl_options opt;
-	pl_options_default(&opt);
 	struct pl_cands cs;
-	assert_int_equal(pl_cands_build(g, &opt, &cs, err, sizeof(err)), 0);
+	struct pl_graph *g = resnet32(&cs);
 	int64_t budget = (int64_t)(0.35 * (double)g->baseline_peak);
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
 	assert_int_equal(pl_ilp(g, &cs, budget, 5, NULL, ch, &r, 0), 0);
 	assert_int_equal(r.status, 0);
 	/* what the plan pays, as the evaluator measures it */
-	struct pl_plan *p = pl_sel_plan(g, &cs, ch);
-	struct pl_eval e;
-	assert_non_null(p);
-	assert_int_equal(pl_evaluate(g, p, &e), 0);
-	assert_true(e.valid);
-	assert_true(e.peak <= budget);
-	double pct = 100.0 * (double)e.recompute_ns / (double)g->iteration_ns;
+	int64_t cost = judged(g, &cs, ch, budget);
+	double pct = 100.0 * (double)cost / (double)g->iteration_ns;
 	if (pct > 15.99)
 		fail_msg("ILP at 35%%: %.2f%% extra compute, DTR's figure 15.99%%", pct);
 	/* and no plan beats the proven bound */
 	int64_t bound, peak_lb;
 	assert_int_equal(pl_cost_bound(g, budget, 0, &bound, &peak_lb), 0);
-	assert_true(e.recompute_ns >= bound);
-	pl_eval_free(&e);
-	pl_plan_free(p);
+	assert_true(cost >= bound);
+	free(ch);
+	pl_cands_free(&cs);
+	pl_graph_free(g);
+}
+
+/* The ILP in its worker process (ilp_worker.c) gives what the solve in
+ * the process gives, where both finish: the same cost, a valid plan
+ * within the budget. */
+static void ilp_worker_answers_as_the_solve_does(void **state)
+{
+	(void)state;
+	struct pl_cands cs;
+	struct pl_graph *g = resnet32(&cs);
+	uint8_t *here = calloc((size_t)cs.ncands, 1), *there = calloc((size_t)cs.ncands, 1);
+	const double fr[] = {0.65, 0.75}; /* (both proven optimal in well under a second) */
+	for (int k = 0; k < 2; k++) {
+		int64_t budget = (int64_t)(fr[k] * (double)g->baseline_peak);
+		struct pl_ilp_result a, b;
+		assert_int_equal(pl_ilp(g, &cs, budget, 20, NULL, here, &a, 0), 0);
+		assert_int_equal(pl_ilp_child(g, &cs, budget, 20, NULL, there, &b, 0, 0), 0);
+		assert_int_equal(a.status, 0);
+		assert_int_equal(b.status, 0);
+		/* the final answer came up the pipe, proof of optimality with it */
+		assert_true(a.optimal);
+		assert_true(b.optimal);
+		int64_t ca = 0, cb = 0;
+		for (int32_t j = 0; j < cs.ncands; j++) {
+			ca += here[j] ? cs.c[j].cost : 0;
+			cb += there[j] ? cs.c[j].cost : 0;
+		}
+		if (ca != cb)
+			fail_msg("at %.2f: worker %lld, in process %lld", fr[k], (long long)cb,
+			         (long long)ca);
+		judged(g, &cs, there, budget);
+	}
+	free(here);
+	free(there);
+	pl_cands_free(&cs);
+	pl_graph_free(g);
+}
+
+/* The worker is stopped at its time limit, wherever GLPK is: on a graph
+ * whose model takes GLPK seconds to build, scale and solve (its scaling
+ * and presolve check no clock; in the process this overran a 0.3 s limit
+ * by seconds), the answer comes within the limit and a margin for
+ * stopping, and is no answer or a valid plan. */
+static void ilp_worker_stops_at_its_deadline(void **state)
+{
+	(void)state;
+	struct rg_opts ro = {.layers = 6000};
+	struct pl_graph *g = tu_random_graph(7, &ro);
+	assert_non_null(g);
+	struct pl_options opt;
+	pl_options_default(&opt);
+	struct pl_cands cs;
+	char err[512];
+	assert_int_equal(pl_cands_build(g, &opt, &cs, err, sizeof(err)), 0);
+	int64_t budget = g->baseline_peak / 2;
+	uint8_t *ch = calloc((size_t)cs.ncands, 1);
+	struct pl_ilp_result r;
+	double t0 = pl_now();
+	assert_int_equal(pl_ilp_child(g, &cs, budget, 0.3, NULL, ch, &r, 0, 0), 0);
+	double took = pl_now() - t0;
+	if (took > 1.0)
+		fail_msg("a 0.3 s limit took %.2f s", took);
+	if (r.status == 0)
+		judged(g, &cs, ch, -1);
 	free(ch);
 	pl_cands_free(&cs);
 	pl_graph_free(g);
@@ -539,6 +623,8 @@ int main(void)
 	    cmocka_unit_test(segment_tree_matches_array),
 	    cmocka_unit_test(selection_compatibility_follows_the_gaps),
 	    cmocka_unit_test(ilp_beats_dtr_on_resnet32),
+	    cmocka_unit_test(ilp_worker_answers_as_the_solve_does),
+	    cmocka_unit_test(ilp_worker_stops_at_its_deadline),
 	    cmocka_unit_test(bound_holds_for_every_plan),
 	    cmocka_unit_test(bound_keeps_what_no_replay_gives_back),
 	};

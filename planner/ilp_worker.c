@@ -54,8 +54,7 @@ static void send_message(int fd, const struct message *m, const uint8_t *chosen)
 		write_all(fd, chosen, (size_t)m->n);
 }
 
-static void put_incumbent(void *arg, const uint8_t *chosen, int32_t n, double obj,
-                          double lp_bound)
+static void put_incumbent(void *arg, const uint8_t *chosen, int32_t n, double obj, double lp_bound)
 {
 	struct message m = {.obj = obj, .n = n};
 	m.r.status = 0;
@@ -85,8 +84,7 @@ static void child(int fd, const struct pl_graph *g, const struct pl_cands *cs, i
 
 /* Reads what arrives until EOF or `until`: the last whole message into
  * *last and chosen (got = 1).  Whether the child ended by itself. */
-static int collect(int fd, int32_t N, double until, struct message *last, uint8_t *chosen,
-                   int *got)
+static int collect(int fd, int32_t N, double until, struct message *last, uint8_t *chosen, int *got)
 {
 	size_t need = sizeof(struct message) + (size_t)N, have = 0;
 	uint8_t *buf = malloc(need);
@@ -128,8 +126,8 @@ static int collect(int fd, int32_t N, double until, struct message *last, uint8_
 }
 
 int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen,
-                 struct pl_ilp_result *r, int verbose, int minpeak)
+                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
+                 int verbose, int minpeak)
 {
 	double until = pl_now() + time_limit;
 	int fds[2];
@@ -173,8 +171,8 @@ in_process:
 #define WORKER_MIN_CANDIDATES 1000
 
 int pl_ilp_timed(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen,
-                 struct pl_ilp_result *r, int verbose, int minpeak)
+                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
+                 int verbose, int minpeak)
 {
 	if (cs->ncands < WORKER_MIN_CANDIDATES)
 		return minpeak ? pl_ilp_min_peak(g, cs, time_limit, warm, chosen, r, verbose)

@@ -221,6 +221,13 @@ int sim_pin(struct walk *w, uint64_t key)
 	return 0;
 }
 
+void sim_unpin_all(struct walk *w)
+{
+	if (w->cap_pins)
+		memset(w->pins, 0, w->cap_pins * sizeof(uint64_t));
+	w->npins = 0;
+}
+
 void sim_unpin(struct walk *w, uint64_t key)
 {
 	/* rebuilt without it: removal in open addressing moves the rest */
@@ -269,6 +276,33 @@ static void touch(struct walk *w, int32_t b, int32_t p)
 {
 	w->busy[b] = (uint32_t)p + 1;
 	w->last[b] = p;
+}
+
+/* The rebuild at hand (w->rc) takes the walk over the budget: pins the
+ * evictions of its targets so that the next walk keeps them over the
+ * idle time that led here (a rebuild reaching far back holds all it
+ * replays on the way: more than the evictions saved).  1 when it pinned
+ * one not pinned before (walk again), 0 when all were (go on over the
+ * budget), -1 out of memory. */
+static int repair(struct walk *w)
+{
+	int fresh = 0;
+	for (int32_t t = 0; t < w->rc.nt; t++) {
+		int32_t b = w->rc.tb[t];
+		if (w->evq[b] < 0)
+			continue; /* not evicted by this walk (unmapped at the boundary) */
+		uint64_t k = sim_pin_key(b, w->evq[b]);
+		if (pinned(w, k))
+			continue;
+		if (sim_pin(w, k))
+			return -1;
+		fresh = 1;
+	}
+	if (fresh) {
+		w->repairs_left--;
+		w->failed = 1;
+	}
+	return fresh;
 }
 
 /* Position p: frees and allocations, rebuild what op p needs, make room,
@@ -346,6 +380,11 @@ static int step(struct walk *w, int32_t p)
 			return -1;
 		need = w->mem + extra;
 	}
+	if (need > w->budget && rc->nt && w->repairs_left > 0) {
+		int r = repair(w);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
 	if (need > w->peak)
 		w->peak = need;
 	/* the rebuild first (it may map and release a buffer op p only
@@ -413,6 +452,7 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 		const struct pl_buffer *bf = &g->bufs[b];
 		w->busy[b] = 0;
 		w->last[b] = -1;
+		w->evq[b] = -1;
 		w->stashed[b] = 0;
 		/* content dead across the boundary: unmapped there */
 		w->pa.boundary[b] = w->v2 && bf->dead_across && pl_buf_evictable(bf);
@@ -492,6 +532,7 @@ static int stash_index(struct walk *w)
 int sim_walk_all(struct walk *w, struct pl_plan **out, int *met)
 {
 	*out = NULL;
+	w->repairs_left = w->repair;
 	for (int round = 0; round < 64; round++) {
 		struct pl_plan *p = NULL;
 		int rc = walk_once(w, &p);

@@ -44,9 +44,14 @@ struct walk {
 	int32_t *alist, *flist, *slist; /* allocations, frees, stashes by position */
 	struct pl_heap heap;
 	struct pl_asm pa;
-	int failed; /* a recipe did not hold: never[] grew, walk again */
-	int keep;   /* keep what a rebuild rebuilds on the way (DTR does) */
-	int v2;     /* plan format version 2: stashes, buffers unmapped at the boundary */
+	int failed; /* a recipe did not hold (never[] grew) or a repair pinned: walk again */
+	/* Repairs: when a rebuild would take the walk over the budget, pin
+	 * the evictions that made it (the evicted buffer stays over that
+	 * idle time) and walk again, at most `repair` times per sim_walk_all.
+	 * 0: off (each way wins on some graph: pl_sim walks both). */
+	int repair, repairs_left;
+	int keep; /* keep what a rebuild rebuilds on the way (DTR does) */
+	int v2;   /* plan format version 2: stashes, buffers unmapped at the boundary */
 };
 
 int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int version);
@@ -62,5 +67,6 @@ static inline uint64_t sim_pin_key(int32_t b, int32_t q)
 }
 int sim_pin(struct walk *w, uint64_t key); /* -1 when out of memory */
 void sim_unpin(struct walk *w, uint64_t key);
+void sim_unpin_all(struct walk *w);
 
 #endif

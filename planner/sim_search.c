@@ -15,6 +15,9 @@
  * thousands of ops. */
 #define SIM_TRIES   64
 #define SIM_TRY_OPS 200000
+/* Repairs per settled walk (sim_internal.h): sim_walk_all gives up after
+ * 64 rounds, so this leaves rounds for what else makes it walk again. */
+#define SIM_REPAIRS 32
 
 /* A copy of the walk's eviction costs, for the local search. */
 static int keep_events(const struct walk *w, struct event **ev, size_t *n)
@@ -69,30 +72,42 @@ int pl_sim(const struct pl_graph *g, int64_t budget, int version, struct pl_plan
 	if (sim_walk_init(&w, g, budget, version))
 		goto out;
 	size_t nb = g->nbufs ? (size_t)g->nbufs : 1;
-	/* How much the idle time weighs against the rebuild cost: each way
-	 * wins somewhere, and a walk costs little. */
-	static const int variants[] = {IDLE_TIME, IDLE_SQRT, IDLE_OPS};
-	int nvar = (int)(sizeof(variants) / sizeof(variants[0]));
-	int best_variant = 0;
+	/* How much the idle time weighs against the rebuild cost, and
+	 * whether a rebuild that breaks the budget pins what led to it: each
+	 * way wins somewhere, and a walk costs little.  (Repairs pay on
+	 * pools, where a region evicted early takes a rebuild from far back
+	 * with all it replays on the way; elsewhere the pins keep what
+	 * other evictions would have freed.) */
+	static const int idles[] = {IDLE_TIME, IDLE_SQRT, IDLE_OPS};
+	int nidle = (int)(sizeof(idles) / sizeof(idles[0]));
+	int best_variant = 0, best_repair = 0;
 	struct event *events = NULL;
 	size_t nevents = 0;
-	for (int v = 0; v < nvar; v++) {
+	for (int v = 0; v < 2 * nidle; v++) {
 		int met = 0;
-		w.variant = variants[v];
+		w.variant = idles[v % nidle];
+		w.repair = v < nidle ? 0 : SIM_REPAIRS;
 		memset(w.reserve, 0, nb);
+		sim_unpin_all(&w);
 		struct pl_plan *p;
 		if (sim_walk_all(&w, &p, &met) < 0)
 			goto out2;
 		int r = consider(g, budget, &best, p);
 		if (r < 0 || (r > 0 && keep_events(&w, &events, &nevents)))
 			goto out2;
-		if (r > 0)
-			best_variant = variants[v];
+		if (r > 0) {
+			best_variant = w.variant;
+			best_repair = w.repair;
+		}
 	}
 	/* Then a local search: forbid the evictions whose rebuilds cost most,
 	 * one at a time, and keep each that leaves a cheaper plan within the
-	 * budget. */
+	 * budget.  (The best variant's repair pins are made again as its
+	 * walks need them.) */
 	w.variant = best_variant;
+	w.repair = best_repair;
+	memset(w.reserve, 0, nb);
+	sim_unpin_all(&w);
 	/* (fewer on large graphs: each try is a walk) */
 	int tries_max =
 	    SIM_TRIES < SIM_TRY_OPS / (g->nops + 1) ? SIM_TRIES : SIM_TRY_OPS / (g->nops + 1);

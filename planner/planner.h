@@ -229,7 +229,7 @@ struct pl_options {
 	/* > 0: buffers may also be offloaded to page-locked host memory over
 	 * copy engines of this many GB/s each direction (plan version 3); 0
 	 * (default): keep or recompute only (remat-plan --offload-gbps, which
-	 * libremat passes with REMAT_OFFLOAD=1). */
+	 * libremat passes the copy rate it measured unless REMAT_OFFLOAD=0). */
 	double offload_gbps;
 	/* with offload_gbps: nothing is recomputed (remat-plan --offload-only,
 	 * for comparisons) */

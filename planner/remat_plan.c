@@ -40,7 +40,7 @@ static void usage(FILE *f)
 	           "     buffers kept unmapped at the iteration boundary\n"
 	           "  --offload-gbps: also offload buffers to page-locked host memory over\n"
 	           "     copy engines of G GB/s each direction (plan version 3, which\n"
-	           "     libremat carries out with REMAT_OFFLOAD=1); off by default;\n"
+	           "     libremat carries out unless REMAT_OFFLOAD=0); off by default;\n"
 	           "     --offload-only: offload and recompute nothing (a comparison)\n"
 	           "  --progress: a line per planning stage on stderr (also with -v)\n"
 	           "       remat-plan --rehash PLAN.json\n"

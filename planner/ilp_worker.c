@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,13 +134,18 @@ int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	int fds[2];
 	if (cs->ncands == 0 || pipe(fds))
 		goto in_process;
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		goto in_process;
 	}
 	if (pid == 0) {
+		/* it dies with remat-plan (run mode kills a planner that
+		 * overstays), not after its own limits */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
 		close(fds[0]);
 		child(fds[1], g, cs, budget, time_limit, warm, verbose, minpeak);
 	}

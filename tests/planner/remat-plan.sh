@@ -134,4 +134,27 @@ done
 for p in greedy dtr ilp none; do
 	"$bin" "$fx" --budget 100% --planner $p >"$tmp/out" 2>&1 || fail "planner $p at 100%: exit $?"
 done
+# The ILP's worker process (ilp_worker.c) dies with remat-plan: a planner
+# that run mode kills for overstaying leaves nothing running.  (A 10k-op
+# graph: its model is solved in the worker, for seconds.)
+"$BUILD/bench/plan_bench" export 3 10000 "$tmp/big.json" || fail "plan_bench export failed"
+"$bin" "$tmp/big.json" --budget 50% -o "$tmp/big.plan.json" >/dev/null 2>&1 &
+pid=$!
+alive() { [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat"; }
+worker=
+i=0
+while [ -z "$worker" ] && [ $i -lt 600 ] && alive $pid; do
+	worker=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)
+	[ -n "$worker" ] || sleep 0.1
+	i=$((i + 1))
+done
+[ -n "$worker" ] || fail "remat-plan on a 10k-op graph started no ILP worker"
+kill -9 $pid
+wait $pid 2>/dev/null
+i=0
+while alive $worker && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+alive $worker && fail "the ILP worker $worker outlived remat-plan"
 echo "remat-plan.sh: ok"

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -80,6 +81,8 @@ static void child(int fd, const struct pl_graph *g, const struct pl_cands *cs, i
 	                            verbose, minpeak, &sink))
 		_exit(1); /* out of memory: the parent goes on without an answer */
 	send_message(fd, &m, chosen);
+	fflush(
+	    stdout); /* GLPK's messages at -v (what remat-plan had was flushed before the fork) */
 	_exit(0);
 }
 
@@ -104,7 +107,9 @@ static int collect(int fd, int32_t N, double until, struct message *last, uint8_
 		ssize_t rd = read(fd, buf + have, need - have);
 		if (rd < 0 && errno == EINTR)
 			continue;
-		if (rd <= 0) {
+		if (rd < 0)
+			break; /* (then stopped, not waited for) */
+		if (rd == 0) {
 			free(buf);
 			return 1;
 		}
@@ -134,6 +139,7 @@ int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	int fds[2];
 	if (cs->ncands == 0 || pipe(fds))
 		goto in_process;
+	fflush(stdout); /* or the child's copy of it goes out twice */
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		close(fds[0]);

@@ -28,11 +28,17 @@
 #include <unistd.h>
 
 struct message {
-	double obj;
 	struct pl_ilp_result r;
-	int32_t final; /* the search's own end (status, bound, optimality) */
-	int32_t n;     /* bytes of selection that follow */
+	int32_t n; /* bytes of selection that follow */
 };
+
+static int in_process(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
+                      double time_limit, const uint8_t *warm, uint8_t *chosen,
+                      struct pl_ilp_result *r, int verbose, int minpeak)
+{
+	return minpeak ? pl_ilp_min_peak(g, cs, time_limit, warm, chosen, r, verbose)
+	               : pl_ilp(g, cs, budget, time_limit, warm, chosen, r, verbose);
+}
 
 static int write_all(int fd, const void *p, size_t len)
 {
@@ -58,7 +64,7 @@ static void send_message(int fd, const struct message *m, const uint8_t *chosen)
 
 static void put_incumbent(void *arg, const uint8_t *chosen, int32_t n, double obj, double lp_bound)
 {
-	struct message m = {.obj = obj, .n = n};
+	struct message m = {.n = n};
 	m.r.status = 0;
 	m.r.lp_bound = lp_bound;
 	m.r.gap = lp_bound >= 0 && obj > 0 ? (obj - lp_bound) / obj : -1;
@@ -72,7 +78,7 @@ static void child(int fd, const struct pl_graph *g, const struct pl_cands *cs, i
 	int32_t N = cs->ncands;
 	uint8_t *chosen = malloc(N ? (size_t)N : 1);
 	struct pl_ilp_sink sink = {put_incumbent, &fd};
-	struct message m = {.final = 1, .n = N};
+	struct message m = {.n = N}; /* the search's own end: status, bound, optimality */
 	/* GLPK's limits end just ahead of the parent's deadline: where it
 	 * keeps to them the final answer arrives, where it overruns them the
 	 * last incumbent stands */
@@ -168,13 +174,10 @@ int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	r->status = 2; /* no answer in time */
 	if (!got)
 		return 0;
-	*r = last.r;
-	if (!last.final && minpeak)
-		r->status = 2; /* an incumbent's peak is the final answer's to say */
+	*r = last.r; /* (min-peak sends only its final answer, with the peak) */
 	return 0;
 in_process:
-	return minpeak ? pl_ilp_min_peak(g, cs, time_limit, warm, chosen, r, verbose)
-	               : pl_ilp(g, cs, budget, time_limit, warm, chosen, r, verbose);
+	return in_process(g, cs, budget, time_limit, warm, chosen, r, verbose, minpeak);
 }
 
 /* Below this many candidates GLPK's unchecked stretches take
@@ -187,7 +190,6 @@ int pl_ilp_timed(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
                  int verbose, int minpeak)
 {
 	if (cs->ncands < WORKER_MIN_CANDIDATES)
-		return minpeak ? pl_ilp_min_peak(g, cs, time_limit, warm, chosen, r, verbose)
-		               : pl_ilp(g, cs, budget, time_limit, warm, chosen, r, verbose);
+		return in_process(g, cs, budget, time_limit, warm, chosen, r, verbose, minpeak);
 	return pl_ilp_child(g, cs, budget, time_limit, warm, chosen, r, verbose, minpeak);
 }

@@ -86,8 +86,19 @@ half=$((_p / 2 / GRAN * GRAN))
 run gpt-half "SIMCUDA_MEMORY=$half" "REMAT_BUDGET=$half" "REMAT_TRACE_DIR=$tmp/gpt-half.d" \
 	"REMAT_CACHE_DIR=$tmp/gpt-half.cache" REMAT_LOG=1 LD_PRELOAD="$PRELOAD" -- "$TR/gpt" --iters 8
 same gpt-base gpt-half
-grep -q "cannot be reached for this job" "$tmp/gpt-half.err" ||
-	fail "gpt-half: $(grep libremat "$tmp/gpt-half.err" | tail -n 2)"
+# The planner's answer: in the job's log when remat-plan finished before
+# the job did; otherwise remat-plan outlives the job (to its deadline) and
+# its own log says it, whatever the machine's load.
+if ! grep -q "cannot be reached for this job" "$tmp/gpt-half.err"; then
+	_w=0
+	until grep -q "smallest reachable peak" "$tmp/gpt-half.d/plan.log" 2>/dev/null; do
+		_w=$((_w + 1))
+		[ "$_w" -le 120 ] ||
+			fail "gpt-half: no answer from remat-plan: $(grep libremat "$tmp/gpt-half.err" |
+				tail -n 2); $(tail -n 2 "$tmp/gpt-half.d/plan.log" 2>/dev/null)"
+		sleep 1
+	done
+fi
 grep -q "swapping before the plan: [1-9]" "$tmp/gpt-half.err" || fail "gpt-half: no swaps"
 no_fault
 echo "gpt on $half bytes (half the plain peak, no plan fits): $(grep "swapping before the plan" \

@@ -291,13 +291,14 @@ static int park_check(struct sim *s, const struct pl_plan *p)
 	for (int32_t i = 0; i < p->nparked; i++) {
 		int32_t b = p->parked[i];
 		const struct pl_buffer *bf = b >= 0 && b < g->nbufs ? &g->bufs[b] : NULL;
-		const char *why = !bf                                 ? "it does not exist"
-		                  : s->parked[b]                      ? "listed twice"
-		                  : s->at_boundary[b]                 ? "it is unmapped at the boundary"
-		                  : bf->alloc_at >= 0 || bf->free_at >= 0 ? "it is not live across the "
-		                                                          "boundary"
-		                  : bf->excluded                      ? "it is excluded"
-		                                                      : NULL;
+		const char *why = !bf                 ? "it does not exist"
+		                  : s->parked[b]      ? "listed twice"
+		                  : s->at_boundary[b] ? "it is unmapped at the boundary"
+		                  : bf->alloc_at >= 0 || bf->free_at >= 0
+		                      ? "it is not live across the "
+		                        "boundary"
+		                  : bf->excluded ? "it is excluded"
+		                                 : NULL;
 		if (why)
 			return bad(s, "buffer %d cannot be parked on the host: %s", b, why);
 		s->parked[b] = 1;
@@ -350,8 +351,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	e->curve = calloc(g->nops ? g->nops : 1, sizeof(int64_t));
 	int rc = PL_OK;
 	if (!alist || !flist || !s.mapped || !s.saved || !s.transient || !s.evicted_once ||
-	    !s.stashed || !s.at_boundary || !s.parked || !s.ver || !s.saved_ver || !s.stash_ver || !e->curve ||
-	    !s.off || !s.host_ver || !s.off_end || !s.fetch_end || !s.share) {
+	    !s.stashed || !s.at_boundary || !s.parked || !s.ver || !s.saved_ver || !s.stash_ver ||
+	    !e->curve || !s.off || !s.host_ver || !s.off_end || !s.fetch_end || !s.share) {
 		rc = PL_EINTERNAL;
 		goto out;
 	}

@@ -20,12 +20,13 @@
 #include <string.h>
 
 /* Worth parking: live across the boundary, no op references it, not
- * excluded; a small one (no chunk of its own) only when it shares chunks
- * with other regions, which can then go once those are evicted. */
+ * excluded nor packed small (the small pool's chunks stay whatever it
+ * holds), with chunks of its own or chunks it shares with other regions
+ * (a region with no whole chunk: those can go once the others are out). */
 static int parkable(const struct pl_buffer *b, const uint8_t *touched, int32_t id)
 {
 	return b->alloc_at < 0 && b->free_at < 0 && !touched[id] && !b->excluded &&
-	       !b->dead_across && (b->small ? b->shared[0] != 0 : b->rounded > 0);
+	       !b->dead_across && !b->small && (b->rounded > 0 || b->shared[0] != 0);
 }
 
 void pl_park_free(struct pl_park *pk)

@@ -70,7 +70,7 @@ static void iteration_reset(void)
 		engine.live[b] = p->bufs[b].alloc_at < 0;
 		/* What the plan keeps unmapped across the boundary stays so;
 		 * boundary() decides about it. */
-		if (!engine.boundary[b])
+		if (!engine.boundary[b] && !(engine.off && engine.off[b] == REPLAY_OFF_PARKED))
 			engine.evicted[b] = 0;
 	}
 	memset(engine.transient, 0, p->nbufs);
@@ -209,6 +209,32 @@ static void enforce(void)
 	remat_alloc_reset_peak();
 }
 
+/* The buffers the plan parks on the host go there when this iteration
+ * applies it (once: they stay from iteration to iteration) and come back
+ * when it does not (back: verification, no plan).  When one cannot go,
+ * the plan cannot keep its budget: it stops, training continues
+ * unmodified, and every one parked so far comes back. */
+static void park(int back)
+{
+	CUresult r = back ? replay_offload_restore_all(NULL) : replay_park_all();
+	if (r == CUDA_SUCCESS)
+		return;
+	if (back) {
+		remat_warn("a buffer parked on the host cannot be copied back (CUDA error %d); it "
+		           "stays unmapped: an op that reads it fails on the device",
+		           (int)r);
+		return;
+	}
+	remat_warn("cannot park a buffer on the host (CUDA error %d); the plan is dropped, "
+	           "training continues unmodified",
+	           (int)r);
+	if (replay_offload_restore_all(NULL) != CUDA_SUCCESS)
+		remat_warn("a buffer parked on the host cannot be copied back; it stays unmapped: "
+		           "an op that reads it fails on the device");
+	engine.applying = engine.verifying = 0;
+	replay_no_plan();
+}
+
 /* Between the last op of an iteration and the first of the next.
  * tentative: guessed from the profile's last op while lost; confirmed when
  * op 0 matches, forgotten quietly when it does not. */
@@ -241,6 +267,7 @@ static void boundary(int tentative)
 	engine.applying = engine.plan != NULL;
 	/* A verification iteration evicts nothing: no budget to keep. */
 	engine.verifying = engine.applying && replay_verify_wanted();
+	park(!engine.applying || engine.verifying);
 	remat_alloc_swap_enable(!engine.applying);
 	replay_boundary_buffers(engine.applying && !engine.verifying);
 
@@ -604,6 +631,7 @@ void replay_free(CUdeviceptr p)
 	engine.level -= (int64_t)info.size;
 	int32_t b = replay_buf_at(p);
 	if (b >= 0) {
+		replay_park_forget(b);
 		if (engine.evicted[b]) {
 			engine.evicted[b] = 0;
 			replay_iv_del(b);
@@ -624,9 +652,9 @@ void replay_shutdown(void)
 	if (engine.profile && engine.plan)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: %llu iterations, %llu evictions, %llu replays, %llu unplanned "
-		          "rebuilds, %llu offloads",
+		          "rebuilds, %llu offloads, %llu parked",
 		          (unsigned long long)engine.iter, (unsigned long long)t->evictions,
 		          (unsigned long long)t->replays, (unsigned long long)t->rebuilds_unplanned,
-		          (unsigned long long)t->offloads);
+		          (unsigned long long)t->offloads, (unsigned long long)t->parked);
 	replay_clock_report();
 }

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Pool space no op touches, kept on the host (issue 10): gpt --alloc
+# caching keeps regions of its segments live across iterations that no op
+# of the iteration references (the free tail of a segment, small untouched
+# tensors sharing chunks with activations).  Nothing proves their content
+# dead, so a plan made with offload allowed parks them (parked_on_host):
+# copied to pinned host memory once, when the plan starts applying, and
+# unmapped for as long as it applies.  At 50% of the unmodified peak, which
+# only parking reaches (the plan without it stops above): output identical
+# to the run without libremat, evictions, the replay iterations' physical
+# peak within the budget, each parked buffer copied out once; with
+# REMAT_VERIFY=1 the verifying iteration brings them back and nothing
+# differs.  A program that touches a parked region in a later iteration
+# (gpt --touch-tail N) gets its content back before the op runs: the output
+# is still identical.
+. tests/e2e/run_lib.sh
+set -- "$TR/gpt" --alloc caching --layers 4 --batch 16 --iters 12
+run base -- "$@"
+read -r c p m <<EOT
+$(budgets gpt "$@")
+EOT
+half=$((p / 2))
+# Without offload (no parking) 50% is out of reach; with it, it is not.
+"$PLAN" "$tmp/gpt-trace.d" --budget "$half" --plan-version 2 >"$tmp/noff.txt" 2>&1 &&
+	fail "50% ($half) reached without parking: $(grep 'planned peak' "$tmp/noff.txt")"
+mkdir -p "$tmp/park.cache"
+h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
+	"$tmp/gpt-trace.d/trace.json")
+"$PLAN" "$tmp/gpt-trace.d" --budget "$half" --plan-version 2 --offload-gbps 52 \
+	-o "$tmp/park.cache/$h-$half.plan.json" >"$tmp/park.txt" 2>&1 ||
+	fail "remat-plan with offload at 50% ($half): $(tail -n 2 "$tmp/park.txt")"
+n=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1])).get('parked_on_host', [])))" \
+	"$tmp/park.cache/$h-$half.plan.json")
+[ "$n" -gt 0 ] || fail "the plan at 50% parks nothing"
+grep -q "parked on host:  $n buffers" "$tmp/park.txt" || fail "remat-plan does not say what it parks"
+
+# parked RUN: copies out of parked buffers, from the run's last line.
+parked() {
+	sed -n 's/.*offloads, \([0-9]*\) parked.*/\1/p' "$tmp/$1.err"
+}
+
+RUN_ENV=REMAT_OFFLOAD=1
+run_budget park base "$half" "$@"
+[ "$_ev" != "${_ev#0 }" ] && fail "park: no evictions ($_ev)"
+[ "$(parked park)" = "$n" ] || fail "park: $(parked park) copies out of $n parked buffers (once each expected)"
+grep -q "offload: $n buffers no op touches parked on the host" "$tmp/park.err" ||
+	fail "park: no pinned memory for the parked buffers: $(grep 'offload:' "$tmp/park.err")"
+
+# Verification first: the verifying iteration has them back, the next
+# ones park them (once more).
+mkdir -p "$tmp/ver.cache"
+cp "$tmp/park.cache"/*.plan.json "$tmp/ver.cache/"
+RUN_ENV="REMAT_OFFLOAD=1 REMAT_VERIFY=1"
+run_budget ver base "$half" "$@"
+verified ver
+[ "$(parked ver)" = "$n" ] || fail "ver: $(parked ver) copies out of $n parked buffers"
+
+echo "run_park: ok"

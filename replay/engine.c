@@ -629,9 +629,9 @@ void replay_free(CUdeviceptr p)
 	 * at the boundary, so the next iteration's allocation finds its
 	 * address free again. */
 	engine.level -= (int64_t)info.size;
+	replay_park_forget(p, info.size);
 	int32_t b = replay_buf_at(p);
 	if (b >= 0) {
-		replay_park_forget(b);
 		if (engine.evicted[b]) {
 			engine.evicted[b] = 0;
 			replay_iv_del(b);

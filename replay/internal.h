@@ -196,8 +196,9 @@ CUresult replay_park_all(void);
 /* Parked buffer b mapped and whole again on s (synchronously); on an
  * error it stays unmapped with its host copy. */
 CUresult replay_park_restore(int32_t b, CUstream s);
-/* The program freed b: its host copy is dropped. */
-void replay_park_forget(int32_t b);
+/* The program frees the allocation [p, p + size): the host copies of the
+ * buffers parked in it are dropped. */
+void replay_park_forget(CUdeviceptr p, size_t size);
 
 /* graph.c */
 /* The evicted buffer a graph launch touches (its nodes' parameter words and

@@ -50,6 +50,22 @@ run_budget park base "$half" "$@"
 grep -q "offload: $n buffers no op touches parked on the host" "$tmp/park.err" ||
 	fail "park: no pinned memory for the parked buffers: $(grep 'offload:' "$tmp/park.err")"
 
+# A copy out that fails (the simulator refuses the N-th pinned copy: 6
+# are the copy rate measurement, the 7th parks the first buffer, the 8th
+# the second): what was parked comes back, the plan stops, the output is
+# the same.
+for k in 7 8; do
+	mkdir -p "$tmp/fail$k.cache"
+	cp "$tmp/park.cache"/*.plan.json "$tmp/fail$k.cache/"
+	run fail$k REMAT_OFFLOAD=1 SIMCUDA_FAIL_COPY=$k REMAT_BUDGET="$half" REMAT_LOG=1 \
+		"REMAT_TRACE_DIR=$tmp/fail$k.d" "REMAT_CACHE_DIR=$tmp/fail$k.cache" \
+		LD_PRELOAD="$PRELOAD" -- "$@"
+	same base fail$k
+	grep -q "cannot park a buffer on the host (CUDA error 2); the plan is dropped" \
+		"$tmp/fail$k.err" || fail "fail$k: $(grep libremat "$tmp/fail$k.err" | tail -n 3)"
+	no_fault
+done
+
 # Verification first: the verifying iteration has them back, the next
 # ones park them (once more).
 mkdir -p "$tmp/ver.cache"

@@ -23,20 +23,11 @@ half=$((p / 2))
 # Without offload (no parking) 50% is out of reach; with it, it is not.
 "$PLAN" "$tmp/gpt-trace.d" --budget "$half" --plan-version 2 >"$tmp/noff.txt" 2>&1 &&
 	fail "50% ($half) reached without parking: $(grep 'planned peak' "$tmp/noff.txt")"
-# plan_park NAME TRACE_DIR: the plan at 50% with offload into NAME's cache.
-plan_park() {
-	mkdir -p "$tmp/$1.cache"
-	h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
-		"$2/trace.json")
-	"$PLAN" "$2" --budget "$half" --plan-version 2 --offload-gbps 52 \
-		-o "$tmp/$1.cache/$h-$half.plan.json" >"$tmp/$1.txt" 2>&1 ||
-		fail "remat-plan with offload at 50% ($half): $(tail -n 2 "$tmp/$1.txt")"
-}
-plan_park park "$tmp/gpt-trace.d"
+prefill_offload park "$tmp/gpt-trace.d" "$half"
 n=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1])).get('parked_on_host', [])))" \
-	"$tmp/park.cache/$h-$half.plan.json")
+	"$tmp/park.cache"/*.plan.json)
 [ "$n" -gt 0 ] || fail "the plan at 50% parks nothing"
-grep -q "parked on host:  $n buffers" "$tmp/park.txt" || fail "remat-plan does not say what it parks"
+grep -q "parked on host:  $n buffers" "$tmp/park.plan.txt" || fail "remat-plan does not say what it parks"
 
 # parked RUN: copies out of parked buffers, from the run's last line.
 parked() {
@@ -84,7 +75,7 @@ set -- "$@" --pool-tail 10
 run touch-base -- "$@"
 grep -q "^pool tail " "$tmp/touch-base.out" || fail "gpt printed no pool tail digest"
 budgets touch "$@" >/dev/null
-plan_park touch "$tmp/touch-trace.d"
+prefill_offload touch "$tmp/touch-trace.d" "$half"
 RUN_ENV=REMAT_OFFLOAD=1
 NOPEAK=1 run_budget touch touch-base "$half" "$@"
 grep -q "diverges from the profile" "$tmp/touch.err" || fail "touch: the read of the parked tails was not caught: $(grep libremat "$tmp/touch.err" | tail -n 3)"

@@ -465,24 +465,6 @@ static void long_chain_through_freed_buffers(void **state)
 	pl_graph_free(g);
 }
 
-/* Parking: buffer 0 lives across the boundary and no op references it
- * (a pool's free tail); buffer 3 no op references either but it is
- * allocated inside the iteration.  Only a plan that may use host memory
- * parks 0 (parked_on_host), which takes its 1000 bytes out of every
- * position; without offload 1000 bytes cannot be met. */
-static const char park_graph[] =
-    "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
-    " {\"id\": 0, \"size\": 1000, \"persistent\": true, \"alloc_at\": -1, \"free_at\": -1},"
-    " {\"id\": 1, \"size\": 100, \"alloc_at\": -1, \"free_at\": -1},"
-    " {\"id\": 2, \"size\": 800, \"alloc_at\": 1, \"free_at\": 3},"
-    " {\"id\": 3, \"size\": 50, \"alloc_at\": 1, \"free_at\": 3}],"
-    " \"ops\": ["
-    " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [1]},"
-    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
-    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [2], \"writes\": []},"
-    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [1], \"writes\": []}],"
-    " \"end\": true}";
-
 /* The evaluator's verdict on plan with parked = ids (n of them). */
 static int parks_valid(const struct pl_graph *g, struct pl_plan *plan, const int32_t *ids,
                        int32_t n, const char *why)
@@ -501,10 +483,14 @@ static int parks_valid(const struct pl_graph *g, struct pl_plan *plan, const int
 	return valid;
 }
 
+/* Parking (tu_park_graph): buffer 0 lives across the boundary and no op
+ * references it (a pool's free tail).  Only a plan that may use host
+ * memory parks it (parked_on_host), which takes its 1000 bytes out of
+ * every position; without offload 1000 bytes cannot be met. */
 static void untouched_buffer_parked(void **state)
 {
 	(void)state;
-	struct pl_graph *g = load_ok(park_graph);
+	struct pl_graph *g = load_ok(tu_park_graph);
 	assert_int_equal(g->baseline_peak, 1950);
 	struct pl_options o;
 	pl_options_default(&o);

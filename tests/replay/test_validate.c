@@ -275,28 +275,16 @@ static void shared_chunk_counts_while_one_region_is_mapped(void **state)
 	pl_graph_free(g);
 }
 
-/* Parking (parked_on_host): buffer 0 lives across the boundary and no op
- * references it; buffer 1 does too but op 0 writes it.  The planner's
- * plan parks 0; both checks take it with the same peak, and both refuse
- * it parking 1, 0 twice, or 0 without offload_gbps. */
+/* Parking (parked_on_host, tu_park_graph): the planner's plan parks 0; both checks take it with the
+ * same peak, and both refuse it parking 1, 0 twice, or 0 without offload_gbps. */
 static void parked_agrees(void **state)
 {
 	(void)state;
-	static const char text[] =
-	    "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
-	    " {\"id\": 0, \"size\": 1000, \"alloc_at\": -1, \"free_at\": -1},"
-	    " {\"id\": 1, \"size\": 100, \"alloc_at\": -1, \"free_at\": -1},"
-	    " {\"id\": 2, \"size\": 800, \"alloc_at\": 1, \"free_at\": 3}],"
-	    " \"ops\": ["
-	    " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [1]},"
-	    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
-	    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [2], \"writes\": []},"
-	    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [1], \"writes\": []}],"
-	    " \"end\": true}";
 	char *dir = tu_tmpdir(), err[512];
 	struct pl_graph *g = NULL;
 	assert_non_null(dir);
-	assert_int_equal(pl_graph_load(tu_write(dir, "g.json", text), &g, err, sizeof(err)), 0);
+	assert_int_equal(
+	    pl_graph_load(tu_write(dir, "g.json", tu_park_graph), &g, err, sizeof(err)), 0);
 	struct remat_profile *prof = profile_of(g);
 	struct pl_options o;
 	pl_options_default(&o);

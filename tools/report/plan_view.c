@@ -32,7 +32,8 @@ static void print_summary(FILE *f, const struct rr_trace *t, const struct rr_pla
 		fprintf(f,
 		        "  parked     %d buffer%s no op touches, %s, on the host while the plan "
 		        "applies (copied once)\n",
-		        p->nparked, p->nparked == 1 ? "" : "s", rr_bytes(p->parked_bytes, a, sizeof(a)));
+		        p->nparked, p->nparked == 1 ? "" : "s",
+		        rr_bytes(p->parked_bytes, a, sizeof(a)));
 }
 
 /* What goes to the host, when it leaves and when it comes back. */

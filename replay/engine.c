@@ -190,11 +190,40 @@ static void poll_plan(void)
 	}
 }
 
+/* The buffers the plan parks on the host go there when an iteration
+ * applies it (once: they stay from iteration to iteration; from op 0 on,
+ * where a guessed boundary is confirmed) and come back at a boundary
+ * where it does not (back: verification, no plan).  When one cannot go,
+ * the plan cannot keep its budget: it stops, training continues
+ * unmodified, and every one parked so far comes back; -1 then. */
+static int park(int back)
+{
+	CUresult r = back ? replay_offload_restore_all(NULL) : replay_park_all();
+	if (r == CUDA_SUCCESS)
+		return 0;
+	if (back) {
+		remat_warn("a buffer parked on the host cannot be copied back (CUDA error %d); it "
+		           "stays unmapped: an op that reads it fails on the device",
+		           (int)r);
+		return 0;
+	}
+	remat_warn("cannot park a buffer on the host (CUDA error %d); the plan is dropped, "
+	           "training continues unmodified",
+	           (int)r);
+	if (replay_offload_restore_all(NULL) != CUDA_SUCCESS)
+		remat_warn("a buffer parked on the host cannot be copied back; it stays unmapped: "
+		           "an op that reads it fails on the device");
+	engine.applying = engine.verifying = 0;
+	replay_boundary_buffers(0);
+	replay_no_plan();
+	return -1;
+}
+
 /* The plan's budget and the measure of its peak, from the iteration's
  * op 0 on (a guessed boundary is confirmed there). */
 static void enforce(void)
 {
-	if (!engine.applying || engine.verifying)
+	if (!engine.applying || engine.verifying || park(0))
 		return;
 	/* The plan assumes every buffer resident: what went to the host
 	 * before it comes back now, at the iteration's lowest point. */
@@ -207,32 +236,6 @@ static void enforce(void)
 	remat_alloc_poll(1); /* what the unmodified part left pooled goes */
 	engine.totals.peak_reset = 1;
 	remat_alloc_reset_peak();
-}
-
-/* The buffers the plan parks on the host go there when this iteration
- * applies it (once: they stay from iteration to iteration) and come back
- * when it does not (back: verification, no plan).  When one cannot go,
- * the plan cannot keep its budget: it stops, training continues
- * unmodified, and every one parked so far comes back. */
-static void park(int back)
-{
-	CUresult r = back ? replay_offload_restore_all(NULL) : replay_park_all();
-	if (r == CUDA_SUCCESS)
-		return;
-	if (back) {
-		remat_warn("a buffer parked on the host cannot be copied back (CUDA error %d); it "
-		           "stays unmapped: an op that reads it fails on the device",
-		           (int)r);
-		return;
-	}
-	remat_warn("cannot park a buffer on the host (CUDA error %d); the plan is dropped, "
-	           "training continues unmodified",
-	           (int)r);
-	if (replay_offload_restore_all(NULL) != CUDA_SUCCESS)
-		remat_warn("a buffer parked on the host cannot be copied back; it stays unmapped: "
-		           "an op that reads it fails on the device");
-	engine.applying = engine.verifying = 0;
-	replay_no_plan();
 }
 
 /* Between the last op of an iteration and the first of the next.
@@ -267,7 +270,8 @@ static void boundary(int tentative)
 	engine.applying = engine.plan != NULL;
 	/* A verification iteration evicts nothing: no budget to keep. */
 	engine.verifying = engine.applying && replay_verify_wanted();
-	park(!engine.applying || engine.verifying);
+	if (!engine.applying || engine.verifying)
+		park(1);
 	remat_alloc_swap_enable(!engine.applying);
 	replay_boundary_buffers(engine.applying && !engine.verifying);
 

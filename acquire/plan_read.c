@@ -237,6 +237,29 @@ static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, in
 	return 0;
 }
 
+/* Member `name`, a list of buffer ids that needs plan version `since`:
+ * *out the array (NULL when absent); -1 with the message when wrong. */
+static int id_list(struct ctx *c, json_t *root, const char *name, int64_t since, int64_t ver,
+                   int32_t nbufs, json_t **out)
+{
+	char where[64];
+	snprintf(where, sizeof(where), "$.%s", name);
+	json_t *arr = *out = jansson.object_get(root, name);
+	if (arr && ver < since)
+		return fail(c, where, "in a version %lld plan (it needs version %lld)",
+		            (long long)ver, (long long)since);
+	if (arr && !json_is_array(arr))
+		return fail(c, where, "must be an array of buffer ids");
+	size_t n = arr ? jansson.array_size(arr) : 0;
+	for (size_t j = 0; j < n; j++) {
+		json_t *e = jansson.array_get(arr, j);
+		int64_t id = json_is_integer(e) ? (int64_t)jansson.integer_value(e) : -1;
+		if (id < 0 || id >= (nbufs >= 0 ? nbufs : INT32_MAX))
+			return fail(c, where, "entry %zu: not a buffer id", j);
+	}
+	return 0;
+}
+
 /* Second pass: the CSR arrays.  Positions are known to increase, so each
  * list is appended in order and the offsets come out monotonic. */
 static void fill_ops(json_t *ops, struct pl_plan *p)
@@ -363,21 +386,14 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	uint32_t nsteps = 0, nevict = 0;
 	if (check_ops(c, ops, nops, nbufs, ver, &nsteps, &nevict) < 0)
 		return -1;
-	json_t *bl = jansson.object_get(root, "unmapped_at_boundary");
-	if (bl && (ver < 2 || !json_is_array(bl)))
-		return fail(c, "$.unmapped_at_boundary",
-		            ver < 2 ? "in a version %lld plan (it needs version 2)"
-		                    : "must be an array of buffer ids",
-		            (long long)ver);
-	size_t nbl = bl ? jansson.array_size(bl) : 0;
-	for (size_t j = 0; j < nbl; j++) {
-		json_t *e = jansson.array_get(bl, j);
-		int64_t id = json_is_integer(e) ? (int64_t)jansson.integer_value(e) : -1;
-		if (id < 0 || id >= (nbufs >= 0 ? nbufs : INT32_MAX))
-			return fail(c, "$.unmapped_at_boundary", "entry %zu: not a buffer id", j);
-	}
+	json_t *bl, *pk;
+	if (id_list(c, root, "unmapped_at_boundary", 2, ver, nbufs, &bl) < 0 ||
+	    id_list(c, root, "parked_on_host", 3, ver, nbufs, &pk) < 0)
+		return -1;
+	size_t nbl = bl ? jansson.array_size(bl) : 0, npk = pk ? jansson.array_size(pk) : 0;
 	struct pl_plan *p = pl_plan_alloc(nops, nsteps, nevict);
-	if (p && nbl && !(p->boundary = malloc(nbl * sizeof(*p->boundary)))) {
+	if (p && ((nbl && !(p->boundary = malloc(nbl * sizeof(*p->boundary)))) ||
+	          (npk && !(p->parked = malloc(npk * sizeof(*p->parked)))))) {
 		pl_plan_free(p);
 		p = NULL;
 	}
@@ -389,6 +405,9 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	for (size_t j = 0; j < nbl; j++)
 		p->boundary[j] = (int32_t)jansson.integer_value(jansson.array_get(bl, j));
 	p->nboundary = (int32_t)nbl;
+	for (size_t j = 0; j < npk; j++)
+		p->parked[j] = (int32_t)jansson.integer_value(jansson.array_get(pk, j));
+	p->nparked = (int32_t)npk;
 	p->graph_hash = h;
 	p->budget = b;
 	p->baseline_peak = fig[0];

@@ -41,5 +41,6 @@ void pl_plan_free(struct pl_plan *p)
 	free(p->steps);
 	free(p->evict);
 	free(p->boundary);
+	free(p->parked);
 	free(p);
 }

@@ -53,6 +53,12 @@ struct pl_plan {
 	 * unmapped there (dead across it); NULL when none. */
 	int32_t nboundary;
 	int32_t *boundary;
+	/* Buffers live across the boundary that no op of the iteration
+	 * touches, kept on the host while the plan applies (version 3,
+	 * "parked_on_host"): copied out and unmapped once when the plan starts
+	 * applying, copied back when it stops.  NULL when none. */
+	int32_t nparked;
+	int32_t *parked;
 	/* Informational figures written with the plan (-1 unknown). */
 	int64_t baseline_peak, peak, recompute_ns, iteration_ns;
 	/* Plans that offload: the copy engines' bandwidth they were made for

@@ -28,7 +28,9 @@
  * Offload frees any buffer not referenced at no recompute cost: the cost
  * bound is then 0 and only the peak is bounded (what op p references and
  * what is small or excluded stays; persistent buffers go to the host like
- * any other).
+ * any other).  That covers parking (park.c): a buffer no op references is
+ * kept at no position, and the shared chunks a parked region leaves are
+ * not counted here at all (only buffers' own chunks are).
  *
  * Weak where rebuilds need long chains (low budgets; a replay needs its
  * inputs, which may need replays themselves): the knapsack does not see

@@ -22,6 +22,7 @@ enum { OFF_NONE, OFF_LEAVING, OFF_HOST, OFF_COMING };
 struct sim {
 	const struct pl_graph *g;
 	uint8_t *mapped, *saved, *transient, *evicted_once, *stashed, *at_boundary;
+	uint8_t *parked; /* on the host over the whole iteration (parked_on_host) */
 	int32_t *ver, *saved_ver, *stash_ver;
 	int32_t *share; /* per shared chunk group: its buffers mapped */
 	int64_t mem;
@@ -189,6 +190,9 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 	}
 	if (b < 0 || b >= g->nbufs)
 		return bad(s, "before op %d: step names buffer %d, which does not exist", p, b);
+	if (s->parked[b])
+		return bad(s, "before op %d: %s of buffer %d, which is parked on the host", p,
+		           pl_step_names[st->kind], b);
 	int alive = pl_buf_alive(&g->bufs[b], p, g->nops);
 	if (PL_STEP_IS_OFFLOAD(st->kind))
 		return offload_step(s, st->kind, b, p, alive);
@@ -273,6 +277,46 @@ static int step(struct sim *s, const struct pl_step *st, int32_t p)
 	return 0;
 }
 
+/* Buffers the plan parks on the host (parked_on_host): each once, live
+ * across the boundary, referenced by no op (so no step needs it either),
+ * not also kept unmapped at the boundary, in a plan that may use host
+ * memory.  They are unmapped from the start of the iteration to its end
+ * (their shared chunks held by the others only) and their bytes are on
+ * the host all along. */
+static int park_check(struct sim *s, const struct pl_plan *p)
+{
+	const struct pl_graph *g = s->g;
+	if (p->nparked && !(p->offload_gbps > 0))
+		return bad(s, "the plan parks buffers on the host but has no offload_gbps");
+	for (int32_t i = 0; i < p->nparked; i++) {
+		int32_t b = p->parked[i];
+		const struct pl_buffer *bf = b >= 0 && b < g->nbufs ? &g->bufs[b] : NULL;
+		const char *why = !bf                 ? "it does not exist"
+		                  : s->parked[b]      ? "listed twice"
+		                  : s->at_boundary[b] ? "it is unmapped at the boundary"
+		                  : bf->alloc_at >= 0 || bf->free_at >= 0
+		                      ? "it is not live across the "
+		                        "boundary"
+		                  : bf->excluded ? "it is excluded"
+		                                 : NULL;
+		if (why)
+			return bad(s, "buffer %d cannot be parked on the host: %s", b, why);
+		s->parked[b] = 1;
+		s->host_mem += bf->size;
+	}
+	for (int32_t k = 0; k < g->nops; k++)
+		for (uint32_t i = 0; i < g->ops[k].nrefs; i++) {
+			int32_t b = g->refs[g->ops[k].ref_off + i].buf;
+			if (s->parked[b])
+				return bad(s,
+				           "buffer %d cannot be parked on the host: op %d "
+				           "references it",
+				           b, k);
+		}
+	s->e->host_peak = s->host_mem;
+	return 0;
+}
+
 void pl_eval_free(struct pl_eval *e)
 {
 	free(e->curve);
@@ -294,6 +338,7 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	s.evicted_once = calloc(nb, 1);
 	s.stashed = calloc(nb, 1);
 	s.at_boundary = calloc(nb, 1);
+	s.parked = calloc(nb, 1);
 	s.ver = malloc(sizeof(int32_t) * nb);
 	s.saved_ver = malloc(sizeof(int32_t) * nb);
 	s.stash_ver = malloc(sizeof(int32_t) * nb);
@@ -306,8 +351,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 	e->curve = calloc(g->nops ? g->nops : 1, sizeof(int64_t));
 	int rc = PL_OK;
 	if (!alist || !flist || !s.mapped || !s.saved || !s.transient || !s.evicted_once ||
-	    !s.stashed || !s.at_boundary || !s.ver || !s.saved_ver || !s.stash_ver || !e->curve ||
-	    !s.off || !s.host_ver || !s.off_end || !s.fetch_end || !s.share) {
+	    !s.stashed || !s.at_boundary || !s.parked || !s.ver || !s.saved_ver || !s.stash_ver ||
+	    !e->curve || !s.off || !s.host_ver || !s.off_end || !s.fetch_end || !s.share) {
 		rc = PL_EINTERNAL;
 		goto out;
 	}
@@ -328,10 +373,12 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 		}
 		s.at_boundary[b] = 1;
 	}
+	if (park_check(&s, p))
+		goto out;
 	s.mem = g->const_bytes;
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		s.ver[b] = pl_ver_initial(&g->bufs[b]);
-		if (g->bufs[b].alloc_at < 0 && !s.at_boundary[b])
+		if (g->bufs[b].alloc_at < 0 && !s.at_boundary[b] && !s.parked[b])
 			map(&s, b);
 	}
 	for (int32_t pos = 0; pos < g->nops; pos++) {
@@ -420,7 +467,8 @@ int pl_evaluate(const struct pl_graph *g, const struct pl_plan *p, struct pl_eva
 			    "buffer %d is mapped at the end of the iteration but the plan keeps "
 			    "it unmapped at the boundary",
 			    b);
-		else if (g->bufs[b].free_at < 0 && !s.at_boundary[b] && !s.mapped[b])
+		else if (g->bufs[b].free_at < 0 && !s.at_boundary[b] && !s.parked[b] &&
+		         !s.mapped[b])
 			bad(&s, "buffer %d is still evicted at the end of the iteration", b);
 	}
 	if (e->valid) {
@@ -458,6 +506,7 @@ out:
 	free(s.evicted_once);
 	free(s.stashed);
 	free(s.at_boundary);
+	free(s.parked);
 	free(s.ver);
 	free(s.saved_ver);
 	free(s.stash_ver);

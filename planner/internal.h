@@ -367,6 +367,22 @@ int pl_struct_plan(struct pl_struct *s, int64_t budget, int32_t **sel, int32_t *
 int32_t pl_struct_stages(const struct pl_struct *s, int32_t *distinct);
 void pl_struct_free(struct pl_struct *s);
 
+/* park.c: the buffers a plan parks on the host (live across the
+ * boundary, referenced by no op) and the view of the graph without them,
+ * on which the planners plan when offload is allowed.  n = 0 (nothing
+ * allocated) when there are none; -1 out of memory. */
+struct pl_park {
+	int32_t n, *bufs;   /* parked buffers, ascending */
+	int64_t host_bytes; /* their bytes */
+	struct pl_graph view;
+	struct pl_buffer *view_bufs;
+	struct pl_shared *view_shared;
+	int32_t *view_shared_bufs;
+	int64_t *view_live;
+};
+int pl_park_view(const struct pl_graph *g, struct pl_park *pk);
+void pl_park_free(struct pl_park *pk);
+
 /* plan_make.c: planning that keeps its candidates and chain between
  * budgets, all within one deadline (o->started + o->time_limit_s). */
 struct pl_ctx;

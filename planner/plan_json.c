@@ -11,6 +11,8 @@
  * has what it uses, which older readers take. */
 static int plan_version(const struct pl_plan *p)
 {
+	if (p->nparked)
+		return 3;
 	int v = p->nboundary ? 2 : 1;
 	for (uint32_t k = 0; k < p->step_off[p->nops]; k++) {
 		if (PL_STEP_IS_OFFLOAD(p->steps[k].kind))
@@ -41,6 +43,12 @@ static void put_body(const struct pl_plan *p, FILE *f)
 		fprintf(f, "  \"unmapped_at_boundary\": [");
 		for (int32_t i = 0; i < p->nboundary; i++)
 			fprintf(f, "%s%d", i ? ", " : "", p->boundary[i]);
+		fprintf(f, "],\n");
+	}
+	if (p->nparked) {
+		fprintf(f, "  \"parked_on_host\": [");
+		for (int32_t i = 0; i < p->nparked; i++)
+			fprintf(f, "%s%d", i ? ", " : "", p->parked[i]);
 		fprintf(f, "],\n");
 	}
 	fprintf(f, "  \"ops\": [");
@@ -100,26 +108,30 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 	return rc;
 }
 
-static int load_boundary(struct jctx *c, json_t *bnd, int64_t ver, int32_t nbufs, struct pl_plan *p)
+/* A list of buffer ids, member `name` of the plan, which needs plan
+ * version `since`, into *list (*n entries). */
+static int load_ids(struct jctx *c, json_t *root, const char *name, int64_t since, int64_t ver,
+                    int32_t nbufs, int32_t **list, int32_t *n)
 {
-	size_t n = json_array_size(bnd), k;
-	json_t *v;
-	if (!bnd || n == 0)
-		return 0;
-	if (ver < 2)
-		return pl_jfail(c, "$.unmapped_at_boundary", "needs plan version 2");
-	p->boundary = malloc(sizeof(int32_t) * n);
-	if (!p->boundary)
+	json_t *arr, *v;
+	int rc;
+	char where[96];
+	if ((rc = pl_jarr(c, root, "$", name, &arr, 0)) || !arr || !json_array_size(arr))
+		return rc;
+	snprintf(where, sizeof(where), "$.%s", name);
+	if (ver < since)
+		return pl_jfail(c, where, "needs plan version %lld", (long long)since);
+	size_t k;
+	if (!(*list = malloc(sizeof(int32_t) * json_array_size(arr))))
 		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
-	json_array_foreach(bnd, k, v)
+	json_array_foreach(arr, k, v)
 	{
 		int64_t id = json_is_integer(v) ? json_integer_value(v) : -1;
 		if (id < 0 || id >= nbufs) {
-			char where[96];
-			snprintf(where, sizeof(where), "$.unmapped_at_boundary[%zu]", k);
+			snprintf(where, sizeof(where), "$.%s[%zu]", name, k);
 			return pl_jfail(c, where, "not a buffer id");
 		}
-		p->boundary[p->nboundary++] = (int32_t)id;
+		(*list)[(*n)++] = (int32_t)id;
 	}
 	return 0;
 }
@@ -129,7 +141,7 @@ static int load_boundary(struct jctx *c, json_t *bnd, int64_t ver, int32_t nbufs
 static int load_gbps(struct jctx *c, json_t *root, int64_t ver, struct pl_plan *p)
 {
 	json_t *v = json_object_get(root, "offload_gbps");
-	int offloads = 0;
+	int offloads = p->nparked > 0;
 	for (uint32_t k = 0; k < p->step_off[p->nops]; k++)
 		offloads |= PL_STEP_IS_OFFLOAD(p->steps[k].kind);
 	if (!v && !offloads)
@@ -297,9 +309,9 @@ static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const
 		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
 	p->graph_hash = hash;
 	snprintf(p->planner, sizeof(p->planner), "%s", planner);
-	json_t *bnd;
-	if ((rc = pl_jarr(c, root, "$", "unmapped_at_boundary", &bnd, 0)) ||
-	    (rc = load_boundary(c, bnd, ver, nbufs, p))) {
+	if ((rc = load_ids(c, root, "unmapped_at_boundary", 2, ver, nbufs, &p->boundary,
+	                   &p->nboundary)) ||
+	    (rc = load_ids(c, root, "parked_on_host", 3, ver, nbufs, &p->parked, &p->nparked))) {
 		pl_plan_free(p);
 		return rc;
 	}

@@ -166,7 +166,9 @@ static int keep_better(struct outcome *best, struct outcome *o)
  * candidates, with the chain's runs appended as they are built, and the
  * chain itself; one set per strictness, made on first use. */
 struct pl_ctx {
-	const struct pl_graph *g;
+	const struct pl_graph *g; /* what the planners plan on: park.view when parking */
+	const struct pl_graph *real;
+	struct pl_park park; /* with offload: what plans keep on the host (park.c) */
 	struct pl_options o;
 	struct level {
 		int built;
@@ -468,11 +470,19 @@ struct pl_ctx *pl_ctx_new(const struct pl_graph *g, const struct pl_options *o)
 	struct pl_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->g = g;
+	c->g = c->real = g;
 	if (o)
 		c->o = *o;
 	else
 		pl_options_default(&c->o);
+	if (c->o.offload_gbps > 0 && c->o.planner != PL_PLANNER_NONE) {
+		if (pl_park_view(g, &c->park)) {
+			free(c);
+			return NULL;
+		}
+		if (c->park.n)
+			c->g = &c->park.view;
+	}
 	double start = c->o.started > 0 ? c->o.started : pl_now();
 	c->deadline = start + (c->o.time_limit_s > 0 ? c->o.time_limit_s : 30);
 	return c;
@@ -487,6 +497,7 @@ void pl_ctx_free(struct pl_ctx *c)
 		pl_cands_free(&c->lv[i].cs);
 	}
 	free(c->sel);
+	pl_park_free(&c->park);
 	free(c);
 }
 
@@ -574,8 +585,9 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 	if (c->o.offload_gbps > 0 && bound >= 0 &&
 	    pl_cost_bound(g, budget, 0, &c->stop, &recompute_peak_lb))
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-	if (c->o.planner == PL_PLANNER_NONE || budget >= g->baseline_peak) {
-		if (realize(g, NULL, NULL, budget, best))
+	if (c->o.planner == PL_PLANNER_NONE || budget >= c->real->baseline_peak) {
+		/* nothing to do: nothing parked either */
+		if (realize(c->real, NULL, NULL, budget, best))
 			return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 		best->by = pl_planner_name(c->o.planner);
 		return PL_OK;
@@ -604,6 +616,36 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 	}
 	return strict < 2 ? shifted_passes(c, strict, budget, bound, no_ilp, best, res, err, errlen)
 	                  : PL_OK;
+}
+
+/* A plan made on the view without the parked buffers (park.c) lists them
+ * and is judged again on the graph itself: the same curve, their bytes
+ * on the host.  0, or -1 (out of memory, or the evaluator disagrees:
+ * err says so). */
+static int park_attach(struct pl_ctx *c, int64_t budget, struct outcome *best, char *err,
+                       size_t errlen)
+{
+	struct pl_plan *p = best->plan;
+	if (!c->park.n || budget >= c->real->baseline_peak)
+		return 0;
+	if (!(p->parked = malloc(sizeof(int32_t) * (size_t)c->park.n)))
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	memcpy(p->parked, c->park.bufs, sizeof(int32_t) * (size_t)c->park.n);
+	p->nparked = c->park.n;
+	p->offload_gbps = c->o.offload_gbps;
+	struct pl_eval ev;
+	if (pl_evaluate(c->real, p, &ev))
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	if (!ev.valid || ev.peak != best->ev.peak) {
+		int rc = pl_errf(err, errlen, PL_EINTERNAL,
+		                 "internal error: the plan with parked buffers %s (%s)",
+		                 ev.valid ? "peaks elsewhere" : "fails evaluation", ev.error);
+		pl_eval_free(&ev);
+		return rc;
+	}
+	pl_eval_free(&best->ev);
+	best->ev = ev;
+	return 0;
 }
 
 /* Fills the plan's and the result's figures from a plan within the budget. */
@@ -645,7 +687,7 @@ int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **o
 	struct outcome best;
 	*out = NULL;
 	memset(res, 0, sizeof(*res));
-	res->baseline_peak = c->g->baseline_peak;
+	res->baseline_peak = c->real->baseline_peak;
 	res->budget = budget;
 	res->iteration_ns = c->g->iteration_ns;
 	res->gap = -1;
@@ -669,7 +711,11 @@ int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **o
 		outcome_free(&best);
 		return PL_EBUDGET;
 	}
-	*out = finish_plan(c->g, budget, &best, res);
+	if ((rc = park_attach(c, budget, &best, err, errlen))) {
+		outcome_free(&best);
+		return rc;
+	}
+	*out = finish_plan(c->real, budget, &best, res);
 	outcome_free(&best);
 	return PL_OK;
 }

@@ -321,6 +321,13 @@ int main(int argc, char **argv)
 		       "(%.2f%% of the iteration)\n",
 		       res.offloads, o.offload_gbps, res.stall_ns / 1e6,
 		       100.0 * (double)res.stall_ns / iter);
+	if (p->nparked) {
+		int64_t parked = 0;
+		for (int32_t i = 0; i < p->nparked; i++)
+			parked += g->bufs[p->parked[i]].size;
+		printf("parked on host:  %d buffers no op touches, %s (%lld bytes), copied once\n",
+		       p->nparked, human(parked, b2, sizeof(b2)), (long long)parked);
+	}
 	printf("planner:         %s (%d candidates)\n", res.planner, res.candidates);
 	printf("solve time:      %.3f s\n", res.solve_s);
 	/* one bound, valid for every plan; the gap is to it */

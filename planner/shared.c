@@ -166,6 +166,8 @@ int pl_shared_baseline(const struct pl_graph *g, int64_t *diff)
 		return -1;
 	for (int32_t s = 0; s < g->nshared; s++) {
 		const struct pl_shared *sh = &g->shared[s];
+		if (!sh->n)
+			continue; /* (every buffer of it parked: park.c) */
 		for (uint32_t i = 0; i < sh->n; i++) {
 			const struct pl_buffer *b = &g->bufs[g->shared_bufs[sh->off + i]];
 			iv[i][0] = b->alloc_at < 0 ? 0 : b->alloc_at;

@@ -70,7 +70,7 @@ static void iteration_reset(void)
 		engine.live[b] = p->bufs[b].alloc_at < 0;
 		/* What the plan keeps unmapped across the boundary stays so;
 		 * boundary() decides about it. */
-		if (!engine.boundary[b])
+		if (!engine.boundary[b] && !(engine.off && engine.off[b] == REPLAY_OFF_PARKED))
 			engine.evicted[b] = 0;
 	}
 	memset(engine.transient, 0, p->nbufs);
@@ -190,11 +190,40 @@ static void poll_plan(void)
 	}
 }
 
+/* The buffers the plan parks on the host go there when an iteration
+ * applies it (once: they stay from iteration to iteration; from op 0 on,
+ * where a guessed boundary is confirmed) and come back at a boundary
+ * where it does not (back: verification, no plan).  When one cannot go,
+ * the plan cannot keep its budget: it stops, training continues
+ * unmodified, and every one parked so far comes back; -1 then. */
+static int park(int back)
+{
+	CUresult r = back ? replay_offload_restore_all(NULL) : replay_park_all();
+	if (r == CUDA_SUCCESS)
+		return 0;
+	if (back) {
+		remat_warn("a buffer parked on the host cannot be copied back (CUDA error %d); it "
+		           "stays unmapped: an op that reads it fails on the device",
+		           (int)r);
+		return 0;
+	}
+	remat_warn("cannot park a buffer on the host (CUDA error %d); the plan is dropped, "
+	           "training continues unmodified",
+	           (int)r);
+	if (replay_offload_restore_all(NULL) != CUDA_SUCCESS)
+		remat_warn("a buffer parked on the host cannot be copied back; it stays unmapped: "
+		           "an op that reads it fails on the device");
+	engine.applying = engine.verifying = 0;
+	replay_boundary_buffers(0);
+	replay_no_plan();
+	return -1;
+}
+
 /* The plan's budget and the measure of its peak, from the iteration's
  * op 0 on (a guessed boundary is confirmed there). */
 static void enforce(void)
 {
-	if (!engine.applying || engine.verifying)
+	if (!engine.applying || engine.verifying || park(0))
 		return;
 	/* The plan assumes every buffer resident: what went to the host
 	 * before it comes back now, at the iteration's lowest point. */
@@ -241,6 +270,8 @@ static void boundary(int tentative)
 	engine.applying = engine.plan != NULL;
 	/* A verification iteration evicts nothing: no budget to keep. */
 	engine.verifying = engine.applying && replay_verify_wanted();
+	if (!engine.applying || engine.verifying)
+		park(1);
 	remat_alloc_swap_enable(!engine.applying);
 	replay_boundary_buffers(engine.applying && !engine.verifying);
 
@@ -602,6 +633,7 @@ void replay_free(CUdeviceptr p)
 	 * at the boundary, so the next iteration's allocation finds its
 	 * address free again. */
 	engine.level -= (int64_t)info.size;
+	replay_park_forget(p, info.size);
 	int32_t b = replay_buf_at(p);
 	if (b >= 0) {
 		if (engine.evicted[b]) {
@@ -624,9 +656,9 @@ void replay_shutdown(void)
 	if (engine.profile && engine.plan)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: %llu iterations, %llu evictions, %llu replays, %llu unplanned "
-		          "rebuilds, %llu offloads",
+		          "rebuilds, %llu offloads, %llu parked",
 		          (unsigned long long)engine.iter, (unsigned long long)t->evictions,
 		          (unsigned long long)t->replays, (unsigned long long)t->rebuilds_unplanned,
-		          (unsigned long long)t->offloads);
+		          (unsigned long long)t->offloads, (unsigned long long)t->parked);
 	replay_clock_report();
 }

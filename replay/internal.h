@@ -24,6 +24,7 @@ struct replay_iv {
 /* What run mode did, over every profile of the process (reported at exit). */
 struct replay_totals {
 	uint64_t replays, evictions, rebuilds_unplanned, offloads;
+	uint64_t parked;       /* copies out of parked buffers (park.c) */
 	int peak_reset;        /* a replay iteration began: applied_peak means something */
 	uint64_t applied_peak; /* physical peak while the plan was applied */
 	int64_t budget;
@@ -96,6 +97,9 @@ struct replay_engine {
 	CUevent *out_ev, *back_ev;
 	uint8_t *off_pool;
 	uint64_t off_pool_bytes;
+	/* per buffer the plan parks: 1 + the offset of its host copy in the
+	 * pool (0: not parked by the plan); NULL when it parks none */
+	uint64_t *park_at;
 	CUstream copy_out, copy_in;
 	CUevent off_scratch;
 	struct replay_totals totals;
@@ -165,7 +169,13 @@ CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o,
                               void **params, void **extra);
 
 /* offload.c */
-enum { REPLAY_OFF_NONE, REPLAY_OFF_LEAVING, REPLAY_OFF_HOST, REPLAY_OFF_COMING };
+enum {
+	REPLAY_OFF_NONE,
+	REPLAY_OFF_LEAVING,
+	REPLAY_OFF_HOST,
+	REPLAY_OFF_COMING,
+	REPLAY_OFF_PARKED /* on the host for as long as the plan applies (park.c) */
+};
 /* After validation: the pinned pool and copy streams the plan's offload
  * needs; 0, or -1 with why (everything undone). */
 int replay_offload_install(const struct pl_plan *pl, char *why, size_t n);
@@ -177,6 +187,18 @@ CUresult replay_offload_step(int kind, int32_t b, uint32_t step, CUstream s, int
  * whatever its offload state; what cannot be stays unmapped. */
 CUresult replay_offload_restore(int32_t b, CUstream s);
 CUresult replay_offload_restore_all(CUstream s);
+
+/* park.c */
+/* At a boundary where the plan starts applying: each parked buffer not
+ * on the host yet is copied there and unmapped; the first error, which
+ * leaves that one mapped (the caller does not apply the plan). */
+CUresult replay_park_all(void);
+/* Parked buffer b mapped and whole again on s (synchronously); on an
+ * error it stays unmapped with its host copy. */
+CUresult replay_park_restore(int32_t b, CUstream s);
+/* The program frees the allocation [p, p + size): the host copies of the
+ * buffers parked in it are dropped. */
+void replay_park_forget(CUdeviceptr p, size_t size);
 
 /* graph.c */
 /* The evicted buffer a graph launch touches (its nodes' parameter words and

@@ -128,6 +128,8 @@ CUresult replay_offload_restore(int32_t b, CUstream s)
 		if ((r = users_wait(back_ev(b), b, s)) == CUDA_SUCCESS)
 			present(b);
 		return r;
+	case REPLAY_OFF_PARKED:
+		return replay_park_restore(b, s);
 	case REPLAY_OFF_HOST:
 		if ((r = replay_map_buf(b, s, NULL)) != CUDA_SUCCESS)
 			return r;
@@ -342,6 +344,8 @@ void replay_offload_drop(void)
 		remat_drv.cuMemFreeHost(engine.off_pool);
 	free(engine.off);
 	free(engine.off_copy);
+	free(engine.park_at);
+	engine.park_at = NULL;
 	free(engine.out_ev);
 	free(engine.back_ev);
 	replay_slots_free(&engine.slots);
@@ -355,7 +359,7 @@ void replay_offload_drop(void)
 int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 {
 	size_t nb = engine.profile->nbufs;
-	int any = 0;
+	int any = pl->nparked > 0;
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
 		any |= PL_STEP_IS_OFFLOAD(pl->steps[i].kind);
 	if (!any)
@@ -391,7 +395,15 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 		if (remat_drv.cuEventCreate(&engine.out_ev[c], CU_EVENT_DISABLE_TIMING) ||
 		    remat_drv.cuEventCreate(&engine.back_ev[c], CU_EVENT_DISABLE_TIMING))
 			goto oom;
-	uint64_t total = engine.slots.pool_bytes;
+	/* the parked buffers' host copies after the slots, 256-byte aligned */
+	uint64_t total = (engine.slots.pool_bytes + 255) & ~(uint64_t)255, parked = total;
+	if (pl->nparked && !(engine.park_at = calloc(nb, sizeof(uint64_t))))
+		goto oom;
+	for (int32_t i = 0; i < pl->nparked; i++) {
+		engine.park_at[pl->parked[i]] = total + 1;
+		total += (engine.profile->bufs[pl->parked[i]].size + 255) & ~(uint64_t)255;
+	}
+	parked = total - parked;
 	void *pool;
 	CUresult r = remat_drv.cuMemAllocHost(&pool, total);
 	if (r != CUDA_SUCCESS) {
@@ -407,8 +419,13 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 	remat_log(REMAT_LOG_INFO,
 	          "offload: %llu bytes of pinned host memory for the plan (%d copies of %llu "
 	          "bytes, at most %llu held at once)",
-	          (unsigned long long)total, engine.slots.ncopies,
+	          (unsigned long long)(total - parked), engine.slots.ncopies,
 	          (unsigned long long)engine.slots.sum, (unsigned long long)engine.slots.live_peak);
+	if (pl->nparked)
+		remat_log(REMAT_LOG_INFO,
+		          "offload: %d buffers no op touches parked on the host while the plan "
+		          "applies (%llu bytes of pinned host memory more)",
+		          pl->nparked, (unsigned long long)parked);
 	return 0;
 oom:
 	snprintf(why, n, "out of memory setting up its offload (copy streams, events)");

@@ -32,6 +32,10 @@
 #define HOLDS_FRESH (-2) /* nothing anyone reads (allocated inside, or dead across) */
 #define HOLDS_LOST  (-3) /* mapped again, not rebuilt yet */
 
+/* boundary[b]: 1 unmapped at the boundary (dead across it), PARKED on
+ * the host while the plan applies (parked_on_host) */
+#define PARKED 2
+
 struct check {
 	const struct remat_profile *prof;
 	const struct pl_plan *plan;
@@ -290,6 +294,10 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 	int live = alive(u, pos, (int32_t)p->nops);
 	const char *name =
 	    st->kind >= 0 && st->kind < PL_STEP_KINDS ? pl_step_names[st->kind] : "?";
+	if (c->boundary[b] == PARKED)
+		return wrong(c,
+		             "step %u before op %d: %s of buffer %d, which is parked on the host",
+		             idx, pos, name, b);
 	if (PL_STEP_IS_OFFLOAD(st->kind))
 		return offload_step(c, st->kind, b, pos, idx, live);
 	if (c->off[b] != OFF_NONE)
@@ -378,6 +386,42 @@ static int lifetimes(struct check *c, int32_t pos)
 	return 0;
 }
 
+/* Parked buffers: each once, live across the boundary, referenced by no
+ * op of the profile, in a plan that offloads (the pinned pool holds
+ * them).  Unmapped from start to end, like those kept unmapped at the
+ * boundary; no step may name them. */
+static int check_parked(struct check *c)
+{
+	const struct remat_profile *p = c->prof;
+	const struct pl_plan *pl = c->plan;
+	if (pl->nparked && !(pl->offload_gbps > 0))
+		return wrong(c, "it parks buffers on the host but has no offload_gbps");
+	for (int32_t i = 0; i < pl->nparked; i++) {
+		int32_t b = pl->parked[i];
+		const struct prof_buf *u = b >= 0 && b < (int32_t)p->nbufs ? &p->bufs[b] : NULL;
+		const char *why = !u               ? "it does not exist"
+		                  : c->boundary[b] ? "it is listed twice"
+		                  : u->alloc_at >= 0 || u->free_at >= 0
+		                      ? "it is not live across the "
+		                        "boundary"
+		                      : NULL;
+		if (why)
+			return wrong(c, "buffer %d cannot be parked on the host: %s", b, why);
+		c->boundary[b] = PARKED;
+	}
+	for (size_t k = 0; pl->nparked && k < p->nops; k++) {
+		const struct prof_op *o = &p->ops[k];
+		for (size_t i = 0; i < o->nreads + o->nwrites; i++) {
+			int32_t b = i < o->nreads ? o->reads[i] : o->writes[i - o->nreads];
+			if (c->boundary[b] == PARKED)
+				return wrong(
+				    c, "buffer %d cannot be parked on the host: op %zu uses it", b,
+				    k);
+		}
+	}
+	return 0;
+}
+
 static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 {
 	const struct remat_profile *p = c->prof;
@@ -393,6 +437,8 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			                                    : "its content there is live");
 		c->boundary[b] = 1;
 	}
+	if (check_parked(c))
+		return -1;
 	/* edge_bytes holds the shared runs: they count from their first
 	 * buffer mapped on */
 	c->mem = (int64_t)(p->small_pool_bytes + p->edge_bytes);

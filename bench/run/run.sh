@@ -48,17 +48,20 @@ echo "  gpt $GPT_ARGS"
 # smallest TRACE: the smallest budget remat-plan accepts, to a chunk (64 KiB):
 # bisection between 0 and the smallest peak it reports for an unreachable
 # budget (its quick estimate, which the ILP may beat at a given budget).
+# smallest TRACE [ARG...]: with remat-plan's ARGs too (--offload-gbps G).
 smallest() {
-	_hi=$("$PLAN" "$1" --budget 1 --plan-version 2 2>&1 |
+	_tr=$1
+	shift
+	_hi=$("$PLAN" "$_tr" --budget 1 --plan-version 2 "$@" 2>&1 |
 		sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p')
-	[ -n "$_hi" ] || die "remat-plan gave no smallest reachable peak for $1"
-	"$PLAN" "$1" --budget "$_hi" --time-limit 10 --plan-version 2 >/dev/null 2>&1 ||
-		die "remat-plan refuses the smallest peak it reported ($_hi) for $1"
+	[ -n "$_hi" ] || die "remat-plan gave no smallest reachable peak for $_tr"
+	"$PLAN" "$_tr" --budget "$_hi" --time-limit 10 --plan-version 2 "$@" >/dev/null 2>&1 ||
+		die "remat-plan refuses the smallest peak it reported ($_hi) for $_tr"
 	_lo=0
 	while [ $((_hi - _lo)) -gt 65536 ]; do
 		_mid=$(((_lo + _hi) / 2 / 65536 * 65536))
 		[ "$_mid" -gt "$_lo" ] || _mid=$((_lo + 65536))
-		if "$PLAN" "$1" --budget "$_mid" --time-limit 10 --plan-version 2 >/dev/null 2>&1; then
+		if "$PLAN" "$_tr" --budget "$_mid" --time-limit 10 --plan-version 2 "$@" >/dev/null 2>&1; then
 			_hi=$_mid
 		else
 			_lo=$_mid
@@ -191,17 +194,23 @@ echo " of predicted)"
 GBPS=${SIMCUDA_PCIE_GBPS:-52.8}
 echo
 echo "offload to pinned host memory ($GBPS GB/s each way) against recompute:"
-printf '%-5s %-4s %-9s | %9s %9s %7s | %8s %8s | %10s %5s | %s\n' trainer bud plan \
+printf '%-11s %-8s %-9s | %9s %9s %7s | %8s %8s | %10s %5s | %s\n' trainer bud plan \
 	predicted measured diff offloads replays "rep.peak" "<=bud" output
-# With --alloc async (the first table's plain runs and traces).
-A=$A0 B=$B0
-for t in mlp gpt; do
+# Each --alloc mode of the first table (its plain runs and traces): async
+# with the three plans; the pool modes with the planner's choice only, as
+# run mode plans by default (offload on), which also parks the pool space
+# no op touches on the host (docs/plan-format.md, "Parked on the host"),
+# and at the smallest budget that reaches.
+for alloc in $ALLOCS; do for t in mlp gpt; do
 	if [ $t = mlp ]; then args=$MLP_ARGS; else args=$GPT_ARGS; fi
-	args="$args --alloc async"
-	base=$(($(field $t-async-plainB sim_time_ns) - $(field $t-async-plainA sim_time_ns)))
-	hash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/$t-async-trace/trace.json" | head -n 1)
-	for label in 75% 50%; do
-		for mode in recompute offload both; do
+	args="$args --alloc $alloc"
+	A=$A0 B=$B0 modes="recompute offload both" labels="75% 50%"
+	[ "$alloc" = async ] || A=$((A0 + 4)) B=$((B0 + 4)) modes=both \
+		labels="50% $(smallest "$tmp/$t-$alloc-trace" --offload-gbps "$GBPS")"
+	base=$(($(field $t-$alloc-plainB sim_time_ns) - $(field $t-$alloc-plainA sim_time_ns)))
+	hash=$(sed -n 's/.*"graph_hash": "0x\([0-9a-f]*\)".*/\1/p' "$tmp/$t-$alloc-trace/trace.json" | head -n 1)
+	for label in $labels; do
+		for mode in $modes; do
 			case $mode in
 			recompute) popt="" off=0 ;;
 			offload) popt="--offload-gbps $GBPS --offload-only" off=1 ;;
@@ -211,10 +220,10 @@ for t in mlp gpt; do
 			mkdir -p "$cache"
 			rc=0
 			# shellcheck disable=SC2086
-			"$PLAN" "$tmp/$t-async-trace" --budget "$label" --plan-version 2 $popt \
+			"$PLAN" "$tmp/$t-$alloc-trace" --budget "$label" --plan-version 2 $popt \
 				-o "$tmp/offplan.json" >"$tmp/plan.txt" 2>&1 || rc=$?
 			if [ $rc = 3 ]; then
-				printf '%-5s %-4s %-9s | %s\n' $t $label $mode \
+				printf '%-11s %-8s %-9s | %s\n' "$t/$alloc" $label $mode \
 					"not reachable: $(sed -n 's/^remat-plan: //p' "$tmp/plan.txt" | cut -c1-90)"
 				continue
 			fi
@@ -239,20 +248,22 @@ for t in mlp gpt; do
 			rpeak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$tmp/$t-offB.err")
 			counts=$(sed -n 's/.*iterations, [0-9]* evictions, \([0-9]*\) replays, [0-9]* unplanned rebuilds, \([0-9]*\) offloads.*/\2 \1/p' "$tmp/$t-offB.err")
 			same=identical
-			cmp -s "$tmp/$t-async-plainB.out" "$tmp/$t-offB.out" || same=DIFFERENT
-			awk -v t=$t -v l=$label -v md=$mode -v b="$bytes" -v pr="${prc:-0}" -v ps="${pst:-0}" \
+			cmp -s "$tmp/$t-$alloc-plainB.out" "$tmp/$t-offB.out" || same=DIFFERENT
+			parked=$(sed -n 's/.*offloads, \([0-9]*\) parked.*/\1/p' "$tmp/$t-offB.err")
+			[ "${parked:-0}" = 0 ] || note="$note ($parked parked copies)"
+			awk -v t="$t/$alloc" -v l=$label -v md=$mode -v b="$bytes" -v pr="${prc:-0}" -v ps="${pst:-0}" \
 				-v w="$with" -v base="$base" -v rp="${rpeak:-}" -v c="${counts:-? ?}" -v s=$same \
 				-v note="$note" 'BEGIN {
 				split(c, n, " ")
 				m = 100 * (w / base - 1)
 				p = pr + ps
 				ok = rp == "" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
-				printf "%-5s %-4s %-9s | %8.2f%% %8.2f%% %+6.2f | %8s %8s | %10s %5s | %s%s\n",
+				printf "%-11s %-8s %-9s | %8.2f%% %8.2f%% %+6.2f | %8s %8s | %10s %5s | %s%s\n",
 					t, l, md, p, m, m - p, n[1], n[2], rp == "" ? "?" : rp, ok, s, note
 			}'
 		done
 	done
-done
+done; done
 echo "(predicted = (recompute_ns + stall_ns) / iteration_ns from remat-plan: stall is"
 echo " what copies stick out of compute in its model; offloads and replays: totals over"
 echo " the longer run; aims at 50%: <= 10% with offload, within 2 points of predicted)"

@@ -213,6 +213,13 @@ static void test_invalid_plans(void **state)
 	snprintf(t, sizeof(t), "%s",
 	         plan_text_v(2, H, "10", "3211264", "[]", "  \"unmapped_at_boundary\": [1, 8],\n"));
 	expect_rejected(t, "$.unmapped_at_boundary: entry 1: not a buffer id");
+	/* Parking (version 3) in an older file, or naming no buffer. */
+	snprintf(t, sizeof(t), "%s",
+	         plan_text_v(2, H, "10", "3211264", "[]", "  \"parked_on_host\": [1],\n"));
+	expect_rejected(t, "$.parked_on_host: in a version 2 plan (it needs version 3)");
+	snprintf(t, sizeof(t), "%s",
+	         plan_text_v(3, H, "10", "3211264", "[]", "  \"parked_on_host\": [8],\n"));
+	expect_rejected(t, "$.parked_on_host: entry 0: not a buffer id");
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	memcpy(strstr(t, "\"end\": true"), "\"end\": 0   ", 11);
 	expect_rejected(t, "no \"end\": true member (truncated plan?)");
@@ -244,6 +251,16 @@ static void test_version2(void **state)
 	assert_int_equal(p->nboundary, 2);
 	assert_int_equal(p->boundary[0], 5);
 	assert_int_equal(p->boundary[1], 6);
+	pl_plan_free(p);
+	/* version 3: the parked list is read */
+	snprintf(t, sizeof(t), "%s",
+	         plan_text_v(3, "0x2d9addb2c6334337", "10", "3211264", "[]",
+	                     "  \"offload_gbps\": 52,\n  \"parked_on_host\": [4, 7],\n"));
+	acq_write(path, 0644, "%s", t);
+	assert_int_equal(acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err)), 0);
+	assert_int_equal(p->nparked, 2);
+	assert_int_equal(p->parked[0], 4);
+	assert_int_equal(p->parked[1], 7);
 	pl_plan_free(p);
 }
 

@@ -81,6 +81,19 @@ prefill() {
 		fail "$_pn: remat-plan refused budget $_pb: $(tail -n 2 "$tmp/$_pn.plan.txt")"
 }
 
+# prefill_offload NAME TRACE_DIR BUDGET: like prefill, with offload (a version 3
+# plan: it offloads or parks).
+prefill_offload() {
+	mkdir -p "$tmp/$1.cache"
+	_h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
+		"$2/trace.json")
+	"$PLAN" "$2" --budget "$3" --plan-version 2 --offload-gbps 52 \
+		-o "$tmp/$1.cache/$_h-$3.plan.json" >"$tmp/$1.plan.txt" 2>&1 ||
+		fail "$1: remat-plan refused budget $3: $(tail -n 2 "$tmp/$1.plan.txt")"
+	grep -q '"version": 3' "$tmp/$1.cache/$_h-$3.plan.json" ||
+		fail "$1: the plan neither offloads nor parks: $(grep -E 'offloaded|recompute' "$tmp/$1.plan.txt")"
+}
+
 # await_plan NAME CACHE_DIR TRACE_DIR: after run NAME in run mode (REMAT_LOG=1, a
 # percentage or byte budget), a plan for its graph and budget is in
 # CACHE_DIR.  The job starts its planner at the first iteration boundary

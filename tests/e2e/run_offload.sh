@@ -13,18 +13,6 @@
 # brings everything back and stops the plan, the output unchanged.
 . tests/e2e/run_lib.sh
 
-# prefill_offload NAME TRACE_DIR BUDGET: like prefill, with offload.
-prefill_offload() {
-	mkdir -p "$tmp/$1.cache"
-	_h=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['graph_hash'][2:])" \
-		"$2/trace.json")
-	"$PLAN" "$2" --budget "$3" --plan-version 2 --offload-gbps 52 \
-		-o "$tmp/$1.cache/$_h-$3.plan.json" >"$tmp/$1.plan.txt" 2>&1 ||
-		fail "$1: remat-plan refused budget $3: $(tail -n 2 "$tmp/$1.plan.txt")"
-	grep -q '"version": 3' "$tmp/$1.cache/$_h-$3.plan.json" ||
-		fail "$1: the plan does not offload: $(grep -E 'offloaded|recompute' "$tmp/$1.plan.txt")"
-}
-
 offloads() {
 	sed -n 's/.*unplanned rebuilds, \([0-9]*\) offloads.*/\1/p' "$tmp/$1.err"
 }

@@ -465,12 +465,97 @@ static void long_chain_through_freed_buffers(void **state)
 	pl_graph_free(g);
 }
 
+/* The evaluator's verdict on plan with parked = ids (n of them). */
+static int parks_valid(const struct pl_graph *g, struct pl_plan *plan, const int32_t *ids,
+                       int32_t n, const char *why)
+{
+	int32_t *keep = plan->parked, nkeep = plan->nparked;
+	plan->parked = (int32_t *)ids;
+	plan->nparked = n;
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, plan, &e), 0);
+	int valid = e.valid;
+	if (why && !strstr(e.error, why))
+		fail_msg("expected \"%s\", got \"%s\"", why, e.error);
+	pl_eval_free(&e);
+	plan->parked = keep;
+	plan->nparked = nkeep;
+	return valid;
+}
+
+/* Parking (tu_park_graph): buffer 0 lives across the boundary and no op
+ * references it (a pool's free tail).  Only a plan that may use host
+ * memory parks it (parked_on_host), which takes its 1000 bytes out of
+ * every position; without offload 1000 bytes cannot be met. */
+static void untouched_buffer_parked(void **state)
+{
+	(void)state;
+	struct pl_graph *g = load_ok(tu_park_graph);
+	assert_int_equal(g->baseline_peak, 1950);
+	struct pl_options o;
+	pl_options_default(&o);
+	o.time_limit_s = 5;
+	struct pl_plan *plan = NULL;
+	struct pl_result res;
+	char err[512];
+	/* without offload: not reachable, nothing parked */
+	assert_int_equal(pl_plan_make(g, 1000, &o, &plan, &res, err, sizeof(err)), PL_EBUDGET);
+	assert_null(plan);
+	assert_int_equal(pl_plan_make(g, 1950, &o, &plan, &res, err, sizeof(err)), PL_OK);
+	assert_int_equal(plan->nparked, 0);
+	pl_plan_free(plan);
+	/* with it: parked, out of the curve, on the host */
+	o.offload_gbps = 50;
+	if (pl_plan_make(g, 1000, &o, &plan, &res, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(plan->nparked, 1);
+	assert_int_equal(plan->parked[0], 0);
+	assert_int_equal(res.baseline_peak, 1950);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, plan, &e), 0);
+	assert_true(e.valid);
+	assert_int_equal(e.peak, 950);
+	assert_int_equal(plan->peak, 950);
+	assert_true(e.host_peak >= 1000);
+	assert_true(plan->host_bytes >= 1000);
+	pl_eval_free(&e);
+	/* the evaluator: touched, not live across, twice, without offload */
+	const int32_t touched[] = {1}, inside[] = {3}, twice[] = {0, 0};
+	assert_false(parks_valid(g, plan, touched, 1, "op 0 references it"));
+	assert_false(parks_valid(g, plan, inside, 1, "not live across the boundary"));
+	assert_false(parks_valid(g, plan, twice, 2, "listed twice"));
+	plan->offload_gbps = 0;
+	assert_false(parks_valid(g, plan, plan->parked, 1, "no offload_gbps"));
+	plan->offload_gbps = 50;
+	/* round trip: version 3, the list kept */
+	char *path = strdup(tu_write(dir, "pk.json", ""));
+	assert_int_equal(pl_plan_save_json(plan, path, err, sizeof(err)), 0);
+	struct pl_plan *back;
+	assert_int_equal(pl_plan_load_json(path, g, &back, err, sizeof(err)), 0);
+	assert_int_equal(back->nparked, 1);
+	assert_int_equal(back->parked[0], 0);
+	pl_plan_free(back);
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+	assert_non_null(f);
+	assert_true(getdelim(&text, &cap, 0, f) > 0);
+	fclose(f);
+	assert_non_null(strstr(text, "\"version\": 3"));
+	assert_non_null(strstr(text, "\"parked_on_host\": [0]"));
+	free(text);
+	free(path);
+	pl_plan_free(plan);
+	pl_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(batch_norm_statistics_stashed),
 	    cmocka_unit_test(device_copies_cost_time),
 	    cmocka_unit_test(dead_across_boundary_released),
+	    cmocka_unit_test(untouched_buffer_parked),
 	    cmocka_unit_test(partial_write_rebuilds_prior_version),
 	    cmocka_unit_test(long_inplace_chain),
 	    cmocka_unit_test(long_chain_through_freed_buffers),

@@ -577,6 +577,19 @@ struct rg_opts tu_mixed_opts(uint64_t seed)
 	return o;
 }
 
+const char tu_park_graph[] =
+    "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
+    " {\"id\": 0, \"size\": 1000, \"persistent\": true, \"alloc_at\": -1, \"free_at\": -1},"
+    " {\"id\": 1, \"size\": 100, \"alloc_at\": -1, \"free_at\": -1},"
+    " {\"id\": 2, \"size\": 800, \"alloc_at\": 1, \"free_at\": 3},"
+    " {\"id\": 3, \"size\": 50, \"alloc_at\": 1, \"free_at\": 3}],"
+    " \"ops\": ["
+    " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [1]},"
+    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
+    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [2], \"writes\": []},"
+    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [1], \"writes\": []}],"
+    " \"end\": true}";
+
 struct pl_graph *tu_shared_graph(void)
 {
 	const struct pl_buffer bufs[] = {

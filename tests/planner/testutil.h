@@ -61,6 +61,11 @@ struct pl_graph *tu_hand_graph_shared(const char *name, int32_t nops, const stru
  * tu_shared_plan: A evicted after op 1 and rebuilt before op 4 (both 0),
  * or A and B evicted after op 1 and rebuilt before op 3 (both 1). */
 struct pl_graph *tu_shared_graph(void);
+/* A graph file (text) for parking: buffer 0 (1000 bytes) lives across the
+ * boundary and no op references it, buffer 1 (100) too but op 0 writes
+ * it, buffer 3 (50) no op references either but it is allocated inside
+ * the iteration; baseline peak 1950, 950 with buffer 0 parked. */
+extern const char tu_park_graph[];
 struct pl_plan *tu_shared_plan(int both);
 
 /* A copy of plan p with one random change (a step or eviction dropped,

@@ -275,6 +275,46 @@ static void shared_chunk_counts_while_one_region_is_mapped(void **state)
 	pl_graph_free(g);
 }
 
+/* Parking (parked_on_host, tu_park_graph): the planner's plan parks 0; both checks take it with the
+ * same peak, and both refuse it parking 1, 0 twice, or 0 without offload_gbps. */
+static void parked_agrees(void **state)
+{
+	(void)state;
+	char *dir = tu_tmpdir(), err[512];
+	struct pl_graph *g = NULL;
+	assert_non_null(dir);
+	assert_int_equal(
+	    pl_graph_load(tu_write(dir, "g.json", tu_park_graph), &g, err, sizeof(err)), 0);
+	struct remat_profile *prof = profile_of(g);
+	struct pl_options o;
+	pl_options_default(&o);
+	o.offload_gbps = 50;
+	struct pl_plan *pl = NULL;
+	struct pl_result res;
+	if (pl_plan_make(g, 1000, &o, &pl, &res, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(pl->nparked, 1);
+	int nvalid = 0, ninvalid = 0;
+	agree(g, prof, pl, &nvalid, &ninvalid);
+	assert_int_equal(nvalid, 1);
+	int32_t *parked = pl->parked, touched[] = {1}, twice[] = {0, 0};
+	pl->parked = touched;
+	agree(g, prof, pl, &nvalid, &ninvalid);
+	pl->parked = twice;
+	pl->nparked = 2;
+	agree(g, prof, pl, &nvalid, &ninvalid);
+	pl->parked = parked;
+	pl->nparked = 1;
+	pl->offload_gbps = 0;
+	agree(g, prof, pl, &nvalid, &ninvalid);
+	assert_int_equal(nvalid, 1);
+	assert_int_equal(ninvalid, 3);
+	pl_plan_free(pl);
+	profile_free(prof);
+	pl_graph_free(g);
+	tu_rmdir(dir);
+}
+
 /* ---- the pinned pool's slots (replay/offload_slots.c) --------------------- */
 
 /* Checks slots s of valid plan pl: two copies on the host at once (offload
@@ -468,6 +508,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(shared_chunk_counts_while_one_region_is_mapped),
+	    cmocka_unit_test(parked_agrees),
 	    cmocka_unit_test(runtime_agrees_with_evaluator),
 	    cmocka_unit_test(offload_agrees),
 	    cmocka_unit_test(slots_reused),

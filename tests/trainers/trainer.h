@@ -33,7 +33,12 @@ struct trainer_opts {
 	int bwd_thread; /* run each backward pass on a second host thread */
 	int pinned;     /* stage inputs in pinned (cudaMallocHost) memory, not malloc */
 	enum alloc_mode alloc;
-	int alloc_stats;  /* print the allocator's counters on stderr at the end */
+	int alloc_stats; /* print the allocator's counters on stderr at the end */
+	/* caching: segments are filled with a pattern when made, and after
+	 * iteration N (1-based; 0 off) a digest of the bytes of their tails
+	 * no tensor ever took is printed: memory no op touches, which
+	 * libremat may keep on the host (tests/e2e/run_park.sh) */
+	int pool_tail;
 	int graphs;       /* gpt: transformer blocks captured once as CUDA graphs, then replayed */
 	int launch_attrs; /* gpt: a kernel launched with a cluster, one cooperatively */
 	float lr, dropout;
@@ -91,6 +96,10 @@ struct pool_stats {
 	unsigned long long peak_allocated; /* most bytes in blocks at once */
 };
 void pool_init(enum alloc_mode mode);
+/* --pool-tail: new segments filled with a pattern from now on; the
+ * digest of the never-used tails of the segments (FNV-1a 64). */
+void pool_fill_tails(void);
+unsigned long long pool_tail_digest(void);
 /* NULL when the device is out of memory: *oom names the error. */
 void *pool_alloc(size_t bytes, cudaStream_t stream, const char **oom);
 void pool_free(void *p, cudaStream_t stream);

@@ -43,6 +43,8 @@ static const struct flag flags[] = {
     F("--pinned", BOOL, pinned, "stage inputs in pinned (cudaMallocHost) host memory"),
     F("--alloc", ALLOC, alloc, "async | caching | vmm: where tensors live"),
     F("--alloc-stats", BOOL, alloc_stats, "print the allocator's counters on stderr"),
+    F("--pool-tail", INT, pool_tail,
+      "caching: print a digest of the never-used segment tails after iteration N"),
     F("--graphs", BOOL, graphs, "capture the transformer blocks as CUDA graphs (gpt)"),
     F("--launch-attrs", BOOL, launch_attrs,
       "GELU launched with a cluster, layer norm cooperatively (gpt)"),

@@ -17,6 +17,8 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	RT(cudaStreamCreateWithFlags(m->stream, cudaStreamNonBlocking));
 	cudaStream_t s = *m->stream;
 	alloc_setup(o->alloc, o->alloc_stats, s);
+	if (o->pool_tail)
+		pool_fill_tails();
 	m->load_kernels();
 	blas_check(cublasCreate(m->blas), "cublasCreate");
 	blas_check(cublasSetStream(*m->blas, s), "cublasSetStream");
@@ -60,6 +62,8 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 		RT(cudaMemcpyAsync(loss_host, loss_dev, sizeof(float), cudaMemcpyDeviceToHost, s));
 		RT(cudaStreamSynchronize(s));
 		printf("iter %d loss %a\n", it, (double)*loss_host);
+		if (o->pool_tail == it + 1)
+			printf("pool tail %016llx\n", pool_tail_digest());
 		fflush(stdout);
 	}
 	printf("checksum %016llx\n", (unsigned long long)params_checksum(

@@ -64,6 +64,7 @@ struct segment {
 	size_t size;          /* bytes of device memory it holds */
 	struct vmm_range vmm; /* vmm: the reserved range (size == vmm.mapped) */
 	struct block *first, *last;
+	size_t used; /* caching: bytes from base any tensor ever took */
 	struct segment *next;
 };
 
@@ -78,6 +79,7 @@ static struct {
 	enum alloc_mode mode;
 	struct segment *segments;
 	struct block *free_list[2]; /* [small] */
+	int fill_tails;             /* --pool-tail */
 	struct block *live[LIVE_BUCKETS];
 	struct pending_free *pending, *spare_events;
 	struct pool_stats stats;
@@ -333,6 +335,10 @@ static int grow_caching(cudaStream_t stream, int small, size_t rsize, const char
 		return 0;
 	}
 	rt_check(e, "cudaMalloc");
+	if (pool.fill_tails) { /* what the program leaves there (its own content) */
+		RT(cudaMemset(p, 0xa5, size));
+		RT(cudaDeviceSynchronize());
+	}
 	pool.stats.device_allocs++;
 	struct segment *seg = segment_new(stream, small);
 	seg->base = (uintptr_t)p;
@@ -420,6 +426,8 @@ void *pool_alloc(size_t bytes, cudaStream_t stream, const char **oom)
 	if (worth_splitting(b, rsize))
 		split(b, rsize);
 	b->allocated = 1;
+	if (b->ptr + b->size - b->seg->base > b->seg->used)
+		b->seg->used = b->ptr + b->size - b->seg->base;
 	live_insert(b);
 	pool.stats.tensors++;
 	pool.allocated_bytes += b->size;
@@ -427,6 +435,28 @@ void *pool_alloc(size_t bytes, cudaStream_t stream, const char **oom)
 		pool.stats.peak_allocated = pool.allocated_bytes;
 	pthread_mutex_unlock(&pool.lock);
 	return (void *)b->ptr;
+}
+
+void pool_fill_tails(void)
+{
+	pool.fill_tails = 1;
+}
+
+unsigned long long pool_tail_digest(void)
+{
+	unsigned long long h = 0xcbf29ce484222325ull;
+	RT(cudaDeviceSynchronize());
+	for (struct segment *seg = pool.segments; seg; seg = seg->next) {
+		size_t n = seg->size - seg->used;
+		if (pool.mode != ALLOC_CACHING || !n)
+			continue;
+		unsigned char *bytes = zalloc(n);
+		RT(cudaMemcpy(bytes, (void *)(seg->base + seg->used), n, cudaMemcpyDeviceToHost));
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ bytes[i]) * 0x100000001b3ull;
+		free(bytes);
+	}
+	return h;
 }
 
 static _Noreturn void misuse(const char *what, const void *p)

@@ -68,6 +68,9 @@ static void offloads_of(const struct pl_graph *g, const struct pl_plan *pp, cons
 	p->gbps = pp->offload_gbps;
 	p->stall_ns = e->stall_ns;
 	p->host_peak = e->host_peak;
+	p->nparked = pp->nparked;
+	for (int32_t i = 0; i < pp->nparked; i++)
+		p->parked_bytes += g->bufs[pp->parked[i]].size;
 	if (e->offloads == 0)
 		return;
 	p->offloads = calloc((size_t)e->offloads, sizeof(*p->offloads));

@@ -28,6 +28,12 @@ static void print_summary(FILE *f, const struct rr_trace *t, const struct rr_pla
 		        "held at most; copies stick out %s\n",
 		        p->noffloads, p->noffloads == 1 ? "" : "s", p->gbps,
 		        rr_bytes(p->host_peak, a, sizeof(a)), rr_ns(p->stall_ns, b, sizeof(b)));
+	if (p->nparked)
+		fprintf(f,
+		        "  parked     %d buffer%s no op touches, %s, on the host while the plan "
+		        "applies (copied once)\n",
+		        p->nparked, p->nparked == 1 ? "" : "s",
+		        rr_bytes(p->parked_bytes, a, sizeof(a)));
 }
 
 /* What goes to the host, when it leaves and when it comes back. */

@@ -90,6 +90,8 @@ struct rr_plan {
 	int noffloads;
 	int64_t *host; /* nops entries, NULL without offload */
 	int64_t host_peak, stall_ns;
+	int nparked;          /* buffers kept on the host while the plan applies */
+	int64_t parked_bytes; /* their bytes */
 	double gbps;
 };
 

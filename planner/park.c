@@ -1,0 +1,124 @@
+/*
+ * park.c — buffers a plan keeps on the host for as long as it applies
+ * (parked_on_host, docs/plan-format.md): live across the boundary and
+ * referenced by no op of the iteration, so nothing in the iteration needs
+ * them and nothing proves their content dead (a program may use a buffer
+ * every N iterations).  The runtime copies them out once when it starts
+ * applying the plan and back when it stops: no cost per iteration, only
+ * host memory.
+ *
+ * The planners plan on a view of the graph without them: the same graph
+ * with those buffers holding no bytes and in no shared chunk group, so
+ * the memory curve every planner and the evaluator sees is the one the
+ * runtime has with them parked (a group they all were in holds nothing).
+ * Plans made on the view are valid on the graph once they list the
+ * parked buffers (the evaluator checks that again).
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Worth parking: live across the boundary, no op references it, not
+ * excluded nor packed small (the small pool's chunks stay whatever it
+ * holds), with chunks of its own or chunks it shares with other regions
+ * (a region with no whole chunk: those can go once the others are out). */
+static int parkable(const struct pl_buffer *b, const uint8_t *touched, int32_t id)
+{
+	return b->alloc_at < 0 && b->free_at < 0 && !touched[id] && !b->excluded &&
+	       !b->dead_across && !b->small && (b->rounded > 0 || b->shared[0] != 0);
+}
+
+void pl_park_free(struct pl_park *pk)
+{
+	free(pk->bufs);
+	free(pk->view_bufs);
+	free(pk->view_shared);
+	free(pk->view_shared_bufs);
+	free(pk->view_live);
+	memset(pk, 0, sizeof(*pk));
+}
+
+int pl_park_view(const struct pl_graph *g, struct pl_park *pk)
+{
+	memset(pk, 0, sizeof(*pk));
+	uint8_t *touched = calloc(g->nbufs ? (size_t)g->nbufs : 1, 1);
+	if (!touched)
+		return -1;
+	for (uint32_t r = 0; r < g->nrefs; r++)
+		touched[g->refs[r].buf] = 1;
+	int32_t n = 0;
+	for (int32_t b = 0; b < g->nbufs; b++)
+		n += parkable(&g->bufs[b], touched, b);
+	if (!n) {
+		free(touched);
+		return 0;
+	}
+	size_t nsb = 0;
+	for (int32_t s = 0; s < g->nshared; s++)
+		nsb += g->shared[s].n;
+	pk->bufs = malloc(sizeof(int32_t) * (size_t)n);
+	pk->view_bufs = calloc(g->nbufs > 0 ? (size_t)g->nbufs : 1, sizeof(struct pl_buffer));
+	pk->view_shared = calloc(g->nshared > 0 ? (size_t)g->nshared : 1, sizeof(struct pl_shared));
+	pk->view_shared_bufs = malloc(sizeof(int32_t) * (nsb ? nsb : 1));
+	pk->view_live = malloc(sizeof(int64_t) * (size_t)g->nops);
+	int64_t *diff = calloc((size_t)g->nops + 1, sizeof(int64_t));
+	if (!pk->bufs || !pk->view_bufs || !pk->view_shared || !pk->view_shared_bufs ||
+	    !pk->view_live || !diff)
+		goto oom;
+	memcpy(pk->view_bufs, g->bufs, sizeof(struct pl_buffer) * (size_t)g->nbufs);
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		struct pl_buffer *v = &pk->view_bufs[b];
+		if (parkable(&g->bufs[b], touched, b)) {
+			pk->bufs[pk->n++] = b;
+			touched[b] = 2; /* parked */
+			pk->host_bytes += v->size;
+			v->rounded = 0;
+			v->small = 1; /* holds nothing: never evicted nor mapped */
+			v->shared[0] = v->shared[1] = 0;
+		}
+	}
+	/* The groups without their parked buffers; one left with none holds
+	 * nothing (no buffer names it any more). */
+	uint32_t off = 0;
+	for (int32_t s = 0; s < g->nshared; s++) {
+		const struct pl_shared *sh = &g->shared[s];
+		struct pl_shared *vs = &pk->view_shared[s];
+		vs->off = off;
+		for (uint32_t i = 0; i < sh->n; i++) {
+			int32_t b = g->shared_bufs[sh->off + i];
+			if (touched[b] != 2)
+				pk->view_shared_bufs[off++] = b;
+		}
+		vs->n = off - vs->off;
+		vs->bytes = vs->n ? sh->bytes : 0;
+	}
+	pk->view = *g;
+	pk->view.bufs = pk->view_bufs;
+	pk->view.shared = pk->view_shared;
+	pk->view.shared_bufs = pk->view_shared_bufs;
+	pk->view.live = pk->view_live;
+	for (int32_t b = 0; b < g->nbufs; b++) {
+		const struct pl_buffer *v = &pk->view_bufs[b];
+		diff[v->alloc_at < 0 ? 0 : v->alloc_at] += v->rounded;
+		diff[v->free_at < 0 ? g->nops : v->free_at] -= v->rounded;
+	}
+	if (pl_shared_baseline(&pk->view, diff))
+		goto oom;
+	int64_t acc = g->const_bytes;
+	pk->view.baseline_peak = 0;
+	for (int32_t p = 0; p < g->nops; p++) {
+		acc += diff[p];
+		pk->view_live[p] = acc;
+		if (acc > pk->view.baseline_peak)
+			pk->view.baseline_peak = acc;
+	}
+	free(diff);
+	free(touched);
+	return 0;
+oom:
+	free(diff);
+	free(touched);
+	pl_park_free(pk);
+	return -1;
+}

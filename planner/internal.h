@@ -151,6 +151,10 @@ int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
  * all of whose buffers can be out, the bytes over how many still hold it
  * (all of them when b is the last). */
 int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b);
+/* Whether every buffer of group s can be out over the middle of the
+ * iteration: evictable, and nothing of it lives across the boundary (a
+ * weight next to an activation keeps their chunk). */
+int pl_shared_freeable(const struct pl_graph *g, int32_t s);
 
 /* $.shared_chunks of a graph file or trace, into g (its buffers are read);
  * their bytes are taken out of g->const_bytes, which must hold them. */

@@ -195,10 +195,11 @@ static int shared_rows(glp_prob *lp, struct mat *m, const struct pl_graph *g,
 {
 	for (size_t k = 0; k < shx->nz; k++) {
 		const struct pl_shared *gs = &g->shared[shx->z[k].group];
-		int32_t i = shx->z[k].row, p = rows[i], col = zcol + (int32_t)k;
+		int32_t p = rows[shx->z[k].row], col = zcol + (int32_t)k;
 		glp_set_col_bnds(lp, col, GLP_DB, 0, 1);
-		if (put(m, nmem + i + 1, col, units(gs->bytes, unit)))
-			return -1;
+		for (int32_t i = shx->z[k].row; i <= shx->z[k].last; i++)
+			if (put(m, nmem + i + 1, col, units(gs->bytes, unit)))
+				return -1;
 		for (uint32_t e = 0; e < gs->n; e++) {
 			int32_t b = g->shared_bufs[gs->off + e], row = glp_add_rows(lp, 1),
 			        last = -1;

@@ -73,13 +73,14 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
  * candidate j, fix[fix_off[j] .. fix_off[j+1]) ranges that take the
  * shares pl_model_bytes counted back out; ev: where each candidate keeps
  * a buffer in a freeable group out, by buffer (ev_off, nbufs + 1
- * entries); z: the columns, one per group and memory row where all of
- * the group can be out. */
+ * entries); z: the columns, one per group and run of memory rows where
+ * all of the group can be out and no candidate starts or stops keeping
+ * one of them out. */
 struct ilp_evict {
 	int32_t buf, cand, lo, hi;
 };
 struct ilp_z {
-	int32_t group, row;
+	int32_t group, row, last; /* memory rows row .. last, where nothing changes */
 };
 struct ilp_shared {
 	struct pl_range *fix;

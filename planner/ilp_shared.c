@@ -75,6 +75,22 @@ static int coverable(const struct ilp_shared *sh, int32_t b, int32_t p)
 	return 0;
 }
 
+/* Whether the same candidates keep each buffer of group gs out at
+ * positions p and q. */
+static int same_cover(const struct pl_graph *g, const struct ilp_shared *sh,
+                      const struct pl_shared *gs, int32_t p, int32_t q)
+{
+	for (uint32_t k = 0; k < gs->n; k++) {
+		int32_t b = g->shared_bufs[gs->off + k];
+		for (uint32_t e = sh->ev_off[b]; e < sh->ev_off[b + 1]; e++) {
+			const struct ilp_evict *ev = &sh->ev[e];
+			if ((ev->lo <= p && p <= ev->hi) != (ev->lo <= q && q <= ev->hi))
+				return 0;
+		}
+	}
+	return 1;
+}
+
 int pl_ilp_shared_build(const struct pl_graph *g, const struct pl_cands *cs, const int32_t *rows,
                         int32_t nmem, struct ilp_shared *sh)
 {
@@ -116,21 +132,30 @@ int pl_ilp_shared_build(const struct pl_graph *g, const struct pl_cands *cs, con
 		sh->ev_off[sh->ev[e].buf + 1]++;
 	for (int32_t b = 0; b < g->nbufs; b++)
 		sh->ev_off[b + 1] += sh->ev_off[b];
-	/* a column for each group and position where all of it can be out */
+	/* a column for each group and run of rows where all of it can be out
+	 * by the same candidates (one z serves them all: the same bounds) */
 	size_t cap_z = 0;
 	for (int32_t s = 0; s < g->nshared; s++) {
 		if (!pl_shared_freeable(g, s))
 			continue;
 		const struct pl_shared *gs = &g->shared[s];
+		int open = 0;
 		for (int32_t i = 0; i < nmem; i++) {
 			uint32_t k = 0;
 			while (k < gs->n && coverable(sh, g->shared_bufs[gs->off + k], rows[i]))
 				k++;
-			if (k < gs->n)
+			if (k < gs->n) {
+				open = 0;
 				continue;
+			}
+			if (open && same_cover(g, sh, gs, rows[i - 1], rows[i])) {
+				sh->z[sh->nz - 1].last = i;
+				continue;
+			}
 			if (PL_GROW(sh->z, sh->nz, cap_z))
 				return -1;
-			sh->z[sh->nz++] = (struct ilp_z){s, i};
+			sh->z[sh->nz++] = (struct ilp_z){s, i, i};
+			open = 1;
 		}
 	}
 	return 0;

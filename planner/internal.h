@@ -145,7 +145,8 @@ int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b);
  * (none lives across the boundary).  Exact when all of a group's buffers
  * are out together, optimistic when not: plans are judged by the
  * evaluator, and plan_make.c plans again for less where the shares were
- * too much. */
+ * too much.  (The ILP takes the shares back out and counts the groups
+ * exactly: ilp_shared.c.) */
 int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
 /* The walk's measure of evicting b now: its own bytes and, of each group
  * all of whose buffers can be out, the bytes over how many still hold it

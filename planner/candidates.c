@@ -232,7 +232,14 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 		uint32_t u0 = ix->use_off[b], u1 = ix->use_off[b + 1];
 		for (uint32_t u = u0; u + 1 < u1; u++) {
 			int32_t a = ix->uses[u], c = ix->uses[u + 1],
-			        v = pl_ver_at(g, ix, b, a + 1);
+			        v = pl_ver_at(g, ix, b, a + 1), rv = 0;
+			/* Overwritten whole at c before anyone reads it: the content
+			 * is dead after a, and mapping the buffer again before c is
+			 * the whole rebuild (a region of a long-lived allocation
+			 * between two tensors the program keeps there; as a freed
+			 * and reallocated buffer is under cudaMallocAsync). */
+			if (v != PL_VER_PRE && !(pl_ref_flags(g, c, b, &rv) & PL_REF_READ))
+				v = PL_VER_FRESH;
 			/* the content from before the iteration is kept: no gap */
 			if (c - a >= 2 && v != PL_VER_PRE && !pl_idle_spans_collective(ix, a, c) &&
 			    add_gap(cb, g, b, a, c, v, 0, 0))

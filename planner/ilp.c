@@ -138,27 +138,44 @@ static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, c
 	return peak;
 }
 
+/* Candidate j's ranges (fix 0), or the corrections that take back the
+ * shares of shared chunks its ranges count (fix 1, ilp_shared.c). */
+static const struct pl_range *ranges_of(const struct pl_cands *cs, const struct ilp_shared *shx,
+                                        int32_t j, int fix, uint32_t *n)
+{
+	if (!fix) {
+		*n = cs->c[j].nranges;
+		return &cs->ranges[cs->c[j].range_off];
+	}
+	*n = shx->fix_off ? shx->fix_off[j + 1] - shx->fix_off[j] : 0;
+	return shx->fix_off ? &shx->fix[shx->fix_off[j]] : NULL;
+}
+
 /* A selection as a full solution vector (1-based): x, the bytes it
  * saves at each memory position, M (min-peak mode). */
-static void warm_vector(const struct pl_graph *g, const struct pl_cands *cs, const int32_t *rows,
-                        int32_t nmem, double unit, const uint8_t *sel, int minpeak, double *warm_x)
+static void warm_vector(const struct pl_graph *g, const struct pl_cands *cs,
+                        const struct ilp_shared *shx, const int32_t *rows, int32_t nmem,
+                        double unit, const uint8_t *sel, int minpeak, double *warm_x)
 {
 	int32_t N = cs->ncands;
 	double *sv = warm_x + N + 1;
-	memset(warm_x, 0, sizeof(double) * ((size_t)N + nmem + 2));
+	memset(warm_x, 0, sizeof(double) * ((size_t)N + nmem + 2 + shx->nz));
 	for (int32_t j = 0; j < N; j++) {
 		if (!sel[j])
 			continue;
 		warm_x[j + 1] = 1.0;
-		const struct pl_cand *x = &cs->c[j];
-		for (uint32_t k = 0; k < x->nranges; k++) {
-			const struct pl_range *rg = &cs->ranges[x->range_off + k];
-			int32_t first = first_at_or_after(rows, nmem, rg->lo);
-			int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
-			if (first < end) { /* a difference array, summed below */
-				sv[first] += units(rg->bytes, unit);
-				if (end < nmem)
-					sv[end] -= units(rg->bytes, unit);
+		for (int fix = 0; fix < 2; fix++) {
+			uint32_t nr;
+			const struct pl_range *rgs = ranges_of(cs, shx, j, fix, &nr);
+			for (uint32_t k = 0; k < nr; k++) {
+				const struct pl_range *rg = &rgs[k];
+				int32_t first = first_at_or_after(rows, nmem, rg->lo);
+				int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
+				if (first < end) { /* a difference array, summed below */
+					sv[first] += units(rg->bytes, unit);
+					if (end < nmem)
+						sv[end] -= units(rg->bytes, unit);
+				}
 			}
 		}
 	}
@@ -166,6 +183,41 @@ static void warm_vector(const struct pl_graph *g, const struct pl_cands *cs, con
 		sv[i] += sv[i - 1];
 	if (minpeak)
 		warm_x[N + nmem + 1] = (double)model_peak(g, cs, sel) / unit;
+	pl_ilp_shared_warm(g, shx, rows, sel, warm_x + N + nmem + (minpeak ? 1 : 0) + 1);
+}
+
+/* The shared chunks' columns (ilp_shared.c): z(s, i) in [0, 1] saves
+ * group s's bytes in memory row i, and for each buffer b of s a row
+ * z(s, i) - sum of the candidates keeping b out at i <= 0. */
+static int shared_rows(glp_prob *lp, struct mat *m, const struct pl_graph *g,
+                       const struct ilp_shared *shx, const int32_t *rows, int32_t nmem,
+                       int32_t zcol, double unit)
+{
+	for (size_t k = 0; k < shx->nz; k++) {
+		const struct pl_shared *gs = &g->shared[shx->z[k].group];
+		int32_t p = rows[shx->z[k].row], col = zcol + (int32_t)k;
+		glp_set_col_bnds(lp, col, GLP_DB, 0, 1);
+		for (int32_t i = shx->z[k].row; i <= shx->z[k].last; i++)
+			if (put(m, nmem + i + 1, col, units(gs->bytes, unit)))
+				return -1;
+		for (uint32_t e = 0; e < gs->n; e++) {
+			int32_t b = g->shared_bufs[gs->off + e], row = glp_add_rows(lp, 1),
+			        last = -1;
+			glp_set_row_bnds(lp, row, GLP_UP, 0, 0);
+			if (put(m, row, col, 1))
+				return -1;
+			/* (sorted by candidate: one entry each) */
+			for (uint32_t v = shx->ev_off[b]; v < shx->ev_off[b + 1]; v++) {
+				const struct ilp_evict *ev = &shx->ev[v];
+				if (ev->lo <= p && p <= ev->hi && ev->cand != last) {
+					if (put(m, row, ev->cand + 1, -1))
+						return -1;
+					last = ev->cand;
+				}
+			}
+		}
+	}
+	return 0;
 }
 
 /* minpeak: instead of the budget, a continuous column M bounds every
@@ -185,8 +237,9 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	int32_t *row_of = malloc(sizeof(int32_t) * (size_t)n);
 	double *warm_x = NULL;
 	double *coef = NULL;
-	int32_t *touched = NULL;
+	int32_t *touched = NULL, *mark = NULL; /* mark: the candidate that touched it last */
 	struct mat m = {0};
+	struct ilp_shared shx = {0};
 	glp_prob *lp = NULL;
 	int rc = -1;
 	if (!trans_at || !added || !rows || !row_of)
@@ -212,10 +265,15 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		rc = 0;
 		goto out;
 	}
+	if (pl_ilp_shared_build(g, cs, rows, nmem, &shx))
+		goto out;
 	coef = calloc(2 * (size_t)nmem, sizeof(double));
 	touched = malloc(sizeof(int32_t) * 2 * (size_t)nmem);
-	if (!coef || !touched)
+	mark = malloc(sizeof(int32_t) * 2 * (size_t)nmem);
+	if (!coef || !touched || !mark)
 		goto out;
+	for (int32_t i = 0; i < 2 * nmem; i++)
+		mark[i] = -1;
 	/* Bytes in units that keep the coefficients near 1..1e6. */
 	double unit = (double)g->baseline_peak / 1e6;
 	if (unit < 1)
@@ -225,10 +283,10 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	 * telescope s along the positions (s_i - s_{i-1} = ranges entering at
 	 * i - ranges leaving), so a range costs two non-zeros however many
 	 * positions it spans; memory rows nmem+1..2 nmem bound s_i. */
-	int32_t scol = N + 1, mcol = N + nmem + 1;
+	int32_t scol = N + 1, mcol = N + nmem + 1, zcol = N + nmem + (minpeak ? 1 : 0) + 1;
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
-	glp_add_cols(lp, N + nmem + (minpeak ? 1 : 0));
+	glp_add_cols(lp, N + nmem + (minpeak ? 1 : 0) + (int)shx.nz);
 	for (int32_t j = 0; j < N; j++) {
 		glp_set_col_kind(lp, j + 1, GLP_BV);
 		glp_set_obj_coef(lp, j + 1, minpeak ? 0 : (double)cs->c[j].cost);
@@ -256,34 +314,43 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			goto out;
 	}
 	row = 2 * nmem;
+	if (shared_rows(lp, &m, g, &shx, rows, nmem, zcol, unit))
+		goto out;
 	/* Each range enters the link row of the first memory position it
 	 * covers and leaves at the one after its last; a segment's ranges
 	 * may share rows, so coefficients add up per row first. */
 	for (int32_t j = 0; j < N; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		int32_t nt = 0;
-		for (uint32_t k = 0; k < x->nranges; k++) {
-			const struct pl_range *rg = &cs->ranges[x->range_off + k];
-			int32_t first = first_at_or_after(rows, nmem, rg->lo);
-			int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
-			if (first >= end)
-				continue; /* covers no memory position */
-			double v = units(rg->bytes, unit);
-			if (v == 0)
-				continue;
-			if (coef[first] == 0)
-				touched[nt++] = first;
-			coef[first] -= v;
-			if (end < nmem) {
-				if (coef[end] == 0)
-					touched[nt++] = end;
-				coef[end] += v;
+		for (int fix = 0; fix < 2; fix++) {
+			uint32_t nr;
+			const struct pl_range *rgs = ranges_of(cs, &shx, j, fix, &nr);
+			for (uint32_t k = 0; k < nr; k++) {
+				const struct pl_range *rg = &rgs[k];
+				int32_t first = first_at_or_after(rows, nmem, rg->lo);
+				int32_t end = first_at_or_after(rows, nmem, rg->hi + 1);
+				if (first >= end)
+					continue; /* covers no memory position */
+				double v = units(rg->bytes, unit);
+				if (v == 0)
+					continue;
+				if (mark[first] != j)
+					touched[nt++] = first;
+				mark[first] = j;
+				coef[first] -= v;
+				if (end < nmem) {
+					if (mark[end] != j)
+						touched[nt++] = end;
+					mark[end] = j;
+					coef[end] += v;
+				}
 			}
 		}
 		if (x->at >= 0 && x->transient > 0 && row_of[x->at] >= 0) {
 			int32_t i = nmem + row_of[x->at];
-			if (coef[i] == 0)
+			if (mark[i] != j)
 				touched[nt++] = i;
+			mark[i] = j;
 			coef[i] += units(-x->transient, unit);
 		}
 		for (int32_t t = 0; t < nt; t++) {
@@ -347,11 +414,11 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	glp_load_matrix(lp, (int)m.n, m.ia, m.ja, m.ar);
 
 	struct ilp_ctx c = {0};
-	warm_x = malloc(sizeof(double) * ((size_t)N + nmem + 2));
+	warm_x = malloc(sizeof(double) * ((size_t)N + nmem + 2 + shx.nz));
 	if (!warm_x)
 		goto out;
 	if (warm) {
-		warm_vector(g, cs, rows, nmem, unit, warm, minpeak, warm_x);
+		warm_vector(g, cs, &shx, rows, nmem, unit, warm, minpeak, warm_x);
 		c.warm = warm_x;
 	}
 	/* GLPK's MIP presolver and a warm start do not mix: glp_ios_heur_sol
@@ -426,7 +493,7 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 			        pl_now() - t0);
 		if (dr == 0 && (!warm || dive_obj < warm_obj)) {
 			obj = dive_obj;
-			warm_vector(g, cs, rows, nmem, unit, chosen, 0, warm_x);
+			warm_vector(g, cs, &shx, rows, nmem, unit, chosen, 0, warm_x);
 			c.warm = warm_x;
 		} else if (warm) {
 			memcpy(chosen, warm, (size_t)N);
@@ -493,6 +560,8 @@ out:
 	free(warm_x);
 	free(coef);
 	free(touched);
+	free(mark);
+	pl_ilp_shared_free(&shx);
 	return rc;
 }
 

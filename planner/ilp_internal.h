@@ -69,4 +69,35 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
                uint8_t *inc, double *obj, double until, int verbose, const struct pl_ilp_sink *sink,
                double lp_bound);
 
+/* ilp_shared.c: chunks regions share, exactly (see there).  fix: per
+ * candidate j, fix[fix_off[j] .. fix_off[j+1]) ranges that take the
+ * shares pl_model_bytes counted back out; ev: where each candidate keeps
+ * a buffer in a freeable group out, by buffer (ev_off, nbufs + 1
+ * entries); z: the columns, one per group and run of memory rows where
+ * all of the group can be out and no candidate starts or stops keeping
+ * one of them out. */
+struct ilp_evict {
+	int32_t buf, cand, lo, hi;
+};
+struct ilp_z {
+	int32_t group, row, last; /* memory rows row .. last, where nothing changes */
+};
+struct ilp_shared {
+	struct pl_range *fix;
+	uint32_t *fix_off;
+	size_t nfix;
+	struct ilp_evict *ev;
+	uint32_t *ev_off;
+	size_t nev, cap_ev;
+	struct ilp_z *z;
+	size_t nz;
+};
+/* All empty when the graph has no shared chunks; -1 out of memory. */
+int pl_ilp_shared_build(const struct pl_graph *g, const struct pl_cands *cs, const int32_t *rows,
+                        int32_t nmem, struct ilp_shared *sh);
+/* The z columns' values for selection sel, into z[0 .. nz). */
+void pl_ilp_shared_warm(const struct pl_graph *g, const struct ilp_shared *sh, const int32_t *rows,
+                        const uint8_t *sel, double *z);
+void pl_ilp_shared_free(struct ilp_shared *sh);
+
 #endif

@@ -145,12 +145,17 @@ int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b);
  * (none lives across the boundary).  Exact when all of a group's buffers
  * are out together, optimistic when not: plans are judged by the
  * evaluator, and plan_make.c plans again for less where the shares were
- * too much. */
+ * too much.  (The ILP takes the shares back out and counts the groups
+ * exactly: ilp_shared.c.) */
 int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
 /* The walk's measure of evicting b now: its own bytes and, of each group
  * all of whose buffers can be out, the bytes over how many still hold it
  * (all of them when b is the last). */
 int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b);
+/* Whether every buffer of group s can be out over the middle of the
+ * iteration: evictable, and nothing of it lives across the boundary (a
+ * weight next to an activation keeps their chunk). */
+int pl_shared_freeable(const struct pl_graph *g, int32_t s);
 
 /* $.shared_chunks of a graph file or trace, into g (its buffers are read);
  * their bytes are taken out of g->const_bytes, which must hold them. */

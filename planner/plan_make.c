@@ -518,7 +518,9 @@ void pl_ctx_set_deadline(struct pl_ctx *c, double t)
  * out, which a selection's sum of savings cannot say: the candidates'
  * model counts each buffer's share of them (pl_model_bytes), which is
  * too much where a selection evicts one buffer of a group and not the
- * other.  What a planner makes is judged by the evaluator's true curve;
+ * other (the ILP's own model is exact: ilp_shared.c, but its candidates
+ * may not reach the budget).  What a planner makes is judged by the
+ * evaluator's true curve;
  * when no selection met the budget, the selection planners plan again
  * for less: the budget minus what the closest one went over by, more
  * each round it still does (as chain_plan does for its own estimate),

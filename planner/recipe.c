@@ -243,6 +243,30 @@ static int emit(struct recipe *rc, int kind, int32_t arg)
 	return 0;
 }
 
+/* The first use of b after position c (INT32_MAX if none). */
+static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
+{
+	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ix->uses[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
+}
+
+/* Whether the content b holds at c is dead: the next op to use it
+ * overwrites all of it without reading it (a region of a long-lived
+ * allocation between two of the tensors the program keeps there).  A
+ * replay may then write over it without saving and restoring it. */
+static int dead_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t c)
+{
+	int32_t u = use_after(ix, b, c), ver = 0;
+	return u != INT32_MAX && !(pl_ref_flags(g, u, b, &ver) & PL_REF_READ);
+}
+
 /* What each touched buffer needs around the replays, and the gaps that
  * must stay resident. */
 static int roles(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
@@ -270,7 +294,7 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 			}
 		} else {
 			if ((f & (F_WRITTEN | F_STASH)) &&
-			    (rc->lver[b] != rc->vat[b] || bf->excluded))
+			    (rc->lver[b] != rc->vat[b] || bf->excluded) && !dead_at(g, ix, b, c))
 				f |= F_SAVE;
 			/* Whatever the replays touch in place must be resident at c;
 			 * a buffer only read may be rebuilt at c by another
@@ -294,20 +318,6 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 		rc->bflag[b] = f;
 	}
 	return 0;
-}
-
-/* The first use of b after position c (INT32_MAX if none). */
-static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
-{
-	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ix->uses[mid] < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
 }
 
 /* Of the buffers that may be kept, keeps those needed soonest within

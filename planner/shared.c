@@ -46,11 +46,9 @@ int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b)
 	return d;
 }
 
-/* Whether every buffer of group sh can be out over the middle of the
- * iteration: evictable, and nothing of it lives across the boundary (a
- * weight next to an activation keeps their chunk). */
-static int freeable(const struct pl_graph *g, const struct pl_shared *sh)
+int pl_shared_freeable(const struct pl_graph *g, int32_t s)
 {
+	const struct pl_shared *sh = &g->shared[s];
 	for (uint32_t i = 0; i < sh->n; i++) {
 		const struct pl_buffer *o = &g->bufs[g->shared_bufs[sh->off + i]];
 		if (!pl_buf_evictable(o) || (o->alloc_at < 0 && !o->dead_across))
@@ -65,7 +63,7 @@ int64_t pl_model_bytes(const struct pl_graph *g, int32_t b)
 	int64_t d = own_bytes(bf);
 	for (int k = 0; k < 2 && bf->shared[k]; k++) {
 		const struct pl_shared *sh = &g->shared[bf->shared[k] - 1];
-		if (freeable(g, sh))
+		if (pl_shared_freeable(g, (int32_t)bf->shared[k] - 1))
 			d += sh->bytes / sh->n;
 	}
 	return d;
@@ -78,7 +76,7 @@ int64_t pl_evict_gain(const struct pl_graph *g, const int32_t *count, int32_t b)
 	for (int k = 0; k < 2 && bf->shared[k]; k++) {
 		const struct pl_shared *sh = &g->shared[bf->shared[k] - 1];
 		int32_t held = count[bf->shared[k] - 1];
-		if (held > 0 && freeable(g, sh))
+		if (held > 0 && pl_shared_freeable(g, (int32_t)bf->shared[k] - 1))
 			d += sh->bytes / held;
 	}
 	return d;

@@ -308,6 +308,103 @@ static void dead_across_boundary_released(void **state)
 	free(text);
 }
 
+/* A long-lived region holds one tensor, then another (a pool or a range
+ * the program maps itself reuses its memory): op 0 (slow) writes A into
+ * region 0, op 1 reads it, op 4 overwrites the whole region with B
+ * without reading it, op 5 reads B.  Between op 1 and op 4 the region's
+ * content is dead, as a freed buffer's is: at 900 bytes it is out over
+ * ops 2-3, and mapping it again before op 4 is the whole rebuild (no
+ * replay of op 0, which would cost 100 us for content nobody reads). */
+static const char reuse_graph[] =
+    "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
+    " {\"id\": 0, \"size\": 500, \"persistent\": true, \"alloc_at\": -1, \"free_at\": -1,"
+    "  \"dead_across_boundary\": true},"
+    " {\"id\": 1, \"size\": 100, \"alloc_at\": 1, \"free_at\": -1},"
+    " {\"id\": 2, \"size\": 800, \"alloc_at\": 2, \"free_at\": 4}],"
+    " \"ops\": ["
+    " {\"i\": 0, \"duration_ns\": 100000, \"reads\": [], \"writes\": [0]},"
+    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [0], \"writes\": [1]},"
+    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
+    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [2], \"writes\": []},"
+    " {\"i\": 4, \"duration_ns\": 10, \"reads\": [1], \"writes\": [0]},"
+    " {\"i\": 5, \"duration_ns\": 10, \"reads\": [0], \"writes\": []}],"
+    " \"end\": true}";
+
+static void dead_between_tensors_released(void **state)
+{
+	(void)state;
+	struct pl_graph *g = load_ok(reuse_graph);
+	assert_int_equal(g->baseline_peak, 1400);
+	for (int p = PL_PLANNER_GREEDY; p <= PL_PLANNER_ILP; p++) {
+		struct pl_eval e;
+		struct pl_plan *plan = plan_checked(g, 900, (enum pl_planner)p, &e);
+		assert_true(evicts(plan, 1, 0));
+		assert_true(has_step(plan, 4, PL_STEP_MAP, 0));
+		assert_int_equal(e.replays, 0);
+		assert_int_equal(e.recompute_ns, 0);
+		pl_eval_free(&e);
+		pl_plan_free(plan);
+	}
+	pl_graph_free(g);
+	/* Op 4 updating the region in place needs A back: op 0 is replayed. */
+	char *text = replaced(reuse_graph, "\"reads\": [1], \"writes\": [0]",
+	                      "\"reads\": [1, 0], \"writes\": [0]");
+	g = load_ok(text);
+	free(text);
+	struct pl_eval e;
+	struct pl_plan *plan = plan_checked(g, 900, PL_PLANNER_ILP, &e);
+	assert_true(has_step(plan, 4, PL_STEP_REPLAY, 0));
+	assert_int_equal(e.recompute_ns, 100000);
+	pl_eval_free(&e);
+	pl_plan_free(plan);
+	pl_graph_free(g);
+}
+
+/* A rebuild that replays into a region whose content there is dead:
+ * op 1 writes T1 into region R from X, op 2 reads it into Y, op 3
+ * overwrites R whole with T2 (read by op 5), op 7 with T3.  At 1400
+ * bytes Y is out over ops 4-5 (C) and rebuilt before op 6 by replaying
+ * ops 1 and 2, which writes T1 over T2 in R; nothing reads T2 after op
+ * 5, so the rebuild leaves it lost instead of saving and restoring R
+ * (its copy would take the rebuild to 1500 bytes). */
+static const char overwrite_graph[] =
+    "{\"format\": \"remat-graph\", \"version\": 1,"
+    " \"device_copy\": {\"fixed_ns\": 1000, \"bytes_per_us\": 1000}, \"buffers\": ["
+    " {\"id\": 0, \"size\": 100, \"alloc_at\": 0, \"free_at\": -1},"
+    " {\"id\": 1, \"size\": 500, \"persistent\": true, \"alloc_at\": -1, \"free_at\": -1,"
+    "  \"dead_across_boundary\": true},"
+    " {\"id\": 2, \"size\": 400, \"alloc_at\": 2, \"free_at\": -1},"
+    " {\"id\": 3, \"size\": 800, \"alloc_at\": 4, \"free_at\": 6}],"
+    " \"ops\": ["
+    " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [0]},"
+    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [0], \"writes\": [1]},"
+    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
+    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [], \"writes\": [1]},"
+    " {\"i\": 4, \"duration_ns\": 10, \"reads\": [], \"writes\": [3]},"
+    " {\"i\": 5, \"duration_ns\": 10, \"reads\": [3, 1], \"writes\": []},"
+    " {\"i\": 6, \"duration_ns\": 10, \"reads\": [2, 0], \"writes\": []},"
+    " {\"i\": 7, \"duration_ns\": 10, \"reads\": [], \"writes\": [1]},"
+    " {\"i\": 8, \"duration_ns\": 10, \"reads\": [1], \"writes\": []}],"
+    " \"end\": true}";
+
+static void rebuild_writes_over_dead_content(void **state)
+{
+	(void)state;
+	struct pl_graph *g = load_ok(overwrite_graph);
+	assert_int_equal(g->baseline_peak, 1800);
+	for (int p = PL_PLANNER_GREEDY; p <= PL_PLANNER_ILP; p++) {
+		struct pl_eval e;
+		struct pl_plan *plan = plan_checked(g, 1400, (enum pl_planner)p, &e);
+		assert_true(has_step(plan, 6, PL_STEP_REPLAY, 1));
+		assert_false(has_step(plan, 6, PL_STEP_SAVE, 1));
+		assert_int_equal(e.recompute_ns, 20);
+		assert_int_equal(e.curve[6], 1000);
+		pl_eval_free(&e);
+		pl_plan_free(plan);
+	}
+	pl_graph_free(g);
+}
+
 /* Op 2 updates part of B from A (B is not among its reads): the bytes it
  * leaves keep version 0, so rebuilding B's version 2 replays op 0 and
  * then op 2.  At 900 bytes B must be out over ops 3-4. */
@@ -556,6 +653,8 @@ int main(void)
 	    cmocka_unit_test(device_copies_cost_time),
 	    cmocka_unit_test(dead_across_boundary_released),
 	    cmocka_unit_test(untouched_buffer_parked),
+	    cmocka_unit_test(dead_between_tensors_released),
+	    cmocka_unit_test(rebuild_writes_over_dead_content),
 	    cmocka_unit_test(partial_write_rebuilds_prior_version),
 	    cmocka_unit_test(long_inplace_chain),
 	    cmocka_unit_test(long_chain_through_freed_buffers),

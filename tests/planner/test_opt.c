@@ -511,6 +511,56 @@ static void walk_repairs_rebuilds_over_the_budget(void **state)
 	pl_graph_free(g);
 }
 
+/* Regions A and B share a 64-byte chunk, their own bytes 100 each: op 0
+ * writes A, op 1 writes B, op 2 writes C (150 bytes, op 2 only), op 3
+ * reads B, op 4 reads A: 414 bytes at op 2, where A and B are idle.  At
+ * 282 bytes, 132 must go at op 2: A's own 100 bytes and half of the
+ * chunk, as the candidates count an eviction, is not enough (the chunk
+ * stays with B); A and B out together is.  The MILP counts the chunk as
+ * freed only where all of its regions are out, so what it selects meets
+ * the budget in the evaluator. */
+static void ilp_frees_a_shared_chunk_only_with_all_its_regions(void **state)
+{
+	(void)state;
+	const struct pl_buffer bufs[] = {
+	    {.size = 100, .alloc_at = -1, .free_at = -1, .persistent = 1, .dead_across = 1},
+	    {.size = 100, .alloc_at = -1, .free_at = -1, .persistent = 1, .dead_across = 1},
+	    {.size = 150, .alloc_at = 2, .free_at = 3}};
+	const struct tu_ref refs[] = {{0, 0, PL_REF_WRITE},
+	                              {1, 1, PL_REF_WRITE},
+	                              {2, 2, PL_REF_WRITE},
+	                              {3, 1, PL_REF_READ},
+	                              {4, 0, PL_REF_READ}};
+	const struct tu_share sh[] = {{64, 0, 1}};
+	struct pl_graph *g = tu_hand_graph_shared("sh2", 5, bufs, 3, refs,
+	                                          sizeof(refs) / sizeof(refs[0]), 10, 0, sh, 1);
+	assert_non_null(g);
+	assert_int_equal(g->baseline_peak, 414);
+	struct pl_options opt;
+	pl_options_default(&opt);
+	opt.plan_version = 2;
+	struct pl_cands cs;
+	assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
+	uint8_t *ch = calloc((size_t)cs.ncands, 1);
+	struct pl_ilp_result r;
+	assert_int_equal(pl_ilp(g, &cs, 282, 10, NULL, ch, &r, 0), 0);
+	assert_int_equal(r.status, 0);
+	struct pl_plan *p = pl_sel_plan(g, &cs, ch);
+	assert_non_null(p);
+	struct pl_eval e;
+	assert_int_equal(pl_evaluate(g, p, &e), 0);
+	if (!e.valid)
+		fail_msg("%s", e.error);
+	assert_int_equal(e.curve[2], 150); /* both out over op 2: the chunk goes */
+	assert_true(e.peak <= 282);
+	assert_int_equal(e.recompute_ns, 20);
+	pl_eval_free(&e);
+	pl_plan_free(p);
+	free(ch);
+	pl_cands_free(&cs);
+	pl_graph_free(g);
+}
+
 /* Plans for a budget with every default but these (no search for the
  * smallest budget on a miss); the plan is checked and dropped. */
 static int plan_with(const struct pl_graph *g, int64_t budget, enum pl_planner planner, double gbps,
@@ -658,6 +708,7 @@ int main(void)
 	    cmocka_unit_test(ilp_worker_answers_as_the_solve_does),
 	    cmocka_unit_test(ilp_worker_stops_at_its_deadline),
 	    cmocka_unit_test(walk_repairs_rebuilds_over_the_budget),
+	    cmocka_unit_test(ilp_frees_a_shared_chunk_only_with_all_its_regions),
 	    cmocka_unit_test(bound_holds_for_every_plan),
 	    cmocka_unit_test(bound_keeps_what_no_replay_gives_back),
 	};

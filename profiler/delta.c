@@ -546,23 +546,51 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 	d->cap = next.cap;
 }
 
-/* The proof of unread bytes for op k (unread.c chooses the bytes): they
+/* One run of the proof of unread bytes for op k over the n ranges: they
  * are set to their complement, everything else it references starts from
  * its content before the op, the op runs once more, and everything must
- * read back as the first run left it, the perturbed bytes unwritten.  Then
- * its output does not depend on them: they are no read of the op's, even
- * where a pointer's reach takes them in (regions.c). */
+ * read back as the first run left it, the ranges unwritten.  1: its
+ * output does not depend on them; 0: it does; -1: the second run failed. */
+static int unread_run(size_t k, struct prof_op *o, const struct remat_op *op,
+                      struct prof_live *const *pb, uint8_t **posts, struct prof_change *ranges,
+                      uint32_t n)
+{
+	struct op_delta *d = &deltas[k], wrote = {0};
+	d->unread = ranges; /* what proof_mask tests */
+	d->nunread = n;
+	int r = proof_run(k, o, op, pb, posts, -1, UNREAD, &wrote);
+	d->unread = NULL;
+	d->nunread = 0;
+	free(wrote.chg);
+	return r < 0 ? -1 : r == 1 && !wrote.n;
+}
+
+/* The proof of unread bytes for op k (unread.c chooses the bytes): all
+ * its pointers' ranges in one run, and when that fails and there are
+ * several, each on its own (one pointer that reads past its tensor, a
+ * GEMM given the first of several, fails the run of all).  What passes is
+ * no read of the op's, even where a pointer's reach takes it in
+ * (regions.c). */
 static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
                          struct prof_live *const *pb, uint8_t **posts)
 {
-	struct op_delta *d = &deltas[k], wrote = {0};
-	d->nunread = prof_unread_ranges(o, pb, d->chg, d->n, &d->unread);
-	if (d->nunread && (proof_run(k, o, op, pb, posts, -1, UNREAD, &wrote) != 1 || wrote.n)) {
-		free(d->unread);
-		d->unread = NULL;
-		d->nunread = 0;
+	struct op_delta *d = &deltas[k];
+	struct prof_change *cand;
+	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0;
+	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
+	if (r == 1)
+		kept = n;
+	for (uint32_t i = 0; r == 0 && n > 1 && i < n; i++) {
+		int one = unread_run(k, o, op, pb, posts, &cand[i], 1);
+		if (one < 0)
+			break;
+		if (one)
+			cand[kept++] = cand[i];
 	}
-	free(wrote.chg);
+	d->unread = kept ? cand : NULL;
+	d->nunread = kept;
+	if (!kept)
+		free(cand);
 }
 
 void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,

@@ -4,8 +4,9 @@
  *
  *   - a long-lived allocation (live across the boundary, not packed small)
  *     is cut at every offset a kernel parameter points to, at both ends
- *     of every copy and set inside it, and where a piece's proven blind
- *     changes end before it does (cut_tails): each piece is a region, a
+ *     of every copy and set inside it, where a kernel's blind write of
+ *     one run from a pointer ends (cut_runs), and where a piece's proven
+ *     blind changes end before it does (cut_tails): each piece is a region, a
  *     buffer of its own with its own versions;
  *   - an op writes the regions its changes fall in (delta.c), in part when
  *     some bytes of the region kept their value;
@@ -178,6 +179,35 @@ static void cut_tails(struct regions *g)
 	}
 }
 
+/* A cut where a kernel's write through a pointer ends, when it is proven
+ * blind and is one run from the pointer: a tensor written whole.  A
+ * program's own pool gives one block to tensors of several sizes in one
+ * iteration (a caching allocator's reuse): without the cut, the smaller
+ * tensor's region would take in the start of the next one, its write
+ * would be one in part, and the region live across the boundary.  A
+ * write of scattered runs (a triangle, a strided slice) cuts nothing. */
+static void cut_runs(struct regions *g)
+{
+	struct remat_profile *p = g->p;
+	for (size_t k = 0; k < p->nops; k++) {
+		struct op_view v = view(g, k);
+		for (uint32_t i = 0; v.kernel && i < v.n; i++) {
+			const struct prof_change *x = &v.c[i];
+			size_t via = 0;
+			if (g->sp[x->buf].whole || !x->blind ||
+			    prof_delta_via(v.o, x->buf, x->lo, &via) != (int64_t)x->lo)
+				continue;
+			if (i + 1 < v.n && v.c[i + 1].buf == x->buf &&
+			    prof_delta_via(v.o, x->buf, v.c[i + 1].lo, &via) == (int64_t)x->lo)
+				continue; /* more runs through the same pointer */
+			push_at(g, &g->sp[x->buf], x->hi);
+		}
+	}
+	for (size_t a = 0; a < p->nbufs; a++)
+		if (!g->sp[a].whole)
+			sort_cuts(p, &g->sp[a], a);
+}
+
 /* Where each allocation is cut. */
 static void cuts(struct regions *g)
 {
@@ -211,6 +241,8 @@ static void cuts(struct regions *g)
 		push_at(g, s, 0);
 		sort_cuts(p, s, a);
 	}
+	if (!g->oom)
+		cut_runs(g);
 	if (!g->oom)
 		cut_tails(g);
 	for (size_t a = 0; a < p->nbufs && !g->oom; a++) {

@@ -44,7 +44,8 @@
  *                (t2 written through p + N/2), then one tensor of N floats
  *                written through p; before that, use reads t1 alone
  *                through p and fwd_peek reads t1 and the start of t2
- *                through p (reuse_loop)
+ *                through p; y holds a tensor of N/2 floats (fwd_peek's
+ *                output), then one of N floats (reuse_loop)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -75,7 +76,8 @@ static void launch(CUfunction f, CUstream s, void **args)
 /* --reuse: a pointer to a block's start through which a later kernel
  * writes further than the tensor there now.  The profile's reach of p
  * takes t2 in for every kernel given p; use reads t1 alone, fwd_peek
- * really reads into t2. */
+ * really reads into t2.  y: no pointer shows where its first tensor
+ * ends, only where fwd_peek's write does. */
 static void reuse_loop(CUfunction fwd, CUfunction fwd_peek, CUfunction use, CUstream s,
                        CUdeviceptr x, CUdeviceptr acc, int iters)
 {
@@ -90,6 +92,7 @@ static void reuse_loop(CUfunction fwd, CUfunction fwd_peek, CUfunction use, CUst
 		void *w2[] = {&x, &t2, &h, &k0}, *w1[] = {&x, &p, &h, &k1};
 		void *r1[] = {&p, &acc, &h}, *pk[] = {&p, &y, &h, &k1};
 		void *w[] = {&x, &p, &n, &k2}, *r[] = {&p, &acc, &n}, *ry[] = {&y, &acc, &h};
+		void *wy[] = {&x, &y, &n, &k0}, *rwy[] = {&y, &acc, &n};
 		launch(fwd, s, w2);
 		launch(fwd, s, w1);
 		launch(use, s, r1);
@@ -97,6 +100,8 @@ static void reuse_loop(CUfunction fwd, CUfunction fwd_peek, CUfunction use, CUst
 		launch(fwd, s, w);
 		launch(use, s, r);
 		launch(use, s, ry);
+		launch(fwd, s, wy);
+		launch(use, s, rwy);
 		float h4[4];
 		CK(cuMemcpyDtoHAsync(h4, acc, sizeof(h4), s));
 		CK(cuStreamSynchronize(s));

@@ -155,7 +155,14 @@ static double key(struct walk *w, int32_t b, int32_t q)
 	if (nu < 0) {
 		/* idle until freed (or, dead across the boundary, until the
 		 * end): nothing to rebuild (content from before the iteration
-		 * stays: a replay might still need it) */
+		 * stays: a replay might still need it).  Not when its eviction
+		 * frees nothing, as below (a region with no whole chunk whose
+		 * shared ones a neighbour live across the boundary keeps): with
+		 * such evictions the walk's plans for mlp and gpt --alloc
+		 * caching peaked 1-2 MiB higher once a small region's last read
+		 * came earlier (its targets). */
+		if (pl_evict_gain(g, w->share, b) <= 0)
+			return -1;
 		return (bf->free_at >= 0 || bf->dead_across) && v != PL_VER_PRE ? 0 : -1;
 	}
 	/* a rebuild on the far side of a collective would hold up every rank */

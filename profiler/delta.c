@@ -17,10 +17,15 @@
  * Whatever the outcome,
  * the first launch's results are copied back before the program goes on.
  * A memset or a copy changes exactly its destination range, blindly.
+ * Then the proof of unread bytes (prove_unread): bytes past the tensor a
+ * pointer starts, which the pointer's reach may take in (unread.c chooses
+ * them), set to their complement, the kernel once more from the content
+ * before it: the same results show it does not read them.
  *
  * regions.c turns this into write sets, partial writes and reads per
- * region.  Cost: two host copies of each referenced buffer per kernel and
- * one extra launch per writing kernel, in the profiled iteration only.
+ * region.  Cost: two host copies of each referenced buffer per kernel,
+ * one extra launch per writing kernel and one per kernel with a pointer
+ * into a long-lived allocation, in the profiled iteration only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,8 @@ struct op_delta {
 	uint32_t n, cap;
 	struct prof_change *src; /* what a copy reads */
 	uint32_t nsrc;
+	struct prof_change *unread; /* proven not read (unread.c) */
+	uint32_t nunread;
 	int blind; /* -1 unknown, 0 changes known */
 };
 
@@ -53,10 +60,12 @@ void prof_delta_drop(void)
 	for (size_t k = 0; k < ndeltas; k++) {
 		free(deltas[k].chg);
 		free(deltas[k].src);
+		free(deltas[k].unread);
 	}
 	free(deltas);
 	deltas = NULL;
 	ndeltas = 0;
+	prof_unread_reset();
 }
 
 int prof_delta_begin(size_t nops)
@@ -89,6 +98,12 @@ const struct prof_change *prof_delta_source(size_t k, uint32_t *n)
 	return k < ndeltas ? deltas[k].src : NULL;
 }
 
+const struct prof_change *prof_delta_unread(size_t k, uint32_t *n)
+{
+	*n = k < ndeltas ? deltas[k].nunread : 0;
+	return k < ndeltas ? deltas[k].unread : NULL;
+}
+
 static void add_change(struct op_delta *d, int32_t buf, uint64_t lo, uint64_t hi, int blind)
 {
 	if (d->n == d->cap) {
@@ -108,6 +123,8 @@ void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write
 {
 	if (k >= ndeltas || hi <= lo)
 		return;
+	prof_unread_cut(buf, lo);
+	prof_unread_cut(buf, hi);
 	struct op_delta *d = &deltas[k];
 	if (d->blind < 0 && !d->n && !d->nsrc)
 		d->blind = 0; /* a copy or a set: exactly its ranges */
@@ -245,6 +262,7 @@ int64_t prof_delta_via(const struct prof_op *o, int32_t buf, uint64_t off, size_
  * every pointer into its buffer (or past the first 256 references). */
 #define BELOW_ALL  (-2)
 #define EVERY_UNIT (-1)
+#define UNREAD     (-3) /* not a unit: the ranges of the proof of unread bytes */
 #define MASK_REFS  256
 static long change_unit(const struct prof_op *o, const struct prof_change *c)
 {
@@ -265,6 +283,13 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
 	memset(mask, 0, size);
 	if (!tested)
 		return;
+	if (unit == UNREAD) { /* the proof of unread bytes: its ranges */
+		for (uint32_t i = 0; i < d->nunread; i++)
+			if (d->unread[i].buf == buf)
+				memset(mask + d->unread[i].lo, 1,
+				       d->unread[i].hi - d->unread[i].lo);
+		return;
+	}
 	uint8_t out[MASK_REFS]; /* per reference: a change went through it */
 	size_t nrefs = o->nrefs < sizeof(out) ? o->nrefs : sizeof(out);
 	memset(out, 0, nrefs);
@@ -521,9 +546,58 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 	d->cap = next.cap;
 }
 
+/* One run of the proof of unread bytes for op k over the n ranges: they
+ * are set to their complement, everything else it references starts from
+ * its content before the op, the op runs once more, and everything must
+ * read back as the first run left it, the ranges unwritten.  1: its
+ * output does not depend on them; 0: it does; -1: the second run failed. */
+static int unread_run(size_t k, struct prof_op *o, const struct remat_op *op,
+                      struct prof_live *const *pb, uint8_t **posts, struct prof_change *ranges,
+                      uint32_t n)
+{
+	struct op_delta *d = &deltas[k], wrote = {0};
+	d->unread = ranges; /* what proof_mask tests */
+	d->nunread = n;
+	int r = proof_run(k, o, op, pb, posts, -1, UNREAD, &wrote);
+	d->unread = NULL;
+	d->nunread = 0;
+	free(wrote.chg);
+	return r < 0 ? -1 : r == 1 && !wrote.n;
+}
+
+/* The proof of unread bytes for op k (unread.c chooses the bytes): all
+ * its pointers' ranges in one run, and when that fails and there are
+ * several, each on its own (one pointer that reads past its tensor, a
+ * GEMM given the first of several, fails the run of all).  What passes is
+ * no read of the op's, even where a pointer's reach takes it in
+ * (regions.c). */
+static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
+                         struct prof_live *const *pb, uint8_t **posts)
+{
+	struct op_delta *d = &deltas[k];
+	struct prof_change *cand;
+	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0;
+	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
+	if (r == 1)
+		kept = n;
+	for (uint32_t i = 0; r == 0 && n > 1 && i < n; i++) {
+		int one = unread_run(k, o, op, pb, posts, &cand[i], 1);
+		if (one < 0)
+			break;
+		if (one)
+			cand[kept++] = cand[i];
+	}
+	d->unread = kept ? cand : NULL;
+	d->nunread = kept;
+	if (!kept)
+		free(cand);
+}
+
 void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
                       struct prof_live *const *pb)
 {
+	for (size_t r = 0; r < o->nrefs; r++)
+		prof_unread_cut(o->refs[r].buf, o->refs[r].off);
 	if (k >= ndeltas || snapped != k)
 		return;
 	snapped = SIZE_MAX;
@@ -572,6 +646,13 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 	 * update of what was there (safe, and saves less). */
 	if (d->blind >= 0 && d->n && o->replayable && remat_cfg.write_proof)
 		prove_blind(k, o, op, pb, posts);
+	for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
+		if (d->chg[c].blind)
+			prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
+	/* The same switch: both proofs launch the kernel once more with
+	 * bytes it may read set to what it never saw. */
+	if (d->blind >= 0 && o->replayable && remat_cfg.write_proof)
+		prove_unread(k, o, op, pb, posts);
 out:
 	if (posts && posts != stack)
 		free(posts);

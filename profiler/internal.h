@@ -101,6 +101,23 @@ const struct prof_change *prof_delta_source(size_t k, uint32_t *n);
  * *ref), as an offset; -1 when none. */
 int64_t prof_delta_via(const struct prof_op *o, int32_t buf, uint64_t off, size_t *ref);
 
+/* The ranges op k's proof of unread bytes showed it does not read (its
+ * output does not depend on them), each {buf, lo, hi}; none when that
+ * proof was not run or failed. */
+const struct prof_change *prof_delta_unread(size_t k, uint32_t *n);
+
+/* unread.c — where the proof of unread bytes looks: the offsets seen so
+ * far in the profile where a region may end (pointers, copies, sets, ends
+ * of blind writes), and from them, for each pointer of a kernel into an
+ * allocation live since before the iteration, the bytes from the first
+ * such offset above the pointer and past what the kernel changed through
+ * it (chg) up to its next pointer there; returns how many (*out: malloc'd,
+ * or NULL). */
+void prof_unread_reset(void);
+void prof_unread_cut(int32_t buf, uint64_t off);
+uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb,
+                            const struct prof_change *chg, uint32_t nchg, struct prof_change **out);
+
 /* regions.c — at the end of the profile: long-lived allocations split
  * into regions, each a buffer; every op's references, reads, writes and
  * partial writes per buffer from the changes above; buffers dead across

@@ -4,15 +4,17 @@
  *
  *   - a long-lived allocation (live across the boundary, not packed small)
  *     is cut at every offset a kernel parameter points to, at both ends
- *     of every copy and set inside it, and where a piece's proven blind
- *     changes end before it does (cut_tails): each piece is a region, a
+ *     of every copy and set inside it, where a kernel's blind write of
+ *     one run from a pointer ends (cut_runs), and where a piece's proven
+ *     blind changes end before it does (cut_tails): each piece is a region, a
  *     buffer of its own with its own versions;
  *   - an op writes the regions its changes fall in (delta.c), in part when
  *     some bytes of the region kept their value;
  *   - a kernel reads, through a pointer to a region's start, up to where
  *     any write through that pointer reached in the iteration, at least
- *     the whole region; and what it wrote, unless its writes there were
- *     proven blind and cover the region whole;
+ *     the whole region, but for regions its proof of unread bytes showed
+ *     it does not read (delta.c, unread.c); and what it wrote, unless its
+ *     writes there were proven blind and cover the region whole;
  *   - a copy reads its source range; a copy or set writes its destination;
  *   - a buffer live across the boundary whose first access in the
  *     iteration is a whole, blind write is dead across the boundary.
@@ -177,6 +179,35 @@ static void cut_tails(struct regions *g)
 	}
 }
 
+/* A cut where a kernel's write through a pointer ends, when it is proven
+ * blind and is one run from the pointer: a tensor written whole.  A
+ * program's own pool gives one block to tensors of several sizes in one
+ * iteration (a caching allocator's reuse): without the cut, the smaller
+ * tensor's region would take in the start of the next one, its write
+ * would be one in part, and the region live across the boundary.  A
+ * write of scattered runs (a triangle, a strided slice) cuts nothing. */
+static void cut_runs(struct regions *g)
+{
+	struct remat_profile *p = g->p;
+	for (size_t k = 0; k < p->nops; k++) {
+		struct op_view v = view(g, k);
+		for (uint32_t i = 0; v.kernel && i < v.n; i++) {
+			const struct prof_change *x = &v.c[i];
+			size_t via = 0;
+			if (g->sp[x->buf].whole || !x->blind ||
+			    prof_delta_via(v.o, x->buf, x->lo, &via) != (int64_t)x->lo)
+				continue;
+			if (i + 1 < v.n && v.c[i + 1].buf == x->buf &&
+			    prof_delta_via(v.o, x->buf, v.c[i + 1].lo, &via) == (int64_t)x->lo)
+				continue; /* more runs through the same pointer */
+			push_at(g, &g->sp[x->buf], x->hi);
+		}
+	}
+	for (size_t a = 0; a < p->nbufs; a++)
+		if (!g->sp[a].whole)
+			sort_cuts(p, &g->sp[a], a);
+}
+
 /* Where each allocation is cut. */
 static void cuts(struct regions *g)
 {
@@ -210,6 +241,8 @@ static void cuts(struct regions *g)
 		push_at(g, s, 0);
 		sort_cuts(p, s, a);
 	}
+	if (!g->oom)
+		cut_runs(g);
 	if (!g->oom)
 		cut_tails(g);
 	for (size_t a = 0; a < p->nbufs && !g->oom; a++) {
@@ -341,6 +374,38 @@ static int32_t *take(struct idset *v, size_t *n)
 	return v->v;
 }
 
+static int has(const int32_t *v, size_t n, int32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == id)
+			return 1;
+	return 0;
+}
+
+/* Regions that lie whole in bytes the proof of unread bytes showed op k
+ * does not read (delta.c) are no reads of it, however far a pointer's
+ * reach went; it writes none of them (the proof perturbs no byte it
+ * changed). */
+static void drop_unread(const struct regions *g, size_t k, struct idset *rd, const struct idset *wr)
+{
+	uint32_t n;
+	const struct prof_change *u = prof_delta_unread(k, &n);
+	for (size_t i = 0; n && i < rd->n;) {
+		uint32_t ri;
+		int32_t a = owner(g, rd->v[i], &ri), id = rd->v[i];
+		const struct split *s = &g->sp[a];
+		uint64_t lo = s->at[ri], hi = region_end(s, ri, g->p->bufs[a].size);
+		int gone = !has(wr->v, wr->n, id) && !s->whole;
+		int inside = 0;
+		for (uint32_t j = 0; gone && j < n && !inside; j++)
+			inside = u[j].buf == a && u[j].lo <= lo && u[j].hi >= hi;
+		if (gone && inside)
+			set_del(rd, id);
+		else
+			i++;
+	}
+}
+
 static void rewrite_op(struct regions *g, size_t k)
 {
 	struct remat_profile *p = g->p;
@@ -397,6 +462,8 @@ static void rewrite_op(struct regions *g, size_t k)
 		if (!p->bufs[a].small && blind_in(g, a, ri, c, n) && covered(g, a, ri, c, n))
 			set_del(&rd, wr.v[w]);
 	}
+	if (kernel)
+		drop_unread(g, k, &rd, &wr);
 	for (size_t r = 0; r < o->nrefs; r++) {
 		const struct split *s = &g->sp[o->refs[r].buf];
 		uint32_t ri = region_of(s, o->refs[r].off);
@@ -409,14 +476,6 @@ static void rewrite_op(struct regions *g, size_t k)
 	o->reads = take(&rd, &o->nreads);
 	o->writes = take(&wr, &o->nwrites);
 	o->partial = take(&part, &o->npartial);
-}
-
-static int has(const int32_t *v, size_t n, int32_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == id)
-			return 1;
-	return 0;
 }
 
 /* The chunks of allocation a (cut in s->n > 1 regions, now nb[s->first ..])

@@ -38,6 +38,14 @@
  * --tiny        a3 is set to zero, then add_tiny adds x * 1e-6 to it: an
  *                update in place the write-set proof must not mistake for
  *                no write
+ * --reuse       one allocation made before the loop, a block p of N floats
+ *                and y after it, used as a caching allocator reuses a
+ *                block: p holds two tensors t1 | t2 of N/2 floats each
+ *                (t2 written through p + N/2), then one tensor of N floats
+ *                written through p; before that, use reads t1 alone
+ *                through p and fwd_peek reads t1 and the start of t2
+ *                through p; y holds a tensor of N/2 floats (fwd_peek's
+ *                output), then one of N floats (reuse_loop)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -65,12 +73,48 @@ static void launch(CUfunction f, CUstream s, void **args)
 	CK(cuLaunchKernel(f, N / block, 1, 1, block, 1, 1, 0, s, args, NULL));
 }
 
+/* --reuse: a pointer to a block's start through which a later kernel
+ * writes further than the tensor there now.  The profile's reach of p
+ * takes t2 in for every kernel given p; use reads t1 alone, fwd_peek
+ * really reads into t2.  y: no pointer shows where its first tensor
+ * ends, only where fwd_peek's write does. */
+static void reuse_loop(CUfunction fwd, CUfunction fwd_peek, CUfunction use, CUstream s,
+                       CUdeviceptr x, CUdeviceptr acc, int iters)
+{
+	size_t bytes = N * sizeof(float);
+	CUdeviceptr base;
+	CK(cuMemAlloc(&base, 2 * bytes));
+	CUdeviceptr p = base, t2 = base + bytes / 2, y = base + bytes;
+	CK(cuCtxSynchronize());
+	int n = N, h = N / 2;
+	for (int it = 0; it < iters; it++) {
+		float k0 = 0.5f + (float)it / 64, k1 = 1.25f, k2 = 0.75f;
+		void *w2[] = {&x, &t2, &h, &k0}, *w1[] = {&x, &p, &h, &k1};
+		void *r1[] = {&p, &acc, &h}, *pk[] = {&p, &y, &h, &k1};
+		void *w[] = {&x, &p, &n, &k2}, *r[] = {&p, &acc, &n}, *ry[] = {&y, &acc, &h};
+		void *wy[] = {&x, &y, &n, &k0}, *rwy[] = {&y, &acc, &n};
+		launch(fwd, s, w2);
+		launch(fwd, s, w1);
+		launch(use, s, r1);
+		launch(fwd_peek, s, pk);
+		launch(fwd, s, w);
+		launch(use, s, r);
+		launch(use, s, ry);
+		launch(fwd, s, wy);
+		launch(use, s, rwy);
+		float h4[4];
+		CK(cuMemcpyDtoHAsync(h4, acc, sizeof(h4), s));
+		CK(cuStreamSynchronize(s));
+		printf("iter %d acc %a %a\n", it, h4[0], h4[3]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 1;
 	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1,
-	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0, tiny = 0;
+	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0, tiny = 0, reuse = 0;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
@@ -92,6 +136,8 @@ int main(int argc, char **argv)
 			keep = arena = peek = 1;
 		else if (!strcmp(argv[i], "--tiny"))
 			tiny = 1;
+		else if (!strcmp(argv[i], "--reuse"))
+			reuse = 1;
 	}
 	int deep = indirect || side;
 	CUmodule mod;
@@ -119,6 +165,13 @@ int main(int argc, char **argv)
 	CK(cuMemcpyHtoD(x, h, bytes));
 	CK(cuMemsetD32(acc, 0, N));
 	CK(cuMemcpyHtoD(tbl, &scale, sizeof(scale)));
+	if (reuse) {
+		reuse_loop(fwd, fwd_peek, use, s, x, acc, iters);
+		CK(cuMemcpyDtoH(h, acc, bytes));
+		printf("checksum %016llx\n", (unsigned long long)fnv(h, bytes));
+		free(h);
+		return 0;
+	}
 	/* Long-lived activations: three allocations, or one arena. */
 	CUdeviceptr ka1 = 0, ka2 = 0, ka3 = 0, ks = 0, base = 0, xa = 0;
 	size_t sbytes = 1024 * sizeof(float);

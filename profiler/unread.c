@@ -1,0 +1,142 @@
+/*
+ * unread.c — where the proof of unread bytes (delta.c) looks.  A kernel's
+ * reads through a pointer to a region's start reach as far as anything
+ * written through that pointer went in the iteration (regions.c): in a
+ * program's own pool, a block reused by a larger tensor later in the
+ * iteration makes every earlier kernel given that address read the next
+ * region too.  Which regions those are is known only when the iteration
+ * is over, and the kernel can only be run again while it is the current
+ * op: so for each pointer of a kernel into an allocation made before the
+ * iteration, the bytes from the first place a region can end there up to
+ * the kernel's next pointer into the allocation (or its end) are tested,
+ * all of the kernel's pointers in one second launch.  "Where a region can
+ * end" is a guess from what the iteration showed so far: the first offset
+ * above the pointer that some pointer, copy or set of an op up to this one
+ * began or ended at, or where a proven blind write of one of them ended,
+ * and past what the kernel itself changed through the pointer.  A guess
+ * too short fails the proof (the kernel reads what was perturbed: nothing
+ * is proven, which is safe); one too long proves less.  Either way what is
+ * proven is exact: the kernel's output does not depend on those bytes.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct seen_cuts {
+	uint64_t *at; /* ascending, each once */
+	uint32_t n, cap;
+};
+
+/* By trace buffer id. */
+static struct seen_cuts *seen;
+static size_t nseen;
+
+void prof_unread_reset(void)
+{
+	for (size_t i = 0; i < nseen; i++)
+		free(seen[i].at);
+	free(seen);
+	seen = NULL;
+	nseen = 0;
+}
+
+void prof_unread_cut(int32_t buf, uint64_t off)
+{
+	if (buf < 0)
+		return;
+	if ((size_t)buf >= nseen) {
+		size_t n = (size_t)buf + 1 > 2 * nseen ? (size_t)buf + 1 : 2 * nseen;
+		struct seen_cuts *p = realloc(seen, n * sizeof(*p));
+		if (!p)
+			return; /* a cut not seen: guesses go further, nothing worse */
+		for (size_t i = nseen; i < n; i++)
+			p[i] = (struct seen_cuts){0};
+		seen = p;
+		nseen = n;
+	}
+	struct seen_cuts *s = &seen[buf];
+	uint32_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->at[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->n && s->at[lo] == off)
+		return;
+	if (s->n == s->cap) {
+		uint32_t c = s->cap ? 2 * s->cap : 16;
+		uint64_t *p = realloc(s->at, c * sizeof(*p));
+		if (!p)
+			return;
+		s->at = p;
+		s->cap = c;
+	}
+	for (uint32_t i = s->n; i > lo; i--)
+		s->at[i] = s->at[i - 1];
+	s->at[lo] = off;
+	s->n++;
+}
+
+/* The first cut seen in buf above off, or UINT64_MAX. */
+static uint64_t cut_above(int32_t buf, uint64_t off)
+{
+	if (buf < 0 || (size_t)buf >= nseen)
+		return UINT64_MAX;
+	const struct seen_cuts *s = &seen[buf];
+	uint32_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->at[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n ? s->at[lo] : UINT64_MAX;
+}
+
+uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb,
+                            const struct prof_change *chg, uint32_t nchg, struct prof_change **out)
+{
+	*out = NULL;
+	uint32_t n = 0;
+	for (size_t r = 0; r < o->nrefs; r++) {
+		int32_t buf = o->refs[r].buf;
+		const struct prof_live *b = pb[buf];
+		uint64_t off = o->refs[r].off;
+		/* Only where regions are cut: allocations live since before
+		 * the iteration that can be evicted. */
+		if (b->alloc_at >= 0 || b->small || !b->size || off >= b->size)
+			continue;
+		int dup = 0;
+		uint64_t stop = b->size;
+		for (size_t q = 0; q < o->nrefs; q++) {
+			if (o->refs[q].buf != buf)
+				continue;
+			dup |= q < r && o->refs[q].off == off;
+			if (o->refs[q].off > off && o->refs[q].off < stop)
+				stop = o->refs[q].off;
+		}
+		if (dup)
+			continue;
+		/* What it changed through this pointer is no part of the test. */
+		uint64_t from = off;
+		for (uint32_t c = 0; c < nchg; c++)
+			if (chg[c].buf == buf && chg[c].lo >= off && chg[c].lo < stop &&
+			    chg[c].hi - 1 > from)
+				from = chg[c].hi - 1;
+		uint64_t lo = cut_above(buf, from);
+		if (lo >= stop)
+			continue;
+		struct prof_change *p = realloc(*out, (n + 1) * sizeof(*p));
+		if (!p) {
+			free(*out);
+			*out = NULL;
+			return 0;
+		}
+		*out = p;
+		p[n++] = (struct prof_change){buf, lo, stop, 0};
+	}
+	return n;
+}

@@ -175,13 +175,17 @@ CUresult replay_launch(int32_t k, CUstream st)
 
 /* Whether a buffer of shared chunk run r other than b is mapped (none of
  * them is small: a region in a run is evictable): the run stays while one
- * is (docs/trace-format.md, "Shared chunks"). */
+ * is (docs/trace-format.md, "Shared chunks").  A buffer being prefetched
+ * is mapped from its prefetch on, though still evicted until its await:
+ * its copy back may already have written into the run. */
 static int run_held(const struct remat_profile *p, uint32_t r, int32_t b)
 {
 	const struct prof_shared *sh = &p->shared[r];
 	for (uint32_t k = 0; k < sh->n; k++) {
 		int32_t o = sh->first + (int32_t)k;
-		if (o != b && (engine.live[o] ? !engine.evicted[o] : engine.transient[o]))
+		int coming = engine.off && engine.off[o] == REPLAY_OFF_COMING;
+		if (o != b &&
+		    (engine.live[o] ? !engine.evicted[o] || coming : engine.transient[o]))
 			return 1;
 	}
 	return 0;

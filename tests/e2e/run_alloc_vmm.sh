@@ -9,7 +9,8 @@
 # of 50% of the unmodified peak: output identical to the run without
 # libremat, evictions, the physical peak of the replay iterations within
 # the budget, and REMAT_VERIFY=1 finding every planned rebuild
-# bit-identical (the run verifies the plan first, then applies it).  Both
+# bit-identical (the run verifies the plan first, then applies it); and
+# the same with a plan that also offloads and parks (run mode's default).  Both
 # must reach 50%: gpt's tensors, 64 KiB and less packed at 512-byte steps,
 # hold few chunks whole, and reach it only because a chunk regions share
 # is unmapped once all of them are out (shared_chunks in the trace).
@@ -73,5 +74,14 @@ PY
 	RUN_ENV=
 	[ "$_ev" != "${_ev#0 }" ] && fail "$t: no evictions ($_ev)"
 	verified "$t-run"
+	# As run mode plans by default (offload on): buffers go to the host and
+	# come back beside rebuilds.  mlp's plan prefetches a region and, before
+	# its await, evicts the neighbour it shares a chunk with: the chunk
+	# must stay (the prefetch wrote into it), or batchnorm_bwd faults.
+	prefill_offload "$t-off" "$tmp/$t-trace.d" "$bud"
+	RUN_ENV=REMAT_OFFLOAD=1
+	run_budget "$t-off" "$t-base" "$bud" "$@"
+	RUN_ENV=
+	no_fault
 done
 echo "run_alloc_vmm: ok"

@@ -184,8 +184,7 @@ static int run_held(const struct remat_profile *p, uint32_t r, int32_t b)
 	for (uint32_t k = 0; k < sh->n; k++) {
 		int32_t o = sh->first + (int32_t)k;
 		int coming = engine.off && engine.off[o] == REPLAY_OFF_COMING;
-		if (o != b &&
-		    (engine.live[o] ? !engine.evicted[o] || coming : engine.transient[o]))
+		if (o != b && (engine.live[o] ? !engine.evicted[o] || coming : engine.transient[o]))
 			return 1;
 	}
 	return 0;

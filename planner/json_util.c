@@ -88,6 +88,9 @@ int pl_jint_in(struct jctx *c, json_t *obj, const char *where, const char *key, 
 	int rc = pl_jint(c, obj, where, key, out, required, dflt);
 	if (rc || (*out >= lo && *out <= hi))
 		return rc;
+	if (hi == PL_MAX_AMOUNT && lo == -PL_MAX_AMOUNT)
+		return pl_jfail(c, where, "member \"%s\" is %lld, outside -2^53..2^53", key,
+		                (long long)*out);
 	if (hi == PL_MAX_AMOUNT)
 		return pl_jfail(c, where, "member \"%s\" is %lld, outside %lld..2^53", key,
 		                (long long)*out, (long long)lo);

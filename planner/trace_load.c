@@ -98,8 +98,10 @@ static int trace_info(struct jctx *c, json_t *root, struct pl_graph *g)
 	                            PL_MAX_AMOUNT))) ||
 	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "launches", &t->cupti_launches, 0, -1, -1,
 	                            PL_MAX_AMOUNT))) ||
-	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "mismatch", &t->cupti_mismatch, 0, 0, 0,
-	                            PL_MAX_AMOUNT))) ||
+	    /* Negative where CUPTI delivered fewer kernel records than launches
+	     * were intercepted (records lost, or not matched to their op). */
+	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "mismatch", &t->cupti_mismatch, 0, 0,
+	                            -PL_MAX_AMOUNT, PL_MAX_AMOUNT))) ||
 	    (cu && (rc = pl_jstr(c, cu, "$.cupti", "note", &note, 0, ""))))
 		return rc;
 	t->is_trace = 1;

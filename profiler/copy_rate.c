@@ -7,18 +7,20 @@
  * Two sizes, each copied COPIES times back to back on a stream of our own
  * and timed with events: the difference gives the rate, the rest the fixed
  * cost.  Many copies per size because one small copy on a real GPU takes
- * about as long as an event's resolution (0.5 µs).  The scratch is one
- * 2 MiB allocation (one chunk on a GPU) made outside the budget while no
- * plan applies; when anything fails there is no model, and copies count
- * as free, as they did before.
+ * about as long as an event's resolution (0.5 µs), and sizes far apart
+ * because an H100 copies 1 MiB in about the time it takes to start a copy:
+ * with 64 KiB against 1 MiB the difference drowned in the jitter there and
+ * no model came out.  The scratch is one 8 MiB allocation made outside the
+ * budget while no plan applies, and freed at once; when anything fails
+ * there is no model, and copies count as free, as they did before.
  */
 #include "../core/driver.h"
 #include "../core/log.h"
 #include "internal.h"
 
 #define COPIES 16
-#define SMALL  (64u << 10)
-#define LARGE  (1u << 20)
+#define SMALL  (256u << 10)
+#define LARGE  (4u << 20)
 
 /* Elapsed ms of COPIES copies of `bytes` from base to base + LARGE. */
 static int timed(CUstream s, CUevent ev[2], CUdeviceptr base, size_t bytes, float *ms)
@@ -76,6 +78,9 @@ void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us)
 		remat_log(REMAT_LOG_INFO, "device copies: %lld ns + %.1f bytes per ns",
 		          (long long)*fixed_ns, (double)*bytes_per_us / 1000.0);
 	else
-		remat_log(REMAT_LOG_INFO, "device copies could not be timed: plans count them as "
-		                          "free");
+		remat_log(REMAT_LOG_INFO,
+		          "device copies could not be timed (%s; %.0f ns per %u-byte copy, %.0f ns "
+		          "per %u-byte copy): plans count them as free",
+		          ok ? "no rate from the two sizes" : "a call failed", small_ns, SMALL,
+		          large_ns, LARGE);
 }

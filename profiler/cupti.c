@@ -6,7 +6,9 @@
  * A kernel record carries the correlation id of the OUTERMOST API call that
  * launched it: the runtime call when it came through cudart, else the
  * driver call.  Our launch wrapper sits inside the driver call, so the API
- * callbacks leave both ids in thread-locals for it to pick up.
+ * callbacks leave both ids in thread-locals for it to pick up.  A driver
+ * call made inside a runtime call reports the runtime call's id (CUPTI 13
+ * on an H100): libremat's own calls there share the application's id.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -31,7 +33,8 @@ static struct {
 	CUptiResult (*disable)(CUpti_ActivityKind);
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
-	CUptiResult (*finalize)(void); /* optional */
+	CUptiResult (*finalize)(void);                         /* optional */
+	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *); /* optional */
 } api;
 
 static CUpti_SubscriberHandle sub;
@@ -39,6 +42,9 @@ static int running;
 static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct prof_activity *recs;
 static size_t nrecs, caprecs;
+/* Every record delivered, by kind, for the debug log: a record CUPTI never
+ * delivered and one we could not match look alike in the cross-check. */
+static uint64_t delivered[4];
 static uint32_t *internal_ids;
 static size_t ninternal, capinternal;
 
@@ -108,7 +114,11 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (d->callbackSite == CUPTI_API_ENTER && is_op_call(d->functionName)) {
 			t->driver_corr = d->correlationId;
-			if (t->internal)
+			/* Inside the application's runtime call a driver call has
+			 * that call's id (seen on an H100): it is the application's
+			 * as much as ours, and its kernel's record must count. */
+			if (t->internal &&
+			    !(t->rt_depth > 0 && d->correlationId == t->runtime_corr))
 				note_internal(d->correlationId);
 		}
 	} else if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -157,6 +167,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	CUpti_Activity *r = NULL;
 	pthread_mutex_lock(&rec_lock);
 	while (buffer && api.next(buffer, valid, &r) == CUPTI_SUCCESS) {
+		delivered[r->kind == CUPTI_ACTIVITY_KIND_KERNEL ||
+		                  r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+		              ? 0
+		          : r->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? 1
+		          : r->kind == CUPTI_ACTIVITY_KIND_MEMSET ? 2
+		                                                  : 3]++;
 		switch (r->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -213,6 +229,8 @@ int prof_cupti_start(const char **note)
 	GET(next, "cuptiActivityGetNextRecord");
 #undef GET
 	*(void **)&api.finalize = remat_real_dlsym(h, "cuptiFinalize");
+	*(void **)&api.dropped = remat_real_dlsym(h, "cuptiActivityGetNumDroppedRecords");
+	memset(delivered, 0, sizeof(delivered));
 	CUptiResult r = api.subscribe(&sub, on_api, NULL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		*note = "CUPTI already has a subscriber (another profiler?)";
@@ -246,6 +264,14 @@ size_t prof_cupti_collect(struct prof_activity **out)
 	if (!running)
 		return 0;
 	api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	size_t lost = 0;
+	if (api.dropped && api.dropped(NULL, 0, &lost) != CUPTI_SUCCESS)
+		lost = 0;
+	remat_log(REMAT_LOG_DEBUG,
+	          "CUPTI delivered %llu kernel, %llu copy, %llu set and %llu other records; "
+	          "%zu dropped",
+	          (unsigned long long)delivered[0], (unsigned long long)delivered[1],
+	          (unsigned long long)delivered[2], (unsigned long long)delivered[3], lost);
 	api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	api.disable(CUPTI_ACTIVITY_KIND_MEMCPY);
 	api.disable(CUPTI_ACTIVITY_KIND_MEMSET);

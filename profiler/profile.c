@@ -544,11 +544,20 @@ static void durations(void)
 	}
 	if (ix)
 		qsort(ix, m, sizeof(*ix), cmp_corr);
-	uint64_t kernels = 0, ours = 0, unmatched[3] = {0, 0, 0};
+	uint64_t kernels = 0, ours = 0, unmatched[3] = {0, 0, 0}, outside = 0, internal = 0;
+	uint32_t rec_min = UINT32_MAX, rec_max = 0;
 	for (size_t r = 0; r < n; r++) {
 		uint32_t c = rec[r].corr;
-		if (c < corr_min || c > corr_max || prof_cupti_is_internal(c))
+		rec_min = c < rec_min ? c : rec_min;
+		rec_max = c > rec_max ? c : rec_max;
+		if (c < corr_min || c > corr_max) {
+			outside++;
 			continue;
+		}
+		if (prof_cupti_is_internal(c)) {
+			internal++;
+			continue;
+		}
 		if (rec[r].kind == 0)
 			kernels++;
 		struct corr_idx key = {c, 0},
@@ -594,9 +603,12 @@ static void durations(void)
 	free(ix);
 	free(rec);
 	remat_log(REMAT_LOG_DEBUG,
-	          "CUPTI: %zu records; not matched to an op: %llu kernels, %llu copies, %llu sets",
-	          n, (unsigned long long)unmatched[0], (unsigned long long)unmatched[1],
-	          (unsigned long long)unmatched[2]);
+	          "CUPTI: %zu records (correlation ids %u..%u, the ops' %u..%u): %llu outside the "
+	          "ops' ids, %llu libremat's own; not matched to an op: %llu kernels, %llu copies, "
+	          "%llu sets",
+	          n, rec_min, rec_max, corr_min, corr_max, (unsigned long long)outside,
+	          (unsigned long long)internal, (unsigned long long)unmatched[0],
+	          (unsigned long long)unmatched[1], (unsigned long long)unmatched[2]);
 	uint64_t launches = 0;
 	for (size_t i = 0; i < prof.nops; i++)
 		launches += prof.ops[i].kind == REMAT_OP_KERNEL ? 1 : prof.ops[i].graph_kernels;
@@ -604,12 +616,19 @@ static void durations(void)
 	prof.cupti_kernels = kernels;
 	prof.cupti_launches = launches;
 	prof.cupti_mismatch = (int64_t)kernels - (int64_t)launches;
-	if (prof.cupti_mismatch)
+	if (prof.cupti_mismatch > 0)
 		remat_log(REMAT_LOG_ERROR,
 		          "CUPTI saw %llu kernels in the profiled iteration, libremat intercepted "
 		          "%llu launches: %lld launch(es) went around the interposition",
 		          (unsigned long long)kernels, (unsigned long long)launches,
 		          (long long)prof.cupti_mismatch);
+	else if (prof.cupti_mismatch < 0)
+		remat_log(REMAT_LOG_ERROR,
+		          "CUPTI saw %llu kernels in the profiled iteration, libremat intercepted "
+		          "%llu launches: %lld launch(es) have no CUPTI record (no measured "
+		          "duration; REMAT_LOG=2 says more)",
+		          (unsigned long long)kernels, (unsigned long long)launches,
+		          (long long)-prof.cupti_mismatch);
 }
 
 static void process_info(void)

@@ -15,7 +15,7 @@
 #include "../../profiler/iteration.h"
 
 /* Signatures of a toy trainer's ops. */
-enum { COPY = 1, FWD, LOSS, BWD, ADAM, AUTOTUNE, EVAL };
+enum { COPY = 1, FWD, LOSS, BWD, ADAM, AUTOTUNE, EVAL, TEMP_USE, TEMP_DONE };
 
 struct stream {
 	uint64_t sig[20000];
@@ -207,6 +207,76 @@ static void test_identical_layers(void **state)
 	remat_det_fini(&d);
 }
 
+/* The detector, fed the stream, profiles an iteration of `period` ops. */
+static void whole_iteration_found(const struct stream *s, size_t period)
+{
+	struct remat_detector d;
+	remat_det_init(&d, 1 << 20);
+	int64_t start = feed(&d, s, 2);
+	assert_int_equal(d.period, period);
+	assert_true(start >= 0);
+	remat_det_fini(&d);
+}
+
+/* Seen with PyTorch on an H100: an optimizer that loops over its tensors,
+ * each with a temporary allocated, used and freed, repeats a two-op
+ * pattern whose level moves; three copies of it were taken for the
+ * iteration (2 ops of 362) and the trace was worthless.  The iteration
+ * around it climbed higher since the level was last that low: it is not
+ * the training iteration. */
+static void test_inner_loop_with_temporaries(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 6; it++) {
+		step(&s, 6, 0, 0);
+		for (int t = 0; t < 8; t++) {
+			s.live += 512;
+			op(&s, TEMP_USE);
+			release(&s, 512);
+			op(&s, TEMP_DONE);
+		}
+	}
+	whole_iteration_found(&s, 1 + 6 + 1 + 6 + 16);
+}
+
+/* A first iteration that climbed higher than the others (autotuning's
+ * workspaces): the iteration does not hold that peak, yet it is taken once
+ * it has repeated for as long as everything before it ran. */
+/* Seen with PyTorch on an H100: the radix sort of an embedding's backward
+ * runs a memset and a kernel per pass at one level, eight times; the
+ * iteration around it moves the level. */
+static void test_flat_loop_inside_moving_iteration(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 6; it++) {
+		step(&s, 6, 0, 0);
+		s.live += 512;
+		for (int t = 0; t < 8; t++) {
+			op(&s, TEMP_USE);
+			op(&s, TEMP_DONE);
+		}
+		release(&s, 512);
+	}
+	whole_iteration_found(&s, 1 + 6 + 1 + 6 + 16);
+}
+
+static void test_higher_first_iteration(void **state)
+{
+	(void)state;
+	static struct stream s;
+	memset(&s, 0, sizeof(s));
+	s.live += 1 << 20;
+	op(&s, AUTOTUNE);
+	release(&s, 1 << 20);
+	for (int it = 0; it < 8; it++)
+		step(&s, 4, 2, 0);
+	whole_iteration_found(&s, 1 + 4 + 1 + 4 + 2);
+}
+
 static void test_different_first_iteration(void **state)
 {
 	(void)state;
@@ -321,6 +391,9 @@ int main(void)
 	    cmocka_unit_test(test_choose_phase_pure),
 	    cmocka_unit_test(test_identical_layers),
 	    cmocka_unit_test(test_different_first_iteration),
+	    cmocka_unit_test(test_inner_loop_with_temporaries),
+	    cmocka_unit_test(test_higher_first_iteration),
+	    cmocka_unit_test(test_flat_loop_inside_moving_iteration),
 	    cmocka_unit_test(test_odd_iteration),
 	    cmocka_unit_test(test_mismatch_drops_period),
 	    cmocka_unit_test(test_history_limit),

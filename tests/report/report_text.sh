@@ -65,6 +65,12 @@ sed 's/"cupti": {"kernels": 20, "launches": 20, "mismatch": 0}/"cupti": {"kernel
 "$REPORT" "$TMP/mismatch" >"$TMP/mm" || fail "mismatch trace: exit $?"
 expect_line "$TMP/mm" '^  23 kernels seen by CUPTI, 20 launches intercepted: MISMATCH \(3\)'
 
+# fewer CUPTI records than launches (seen on an H100): read, and said so
+sed 's/"cupti": {"kernels": 20, "launches": 20, "mismatch": 0}/"cupti": {"kernels": 17, "launches": 20, "mismatch": -3}/' \
+	"$FIX/trace.json" >"$TMP/mismatch/trace.json"
+"$REPORT" "$TMP/mismatch" >"$TMP/mm" || fail "negative mismatch trace: exit $?"
+expect_line "$TMP/mm" '^  17 kernels seen by CUPTI, 20 launches intercepted: MISMATCH \(-3\) - CUPTI delivered no record for some launches'
+
 # without CUPTI the report says so, with the writer's note
 sed 's/"cupti": {"kernels": 20, "launches": 20, "mismatch": 0}/"cupti": {"available": false, "kernels": 0, "launches": 20, "mismatch": 0, "note": "libcupti.so not found"}/' \
 	"$FIX/trace.json" >"$TMP/mismatch/trace.json"

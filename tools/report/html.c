@@ -368,8 +368,11 @@ static void cupti(FILE *f, const struct rr_trace *t)
 	        "<span class=\"%s\">%s</span></p>\n",
 	        t->info->cupti_kernels, t->info->cupti_launches, ok ? "ok" : "warn",
 	        ok ? "they match."
-	           : "mismatch: some launches bypassed interception, the op graph "
-	             "is incomplete.");
+	        : t->info->cupti_kernels < t->info->cupti_launches
+	            ? "mismatch: CUPTI delivered no record for some launches, those ops have "
+	              "no measured duration."
+	            : "mismatch: some launches bypassed interception, the op graph "
+	              "is incomplete.");
 }
 
 static void legend(FILE *f, const struct rr_plan *p, bool lifetimes)

@@ -218,6 +218,11 @@ static void print_cupti(FILE *f, const struct rr_trace *t, const struct rr_style
 	        t->info->cupti_kernels, t->info->cupti_launches);
 	if (t->info->cupti_kernels == t->info->cupti_launches && t->info->cupti_mismatch == 0)
 		fprintf(f, "they match\n");
+	else if (t->info->cupti_kernels < t->info->cupti_launches)
+		fprintf(f,
+		        "MISMATCH (%" PRId64 ") - CUPTI delivered no record for some launches: "
+		        "those ops have no measured duration (plans count them as free)\n",
+		        t->info->cupti_kernels - t->info->cupti_launches);
 	else
 		fprintf(f,
 		        "MISMATCH (%" PRId64 ") - some launches bypassed interception, "

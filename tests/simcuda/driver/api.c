@@ -1,8 +1,12 @@
 /*
  * api.c — the CUPTI side of every entry point: enter/exit callbacks with
- * fresh correlation ids, and which id an op's activity record carries (the
+ * correlation ids, and which id an op's activity record carries (the
  * outermost API call on this thread: cudart's when it marked one, else the
- * outermost driver call).
+ * outermost driver call).  A driver call made while a runtime call is in
+ * progress on the thread reports that runtime call's id, not a fresh one:
+ * so CUPTI did on an H100 (driver 580, CUPTI 13), where a tool that took
+ * the ids of its own driver calls inside the application's cudaLaunchKernel
+ * for its own lost the application's kernel records with them.
  */
 #include "driver.h"
 
@@ -33,7 +37,7 @@ void api_enter(struct api_frame *f, CUpti_CallbackId cbid, const char *name, con
 	f->cbid = cbid;
 	f->name = name;
 	f->params = params;
-	f->correlation = api_new_correlation();
+	f->correlation = outer_runtime ? outer_runtime : api_new_correlation();
 	if (driver_depth++ == 0)
 		outer_driver = f->correlation;
 	const struct simcuda_hooks *h = atomic_load(&sim_hooks);

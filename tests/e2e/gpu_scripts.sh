@@ -148,4 +148,24 @@ if [ -z "${TEST_SAN_RUNTIME:-}" ]; then
 	grep -q '^validate-trainers: 10 passed, 0 failed, 0 skipped' "$tmp/sim.out" ||
 		fail "validate-trainers --simulate: $(tail -n 1 "$tmp/sim.out"), want 10 passed"
 fi
-echo "gpu_scripts: --help, bad arguments, one SKIP line and exit 77 without a GPU or framework; validate-trainers --simulate passes"
+# bundle.sh: what a GPU machine without the build's libraries needs, and
+# bundle_libs putting on the path only what that machine lacks.
+if [ -z "${TEST_SAN_RUNTIME:-}" ]; then
+	rm -rf "$tmp/bundle"
+	mkdir -p "$tmp/bundle"
+	cp "$BUILD/libremat.so" "$BUILD/remat-plan" "$BUILD/remat-report" "$tmp/bundle/"
+	BUILD=$tmp/bundle sh "$G/bundle.sh" --skip-build >"$tmp/bundle.out" 2>&1 ||
+		fail "bundle.sh: exit $?: $(tail -n 2 "$tmp/bundle.out")"
+	for l in libglpk.so.40 libjansson.so.4 libunwind.so.8; do
+		[ -f "$tmp/bundle/bundle-lib/$l" ] || fail "bundle.sh did not copy $l: $(ls "$tmp/bundle/bundle-lib")"
+	done
+	[ ! -e "$tmp/bundle/bundle-lib/libc.so.6" ] || fail "bundle.sh copied the C library"
+	cp "$tmp/bundle/bundle-lib/libglpk.so.40" "$tmp/bundle/bundle-lib/libremat-test-absent.so.1"
+	cp -L "$(ldd "$BUILD/remat-plan" | awk '$1 == "libc.so.6" { print $3 }')" "$tmp/bundle/bundle-lib/libc.so.6"
+	got=$(BUILD="$tmp/bundle" LD_LIBRARY_PATH=/x sh -c '. "$1"; bundle_libs; echo "$LD_LIBRARY_PATH"' sh "$G/lib.sh")
+	[ "$got" = "$tmp/bundle/bundle-lib.used:/x" ] || fail "bundle_libs: LD_LIBRARY_PATH $got"
+	[ -e "$tmp/bundle/bundle-lib.used/libremat-test-absent.so.1" ] ||
+		fail "bundle_libs left out a library this machine lacks"
+	[ ! -e "$tmp/bundle/bundle-lib.used/libc.so.6" ] || fail "bundle_libs shadows this machine's C library"
+fi
+echo "gpu_scripts: --help, bad arguments, one SKIP line and exit 77 without a GPU or framework; validate-trainers --simulate passes; bundle.sh"

@@ -97,6 +97,25 @@ remat_tools() {
 	for _f in "$BUILD/libremat.so" "$BUILD/remat-plan" "$BUILD/remat-report"; do
 		[ -e "$_f" ] || die "$_f is missing (run without --skip-build)"
 	done
+	bundle_libs
+}
+
+# bundle_libs: the libraries tools/gpu/bundle.sh copied into
+# $BUILD/bundle-lib that this machine lacks (ldconfig does not know them)
+# go on LD_LIBRARY_PATH, through links in $BUILD/bundle-lib.used; the ones
+# it has stay its own.
+bundle_libs() {
+	[ -d "$BUILD/bundle-lib" ] || return 0
+	_known=$(ldconfig -p 2>/dev/null | awk '{ print $1 }')
+	rm -rf "$BUILD/bundle-lib.used"
+	mkdir -p "$BUILD/bundle-lib.used"
+	for _l in "$BUILD/bundle-lib"/*; do
+		[ -e "$_l" ] || continue
+		printf '%s\n' "$_known" | grep -qxF "$(basename "$_l")" ||
+			ln -sf "$_l" "$BUILD/bundle-lib.used/$(basename "$_l")"
+	done
+	LD_LIBRARY_PATH=$BUILD/bundle-lib.used${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
 }
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}

@@ -18,6 +18,10 @@
 #   The scripts' own variables pass through: MLP_ARGS, GPT_ARGS,
 #   ARENA_ARGS, RANKS_TIMEOUT, TRAIN_ARGS, JAX_ARGS, REMAT_BUDGET, BUILD.
 #
+# A GPU machine that cannot build libremat (no GLPK, jansson or libunwind
+# there): run tools/gpu/bundle.sh here first, copy the repository with
+# build/ there, and run this with --skip-build.
+#
 # Exit: 0 no script failed (some may have skipped), 1 a script failed, 2
 # usage or build error, 77 no GPU (nothing run) or every script skipped.
 set -eu

@@ -147,7 +147,10 @@ static const struct var {
     {"REMAT_WARMUP", parse_warmup, "a whole number of iterations from 0 to 1000000", 0},
     {"REMAT_VERIFY", parse_verify, "0, 1", 0},
     {"REMAT_OFFLOAD", parse_offload, "0, 1", 0},
-    {"REMAT_WRITE_PROOF", parse_write_proof, "0, 1", 0},
+    {"REMAT_WRITE_PROOF", parse_write_proof,
+     "0 (the default) or 1 (launch kernels a second time while profiling, on perturbed "
+     "content, to prove blind writes and unread bytes)",
+     0},
     {"REMAT_PLAN_TIMEOUT", parse_timeout, "seconds in (0, 86400], like 60 or 2.5", 0},
     {"REMAT_PLANNER", parse_planner, "the path of an executable remat-plan", 0},
     {"REMAT_CACHE_DIR", parse_cache_dir, "a directory path", 0},
@@ -182,7 +185,11 @@ static void defaults(struct remat_config *c)
 	snprintf(c->trace_dir, sizeof(c->trace_dir), "./remat-trace");
 	c->log_level = REMAT_LOG_ERROR;
 	c->warmup = 2;
-	c->write_proof = 1;
+	/* Off unless asked for: the proofs launch a kernel again on content
+	 * it never ran on, and a kernel that synchronizes its blocks through
+	 * memory (cuBLAS split-K semaphores) can spin forever on that, with
+	 * no way to stop it but losing the context (delta.c). */
+	c->write_proof = 0;
 	c->plan_timeout_s = 60;
 	c->cache_dir_from = "";
 	c->offload = 1; /* REMAT_OFFLOAD=0 switches it off */

@@ -4,7 +4,13 @@
  *
  * For a kernel, every referenced buffer that can be evicted (not packed
  * small) is copied to the host before and after it; the bytes that differ
- * are its changes (a write of the value already there is no change).  Then
+ * are its changes (a write of the value already there is no change).
+ * These copies only read and always run; what follows runs only with
+ * REMAT_WRITE_PROOF=1 (off by default), because it launches the kernel
+ * again from content it never ran on, and a kernel that synchronizes its
+ * blocks through memory (cuBLAS split-K semaphores in its workspace, a
+ * persistent kernel's work queue) can spin forever on that: no kernel can
+ * be stopped on a GPU without losing the context.  Then
  * the proof of a blind write: the changed bytes are set to the complement
  * of what the kernel left there, the kernel is launched once more with the
  * same parameters, and every referenced buffer must come out exactly as
@@ -24,8 +30,9 @@
  *
  * regions.c turns this into write sets, partial writes and reads per
  * region.  Cost: two host copies of each referenced buffer per kernel,
- * one extra launch per writing kernel and one per kernel with a pointer
- * into a long-lived allocation, in the profiled iteration only.
+ * and with the proofs one extra launch per writing kernel and one per
+ * kernel with a pointer into a long-lived allocation, in the profiled
+ * iteration only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -642,8 +649,8 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			i = j;
 		}
 	}
-	/* REMAT_WRITE_PROOF=0: no second launch; every change is then an
-	 * update of what was there (safe, and saves less). */
+	/* REMAT_WRITE_PROOF=0 (the default): no second launch; every change
+	 * is then an update of what was there (safe, and saves less). */
 	if (d->blind >= 0 && d->n && o->replayable && remat_cfg.write_proof)
 		prove_blind(k, o, op, pb, posts);
 	for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)

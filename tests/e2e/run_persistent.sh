@@ -15,7 +15,11 @@
 # large that the second run leaves it as it was, which must read as an
 # update, never as no write: the trace lists add_tiny writing a3 and
 # reading it, and a rebuild of a3 (set, then add) gives the same output.
+#
+# Both prove with REMAT_WRITE_PROOF=1 (second launches while profiling);
+# the default, without them, is tested in between.
 . tests/e2e/run_lib.sh
+export REMAT_WRITE_PROOF=1
 P=$BUILD/tests/e2e/progs
 [ -x "$P/chain" ] && [ -e "$P/chain.so" ] || fail "$P/chain is not built (make remat-progs)"
 for mode in persistent arena; do
@@ -66,13 +70,13 @@ PY
 	run_budget "$mode-run" "$mode-base" "$m" "$P/chain" "$P/chain.so" 30 "--$mode"
 	[ "$_ev" != "${_ev#0 }" ] && fail "$mode: no evictions ($_ev)"
 done
-# REMAT_WRITE_PROOF=0 (no second launch of writing kernels): nothing is
-# proven blind, so no activation is dead across the boundary and every
-# first write counts as an update of what was there; run mode still gives
+# The default (no second launch of writing kernels): nothing is proven
+# blind, so no activation is dead across the boundary and every first
+# write counts as an update of what was there; run mode still gives
 # identical output at the smallest budget the planner then reaches.
+unset REMAT_WRITE_PROOF
 set -- "$P/chain" "$P/chain.so" 30 --persistent
-run noproof-trace REMAT_WRITE_PROOF=0 REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/noproof.d" \
-	LD_PRELOAD="$PRELOAD" -- "$@"
+run noproof-trace REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/noproof.d" LD_PRELOAD="$PRELOAD" -- "$@"
 same persistent-base noproof-trace
 python3 - "$tmp/noproof.d/trace.json" <<'PY' || fail "noproof: the trace claims what was not proven"
 import json, sys
@@ -90,7 +94,9 @@ PY
 "$PLAN" "$tmp/noproof.d" --budget 1 --plan-version 2 >"$tmp/noproof-min.txt" 2>&1 || true
 m=$(sed -n 's/.*smallest reachable peak: .*(\([0-9]*\) bytes).*/\1/p' "$tmp/noproof-min.txt")
 [ -n "$m" ] || fail "noproof: no smallest peak: $(cat "$tmp/noproof-min.txt")"
-RUN_ENV=REMAT_WRITE_PROOF=0 run_budget noproof-run persistent-base "$m" "$@"
+run_budget noproof-run persistent-base "$m" "$@"
+
+export REMAT_WRITE_PROOF=1
 
 set -- "$P/chain" "$P/chain.so" 30 --persistent --tiny
 run tiny-base -- "$@"

@@ -46,6 +46,10 @@
  *                through p and fwd_peek reads t1 and the start of t2
  *                through p; y holds a tensor of N/2 floats (fwd_peek's
  *                output), then one of N floats (reuse_loop)
+ * --count       every launch of fwd through launch() goes to fwd_counted,
+ *                which counts on the host how often the device ran it; at
+ *                the end "fwd_counted: L launches, R runs" on stderr (the
+ *                profile must not run a kernel the program did not launch)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -68,9 +72,44 @@ static uint64_t fnv(const void *p, size_t n)
 
 static unsigned block = 256;
 
+/* --count: fwd's launches and the device's runs of them. */
+static struct {
+	CUfunction fwd, counted;
+	volatile unsigned long long *runs; /* mapped host memory */
+	CUdeviceptr runs_dev;
+	unsigned long long launches;
+} count;
+
 static void launch(CUfunction f, CUstream s, void **args)
 {
+	void *counted[5];
+	if (count.counted && f == count.fwd) {
+		memcpy(counted, args, 4 * sizeof(*args)); /* fwd's x, y, n, a */
+		counted[4] = &count.runs_dev;
+		f = count.counted;
+		args = counted;
+		count.launches++;
+	}
 	CK(cuLaunchKernel(f, N / block, 1, 1, block, 1, 1, 0, s, args, NULL));
+}
+
+static void count_begin(CUmodule mod, CUfunction fwd)
+{
+	void *host;
+	count.fwd = fwd;
+	CK(cuModuleGetFunction(&count.counted, mod, "fwd_counted"));
+	CK(cuMemHostAlloc(&host, sizeof(*count.runs), CU_MEMHOSTALLOC_DEVICEMAP));
+	count.runs = host;
+	*count.runs = 0;
+	CK(cuMemHostGetDevicePointer(&count.runs_dev, host, 0));
+}
+
+static void count_end(void)
+{
+	if (!count.counted)
+		return;
+	CK(cuCtxSynchronize());
+	fprintf(stderr, "fwd_counted: %llu launches, %llu runs\n", count.launches, *count.runs);
 }
 
 /* --reuse: a pointer to a block's start through which a later kernel
@@ -114,7 +153,8 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 1;
 	int iters = atoi(argv[2]), host_read = -1, indirect = 0, side = 0, switch_at = -1,
-	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0, tiny = 0, reuse = 0;
+	    swap_at = -1, late_free = 0, keep = 0, arena = 0, peek = 0, tiny = 0, reuse = 0,
+	    counting = 0;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--host-read") && i + 1 < argc)
 			host_read = atoi(argv[++i]);
@@ -138,6 +178,8 @@ int main(int argc, char **argv)
 			tiny = 1;
 		else if (!strcmp(argv[i], "--reuse"))
 			reuse = 1;
+		else if (!strcmp(argv[i], "--count"))
+			counting = 1;
 	}
 	int deep = indirect || side;
 	CUmodule mod;
@@ -152,6 +194,8 @@ int main(int argc, char **argv)
 	CK(cuModuleGetFunction(&use, mod, "use"));
 	CK(cuModuleGetFunction(&use_m, mod, "use_m"));
 	CK(cuModuleGetFunction(&add_tiny, mod, "add_tiny"));
+	if (counting)
+		count_begin(mod, fwd);
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	size_t bytes = N * sizeof(float);
 	CUdeviceptr x, acc, scale, tbl;
@@ -169,6 +213,7 @@ int main(int argc, char **argv)
 		reuse_loop(fwd, fwd_peek, use, s, x, acc, iters);
 		CK(cuMemcpyDtoH(h, acc, bytes));
 		printf("checksum %016llx\n", (unsigned long long)fnv(h, bytes));
+		count_end();
 		free(h);
 		return 0;
 	}
@@ -331,6 +376,7 @@ int main(int argc, char **argv)
 	}
 	CK(cuMemcpyDtoH(h, acc, bytes));
 	printf("checksum %016llx\n", (unsigned long long)fnv(h, bytes));
+	count_end();
 	free(h);
 	return 0;
 }

@@ -274,13 +274,20 @@ check_report() {
 }
 
 # budget TRACE_DIR FRACTION NAME: prints "BUDGET CONST PEAK MIN" in bytes:
-# CONST = persistent + small pool (never evicted), PEAK = the baseline peak,
-# MIN = the smallest peak remat-plan can reach, BUDGET = CONST + FRACTION of
-# the per-iteration memory (PEAK - CONST), raised to MIN when below it.
+# CONST = persistent + small pool, PEAK = the baseline peak, MIN = the
+# smallest peak remat-plan can reach, BUDGET = CONST + FRACTION of the
+# per-iteration memory (PEAK - CONST), raised to MIN when below it.  Where
+# the activations live in the program's own long-lived pool (PyTorch's
+# caching allocator, JAX's BFC, the trainers' --alloc caching|vmm), they
+# count as persistent and CONST reaches PEAK: then FRACTION is of what lies
+# between MIN and PEAK.  PLAN_ARGS: more remat-plan flags (the alloc
+# group's --plan-version 2: buffers live across the boundary are freed only
+# by what version 1 lacks).
 budget() {
 	# A budget of one byte cannot be met: remat-plan then says the smallest
 	# peak it can reach.
-	"$BUILD/remat-plan" "$1" --budget 1 >"$OUT/$3.min.txt" 2>&1 || true
+	# shellcheck disable=SC2086 # PLAN_ARGS: a word list on purpose
+	"$BUILD/remat-plan" "$1" --budget 1 ${PLAN_ARGS:-} >"$OUT/$3.min.txt" 2>&1 || true
 	python3 - "$1/trace.json" "$OUT/$3.min.txt" "$2" <<'PY'
 import json, re, sys
 m = json.load(open(sys.argv[1]))["memory"]
@@ -290,7 +297,8 @@ r = re.search(r"smallest reachable peak: .*\((\d+) bytes\)", open(sys.argv[2]).r
 if not r:
     sys.exit("remat-plan did not report the smallest reachable peak (see %s)" % sys.argv[2])
 low = int(r.group(1))
-want = int(const + float(sys.argv[3]) * (peak - const))
+base = min(const, low)
+want = int(base + float(sys.argv[3]) * (peak - base))
 print(max(want, low), const, peak, low)
 PY
 }

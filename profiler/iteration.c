@@ -103,33 +103,6 @@ size_t remat_det_choose_phase(const int64_t *gap, const uint8_t *copy, size_t n,
 	return n % p;
 }
 
-/* How far back holds_peak looks: an optimizer's loop over thousands of
- * tensors fits; past it, the period is given the benefit of the doubt. */
-#define PEAK_SCAN 8192
-
-/* A loop inside the iteration (an optimizer over its tensors, each with a
- * temporary allocated and freed) moves the level too, but since the level
- * last stood as low as the loop's lowest, the iteration around it climbed
- * higher than the loop ever does (the forward's activations).  A training
- * iteration holds its own peak: going back from its first copy, the level
- * drops to its low before it rises above its high. */
-static int holds_peak(const struct remat_detector *d, size_t p)
-{
-	size_t start = d->n - p;
-	int64_t low = d->gap[start], high = d->level[start];
-	for (size_t t = start; t < d->n; t++) {
-		low = d->gap[t] < low ? d->gap[t] : low;
-		high = d->level[t] > high ? d->level[t] : high;
-	}
-	for (size_t j = d->rep_start, seen = 0; j-- > 0 && seen < PEAK_SCAN; seen++) {
-		if (d->level[j] > high)
-			return 0;
-		if (d->gap[j] <= low)
-			return 1;
-	}
-	return 1;
-}
-
 /* The level moved in the p ops before the period's first copy. */
 static int moved_before(const struct remat_detector *d, size_t p)
 {
@@ -202,7 +175,6 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, in
 			d->period = p;
 			d->run = p;
 			d->rep_start = d->n - 2 * p;
-			d->holds_peak = holds_peak(d, p);
 			d->moved_before = moved_before(d, p);
 			d->phase = remat_det_choose_phase(d->gap, d->copy, d->n, p);
 			break;
@@ -218,23 +190,19 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i)
 
 /* The memory level has to move within the period (activations come and
  * go), or the period must have held for a while: a run of identical
- * set-up ops at one level is not a training iteration.  Where it moves,
- * the period must hold its peak (holds_peak) or have repeated for as long
- * as everything before it ran (a first iteration that climbed higher,
- * autotuning say, is long past by then; a loop inside an iteration never
- * lasts that long).  A flat period right after the level moved is a loop
- * inside an iteration whose level moves (a radix sort's passes in
- * PyTorch's embedding backward: a memset and a kernel, eight times), and
- * the same length of repetition is asked of it. */
+ * set-up ops at one level is not a training iteration.  A flat period
+ * right after the level moved is a loop inside an iteration whose level
+ * moves (a radix sort's passes in PyTorch's embedding backward: a memset
+ * and a kernel, eight times, seen on an H100): it must also have repeated
+ * for as long as everything before it ran, which such a loop never does. */
 static int credible(const struct remat_detector *d)
 {
 	size_t p = d->period;
 	const int64_t *l = d->level + d->n - p, *g = d->gap + d->n - p;
-	int long_run = d->run >= 4 * p && d->run >= d->rep_start;
 	for (size_t t = 0; t < p; t++)
 		if (l[t] != l[0] || g[t] != l[0])
-			return d->holds_peak || long_run;
-	return p >= 2 && d->run >= 4 * p && (!d->moved_before || long_run);
+			return 1;
+	return p >= 2 && d->run >= 4 * p && (!d->moved_before || d->run >= d->rep_start);
 }
 
 int remat_det_steady(const struct remat_detector *d)

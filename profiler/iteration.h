@@ -14,11 +14,10 @@
  * BFC, an arena), it goes after the period's last copy to the host (the
  * loss or a metric read back at the end of a step), else before its first
  * copy from the host (the next batch), else at the next op.  A loop
- * inside an iteration repeats too (an optimizer over its tensors, a radix
- * sort's passes: seen with PyTorch); remat_det_steady refuses a period
- * that does not reach the level the program climbed to since it was last
- * as low, or that is flat right after the level moved, until it has
- * repeated for as long as everything before it ran.
+ * inside an iteration repeats too (a radix sort's passes, seen with
+ * PyTorch): remat_det_steady refuses a period that is flat right after the
+ * level moved until it has repeated for as long as everything before it
+ * ran.
  */
 #ifndef REMAT_ITERATION_H
 #define REMAT_ITERATION_H
@@ -41,7 +40,6 @@ struct remat_detector {
 	size_t period;    /* 0 = none now */
 	size_t phase;     /* op i starts an iteration iff i % period == phase */
 	size_t run;       /* consecutive ops equal to the op one period earlier */
-	int holds_peak;   /* the period reaches the level climbed to since it was last low */
 	size_t rep_start; /* first op of the period's first copy */
 	int moved_before; /* the level moved in the period's length before rep_start */
 	int full;         /* max ops seen without a period: detection gave up */

@@ -218,32 +218,6 @@ static void whole_iteration_found(const struct stream *s, size_t period)
 	remat_det_fini(&d);
 }
 
-/* Seen with PyTorch on an H100: an optimizer that loops over its tensors,
- * each with a temporary allocated, used and freed, repeats a two-op
- * pattern whose level moves; three copies of it were taken for the
- * iteration (2 ops of 362) and the trace was worthless.  The iteration
- * around it climbed higher since the level was last that low: it is not
- * the training iteration. */
-static void test_inner_loop_with_temporaries(void **state)
-{
-	(void)state;
-	static struct stream s;
-	memset(&s, 0, sizeof(s));
-	for (int it = 0; it < 6; it++) {
-		step(&s, 6, 0, 0);
-		for (int t = 0; t < 8; t++) {
-			s.live += 512;
-			op(&s, TEMP_USE);
-			release(&s, 512);
-			op(&s, TEMP_DONE);
-		}
-	}
-	whole_iteration_found(&s, 1 + 6 + 1 + 6 + 16);
-}
-
-/* A first iteration that climbed higher than the others (autotuning's
- * workspaces): the iteration does not hold that peak, yet it is taken once
- * it has repeated for as long as everything before it ran. */
 /* Seen with PyTorch on an H100: the radix sort of an embedding's backward
  * runs a memset and a kernel per pass at one level, eight times; the
  * iteration around it moves the level. */
@@ -262,19 +236,6 @@ static void test_flat_loop_inside_moving_iteration(void **state)
 		release(&s, 512);
 	}
 	whole_iteration_found(&s, 1 + 6 + 1 + 6 + 16);
-}
-
-static void test_higher_first_iteration(void **state)
-{
-	(void)state;
-	static struct stream s;
-	memset(&s, 0, sizeof(s));
-	s.live += 1 << 20;
-	op(&s, AUTOTUNE);
-	release(&s, 1 << 20);
-	for (int it = 0; it < 8; it++)
-		step(&s, 4, 2, 0);
-	whole_iteration_found(&s, 1 + 4 + 1 + 4 + 2);
 }
 
 static void test_different_first_iteration(void **state)
@@ -391,8 +352,6 @@ int main(void)
 	    cmocka_unit_test(test_choose_phase_pure),
 	    cmocka_unit_test(test_identical_layers),
 	    cmocka_unit_test(test_different_first_iteration),
-	    cmocka_unit_test(test_inner_loop_with_temporaries),
-	    cmocka_unit_test(test_higher_first_iteration),
 	    cmocka_unit_test(test_flat_loop_inside_moving_iteration),
 	    cmocka_unit_test(test_odd_iteration),
 	    cmocka_unit_test(test_mismatch_drops_period),

@@ -68,11 +68,13 @@ $(BUILD)/tests/alloc/test_program: tests/alloc/test_program.c tests/core/fake_dr
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
 # The replay engine's state machine, through the driver table, on the real
-# allocator: only the driver is fake.
+# allocator: only the driver is fake.  test_park: what a free does to
+# parked buffers.
 REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c profiler/attrs.c \
 	plan/plan.c \
 	plan/builder.c core/capture.c
-$(BUILD)/tests/replay/test_engine: tests/replay/test_engine.c tests/core/fake_driver.c \
+$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park: $(BUILD)/tests/replay/%: \
+		tests/replay/%.c tests/core/fake_driver.c \
 		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
@@ -88,7 +90,8 @@ $(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validat
 UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_iteration \
 	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program \
 	$(BUILD)/tests/profiler/test_trace \
-	$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_validate
+	$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park \
+	$(BUILD)/tests/replay/test_validate
 
 # ---- end-to-end and benchmark ----------------------------------------------
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))

@@ -3,6 +3,13 @@
  * training: the cache first, else remat-plan in its own process, polled
  * (never waited for) at iteration boundaries.
  *
+ * The cache is read as soon as the profile exists: a cache entry is
+ * checked against the profile in memory (graph hash, op and buffer
+ * counts, budget), so a hit never waits for the trace writer, which on a
+ * loaded machine may take longer than a short job runs.  Only remat-plan
+ * reads the trace file: on a miss the acquisition waits (PENDING, no
+ * planner yet) until acquire_trace_ready says the file is there.
+ *
  * One acquisition at a time, guarded by one mutex: libremat calls in under
  * its own lock, but nothing here relies on that.  Every way this can fail
  * ends in ACQUIRE_FAILED after exactly one message; the caller then keeps
@@ -33,7 +40,9 @@ static struct {
 	uint64_t hash;
 	int32_t nops, nbufs;
 	int64_t budget, iter_ns;
-	pid_t pid;   /* the planner's wrapper, leading its process group */
+	int trace;   /* the trace file: 1 written, -1 will not come, 0 not yet */
+	pid_t pid;   /* the planner's wrapper, leading its process group; 0 while
+	                PENDING: the planner waits for the trace */
 	int tie;     /* our end of the socket tying the planner to this job, -1 none */
 	pid_t owner; /* the process that started it (a forked child is not) */
 	double deadline, timeout_s, grace_s;
@@ -284,8 +293,62 @@ static void set_aside(const char *path, const char *why, int edited)
 	            : "");
 }
 
-static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget,
-                 const int32_t *excluded, int n)
+/* A miss (PENDING, no planner yet) once the trace is written: checks that
+ * the trace is of this graph, then starts remat-plan.  Returns acq.st. */
+static enum acquire_state start_planner(void)
+{
+	char err[1536];
+	struct acq_trace_info ti;
+	if (acq_trace_peek(acq.trace_dir, &ti, err, sizeof(err)) == 0) {
+		if (ti.graph_hash != acq.hash)
+			return failed("%s/trace.json is of graph 0x%016llx, not the profiled "
+			              "0x%016llx; running unmodified",
+			              acq.trace_dir, (unsigned long long)ti.graph_hash,
+			              (unsigned long long)acq.hash);
+	} else {
+		/* The planner reads the trace too and will say what is wrong. */
+		remat_log(REMAT_LOG_DEBUG, "%s", err);
+	}
+	char xlist[4096], xsuffix[24];
+	struct acq_settings s;
+	(void)exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix)); /* begin checked it */
+	if (acq_settings_read(&s, err, sizeof(err)))
+		return failed("%s", err);
+	snprintf(acq.planner, sizeof(acq.planner), "%s", s.planner);
+	snprintf(acq.log, sizeof(acq.log), "%s/plan.log", acq.trace_dir);
+	pid_t pid = acq_spawn_planner(&s, acq.trace_dir, acq.budget, acq.final, acq.log,
+	                              acq.nexcl ? xlist : NULL, &acq.tie, err, sizeof(err));
+	if (pid < 0)
+		return failed("%s", err);
+	acq.pid = pid;
+	progress_off = 0;
+	acq.timeout_s = s.timeout_s;
+	/* The time limit bounds the ILP; loading the trace and writing the plan
+	 * come on top, hence the grace before the kill. */
+	acq.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
+	acq.deadline = now_s() + acq.timeout_s + acq.grace_s;
+	remat_log(REMAT_LOG_INFO,
+	          "planning for a budget of %lld bytes%s%s: %s started (pid %d, log %s)",
+	          (long long)acq.budget, acq.nexcl ? ", never evicting buffers " : "",
+	          acq.nexcl ? xlist : "", acq.planner, (int)pid, acq.log);
+	return acq.st;
+}
+
+/* A miss waiting for the trace: the planner starts once it is written;
+ * without one there is nothing to plan from, and the writer has said why. */
+static enum acquire_state await_trace(void)
+{
+	if (acq.trace > 0)
+		return start_planner();
+	if (acq.trace < 0) {
+		remat_log(REMAT_LOG_INFO, "no trace to plan from: training continues unmodified");
+		acq.st = ACQUIRE_FAILED;
+	}
+	return acq.st;
+}
+
+static int begin(const char *trace_dir, const struct acquire_request *rq, const int32_t *excluded,
+                 int n)
 {
 	char err[1536];
 	pthread_mutex_lock(&lock);
@@ -303,40 +366,26 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		qsort(acq.excl, (size_t)n, sizeof(*acq.excl), cmp_i32);
 		acq.nexcl = n;
 	}
-	acq.hash = graph_hash;
-	acq.nops = nops;
-	acq.budget = budget;
+	acq.hash = rq->graph_hash;
+	acq.nops = rq->nops;
+	acq.budget = rq->budget;
+	/* What a plan is checked against: the profile's own figures, the same
+	 * the trace file holds once written. */
+	acq.nbufs = rq->nbufs;
+	acq.iter_ns = rq->iteration_ns;
 	acq.from_cache = 0;
 	snprintf(acq.trace_dir, sizeof(acq.trace_dir), "%s", trace_dir ? trace_dir : "");
-	acq.nbufs = -1;
-	acq.iter_ns = -1;
 	acq.final[0] = acq.log[0] = acq.cache_dir[0] = '\0';
 	int rc = -1;
-	if (!trace_dir || !*trace_dir || nops <= 0 || budget <= 0) {
+	if (!trace_dir || !*trace_dir || rq->nops <= 0 || rq->budget <= 0) {
 		failed("run mode: no plan can be made (trace directory %s, %d ops, budget %lld)",
-		       trace_dir ? trace_dir : "(none)", nops, (long long)budget);
+		       trace_dir ? trace_dir : "(none)", rq->nops, (long long)rq->budget);
 		goto out;
 	}
 	if (acq_json_ready(err, sizeof(err))) {
 		failed("%s", err);
 		goto out;
 	}
-	struct acq_trace_info ti;
-	if (acq_trace_peek(trace_dir, &ti, err, sizeof(err)) == 0) {
-		if (ti.graph_hash != graph_hash) {
-			failed("%s/trace.json is of graph 0x%016llx, not the profiled 0x%016llx; "
-			       "running unmodified",
-			       trace_dir, (unsigned long long)ti.graph_hash,
-			       (unsigned long long)graph_hash);
-			goto out;
-		}
-		acq.nbufs = ti.nbufs;
-		acq.iter_ns = ti.duration_ns;
-	} else {
-		/* The planner reads the trace too and will say what is wrong. */
-		remat_log(REMAT_LOG_DEBUG, "%s", err);
-	}
-
 	char xlist[4096], xsuffix[24];
 	if (exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix))) {
 		failed("too many excluded buffers (%d) to pass to remat-plan; running unmodified",
@@ -344,7 +393,7 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		goto out;
 	}
 	if (acq_cache_dir(acq.cache_dir, sizeof(acq.cache_dir), err, sizeof(err)) == 0) {
-		cache_entry(acq.cache_dir, graph_hash, budget, xsuffix, acq.final,
+		cache_entry(acq.cache_dir, acq.hash, acq.budget, xsuffix, acq.final,
 		            sizeof(acq.final));
 		if (access(acq.final, F_OK) == 0) {
 			struct pl_plan *p;
@@ -363,48 +412,32 @@ static int begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64
 		acq.cache_dir[0] = '\0';
 		snprintf(acq.final, sizeof(acq.final), "%s/plan.json", trace_dir);
 	}
-
-	struct acq_settings s;
-	if (acq_settings_read(&s, err, sizeof(err))) {
-		failed("%s", err);
-		goto out;
-	}
-	snprintf(acq.planner, sizeof(acq.planner), "%s", s.planner);
-	snprintf(acq.log, sizeof(acq.log), "%s/plan.log", trace_dir);
-	pid_t pid = acq_spawn_planner(&s, trace_dir, budget, acq.final, acq.log,
-	                              acq.nexcl ? xlist : NULL, &acq.tie, err, sizeof(err));
-	if (pid < 0) {
-		failed("%s", err);
-		goto out;
-	}
-	acq.pid = pid;
-	acq.owner = getpid();
-	progress_off = 0;
-	acq.timeout_s = s.timeout_s;
-	/* The time limit bounds the ILP; loading the trace and writing the plan
-	 * come on top, hence the grace before the kill. */
-	acq.grace_s = s.timeout_s / 2 < 1 ? 1 : s.timeout_s / 2 > 10 ? 10 : s.timeout_s / 2;
-	acq.deadline = now_s() + acq.timeout_s + acq.grace_s;
+	/* A miss: remat-plan plans from the trace, now or once it is written. */
 	acq.st = ACQUIRE_PENDING;
-	remat_log(REMAT_LOG_INFO,
-	          "planning for a budget of %lld bytes%s%s: %s started (pid %d, log %s)",
-	          (long long)budget, acq.nexcl ? ", never evicting buffers " : "",
-	          acq.nexcl ? xlist : "", acq.planner, (int)pid, acq.log);
-	rc = 0;
+	acq.pid = 0;
+	acq.owner = getpid();
+	rc = await_trace() == ACQUIRE_FAILED ? -1 : 0;
 out:
 	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
-int acquire_begin(const char *trace_dir, uint64_t graph_hash, int32_t nops, int64_t budget)
+int acquire_begin(const char *trace_dir, const struct acquire_request *rq)
 {
-	return begin(trace_dir, graph_hash, nops, budget, NULL, 0);
+	return begin(trace_dir, rq, NULL, 0);
 }
 
-int acquire_begin_excluding(const char *trace_dir, uint64_t graph_hash, int32_t nops,
-                            int64_t budget, const int32_t *excluded, int n)
+int acquire_begin_excluding(const char *trace_dir, const struct acquire_request *rq,
+                            const int32_t *excluded, int n)
 {
-	return begin(trace_dir, graph_hash, nops, budget, excluded, n);
+	return begin(trace_dir, rq, excluded, n);
+}
+
+void acquire_trace_ready(int ok)
+{
+	pthread_mutex_lock(&lock);
+	acq.trace = ok ? 1 : -1;
+	pthread_mutex_unlock(&lock);
 }
 
 /* The planner exited 0: its plan is in the cache (or the trace directory). */
@@ -475,6 +508,8 @@ static enum acquire_state timed_out(int reap)
 
 static enum acquire_state poll_pending(void)
 {
+	if (!acq.pid)
+		return await_trace();
 	int status;
 	pid_t r;
 	while ((r = waitpid(acq.pid, &status, WNOHANG)) < 0 && errno == EINTR)
@@ -524,6 +559,7 @@ void acquire_reset(void)
 {
 	pthread_mutex_lock(&lock);
 	reset_locked();
+	acq.trace = 0; /* a new profile comes, and its own trace */
 	pthread_mutex_unlock(&lock);
 }
 
@@ -566,11 +602,9 @@ int acquire_reject(const char *why)
 	int n = acq.nexcl;
 	if (n && (excl = malloc((size_t)n * sizeof(*excl))))
 		memcpy(excl, acq.excl, (size_t)n * sizeof(*excl));
-	uint64_t hash = acq.hash;
-	int32_t nops = acq.nops;
-	int64_t budget = acq.budget;
+	struct acquire_request rq = {acq.hash, acq.nops, acq.nbufs, acq.iter_ns, acq.budget};
 	pthread_mutex_unlock(&lock);
-	int rc = n && !excl ? -1 : begin(dir, hash, nops, budget, excl, n);
+	int rc = n && !excl ? -1 : begin(dir, &rq, excl, n);
 	free(excl);
 	return rc;
 }

@@ -25,7 +25,7 @@ static void *write_trace(void *arg)
 	char err[600];
 	int ok = prof_trace_write(j->profile, j->dir, err, sizeof(err)) == 0;
 	if (!ok)
-		remat_warn("%s; no trace written, training continues unmodified", err);
+		remat_warn("%s; no trace written (training continues)", err);
 	else
 		remat_log(REMAT_LOG_INFO, "trace written to %s (%zu ops, %zu buffers)", j->dir,
 		          j->profile->nops, j->profile->nbufs);
@@ -41,7 +41,7 @@ void prof_publish(struct remat_profile *p, const char *dir,
 {
 	struct job *j = calloc(1, sizeof(*j));
 	if (!j) {
-		remat_warn("out of host memory; no trace written, training continues unmodified");
+		remat_warn("out of host memory; no trace written (training continues)");
 		if (done)
 			done(0, p->graph_hash);
 		prof_profile_put(p);

@@ -143,6 +143,9 @@ CUresult replay_launch(int32_t k, CUstream s);
 int32_t replay_find_evicted(uint64_t lo, uint64_t hi);
 void replay_iv_add(int32_t b);
 void replay_iv_del(int32_t b);
+/* Takes out of the evicted list, in one pass, each buffer starting in
+ * [lo, hi) for which drop(b) answers 1 (drop may change b's state). */
+void replay_iv_drop(uint64_t lo, uint64_t hi, int (*drop)(int32_t b));
 int32_t replay_buf_at(uint64_t addr);
 /* 0, or -1 (plan freed, why says what is wrong with it, nothing printed)
  * when it does not pass replay_plan_validate. */

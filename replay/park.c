@@ -84,21 +84,26 @@ CUresult replay_park_restore(int32_t b, CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/* A parked buffer of an allocation being freed: its host copy is dropped,
+ * and it is gone (neither evicted nor live). */
+static int forget(int32_t b)
+{
+	if (engine.off[b] != REPLAY_OFF_PARKED)
+		return 0;
+	engine.off[b] = REPLAY_OFF_NONE;
+	engine.evicted[b] = 0;
+	engine.live[b] = 0;
+	return 1;
+}
+
 void replay_park_forget(CUdeviceptr p, size_t size)
 {
 	if (!engine.park_at)
 		return;
 	/* parked regions of the allocation too (only its first region
 	 * starts at p): none of them may be mapped again into a range the
-	 * allocator hands out anew */
-	for (size_t i = 0; i < engine.profile->nbufs; i++) {
-		int32_t b = (int32_t)i;
-		uint64_t a = engine.profile->bufs[b].addr;
-		if (engine.off[b] != REPLAY_OFF_PARKED || a < p || a >= p + size)
-			continue;
-		engine.off[b] = REPLAY_OFF_NONE;
-		engine.evicted[b] = 0;
-		engine.live[b] = 0;
-		replay_iv_del(b);
-	}
+	 * allocator hands out anew.  A parked buffer is in the evicted list,
+	 * sorted by address: a free looks at what is evicted in its range,
+	 * not at every buffer of the profile. */
+	replay_iv_drop(p, p + size, forget);
 }

@@ -51,13 +51,29 @@ void replay_iv_add(int32_t b)
 
 void replay_iv_del(int32_t b)
 {
-	for (int32_t i = 0; i < engine.niv; i++)
+	/* Found by its address (the list is sorted by it): the first interval
+	 * starting there or after, then b among those starting there. */
+	uint64_t addr = engine.profile->bufs[b].addr;
+	for (int32_t i = addr ? iv_upper(addr - 1) : 0; i < engine.niv && engine.iv[i].lo == addr;
+	     i++)
 		if (engine.iv[i].buf == b) {
 			memmove(engine.iv + i, engine.iv + i + 1,
 			        (size_t)(engine.niv - i - 1) * sizeof(*engine.iv));
 			engine.niv--;
 			return;
 		}
+}
+
+void replay_iv_drop(uint64_t lo, uint64_t hi, int (*drop)(int32_t b))
+{
+	int32_t i = lo ? iv_upper(lo - 1) : 0, kept = i;
+	for (; i < engine.niv && engine.iv[i].lo < hi; i++)
+		if (!drop(engine.iv[i].buf))
+			engine.iv[kept++] = engine.iv[i];
+	if (kept == i)
+		return;
+	memmove(engine.iv + kept, engine.iv + i, (size_t)(engine.niv - i) * sizeof(*engine.iv));
+	engine.niv -= i - kept;
 }
 
 int32_t replay_buf_at(uint64_t addr)

@@ -43,8 +43,8 @@ int session_following(void);
 void session_profile_dropped(void);
 
 /* planning.c: getting a plan for the profile replay follows. */
-/* A profile was handed to replay: plans are now for this graph and budget. */
-void planning_begin(uint64_t graph_hash, int32_t nops, int64_t budget);
+/* A profile was handed to replay: plans are now for it and this budget. */
+void planning_begin(const struct remat_profile *p, int64_t budget);
 /* The trace writer's callback (on its thread). */
 void planning_trace_written(int ok, uint64_t graph_hash);
 /* Forget the acquisition (a new profile comes). */

@@ -1,8 +1,9 @@
 /*
  * planning.c — what the session answers replay at iteration boundaries:
- * once the trace is on disk, a plan from the cache or from remat-plan
- * (acquire/), never waited for; a verification that excluded buffers
- * starts a new acquisition without them.
+ * from the first one after the profile, a plan from the cache or, once
+ * the trace is on disk, from remat-plan (acquire/), never waited for; a
+ * verification that excluded buffers starts a new acquisition without
+ * them.
  */
 #include <stdint.h>
 
@@ -12,18 +13,24 @@
 #include "internal.h"
 
 static struct {
-	uint64_t graph_hash;
-	int32_t nops;
-	int64_t budget;
-	int trace_status; /* 0 not yet, 1 written, -1 failed (atomic: the writer sets it) */
-	int acquiring;    /* acquire_begin was called */
+	struct acquire_request request;
+	uint64_t graph_hash; /* request.graph_hash, 0 after a reset (atomic: the writer reads it) */
+	int trace_status;    /* 0 not yet, 1 written, -1 failed (atomic: the writer sets it) */
+	int acquiring;       /* acquire_begin was called */
 } plan;
 
-void planning_begin(uint64_t graph_hash, int32_t nops, int64_t budget)
+void planning_begin(const struct remat_profile *p, int64_t budget)
 {
-	plan.graph_hash = graph_hash;
-	plan.nops = nops;
-	plan.budget = budget;
+	/* Everything a cached plan is checked against comes from the profile
+	 * itself: the cache is read without waiting for the trace file. */
+	plan.request = (struct acquire_request){
+	    .graph_hash = p->graph_hash,
+	    .nops = (int32_t)p->nops,
+	    .nbufs = p->nbufs <= INT32_MAX ? (int32_t)p->nbufs : -1,
+	    .iteration_ns = p->duration_ns >= 0 ? p->duration_ns : -1,
+	    .budget = budget,
+	};
+	__atomic_store_n(&plan.graph_hash, p->graph_hash, __ATOMIC_RELEASE);
 	plan.acquiring = 0;
 }
 
@@ -45,14 +52,15 @@ void planning_reset(void)
 
 static enum replay_plan_answer poll_plan(struct pl_plan **out)
 {
+	/* The writer's word, passed on (here, on the training thread, so that
+	 * acquire/ never hears from a writer after a reset). */
 	int ts = __atomic_load_n(&plan.trace_status, __ATOMIC_ACQUIRE);
-	if (!ts)
-		return REPLAY_PLAN_WAIT;
+	if (ts)
+		acquire_trace_ready(ts > 0);
 	if (!plan.acquiring) {
 		/* unless REMAT_OFFLOAD=0, plans may also offload, at the rate measured here */
 		acquire_offload(remat_cfg.offload ? replay_offload_measure() : 0);
-		if (ts < 0 ||
-		    acquire_begin(remat_cfg.trace_dir, plan.graph_hash, plan.nops, plan.budget)) {
+		if (acquire_begin(remat_cfg.trace_dir, &plan.request)) {
 			remat_log(REMAT_LOG_INFO, "no plan: training continues unmodified");
 			return REPLAY_PLAN_NONE;
 		}
@@ -83,10 +91,9 @@ static int reject_plan(const char *why)
 
 static int replan(const int32_t *excluded, int n)
 {
-	acquire_invalidate_cached(plan.graph_hash, plan.budget);
+	acquire_invalidate_cached(plan.request.graph_hash, plan.request.budget);
 	session_set_state(SESSION_PLAN);
-	if (acquire_begin_excluding(remat_cfg.trace_dir, plan.graph_hash, plan.nops, plan.budget,
-	                            excluded, n))
+	if (acquire_begin_excluding(remat_cfg.trace_dir, &plan.request, excluded, n))
 		return -1;
 	plan.acquiring = 1;
 	return 0;

@@ -93,7 +93,7 @@ static void profile_complete(void)
 		          (long long)budget, (long long)baseline);
 	/* Two holders: the trace writer and replay. */
 	__atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
-	planning_begin(p->graph_hash, (int32_t)p->nops, budget);
+	planning_begin(p, budget);
 	prof_publish(p, remat_cfg.trace_dir, planning_trace_written);
 	replay_start(p, budget, prof_live_bytes(), first_iter, &planning_hooks);
 	session_set_state(SESSION_PLAN);

@@ -104,9 +104,18 @@ static const char *stderr_of(int (*f)(void))
 	return buf;
 }
 
+/* What libremat asks for, from the profile the fake trace describes (8
+ * buffers, 100 µs). */
+static const struct acquire_request *request(int64_t budget)
+{
+	static struct acquire_request rq;
+	rq = (struct acquire_request){HASH, NOPS, 8, 100000, budget};
+	return &rq;
+}
+
 static int begin_default(void)
 {
-	return acquire_begin(trace, HASH, NOPS, BUDG);
+	return acquire_begin(trace, request(BUDG));
 }
 
 static int setup(void **state)
@@ -129,7 +138,8 @@ static int setup(void **state)
 	setenv("REMAT_LOG_FILE", log, 1);
 	acq_reload();
 	remat_log_open();
-	acquire_offload(52); /* offload on, as by default */
+	acquire_offload(52);    /* offload on, as by default */
+	acquire_trace_ready(1); /* most tests: the trace is written */
 	return 0;
 }
 
@@ -210,14 +220,14 @@ static void expect_message(const char *needle)
 static void test_plan_then_cache_hit(void **state)
 {
 	(void)state;
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	struct pl_plan *p = NULL;
 	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
 	assert_non_null(p);
 	assert_int_equal(p->nops, NOPS);
 	assert_int_equal(p->evict_off[2] - p->evict_off[1], 1);
 	assert_int_equal(p->steps[1].kind, PL_STEP_REPLAY);
-	/* No iteration_ns in the plan: taken from the trace. */
+	/* No iteration_ns in the plan: the profile's. */
 	assert_int_equal(p->iteration_ns, 100000);
 	pl_plan_free(p);
 	expect_message("new plan");
@@ -231,7 +241,7 @@ static void test_plan_then_cache_hit(void **state)
 	/* Second run of the same job: the planner would crash now, so READY
 	 * at once proves it was not run. */
 	fake_planner("kill -SEGV $$");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(acquire_poll(&p), ACQUIRE_READY);
 	assert_non_null(p);
 	assert_int_equal(p->budget, BUDG);
@@ -245,7 +255,7 @@ static void test_child_environment(void **state)
 	setenv("LD_PRELOAD", "", 1);
 	setenv("REMAT_SOMETHING", "1", 1);
 	setenv("ACQ_TEST_MARK", "kept", 1);
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	unsetenv("LD_PRELOAD");
 	unsetenv("REMAT_SOMETHING");
@@ -377,7 +387,7 @@ static void test_reject_cached_plan(void **state)
 	snprintf(text, sizeof(text), "%s", plan_json(HASH, BUDG, NULL));
 	acq_write(entry, 0644, "%s", text);
 	struct pl_plan *p = NULL;
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(acquire_poll(&p), ACQUIRE_READY);
 	pl_plan_free(p);
 	const char *err = stderr_of(reject_cached);
@@ -414,7 +424,7 @@ static void test_corrupt_cache_message(void **state)
 	acq_write(entry, 0644, "garbage");
 	/* Checked at start, gone since. */
 	snprintf(remat_cfg.planner, sizeof(remat_cfg.planner), "/nonexistent/remat-plan");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), -1);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), -1);
 	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
 	expect_message("REMAT_PLANNER=\"/nonexistent/remat-plan\" is not an executable file");
 	/* The damaged entry was set aside on the way. */
@@ -430,7 +440,7 @@ static void test_cache_entry_for_other_graph(void **state)
 	mkdir(cache, 0700);
 	/* Named for this graph and budget, made for another graph. */
 	acq_write(entry, 0644, "%s", plan_json(0x1111ull, BUDG, NULL));
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(acquire_poll(NULL), ACQUIRE_PENDING);
 	struct pl_plan *p = NULL;
 	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
@@ -438,7 +448,7 @@ static void test_cache_entry_for_other_graph(void **state)
 	pl_plan_free(p);
 	/* A plan for another budget sits under another name: a miss. */
 	fake_planner("exit 3");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG / 2), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG / 2)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
 }
 
@@ -446,7 +456,7 @@ static void test_planner_crash(void **state)
 {
 	(void)state;
 	fake_planner("kill -SEGV $$");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
 	expect_message("remat-plan crashed (signal 11");
 	expect_message("plan.log");
@@ -463,7 +473,7 @@ static void test_budget_unreachable(void **state)
 	    "is 4000000 bytes' >&2\n"
 	    "echo 'remat-plan: smallest reachable peak: 3.81 MiB (4000000 bytes)' >&2\n"
 	    "exit 3");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
 	expect_message("REMAT_BUDGET of 3211264 bytes cannot be reached for this job (remat-plan: "
 	               "smallest reachable peak: 3.81 MiB (4000000 bytes))");
@@ -475,7 +485,7 @@ static void test_planner_hangs(void **state)
 	fake_planner("echo $$ > \"$trace/planner.pid\"\nexec sleep 60");
 	setenv("REMAT_PLAN_TIMEOUT", "0.5", 1);
 	acq_reload();
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	double secs;
 	assert_int_equal(wait_acquired(NULL, &secs), ACQUIRE_FAILED);
 	/* 0.5 s limit + 1 s grace; well before the sleep would end. */
@@ -496,7 +506,7 @@ static void test_planner_writes_garbage(void **state)
 {
 	(void)state;
 	fake_planner("echo 'not a plan' > \"$out\"\nexit 0");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
 	expect_message("remat-plan wrote an unusable plan (removed it)");
 	expect_message("not valid JSON");
@@ -507,7 +517,7 @@ static void test_planner_fails(void **state)
 {
 	(void)state;
 	fake_planner("echo 'remat-plan: trace.json: $.ops[3]: bad thing' >&2\nexit 2");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
 	expect_message("remat-plan failed (exit 2: trace.json: $.ops[3]: bad thing)");
 }
@@ -519,7 +529,7 @@ static void test_timeout_passed(void **state)
 	(void)state;
 	setenv("REMAT_PLAN_TIMEOUT", "2.5", 1);
 	acq_reload();
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	char line[4096];
 	planner_args(line, sizeof(line));
@@ -530,16 +540,109 @@ static void test_trace_of_other_graph(void **state)
 {
 	(void)state;
 	write_trace(0x9999);
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), -1);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), -1);
 	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
 	expect_message("is of graph 0x0000000000009999, not the profiled 0x2d9addb2c6334337");
+}
+
+/* The trace file is not written yet (its writer runs on a thread of its
+ * own): a cached plan is found and checked against the profile alone. */
+static void test_cache_hit_before_trace(void **state)
+{
+	(void)state;
+	acquire_reset(); /* a new profile: its trace not written yet */
+	char t[4400];
+	snprintf(t, sizeof(t), "%s/trace.json", trace);
+	unlink(t);
+	mkdir(cache, 0700);
+	acq_write(entry, 0644, "%s", plan_json(HASH, BUDG, NULL));
+	fake_planner("kill -SEGV $$"); /* READY at once: not run */
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
+	struct pl_plan *p = NULL;
+	assert_int_equal(acquire_poll(&p), ACQUIRE_READY);
+	assert_non_null(p);
+	assert_int_equal(p->iteration_ns, 100000); /* the profile's */
+	pl_plan_free(p);
+	expect_message("cached plan");
+}
+
+/* The profile's own buffer count bounds a cached plan's ids, trace or not:
+ * the fake plan evicts buffer 3, a profile of 3 buffers has none such. */
+static void test_cache_checked_against_profile(void **state)
+{
+	(void)state;
+	acquire_reset();
+	mkdir(cache, 0700);
+	acq_write(entry, 0644, "%s", plan_json(HASH, BUDG, NULL));
+	struct acquire_request rq = *request(BUDG);
+	rq.nbufs = 3;
+	assert_int_equal(acquire_begin(trace, &rq), 0);
+	expect_message("not a buffer id (the trace has 3 buffers)");
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_PENDING);
+	char aside[4620];
+	snprintf(aside, sizeof(aside), "%s.rejected", entry);
+	assert_true(acq_exists(aside));
+}
+
+static int planner_ran(void)
+{
+	char p[4400];
+	snprintf(p, sizeof(p), "%s/planner.args", trace);
+	return acq_exists(p);
+}
+
+/* A miss (here an entry for another graph, refused on the way) waits for
+ * the trace: remat-plan reads it, so it starts only once it is written. */
+static void test_miss_waits_for_trace(void **state)
+{
+	(void)state;
+	acquire_reset();
+	mkdir(cache, 0700);
+	acq_write(entry, 0644, "%s", plan_json(0x1111ull, BUDG, NULL));
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
+	expect_message("planning again");
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(acquire_poll(NULL), ACQUIRE_PENDING);
+		usleep(20000);
+	}
+	assert_false(planner_ran());
+	acquire_trace_ready(1);
+	struct pl_plan *p = NULL;
+	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
+	assert_non_null(p);
+	pl_plan_free(p);
+	assert_true(planner_ran());
+	expect_message("new plan");
+}
+
+/* A miss when the trace will not come: nothing to plan from, and nothing
+ * more to say (the writer said why, in the one message). */
+static int poll_after_failed_trace(void)
+{
+	acquire_trace_ready(0);
+	return acquire_poll(NULL) == ACQUIRE_FAILED ? 0 : -1;
+}
+
+static void test_miss_without_trace(void **state)
+{
+	(void)state;
+	acquire_reset();
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_PENDING);
+	assert_string_equal(stderr_of(poll_after_failed_trace), "");
+	assert_int_equal(acquire_poll(NULL), ACQUIRE_FAILED);
+	assert_false(planner_ran());
+	expect_message("no trace to plan from");
+	/* Known since: a new request fails at once, still without a planner. */
+	assert_int_equal(acquire_begin(trace, request(BUDG)), -1);
+	assert_false(planner_ran());
 }
 
 static void test_reset_kills_planner(void **state)
 {
 	(void)state;
 	fake_planner("echo $$ > \"$trace/planner.pid\"\nexec sleep 60");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	/* The file exists before the shell has written the pid into it. */
 	char p[4400];
 	snprintf(p, sizeof(p), "%s/planner.pid", trace);
@@ -563,7 +666,7 @@ static void test_reset_kills_planner(void **state)
 static void test_invalidate(void **state)
 {
 	(void)state;
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	assert_true(acq_exists(entry));
 	acquire_invalidate_cached(HASH, BUDG);
@@ -575,13 +678,13 @@ static void test_invalidate(void **state)
 static void test_offload_off_own_entry(void **state)
 {
 	(void)state;
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	assert_true(acq_exists(entry));
 	acquire_offload(0);
 	char off[sizeof(entry) + 16];
 	snprintf(off, sizeof(off), "%s/%016llx-%d-nooffload.plan.json", cache, HASH, BUDG);
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	expect_message("started"); /* planned, not the cached plan */
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	expect_message("new plan");
@@ -590,7 +693,7 @@ static void test_offload_off_own_entry(void **state)
 	/* On again, its entry gone: planned, the other entry not taken. */
 	acquire_offload(52);
 	unlink(entry);
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	expect_message("started");
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	assert_true(acq_exists(entry));
@@ -607,7 +710,7 @@ static void test_sigchld_ignored(void **state)
 {
 	(void)state;
 	signal(SIGCHLD, SIG_IGN);
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	struct pl_plan *p = NULL;
 	enum acquire_state st = wait_acquired(&p, NULL);
 	signal(SIGCHLD, SIG_DFL);
@@ -624,7 +727,7 @@ static void test_default_cache_dir(void **state)
 	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
 	setenv("XDG_CACHE_HOME", xdg, 1);
 	acq_reload();
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	snprintf(want, sizeof(want), "%s/libremat/%016llx-%d.plan.json", xdg, HASH, BUDG);
 	assert_true(acq_exists(want));
@@ -644,7 +747,7 @@ static void test_default_cache_dir(void **state)
 	snprintf(want, sizeof(want), "%s/trace/trace.json/x", dir);
 	setenv("REMAT_CACHE_DIR", want, 1);
 	acq_reload();
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	expect_message("planning for a budget");
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_READY);
 	snprintf(want, sizeof(want), "%s/plan.json", trace);
@@ -659,7 +762,7 @@ static void test_excluding(void **state)
 	mkdir(cache, 0700);
 	acq_write(entry, 0644, "%s", plan_json(HASH, BUDG, NULL));
 	int32_t ex[2] = {5, 2};
-	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, ex, 2), 0);
+	assert_int_equal(acquire_begin_excluding(trace, request(BUDG), ex, 2), 0);
 	expect_message("never evicting buffers 2,5");
 	struct pl_plan *p = NULL;
 	assert_int_equal(wait_acquired(&p, NULL), ACQUIRE_READY);
@@ -671,7 +774,7 @@ static void test_excluding(void **state)
 		fail_msg("planner arguments '%s' lack --exclude 2,5", line);
 	/* Its own cache entry, found by the same request. */
 	fake_planner("kill -SEGV $$");
-	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, ex, 2), 0);
+	assert_int_equal(acquire_begin_excluding(trace, request(BUDG), ex, 2), 0);
 	assert_int_equal(acquire_poll(NULL), ACQUIRE_READY);
 	expect_message("-x");
 	/* A re-plan after verification removes that entry (the plan in force
@@ -688,7 +791,7 @@ static void test_excluding(void **state)
 	/* The good plan evicts buffer 3. */
 	good_planner();
 	int32_t three = 3;
-	assert_int_equal(acquire_begin_excluding(trace, HASH, NOPS, BUDG, &three, 1), 0);
+	assert_int_equal(acquire_begin_excluding(trace, request(BUDG), &three, 1), 0);
 	assert_int_equal(wait_acquired(NULL, NULL), ACQUIRE_FAILED);
 	expect_message("evicts buffer 3, which must stay resident");
 	/* The plain entry is untouched. */
@@ -707,7 +810,7 @@ static void test_planner_on_path(void **state)
 	unsetenv("REMAT_PLANNER");
 	setenv("PATH", bin, 1);
 	acq_reload();
-	int rc = acquire_begin(trace, HASH, NOPS, BUDG);
+	int rc = acquire_begin(trace, request(BUDG));
 	setenv("PATH", saved ? saved : "/usr/bin:/bin", 1);
 	assert_int_equal(rc, -1);
 	expect_message("run mode needs the remat-plan command: not next to libremat.so nor on PATH "
@@ -718,7 +821,7 @@ static void test_planner_on_path(void **state)
 	snprintf(path, sizeof(path), "/nonexistent:%s:%s", bin, saved ? saved : "/usr/bin:/bin");
 	setenv("PATH", path, 1);
 	acq_reload();
-	rc = acquire_begin(trace, HASH, NOPS, BUDG);
+	rc = acquire_begin(trace, request(BUDG));
 	setenv("PATH", saved ? saved : "/usr/bin:/bin", 1);
 	assert_int_equal(rc, 0);
 	snprintf(path, sizeof(path), "%s/remat-plan started", bin);
@@ -733,7 +836,7 @@ static void test_forked_child(void **state)
 {
 	(void)state;
 	fake_planner("sleep 0.3\nexit 3");
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	pid_t c = fork();
 	assert_true(c >= 0);
 	if (c == 0) {
@@ -774,7 +877,7 @@ static void test_concurrent_polls(void **state)
 {
 	(void)state;
 	good_planner();
-	assert_int_equal(acquire_begin(trace, HASH, NOPS, BUDG), 0);
+	assert_int_equal(acquire_begin(trace, request(BUDG)), 0);
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, poller, NULL), 0);
@@ -846,6 +949,10 @@ int main(void)
 	    T(test_planner_fails),
 	    T(test_timeout_passed),
 	    T(test_trace_of_other_graph),
+	    T(test_cache_hit_before_trace),
+	    T(test_cache_checked_against_profile),
+	    T(test_miss_waits_for_trace),
+	    T(test_miss_without_trace),
 	    T(test_reset_kills_planner),
 	    T(test_invalidate),
 	    T(test_offload_off_own_entry),

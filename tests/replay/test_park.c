@@ -123,7 +123,8 @@ static void test_forget_parked_in_range(void **state)
 			assert_int_equal(engine.live[b], 0);
 			assert_false(in_evicted_list(b));
 		} else {
-			assert_int_equal(engine.off[b], parked ? REPLAY_OFF_PARKED : REPLAY_OFF_NONE);
+			assert_int_equal(engine.off[b],
+			                 parked ? REPLAY_OFF_PARKED : REPLAY_OFF_NONE);
 			assert_int_equal(engine.evicted[b], parked);
 			assert_int_equal(engine.live[b], 1);
 			assert_int_equal(in_evicted_list(b), parked);

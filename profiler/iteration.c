@@ -103,12 +103,14 @@ size_t remat_det_choose_phase(const int64_t *gap, const uint8_t *copy, size_t n,
 	return n % p;
 }
 
-/* The level moved in the p ops before the period's first copy. */
+/* The level moved in the p ops before the period's first copy, or on the
+ * way into it (a loop's temporary allocated just before it). */
 static int moved_before(const struct remat_detector *d, size_t p)
 {
 	size_t from = d->rep_start > p ? d->rep_start - p : 0;
-	for (size_t t = from; t < d->rep_start; t++)
-		if (d->level[t] != d->level[from] || d->gap[t] != d->level[from])
+	int64_t at = d->level[d->rep_start];
+	for (size_t t = from; t <= d->rep_start; t++)
+		if (d->level[t] != at || d->gap[t] != at)
 			return 1;
 	return 0;
 }

@@ -167,16 +167,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	CUpti_Activity *r = NULL;
 	pthread_mutex_lock(&rec_lock);
 	while (buffer && api.next(buffer, valid, &r) == CUPTI_SUCCESS) {
-		delivered[r->kind == CUPTI_ACTIVITY_KIND_KERNEL ||
-		                  r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-		              ? 0
-		          : r->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? 1
-		          : r->kind == CUPTI_ACTIVITY_KIND_MEMSET ? 2
-		                                                  : 3]++;
 		switch (r->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 			const CUpti_ActivityKernel10 *k = (const void *)r;
+			delivered[0]++;
 			/* libremat's own hashing kernel (writeset.c) runs inside the
 			 * app's call and may carry its correlation id: by name. */
 			if (!k->name || strcmp(k->name, PROF_HASH_KERNEL))
@@ -185,15 +180,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		}
 		case CUPTI_ACTIVITY_KIND_MEMCPY: {
 			const CUpti_ActivityMemcpy6 *m = (const void *)r;
+			delivered[1]++;
 			keep(m->correlationId, 1, m->start, m->end);
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMSET: {
 			const CUpti_ActivityMemset4 *m = (const void *)r;
+			delivered[2]++;
 			keep(m->correlationId, 2, m->start, m->end);
 			break;
 		}
 		default:
+			delivered[3]++;
 			break;
 		}
 	}

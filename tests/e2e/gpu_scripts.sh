@@ -148,6 +148,10 @@ if [ -z "${TEST_SAN_RUNTIME:-}" ]; then
 	grep -q '^validate-trainers: 10 passed, 0 failed, 0 skipped' "$tmp/sim.out" ||
 		fail "validate-trainers --simulate: $(tail -n 1 "$tmp/sim.out"), want 10 passed"
 fi
+sh "$G/bundle.sh" --help >"$tmp/bundle.help" 2>&1 || fail "bundle --help: exit $?"
+grep -q "^Usage: tools/gpu/bundle.sh" "$tmp/bundle.help" || fail "bundle --help: no usage line"
+expect bundle-bad 2 "^bundle: unknown argument '--bogus' \\(try --help\\)$" sh "$G/bundle.sh" --bogus
+
 # bundle.sh: what a GPU machine without the build's libraries needs, and
 # bundle_libs putting on the path only what that machine lacks.
 if [ -z "${TEST_SAN_RUNTIME:-}" ]; then

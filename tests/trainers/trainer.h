@@ -43,6 +43,9 @@ struct trainer_opts {
 	int launch_attrs; /* gpt: a kernel launched with a cluster, one cooperatively */
 	float lr, dropout;
 	unsigned long long seed;
+	/* bytes of device memory (from the trainer's allocator) given to every
+	 * cuBLAS handle with cublasSetWorkspace, as PyTorch does; 0: none */
+	unsigned long long blas_workspace;
 	const char *kernels_dir;
 	enum kernel_format format;
 	int ranks;              /* data parallelism over this many processes (NCCL) */

@@ -35,6 +35,8 @@ static const struct flag flags[] = {
     F("--lr", FLOAT, lr, "learning rate"),
     F("--dropout", FLOAT, dropout, "dropout probability (mlp)"),
     F("--seed", U64, seed, "seed of data, initial weights and dropout"),
+    F("--blas-workspace", U64, blas_workspace,
+      "bytes of cuBLAS workspace, from --alloc's allocator (0: none; tall-k gemms go split-K)"),
     F("--kernels", STR, kernels_dir, "kernel module directory"),
     F("--ranks", INT, ranks, "data-parallel ranks, one process each (RANK/LOCAL_RANK: this one's)"),
     F("--rendezvous", STR, rendezvous, "--ranks: a directory the ranks share, empty at start"),

@@ -22,6 +22,13 @@ int trainer_run(const struct trainer_opts *o, const struct trainer_model *m)
 	m->load_kernels();
 	blas_check(cublasCreate(m->blas), "cublasCreate");
 	blas_check(cublasSetStream(*m->blas, s), "cublasSetStream");
+	if (o->blas_workspace) {
+		/* Allocated once and kept, as PyTorch keeps a handle's workspace
+		 * from its caching allocator. */
+		void *ws = dev_alloc(o->blas_workspace, "the cuBLAS workspace");
+		blas_check(cublasSetWorkspace(*m->blas, ws, o->blas_workspace),
+		           "cublasSetWorkspace");
+	}
 	int rc = m->init();
 	if (rc)
 		return rc;

@@ -68,7 +68,8 @@ ALL_TARGETS += $(TRAINERS)
 
 E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 	     tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh tests/e2e/trainer_oom.sh \
-	     tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh tests/e2e/trainer_alloc_remat.sh
+	     tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh tests/e2e/trainer_alloc_remat.sh \
+	     tests/e2e/trainer_splitk.sh
 E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/trainer_arena_remat.sh
 
 # Finite-difference checks of the backward kernels.

@@ -36,7 +36,8 @@ struct cublas_driver {
 	__typeof__(cuModuleLoadData) *module_load_data;
 	__typeof__(cuModuleGetFunction) *module_get_function;
 	__typeof__(cuLaunchKernel) *launch_kernel;
-	CUfunction sgemm;
+	__typeof__(cuMemsetD32Async) *memset_d32_async;
+	CUfunction sgemm, sgemm_splitk;
 };
 extern struct cublas_driver cublas_drv __attribute__((visibility("hidden")));
 
@@ -46,5 +47,26 @@ cublasStatus_t cublas_setup(void) __attribute__((visibility("hidden")));
 /* Makes the primary context current on a thread that has none, as the
  * runtime inside the real library does. */
 cublasStatus_t cublas_bind(void) __attribute__((visibility("hidden")));
+
+/* The GEMM kernels' blocks: 16 x 16 threads, one element of C each. */
+#define CUBLAS_GEMM_BLOCK 16
+
+/* One fp32 GEMM (a batch of 1), its arguments checked by gemm.c. */
+struct cublas_gemm1 {
+	int ta, tb, m, n, k;
+	float alpha;
+	const float *A;
+	int lda;
+	const float *B;
+	int ldb;
+	float beta;
+	float *C;
+	int ldc;
+};
+/* Runs g as a split-K GEMM (splitk.c) when k is tall and the handle's
+ * workspace holds the partial sums: returns 1 with *status set, or 0 when
+ * the plain kernel should run it. */
+int cublas_splitk(cublasHandle_t h, const struct cublas_gemm1 *g, unsigned gx, unsigned gy,
+                  cublasStatus_t *status) __attribute__((visibility("hidden")));
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * driver.c — how the simulated cuBLAS reaches the driver: dlopen of
  * libcuda.so.1, cuGetProcAddress_v2 for every function, the GEMM module
- * loaded from the image linked into the library (gemm_image.s).
+ * (both kernels) loaded from the image linked into the library
+ * (gemm_image.s).
  */
 #include "cublas_int.h"
 
@@ -63,7 +64,8 @@ static cublasStatus_t setup(void)
 	    resolve(gpa, "cuDevicePrimaryCtxRetain", (void **)&d->primary_ctx_retain) ||
 	    resolve(gpa, "cuModuleLoadData", (void **)&d->module_load_data) ||
 	    resolve(gpa, "cuModuleGetFunction", (void **)&d->module_get_function) ||
-	    resolve(gpa, "cuLaunchKernel", (void **)&d->launch_kernel))
+	    resolve(gpa, "cuLaunchKernel", (void **)&d->launch_kernel) ||
+	    resolve(gpa, "cuMemsetD32Async", (void **)&d->memset_d32_async))
 		return CUBLAS_STATUS_NOT_INITIALIZED;
 	CUdevice dev;
 	CUresult r = d->init(0);
@@ -79,6 +81,8 @@ static cublasStatus_t setup(void)
 		r = d->module_load_data(&mod, cublas_gemm_image);
 	if (r == CUDA_SUCCESS)
 		r = d->module_get_function(&d->sgemm, mod, "cublas_sgemm_kernel");
+	if (r == CUDA_SUCCESS)
+		r = d->module_get_function(&d->sgemm_splitk, mod, "cublas_sgemm_splitk_kernel");
 	if (r != CUDA_SUCCESS) {
 		fprintf(stderr, "cuBLAS (simcuda): cannot set up the GEMM kernel (CUresult %d)\n",
 		        (int)r);

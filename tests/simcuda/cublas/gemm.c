@@ -5,11 +5,11 @@
  * transpose combinations, alpha and beta in host memory (the default
  * pointer mode, the only one here).  Arguments are checked as the real
  * library checks them; the work is one kernel launch per 65535 problems
- * of a batch (the grid's z limit) on the handle's stream.
+ * of a batch (the grid's z limit) on the handle's stream, or for one
+ * problem tall in k with a workspace, a split-K GEMM (splitk.c).
  */
 #include "cublas_int.h"
 
-#define BLOCK     16
 #define MAX_GRID  65535u
 #define MAX_BATCH 65535
 
@@ -39,21 +39,28 @@ static cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa,
 		return CUBLAS_STATUS_INVALID_VALUE;
 	if (m == 0 || n == 0 || batch == 0)
 		return CUBLAS_STATUS_SUCCESS;
-	unsigned gx = ((unsigned)m + BLOCK - 1) / BLOCK, gy = ((unsigned)n + BLOCK - 1) / BLOCK;
+	unsigned gx = ((unsigned)m + CUBLAS_GEMM_BLOCK - 1) / CUBLAS_GEMM_BLOCK,
+	         gy = ((unsigned)n + CUBLAS_GEMM_BLOCK - 1) / CUBLAS_GEMM_BLOCK;
 	if (gx > 0x7fffffffu || gy > MAX_GRID)
 		return CUBLAS_STATUS_NOT_SUPPORTED;
 	if (cublas_bind() != CUBLAS_STATUS_SUCCESS)
 		return CUBLAS_STATUS_NOT_INITIALIZED;
 	float al = *alpha, be = *beta;
+	if (batch == 1) {
+		const struct cublas_gemm1 g = {ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc};
+		cublasStatus_t s;
+		if (cublas_splitk(handle, &g, gx, gy, &s))
+			return s;
+	}
 	for (int done = 0; done < batch; done += MAX_BATCH) {
 		int count = batch - done < MAX_BATCH ? batch - done : MAX_BATCH;
 		const float *a = A + stride_a * done, *b = B + stride_b * done;
 		float *c = C + stride_c * done;
 		void *args[] = {&ta,       &tb, &m,   &n,        &k,  &al, &a,   &lda,
 		                &stride_a, &b,  &ldb, &stride_b, &be, &c,  &ldc, &stride_c};
-		CUresult r =
-		    cublas_drv.launch_kernel(cublas_drv.sgemm, gx, gy, (unsigned)count, BLOCK,
-		                             BLOCK, 1, 0, handle->stream, args, NULL);
+		CUresult r = cublas_drv.launch_kernel(cublas_drv.sgemm, gx, gy, (unsigned)count,
+		                                      CUBLAS_GEMM_BLOCK, CUBLAS_GEMM_BLOCK, 1, 0,
+		                                      handle->stream, args, NULL);
 		if (r != CUDA_SUCCESS)
 			return CUBLAS_STATUS_EXECUTION_FAILED;
 	}

@@ -78,7 +78,9 @@ CUBLAS_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath
 	return CUBLAS_STATUS_SUCCESS;
 }
 
-/* Kept, never used: the GEMMs here need no scratch memory. */
+/* Kept for the split-K GEMMs (splitk.c): a counter and partial sums.  As
+ * with the real library, the caller must not use it for anything else or
+ * share it between streams while GEMMs run. */
 CUBLAS_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
                                                    size_t bytes)
 {

@@ -73,6 +73,13 @@ void simcuda_grid_sync(void);
  * cluster run one after another); one message and abort. */
 void simcuda_cluster_sync_unsupported(void);
 
+/* A kernel's spin-wait (a counter other blocks of the grid bump) found
+ * `what` at `value`, not at `target`.  Blocks run one after another here,
+ * so the blocks it waits for have all run, or will only run after it: on
+ * a GPU it spins forever.  One message naming the kernel, and abort.
+ * Kernels call it under #ifdef __SIMCUDA__ inside their wait loop. */
+void simcuda_spin_forever(const char *what, unsigned long long value, unsigned long long target);
+
 /* Block-wide barrier: switches to the block's next fiber. */
 void simcuda_syncthreads(void);
 

@@ -278,6 +278,22 @@ static inline unsigned __activemask(int site = __builtin_LINE())
 	return simcuda_activemask(site);
 }
 
+/* ---- memory fences: blocks that publish data to other blocks of the grid
+ * (a split-K GEMM's partial sums) fence before bumping a counter; another
+ * stream's kernel may run on another worker thread at the same time. ---- */
+static inline void __threadfence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+static inline void __threadfence_block(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+static inline void __threadfence_system(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 /* ---- atomics: return the old value, like CUDA ----------------------------- */
 #define SIMCUDA_ATOMIC_INT(T)                                                                      \
 	static inline T atomicAdd(T *p, T v)                                                       \

@@ -142,6 +142,15 @@ EXPORT void simcuda_cluster_sync_unsupported(void)
 	           simcuda_clusterDim.x * simcuda_clusterDim.y * simcuda_clusterDim.z);
 }
 
+/* Blocks run one after another here, so what a spinning block waits for
+ * either happened before it ran or never will: a GPU would spin forever. */
+EXPORT void simcuda_spin_forever(const char *what, unsigned long long value,
+                                 unsigned long long target)
+{
+	simk_fatal(simk_run, "would spin forever: %s is %llu, it waits for %llu (a GPU hangs here)",
+	           what, value, target);
+}
+
 static void fiber_main(void *arg)
 {
 	struct grid_run *r = arg;

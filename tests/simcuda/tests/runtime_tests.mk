@@ -35,6 +35,15 @@ $(SIMT_DIR)/cublas_test: tests/simcuda/tests/cublas_test.c $(SIMT_LIBS) $(SIMCUD
 	$(CC) $(SIMT_CFLAGS) -o $@ $< -Wl,--no-as-needed $(SIMCUDA_DIR)/libcublas.so.13 $(SIMT_LIBS) \
 		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread
 
+# Its split-K GEMMs; the fault test launches the kernel from the module
+# the library embeds.
+$(SIMT_DIR)/cublas_splitk_test: tests/simcuda/tests/cublas_splitk_test.c tests/simcuda/tests/child.h \
+		$(SIMT_LIBS) $(SIMCUDA_DIR)/libcublas.so.13 $(BUILD)/simcuda/cublas/gemm.so
+	@mkdir -p $(@D)
+	$(CC) $(SIMT_CFLAGS) -DCUBLAS_GEMM_MODULE='"$(abspath $(BUILD)/simcuda/cublas/gemm.so)"' -o $@ $< \
+		-Wl,--no-as-needed $(SIMCUDA_DIR)/libcublas.so.13 $(SIMT_LIBS) \
+		-Wl,-rpath,$(SIMT_LIBDIR) -lcmocka -ldl -lpthread -lm
+
 # The simulated NCCL, ranks as processes of this test.
 $(SIMT_DIR)/nccl_test: tests/simcuda/tests/nccl_test.c $(SIMT_LIBS) $(SIMCUDA_DIR)/libnccl.so.2
 	@mkdir -p $(@D)
@@ -43,7 +52,7 @@ $(SIMT_DIR)/nccl_test: tests/simcuda/tests/nccl_test.c $(SIMT_LIBS) $(SIMCUDA_DI
 
 ALL_TARGETS += $(SIMT_MODULE)
 UNIT_TESTS  += $(SIMT_DIR)/runtime_test $(SIMT_DIR)/runtime_sticky_test $(SIMT_DIR)/cupti_test \
-	       $(SIMT_DIR)/cublas_test $(SIMT_DIR)/nccl_test
+	       $(SIMT_DIR)/cublas_test $(SIMT_DIR)/cublas_splitk_test $(SIMT_DIR)/nccl_test
 E2E_TESTS   += tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh \
 	       tests/simcuda/tests/abi_cublas_link.sh tests/simcuda/tests/abi_nccl.sh
 E2E_NVCC_TESTS += tests/simcuda/tests/runtime_nvcc_stub.sh tests/simcuda/tests/runtime_nvcc_host.sh

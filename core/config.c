@@ -97,9 +97,14 @@ static int parse_offload(const char *v, struct remat_config *c)
 
 static int parse_write_proof(const char *v, struct remat_config *c)
 {
-	if ((v[0] != '0' && v[0] != '1') || v[1])
+	if (!strcmp(v, "0"))
+		c->write_proof = REMAT_PROOF_OFF;
+	else if (!strcmp(v, "data"))
+		c->write_proof = REMAT_PROOF_DATA;
+	else if (!strcmp(v, "1"))
+		c->write_proof = REMAT_PROOF_ALL;
+	else
 		return -1;
-	c->write_proof = v[0] == '1';
 	return 0;
 }
 
@@ -148,8 +153,8 @@ static const struct var {
     {"REMAT_VERIFY", parse_verify, "0, 1", 0},
     {"REMAT_OFFLOAD", parse_offload, "0, 1", 0},
     {"REMAT_WRITE_PROOF", parse_write_proof,
-     "0 (the default) or 1 (launch kernels a second time while profiling, on perturbed "
-     "content, to prove blind writes and unread bytes)",
+     "data (the default: launch kernels a second time while profiling, perturbing only "
+     "words that held data), 0 (no second launch) or 1 (perturb every tested byte)",
      0},
     {"REMAT_PLAN_TIMEOUT", parse_timeout, "seconds in (0, 86400], like 60 or 2.5", 0},
     {"REMAT_PLANNER", parse_planner, "the path of an executable remat-plan", 0},
@@ -185,11 +190,13 @@ static void defaults(struct remat_config *c)
 	snprintf(c->trace_dir, sizeof(c->trace_dir), "./remat-trace");
 	c->log_level = REMAT_LOG_ERROR;
 	c->warmup = 2;
-	/* Off unless asked for: the proofs launch a kernel again on content
-	 * it never ran on, and a kernel that synchronizes its blocks through
-	 * memory (cuBLAS split-K semaphores) can spin forever on that, with
-	 * no way to stop it but losing the context (delta.c). */
-	c->write_proof = 0;
+	/* The proofs launch a kernel again on content it never ran on, and a
+	 * kernel that synchronizes its blocks through memory (cuBLAS split-K
+	 * semaphores) can spin forever on a counter set to anything else, with
+	 * no way to stop it but losing the context: by default they perturb
+	 * only words that held data, never one that held a small integer or a
+	 * device address (delta.c). */
+	c->write_proof = REMAT_PROOF_DATA;
 	c->plan_timeout_s = 60;
 	c->cache_dir_from = "";
 	c->offload = 1; /* REMAT_OFFLOAD=0 switches it off */

@@ -16,6 +16,14 @@
 
 enum remat_mode { REMAT_MODE_OFF = 0, REMAT_MODE_TRACE, REMAT_MODE_RUN };
 
+/* REMAT_WRITE_PROOF: what the profiler's second launches of a kernel may
+ * perturb (profiler/delta.c). */
+enum remat_write_proof {
+	REMAT_PROOF_OFF,  /* 0: no second launch */
+	REMAT_PROOF_DATA, /* data (the default): only words that held data */
+	REMAT_PROOF_ALL,  /* 1: every tested byte (can hang a GPU) */
+};
+
 struct remat_config {
 	int any_set; /* some REMAT_* variable is present */
 	enum remat_mode mode;
@@ -26,7 +34,7 @@ struct remat_config {
 	int warmup;              /* iterations to skip before profiling */
 	int verify;              /* REMAT_VERIFY=1: verify the plan's rebuilds once */
 	int offload;             /* REMAT_OFFLOAD: plans may offload buffers to host memory */
-	int write_proof;         /* REMAT_WRITE_PROOF=1: proofs by a second launch */
+	int write_proof;         /* REMAT_WRITE_PROOF: enum remat_write_proof */
 	double plan_timeout_s;   /* REMAT_PLAN_TIMEOUT */
 	char planner[PATH_MAX];  /* REMAT_PLANNER; "" = remat-plan next to us or on path */
 	/* The plan cache: REMAT_CACHE_DIR, else $XDG_CACHE_HOME/libremat, else

@@ -5,12 +5,13 @@
  * For a kernel, every referenced buffer that can be evicted (not packed
  * small) is copied to the host before and after it; the bytes that differ
  * are its changes (a write of the value already there is no change).
- * These copies only read and always run; what follows runs only with
- * REMAT_WRITE_PROOF=1 (off by default), because it launches the kernel
- * again from content it never ran on, and a kernel that synchronizes its
- * blocks through memory (cuBLAS split-K semaphores in its workspace, a
- * persistent kernel's work queue) can spin forever on that: no kernel can
- * be stopped on a GPU without losing the context.  Then
+ * These copies only read and always run; what follows launches the kernel
+ * again from content it never ran on (not with REMAT_WRITE_PROOF=0), and
+ * a kernel that synchronizes its blocks through memory (cuBLAS split-K
+ * semaphores in its workspace, a persistent kernel's work queue) can spin
+ * forever on that: no kernel can be stopped on a GPU without losing the
+ * context.  So by default only words that held data are perturbed
+ * (keep_data_words); REMAT_WRITE_PROOF=1 perturbs every tested byte.  Then
  * the proof of a blind write: the changed bytes are set to the complement
  * of what the kernel left there, the kernel is launched once more with the
  * same parameters, and every referenced buffer must come out exactly as
@@ -59,8 +60,8 @@ static size_t snapped = SIZE_MAX; /* the op whose host copies before it are comp
  * read list. */
 static uint8_t **pre;
 static size_t *pre_cap, npre;
-static uint8_t *post, *again, *mask;
-static size_t post_cap, mask_cap;
+static uint8_t *post, *again, *mask, *wanted;
+static size_t post_cap, mask_cap, wanted_cap;
 
 void prof_delta_drop(void)
 {
@@ -328,6 +329,100 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
 			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
 }
 
+/* REMAT_WRITE_PROOF=data (the default): which tested bytes the second
+ * launch may really perturb.  A kernel that synchronizes its blocks through
+ * memory spins on a counter, a flag, or a work queue's index or pointer:
+ * words that hold a small integer (zero, a count, -1) or a device address.
+ * Set to anything else such a word can keep a GPU spinning forever (the
+ * cuBLASLt GEMM on the H100); left as the kernel first saw it, the second
+ * launch runs there as the first did.  So a word is perturbed only when
+ * what it held before the kernel looked like data: any other 32-bit value,
+ * which is what floats of every width and packed halves look like (and a
+ * zero beside data the kernel wrote: keep_data_words).  The
+ * rest of the tested bytes start from their content before the op and are
+ * simply not proven: a change there stays an update.  A kernel that spins
+ * on a word holding something else (a float used as a flag, a host
+ * address) is not covered; REMAT_WRITE_PROOF=0 is for such a program. */
+static int data_word(uint32_t w)
+{
+	return w >= 1u << 24 && w < 0xff000000u;
+}
+
+/* What a word held (content at addr): 0 zero, 1 data, 2 a small integer
+ * or the low half of a device address. */
+static int word_class(const uint8_t *content, uint64_t addr, uint64_t i, uint64_t size)
+{
+	uint32_t w;
+	memcpy(&w, content + i, 4);
+	if (!w)
+		return 0;
+	if (!data_word(w))
+		return 2;
+	if ((addr + i) % 8)
+		return 1;
+	/* The low half of an address (its high half is a small integer, never
+	 * data); at the end of what is known, assume one. */
+	if (i + 8 > size)
+		return 2;
+	uint64_t v = load8(content + i);
+	return v >> 47 == 0 && v >> 32 && prof_live_find(v) ? 2 : 1;
+}
+
+/* Clears mask (bytes [0, size) of a buffer at addr; pre and post its
+ * content before and after the op, post NULL when unknown) wherever a
+ * word may not be perturbed, and at partial words.  A word that held data
+ * is perturbed.  A zero is perturbed only inside a 256-byte block (the
+ * alignment of cudaMalloc and of cuBLAS's workspace partitions) where the
+ * op wrote data over something else and that holds no small integer or
+ * address before the op or after it: a counter the op takes up from zero
+ * holds a count after it, and a semaphore array it leaves zeroed sits
+ * beside no data the op writes (the tail of a 6-row softmax's upper
+ * triangle does: its zeros are tested). */
+static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *post, uint64_t addr,
+                            uint64_t size)
+{
+	uint64_t i = 0;
+	for (; i < size && (addr + i) % 4; i++)
+		mask[i] = 0;
+	while (i + 4 <= size) {
+		uint64_t end = i + (256 - (addr + i) % 256);
+		if (end > size)
+			end = size - (size - i) % 4;
+		int wrote = 0, other = 0, any = 0;
+		for (uint64_t w = i; w < end; w += 4) {
+			uint32_t m;
+			memcpy(&m, mask + w, 4);
+			any |= m != 0;
+		}
+		for (uint64_t w = i; any && post && w < end && !other; w += 4) {
+			int c = word_class(pre, addr, w, size), d = word_class(post, addr, w, size);
+			other = c == 2 || d == 2;
+			wrote |= d == 1 && memcmp(pre + w, post + w, 4);
+		}
+		int zeros = wrote && !other;
+		for (uint64_t w = i; any && w < end; w += 4) {
+			int c = word_class(pre, addr, w, size);
+			if (c != 1 && !(c == 0 && zeros))
+				memset(mask + w, 0, 4);
+		}
+		i = end;
+	}
+	for (; i < size; i++)
+		mask[i] = 0;
+}
+
+/* The tested bytes of buffer slot r into mask and, before the data words
+ * are kept (REMAT_WRITE_PROOF=data), into wanted: a change in wanted that
+ * mask leaves out is reported as an update. */
+static void tested_bytes(const struct op_delta *d, const struct prof_op *o, size_t r,
+                         const struct prof_live *b, const uint8_t *post, int tested, long unit)
+{
+	proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
+	memcpy(wanted, mask, b->size);
+	if (remat_cfg.write_proof == REMAT_PROOF_DATA)
+		keep_data_words(mask, pre[r], post, b->addr, b->size);
+}
+
 /* One run of the proof: every referenced buffer as it was before the op,
  * except the tested bytes of buffer `only` (of every buffer with changes
  * when -1), set to the complement of what the op left there; the op once
@@ -346,7 +441,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		if (!posts[r])
 			continue;
 		int tested = only < 0 || only == o->reads[r];
-		proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
+		tested_bytes(d, o, r, b, posts[r], tested, unit);
 		int same = 1; /* nothing to write: leave it alone (another stream may use it) */
 		uint64_t i = 0;
 		for (; i + 8 <= b->size; i += 8) {
@@ -373,9 +468,9 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		int read = ok && prof_ws_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
 		ok &= read;
 		int tested = only < 0 || only == o->reads[r];
-		proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
+		tested_bytes(d, o, r, b, posts[r], tested, unit);
 		for (uint64_t i = 0; ok && i < b->size;) {
-			if (i + 8 <= b->size && !load8(mask + i) &&
+			if (i + 8 <= b->size && !load8(wanted + i) &&
 			    load8(again + i) == load8(posts[r] + i)) {
 				i += 8; /* untested and as the first run left it */
 				continue;
@@ -389,6 +484,17 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			    (!mask[i] || again[i] != canary || changed)) {
 				ok = 0; /* depends on what it overwrote */
 				break;
+			}
+			/* Changes among the words left as they were (not data)
+			 * are reported, unproven, as they were found. */
+			if (!mask[i] && wanted[i] && unit != UNREAD && pre[r][i] != posts[r][i]) {
+				uint64_t j = i + 1;
+				while (j < b->size && !mask[j] && wanted[j] &&
+				       pre[r][j] != posts[r][j] && again[j] == posts[r][j])
+					j++;
+				add_change(out, o->reads[r], i, j, 0);
+				i = j;
+				continue;
 			}
 			if (!mask[i] || again[i] != posts[r][i]) {
 				i++;
@@ -471,7 +577,8 @@ static int prove_units(size_t k, struct prof_op *o, const struct remat_op *op,
 		if (r < 0)
 			rc = -1;
 		for (uint32_t x = 0; r == 1 && x < one.n; x++)
-			add_change(&got, one.chg[x].buf, one.chg[x].lo, one.chg[x].hi, 1);
+			add_change(&got, one.chg[x].buf, one.chg[x].lo, one.chg[x].hi,
+			           one.chg[x].blind);
 		for (uint32_t j = c; r != 1 && j < e; j++)
 			if (unit[j - c] == which)
 				add_change(&got, d->chg[j].buf, d->chg[j].lo, d->chg[j].hi, 0);
@@ -533,7 +640,8 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 			r = -1;
 		if (here == 1) {
 			for (uint32_t i = 0; i < one.n; i++)
-				add_change(&next, buf, one.chg[i].lo, one.chg[i].hi, 1);
+				add_change(&next, buf, one.chg[i].lo, one.chg[i].hi,
+				           one.chg[i].blind);
 		} else if (here == 0 && several_units(o, d->chg + c, e - c)) {
 			r = prove_units(k, o, op, pb, posts, c, e, &next);
 		} else {
@@ -572,6 +680,52 @@ static int unread_run(size_t k, struct prof_op *o, const struct remat_op *op,
 	return r < 0 ? -1 : r == 1 && !wrote.n;
 }
 
+/* REMAT_WRITE_PROOF=data: the candidate ranges of the proof of unread
+ * bytes cut down to their runs of data words (keep_data_words), since
+ * what passes is claimed unread as a whole.  Replaces *cand; the runs of
+ * candidate c end at (*ends)[c] (a candidate stays one proof when the run
+ * of all fails: not one launch per run).  The number of runs. */
+static uint32_t data_runs(const struct prof_op *o, struct prof_live *const *pb,
+                          struct prof_change **cand, uint32_t n, uint32_t **ends)
+{
+	struct op_delta runs = {0};
+	*ends = malloc(n * sizeof(**ends));
+	for (uint32_t c = 0; *ends && c < n; c++) {
+		const struct prof_change *x = &(*cand)[c];
+		size_t r = 0;
+		while (r < o->nreads && o->reads[r] != x->buf)
+			r++;
+		(*ends)[c] = runs.n;
+		if (r == o->nreads || !pre[r] || x->hi > pb[x->buf]->size)
+			continue;
+		uint64_t len = x->hi - x->lo;
+		memset(wanted, 1, len);
+		keep_data_words(wanted, pre[r] + x->lo, NULL, pb[x->buf]->addr + x->lo, len);
+		for (uint64_t i = 0; i < len;) {
+			if (!wanted[i]) {
+				i++;
+				continue;
+			}
+			uint64_t j = i;
+			while (j < len && wanted[j])
+				j++;
+			add_change(&runs, x->buf, x->lo + i, x->lo + j, 0);
+			i = j;
+		}
+		(*ends)[c] = runs.n;
+	}
+	free(*cand);
+	*cand = NULL;
+	if (!*ends || runs.blind < 0) {
+		free(runs.chg);
+		free(*ends);
+		*ends = NULL;
+		return 0;
+	}
+	*cand = runs.chg;
+	return runs.n;
+}
+
 /* The proof of unread bytes for op k (unread.c chooses the bytes): all
  * its pointers' ranges in one run, and when that fails and there are
  * several, each on its own (one pointer that reads past its tensor, a
@@ -583,17 +737,24 @@ static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
 {
 	struct op_delta *d = &deltas[k];
 	struct prof_change *cand;
-	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0;
+	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0, *ends = NULL,
+	         groups = n;
+	if (n && remat_cfg.write_proof == REMAT_PROOF_DATA)
+		n = data_runs(o, pb, &cand, n, &ends);
 	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
 	if (r == 1)
 		kept = n;
-	for (uint32_t i = 0; r == 0 && n > 1 && i < n; i++) {
-		int one = unread_run(k, o, op, pb, posts, &cand[i], 1);
+	for (uint32_t g = 0, lo = 0; r == 0 && groups > 1 && g < groups; g++) {
+		uint32_t hi = ends ? ends[g] : g + 1;
+		int one = hi > lo ? unread_run(k, o, op, pb, posts, &cand[lo], hi - lo) : 0;
 		if (one < 0)
 			break;
 		if (one)
-			cand[kept++] = cand[i];
+			for (uint32_t i = lo; i < hi; i++)
+				cand[kept++] = cand[i];
+		lo = hi;
 	}
+	free(ends);
 	d->unread = kept ? cand : NULL;
 	d->nunread = kept;
 	if (!kept)
@@ -619,7 +780,7 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 		if (pb[o->reads[r]]->size > biggest)
 			biggest = pb[o->reads[r]]->size;
 	if (!posts || grow(&post, &post_cap, total + biggest) || grow(&mask, &mask_cap, biggest) ||
-	    !(again = post + total)) {
+	    grow(&wanted, &wanted_cap, biggest) || !(again = post + total)) {
 		d->blind = -1;
 		goto out;
 	}
@@ -649,16 +810,16 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			i = j;
 		}
 	}
-	/* REMAT_WRITE_PROOF=0 (the default): no second launch; every change
-	 * is then an update of what was there (safe, and saves less). */
-	if (d->blind >= 0 && d->n && o->replayable && remat_cfg.write_proof)
+	/* REMAT_WRITE_PROOF=0: no second launch; every change is then an
+	 * update of what was there (saves less). */
+	if (d->blind >= 0 && d->n && o->replayable && remat_cfg.write_proof != REMAT_PROOF_OFF)
 		prove_blind(k, o, op, pb, posts);
 	for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
 		if (d->chg[c].blind)
 			prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
 	/* The same switch: both proofs launch the kernel once more with
 	 * bytes it may read set to what it never saw. */
-	if (d->blind >= 0 && o->replayable && remat_cfg.write_proof)
+	if (d->blind >= 0 && o->replayable && remat_cfg.write_proof != REMAT_PROOF_OFF)
 		prove_unread(k, o, op, pb, posts);
 out:
 	if (posts && posts != stack)

@@ -349,8 +349,9 @@ static void test_verify_and_run_names(void **state)
 	assert_int_equal(msgs.n, 0);
 }
 
-/* REMAT_WRITE_PROOF: off unless switched on (the proofs relaunch kernels
- * on perturbed content); anything but 0 or 1 is refused. */
+/* REMAT_WRITE_PROOF: data words only unless told otherwise (the proofs
+ * relaunch kernels on perturbed content); anything but 0, data or 1 is
+ * refused. */
 static void test_write_proof(void **state)
 {
 	(void)state;
@@ -358,17 +359,22 @@ static void test_write_proof(void **state)
 	char err[512];
 	env("REMAT_MODE", "trace");
 	assert_int_equal(parse(&c, err), 0);
-	assert_int_equal(c.write_proof, 0);
+	assert_int_equal(c.write_proof, REMAT_PROOF_DATA);
 	env("REMAT_WRITE_PROOF", "0");
 	assert_int_equal(parse(&c, err), 0);
-	assert_int_equal(c.write_proof, 0);
+	assert_int_equal(c.write_proof, REMAT_PROOF_OFF);
 	env("REMAT_WRITE_PROOF", "1");
 	assert_int_equal(parse(&c, err), 0);
-	assert_int_equal(c.write_proof, 1);
+	assert_int_equal(c.write_proof, REMAT_PROOF_ALL);
+	env("REMAT_WRITE_PROOF", "data");
+	assert_int_equal(parse(&c, err), 0);
+	assert_int_equal(c.write_proof, REMAT_PROOF_DATA);
 	env("REMAT_WRITE_PROOF", "off");
 	assert_int_equal(parse(&c, err), -1);
 	assert_non_null(strstr(err, "REMAT_WRITE_PROOF=\"off\""));
-	assert_non_null(strstr(err, "0 (the default) or 1"));
+	assert_non_null(strstr(err, "data (the default"));
+	env("REMAT_WRITE_PROOF", "data1");
+	assert_int_equal(parse(&c, err), -1);
 }
 
 /* The planner's variables, read at start like the others. */

@@ -12,11 +12,11 @@
 # regions share are unmapped once all of them are out): output identical
 # to the run without libremat, evictions, the physical peak of the replay
 # iterations within the budget.  The regions are dead across the boundary
-# and written blind only as the proofs show them (REMAT_WRITE_PROOF=1):
-# without them a pool's activations are updates of the last iteration's
-# and nothing is saved.
+# and written blind only as the proofs show them, with their default
+# (REMAT_WRITE_PROOF=data: words that held data perturbed): without them
+# (0) a pool's activations are updates of the last iteration's and
+# nothing is saved.
 . tests/e2e/run_lib.sh
-export REMAT_WRITE_PROOF=1
 for t in mlp gpt; do
 	if [ $t = mlp ]; then
 		set -- "$TR/mlp" --alloc caching --layers 4 --batch 1024 --iters 12

@@ -14,10 +14,10 @@
 # must reach 50%: gpt's tensors, 64 KiB and less packed at 512-byte steps,
 # hold few chunks whole, and reach it only because a chunk regions share
 # is unmapped once all of them are out (shared_chunks in the trace).
-# Dead across the boundary as the proofs show it (REMAT_WRITE_PROOF=1):
-# without them long-lived memory's activations save nothing.
+# Dead across the boundary as the proofs show it with their default
+# (REMAT_WRITE_PROOF=data): without them (0) long-lived memory's
+# activations save nothing.
 . tests/e2e/run_lib.sh
-export REMAT_WRITE_PROOF=1
 for t in mlp gpt; do
 	if [ $t = mlp ]; then
 		set -- "$TR/mlp" --alloc vmm --layers 4 --batch 1024 --iters 12

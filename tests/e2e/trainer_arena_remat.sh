@@ -42,8 +42,8 @@ echo "arena under libremat: identical in trace mode and at a budget of $bud byte
 # mode asks for it, with a time limit) and put in the plan cache, so the run
 # does not depend on the planner finishing before the job does.  The
 # arenas' activations are dead across the boundary only as the proofs
-# show it (REMAT_WRITE_PROOF=1); by default (above) nothing is saved.
-export SIMCUDA_GRANULARITY=4K REMAT_WRITE_PROOF=1
+# show it (by default, REMAT_WRITE_PROOF=data).
+export SIMCUDA_GRANULARITY=4K
 set -- "$A" --batch 8 --seq 64
 run big-base -- "$@" --iters 10
 run big-trace REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/big.d" LD_PRELOAD="$PRELOAD" -- "$@" --iters 8

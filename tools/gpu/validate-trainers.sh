@@ -246,8 +246,8 @@ EOF
 	if [ "$low" -ge "$peak" ]; then
 		if [ "$cst" -ge "$peak" ]; then
 			# Everything lives in the program's own pool: what a plan
-			# can free there the profile proves only with REMAT_WRITE_PROOF=1.
-			fail "$lb plan: something to evict" "no plan frees any of the program's own pool ($note; REMAT_WRITE_PROOF=${REMAT_WRITE_PROOF:-0})"
+			# can free there the profile proves only with its proofs on.
+			fail "$lb plan: something to evict" "no plan frees any of the program's own pool ($note; REMAT_WRITE_PROOF=${REMAT_WRITE_PROOF:-data})"
 		else
 			fail "$lb plan: something to evict" "no plan saves memory ($note); use bigger activations"
 		fi

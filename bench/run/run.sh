@@ -105,19 +105,23 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 	sim $t-$alloc-plainB -- "$BUILD/trainers/$t" $args --iters "$B"
 	base=$(($(field $t-$alloc-plainB sim_time_ns) - $(field $t-$alloc-plainA sim_time_ns)))
 	min=$(smallest "$tmp/$t-$alloc-trace")
-	# The table is the default's (no second launches while profiling).  A
+	# The table is the default's (the proofs perturb only data words).  A
 	# pool's activations are dead across the boundary only as the proofs
 	# show it: after its rows, remat-plan's estimate of the smallest peak
-	# from the default's trace and from one with REMAT_WRITE_PROOF=1.
+	# from the default's trace, from one without the proofs
+	# (REMAT_WRITE_PROOF=0) and from one perturbing every tested byte (1).
 	proofnote=
 	if [ "$alloc" != async ]; then
-		# shellcheck disable=SC2086
-		sim $t-proof LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_WRITE_PROOF=1 \
-			REMAT_TRACE_DIR="$tmp/$t-$alloc-proof" -- "$BUILD/trainers/$t" $args --iters "$A"
+		for w in 0 1; do
+			# shellcheck disable=SC2086
+			sim $t-proof$w LD_PRELOAD="$LIB" REMAT_MODE=trace REMAT_WRITE_PROOF=$w \
+				REMAT_TRACE_DIR="$tmp/$t-$alloc-proof$w" -- "$BUILD/trainers/$t" $args --iters "$A"
+		done
 		proofnote=$(awk -v d="$(estimate "$tmp/$t-$alloc-trace")" \
-			-v q="$(estimate "$tmp/$t-$alloc-proof")" -v p="$(peak_bytes "$tmp/$t-$alloc-trace")" 'BEGIN {
+			-v o="$(estimate "$tmp/$t-$alloc-proof0")" -v q="$(estimate "$tmp/$t-$alloc-proof1")" \
+			-v p="$(peak_bytes "$tmp/$t-$alloc-trace")" 'BEGIN {
 			printf "      smallest peak (remat-plan'"'"'s estimate): %d bytes, %.0f%% of the peak, by default;", d, 100 * d / p
-			printf " %d, %.0f%%, with REMAT_WRITE_PROOF=1\n", q, 100 * q / p
+			printf " %.0f%% with REMAT_WRITE_PROOF=0, %.0f%% with 1\n", 100 * o / p, 100 * q / p
 		}')
 	fi
 	for label in 75% 50% smallest; do

@@ -69,6 +69,15 @@ void replay_verify_begin(int32_t pos, CUstream s)
 		ids[n] = b;
 		orig[n++] = h;
 	}
+	/* A buffer released again at this position (mapped only to take a
+	 * side output of a replay, its content not needed) is live here only
+	 * because nothing is evicted: its original goes back, and it is not
+	 * a rebuild that could differ. */
+	uint8_t transient[64] = {0};
+	for (int k = 0; k < n; k++)
+		for (uint32_t i = s0; i < s1 && !transient[k]; i++)
+			transient[k] =
+			    pl->steps[i].kind == PL_STEP_RELEASE && pl->steps[i].arg == ids[k];
 	replay_steps(pos, s, 2, pos);
 	remat_drv.cuCtxSynchronize();
 	int restored = 0;
@@ -80,7 +89,8 @@ void replay_verify_begin(int32_t pos, CUstream s)
 				uint64_t off = 0;
 				while (off < u->size && h[off] == orig[k][off])
 					off++;
-				exclude(ids[k], pos, off);
+				if (!transient[k])
+					exclude(ids[k], pos, off);
 				/* The op about to run reads the original. */
 				remat_drv.cuMemcpyHtoD(u->addr, orig[k], u->size);
 				restored = 1;

@@ -18,12 +18,14 @@ says crash "libremat: remat-plan crashed (signal 11, Segmentation fault); log: $
 	fail "planner environment: $(grep '^LD_PRELOAD=\|^REMAT_' "$tmp/t1/planner.env")"
 grep -q '^SIMCUDA_GRANULARITY=64K$' "$tmp/t1/planner.env" || fail "planner environment lost a variable"
 
-# Hangs: killed 0.2 s + 1 s grace after it started, long before training ends.
+# Hangs: killed 0.2 s + 1 s grace after it started, long before training
+# ends (40 iterations: more than a second after the profile).
 printf '#!/bin/sh\necho $$ > "$1/planner.pid"\nexec sleep 30\n' >"$fake"
 run plain16 -- $TR/gpt --iters 16
+run plain40 -- $TR/gpt --iters 40
 run hang LD_PRELOAD="$PRELOAD" REMAT_BUDGET=$B REMAT_PLANNER=$fake REMAT_PLAN_TIMEOUT=0.2 \
-	REMAT_TRACE_DIR=$tmp/t2 -- $TR/gpt --iters 16
-same plain16 hang
+	REMAT_TRACE_DIR=$tmp/t2 -- $TR/gpt --iters 40
+same plain40 hang
 says hang "libremat: remat-plan did not finish within REMAT_PLAN_TIMEOUT=0.2 s (killed after 1 s more); log: $tmp/t2/plan.log; running unmodified"
 pid=$(cat "$tmp/t2/planner.pid")
 state=$(sed 's/.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null || echo gone)

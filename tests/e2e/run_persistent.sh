@@ -70,11 +70,11 @@ PY
 	run_budget "$mode-run" "$mode-base" "$m" "$P/chain" "$P/chain.so" 30 "--$mode"
 	[ "$_ev" != "${_ev#0 }" ] && fail "$mode: no evictions ($_ev)"
 done
-# The default (no second launch of writing kernels): nothing is proven
-# blind, so no activation is dead across the boundary and every first
+# REMAT_WRITE_PROOF=0 (no second launch of writing kernels): nothing is
+# proven blind, so no activation is dead across the boundary and every first
 # write counts as an update of what was there; run mode still gives
 # identical output at the smallest budget the planner then reaches.
-unset REMAT_WRITE_PROOF
+export REMAT_WRITE_PROOF=0
 set -- "$P/chain" "$P/chain.so" 30 --persistent
 run noproof-trace REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/noproof.d" LD_PRELOAD="$PRELOAD" -- "$@"
 same persistent-base noproof-trace

@@ -8,7 +8,7 @@
 # reads t1 alone: the proof (a second launch with t2 set to its
 # complement, the same output) takes t2 out of its reads.  fwd_peek given
 # p really reads into t2: the proof fails and t2 stays.  The proof runs
-# with REMAT_WRITE_PROOF=1; by default (no second launches) t2 is a read of
+# with REMAT_WRITE_PROOF=1; with 0 (no second launches) t2 is a read of
 # both.  Block
 # y: fwd_peek writes a tensor y1 of N/2 floats through y, and a later
 # kernel one of N floats: no pointer shows where y1 ends, its write does
@@ -23,7 +23,7 @@ set -- "$P/chain" "$P/chain.so" 24 --reuse
 run base -- "$@"
 run proof REMAT_MODE=trace REMAT_WRITE_PROOF=1 "REMAT_TRACE_DIR=$tmp/t.d" \
 	LD_PRELOAD="$PRELOAD" -- "$@"
-run noproof REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/n.d" LD_PRELOAD="$PRELOAD" -- "$@"
+run noproof REMAT_MODE=trace REMAT_WRITE_PROOF=0 "REMAT_TRACE_DIR=$tmp/n.d" LD_PRELOAD="$PRELOAD" -- "$@"
 same base proof
 same base noproof
 python3 - "$tmp/t.d/trace.json" "$tmp/n.d/trace.json" <<'PY' || fail "the reads through p are not what the proof shows"

@@ -105,6 +105,7 @@ static int parse_write_proof(const char *v, struct remat_config *c)
 		c->write_proof = REMAT_PROOF_ALL;
 	else
 		return -1;
+	c->write_proof_set = 1;
 	return 0;
 }
 

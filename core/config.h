@@ -35,6 +35,7 @@ struct remat_config {
 	int verify;              /* REMAT_VERIFY=1: verify the plan's rebuilds once */
 	int offload;             /* REMAT_OFFLOAD: plans may offload buffers to host memory */
 	int write_proof;         /* REMAT_WRITE_PROOF: enum remat_write_proof */
+	int write_proof_set;     /* REMAT_WRITE_PROOF was given */
 	double plan_timeout_s;   /* REMAT_PLAN_TIMEOUT */
 	char planner[PATH_MAX];  /* REMAT_PLANNER; "" = remat-plan next to us or on path */
 	/* The plan cache: REMAT_CACHE_DIR, else $XDG_CACHE_HOME/libremat, else

@@ -56,6 +56,7 @@ struct op_delta {
 static struct op_delta *deltas;
 static size_t ndeltas;
 static size_t snapped = SIZE_MAX; /* the op whose host copies before it are complete */
+static int proofs; /* REMAT_WRITE_PROOF for this profile (proof_guard.c may switch it off) */
 /* Host copies of the current op's buffers before it ran, by slot in its
  * read list. */
 static uint8_t **pre;
@@ -79,6 +80,9 @@ void prof_delta_drop(void)
 int prof_delta_begin(size_t nops)
 {
 	prof_delta_drop();
+	proofs = remat_cfg.write_proof;
+	if (proofs != REMAT_PROOF_OFF && prof_guard_begin())
+		proofs = REMAT_PROOF_OFF;
 	deltas = calloc(nops ? nops : 1, sizeof(*deltas));
 	if (!deltas)
 		return -1;
@@ -242,13 +246,15 @@ static uint64_t next_ref(const struct prof_op *o, int32_t buf, uint64_t off, uin
 	return end;
 }
 
-/* The op once more, as the program issued it. */
-static CUresult relaunch(const struct prof_op *o, const struct remat_op *op)
+/* Op k once more, as the program issued it. */
+static CUresult relaunch(size_t k, const struct prof_op *o, const struct remat_op *op)
 {
 	prof_cupti_tls.internal = 1;
+	prof_guard_enter(k, o->name);
 	CUresult r = prof_launch_as(o, op, op->stream, op->params, op->extra);
 	if (r == CUDA_SUCCESS)
-		r = remat_drv.cuStreamSynchronize(op->stream);
+		r = prof_guard_wait(op->stream, k, o->name);
+	prof_guard_leave();
 	prof_cupti_tls.internal = 0;
 	return r;
 }
@@ -419,7 +425,7 @@ static void tested_bytes(const struct op_delta *d, const struct prof_op *o, size
 {
 	proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
 	memcpy(wanted, mask, b->size);
-	if (remat_cfg.write_proof == REMAT_PROOF_DATA)
+	if (proofs == REMAT_PROOF_DATA)
 		keep_data_words(mask, pre[r], post, b->addr, b->size);
 }
 
@@ -458,7 +464,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			ok = prof_ws_copy(again, b->addr, b->size, 0) == CUDA_SUCCESS;
 	}
 	/* The copies are complete (prof_ws_copy): the second run sees them. */
-	CUresult rc = ok ? relaunch(o, op) : CUDA_ERROR_UNKNOWN;
+	CUresult rc = ok ? relaunch(k, o, op) : CUDA_ERROR_UNKNOWN;
 	ok = rc == CUDA_SUCCESS;
 	int lost = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
@@ -739,7 +745,7 @@ static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
 	struct prof_change *cand;
 	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0, *ends = NULL,
 	         groups = n;
-	if (n && remat_cfg.write_proof == REMAT_PROOF_DATA)
+	if (n && proofs == REMAT_PROOF_DATA)
 		n = data_runs(o, pb, &cand, n, &ends);
 	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
 	if (r == 1)
@@ -812,14 +818,14 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 	}
 	/* REMAT_WRITE_PROOF=0: no second launch; every change is then an
 	 * update of what was there (saves less). */
-	if (d->blind >= 0 && d->n && o->replayable && remat_cfg.write_proof != REMAT_PROOF_OFF)
+	if (d->blind >= 0 && d->n && o->replayable && proofs != REMAT_PROOF_OFF)
 		prove_blind(k, o, op, pb, posts);
 	for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
 		if (d->chg[c].blind)
 			prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
 	/* The same switch: both proofs launch the kernel once more with
 	 * bytes it may read set to what it never saw. */
-	if (d->blind >= 0 && o->replayable && remat_cfg.write_proof != REMAT_PROOF_OFF)
+	if (d->blind >= 0 && o->replayable && proofs != REMAT_PROOF_OFF)
 		prove_unread(k, o, op, pb, posts);
 out:
 	if (posts && posts != stack)

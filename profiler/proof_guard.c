@@ -100,11 +100,12 @@ int prof_guard_begin(void)
 			fclose(f);
 		}
 		what[strcspn(what, "\n")] = '\0';
-		remat_log(REMAT_LOG_ERROR,
-		          "a previous run of this program ended inside a proof's second launch (%s): "
-		          "the proofs stay off for it (REMAT_WRITE_PROOF=0; less can be saved). Delete "
-		          "%s or set REMAT_WRITE_PROOF to try them again",
-		          what[0] ? what : "no detail", stale);
+		remat_log(
+		    REMAT_LOG_ERROR,
+		    "a previous run of this program ended inside a proof's second launch (%s): "
+		    "the proofs stay off for it (REMAT_WRITE_PROOF=0; less can be saved). Delete "
+		    "%s or set REMAT_WRITE_PROOF to try them again",
+		    what[0] ? what : "no detail", stale);
 		return 1;
 	}
 	/* Only the leaf is made: a cache directory's parents are the user's. */
@@ -147,7 +148,8 @@ static double now_s(void)
 
 CUresult prof_guard_wait(CUstream stream, size_t op, const char *kernel)
 {
-	if (!done_event && remat_drv.cuEventCreate(&done_event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+	if (!done_event &&
+	    remat_drv.cuEventCreate(&done_event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		done_event = NULL;
 	if (!done_event || remat_drv.cuEventRecord(done_event, stream) != CUDA_SUCCESS)
 		return remat_drv.cuStreamSynchronize(stream);
@@ -159,12 +161,14 @@ CUresult prof_guard_wait(CUstream stream, size_t op, const char *kernel)
 			return r;
 		if (!warned && now_s() - start > WARN_AFTER) {
 			warned = 1;
-			remat_log(REMAT_LOG_ERROR,
-			          "op %zu (%s), launched a second time to prove what it writes "
-			          "(REMAT_WRITE_PROOF), has not finished after %.0f s: it may wait on "
-			          "memory the proof changed, which no GPU can interrupt. If the job stays "
-			          "stuck, stop it: the next run of this program leaves the proofs off",
-			          op, kernel ? kernel : "?", WARN_AFTER);
+			remat_log(
+			    REMAT_LOG_ERROR,
+			    "op %zu (%s), launched a second time to prove what it writes "
+			    "(REMAT_WRITE_PROOF), has not finished after %.0f s: it may wait on "
+			    "memory the proof changed, which no GPU can interrupt. If the job "
+			    "stays "
+			    "stuck, stop it: the next run of this program leaves the proofs off",
+			    op, kernel ? kernel : "?", WARN_AFTER);
 		}
 		/* Most launches end within microseconds: spin a little first. */
 		if (polls < 256)

@@ -69,15 +69,24 @@ void replay_verify_begin(int32_t pos, CUstream s)
 		ids[n] = b;
 		orig[n++] = h;
 	}
-	/* A buffer released again at this position (mapped only to take a
-	 * side output of a replay, its content not needed) is live here only
-	 * because nothing is evicted: its original goes back, and it is not
-	 * a rebuild that could differ. */
+	/* A buffer released again at this position that no replay here reads
+	 * was mapped only to take a side output (a memset across regions): it
+	 * is live only because nothing is evicted in this iteration, so its
+	 * original goes back, and it is no rebuild that could differ.  One a
+	 * replay reads is an intermediate of the rebuild and is checked. */
 	uint8_t transient[64] = {0};
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		for (uint32_t i = s0; i < s1 && !transient[k]; i++)
 			transient[k] =
 			    pl->steps[i].kind == PL_STEP_RELEASE && pl->steps[i].arg == ids[k];
+		for (uint32_t i = s0; i < s1 && transient[k]; i++) {
+			if (pl->steps[i].kind != PL_STEP_REPLAY)
+				continue;
+			const struct prof_op *o = &engine.profile->ops[pl->steps[i].arg];
+			for (size_t r = 0; r < o->nreads && transient[k]; r++)
+				transient[k] = o->reads[r] != ids[k];
+		}
+	}
 	replay_steps(pos, s, 2, pos);
 	remat_drv.cuCtxSynchronize();
 	int restored = 0;

@@ -382,8 +382,10 @@ static int word_class(const uint8_t *content, uint64_t addr, uint64_t i, uint64_
  * op wrote data over something else and that holds no small integer or
  * address before the op or after it: a counter the op takes up from zero
  * holds a count after it, and a semaphore array it leaves zeroed sits
- * beside no data the op writes (the tail of a 6-row softmax's upper
- * triangle does: its zeros are tested). */
+ * beside no data the op writes, where the zeros past the diagonal of a
+ * causal softmax's row do (they are tested).  A block the op leaves as it
+ * was (the softmax's first row, 1 then zeros, in every iteration) keeps
+ * its zeros untested. */
 static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *post, uint64_t addr,
                             uint64_t size)
 {
@@ -745,8 +747,10 @@ static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
 	struct prof_change *cand;
 	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0, *ends = NULL,
 	         groups = n;
-	if (n && proofs == REMAT_PROOF_DATA)
+	if (n && proofs == REMAT_PROOF_DATA) {
 		n = data_runs(o, pb, &cand, n, &ends);
+		groups = ends ? groups : 0; /* out of memory: nothing to prove */
+	}
 	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
 	if (r == 1)
 		kept = n;

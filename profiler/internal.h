@@ -85,8 +85,6 @@ struct prof_change {
 };
 int prof_delta_begin(size_t nops);
 void prof_delta_drop(void);
-/* Kernels: host copies of the referenced buffers before op k; after it,
- * the changes and the proof (a second launch of op, results put back). */
 /* proof_guard.c: a proof's second launch that never returns.  begin: at
  * the profile's start; 1 when a run of this program died inside one (the
  * proofs stay off).  enter/leave around each second launch; wait: until
@@ -96,6 +94,8 @@ void prof_guard_enter(size_t op, const char *kernel);
 void prof_guard_leave(void);
 CUresult prof_guard_wait(CUstream stream, size_t op, const char *kernel);
 
+/* Kernels: host copies of the referenced buffers before op k; after it,
+ * the changes and the proof (a second launch of op, results put back). */
 void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb);
 void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
                       struct prof_live *const *pb);

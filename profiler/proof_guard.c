@@ -166,8 +166,8 @@ CUresult prof_guard_wait(CUstream stream, size_t op, const char *kernel)
 			    "op %zu (%s), launched a second time to prove what it writes "
 			    "(REMAT_WRITE_PROOF), has not finished after %.0f s: it may wait on "
 			    "memory the proof changed, which no GPU can interrupt. If the job "
-			    "stays "
-			    "stuck, stop it: the next run of this program leaves the proofs off",
+			    "stays stuck, stop it: the next run of this program leaves the proofs "
+			    "off",
 			    op, kernel ? kernel : "?", WARN_AFTER);
 		}
 		/* Most launches end within microseconds: spin a little first. */

@@ -274,10 +274,14 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		goto out;
 	for (int32_t i = 0; i < 2 * nmem; i++)
 		mark[i] = -1;
-	/* Bytes in units that keep the coefficients near 1..1e6. */
-	double unit = (double)g->baseline_peak / 1e6;
-	if (unit < 1)
-		unit = 1;
+	/* Bytes in units that keep the coefficients near 1..2e6.  A power of
+	 * two: bytes / unit is then exact, and so are the sums a row's
+	 * coefficients add up to.  With any other unit, ranges that cancel in
+	 * bytes left coefficients of 1e-13 (a region and the shared chunks it
+	 * takes back), and GLPK's presolver called a feasible LP infeasible. */
+	double unit = 1;
+	while (unit * 2 <= (double)g->baseline_peak / 1e6)
+		unit *= 2;
 	/* Columns: x_j (1..N), s_i = bytes saved at memory position i
 	 * (N+1..N+nmem), and M (min-peak mode).  Rows: link rows 1..nmem
 	 * telescope s along the positions (s_i - s_{i-1} = ranges entering at

@@ -60,6 +60,8 @@ static int evictions(const struct pl_graph *g, const struct pl_cands *cs, struct
 {
 	const struct pl_gap *gp = &cs->gaps[q];
 	const struct pl_cand *x = &cs->c[j];
+	if (x->offload) /* unmapped after evict_at, mapped again at fetch_at */
+		return push_evict(sh, gp->buf, j, x->evict_at + 1, x->fetch_at - 1);
 	if (gp->boundary)
 		return push_evict(sh, gp->buf, j, gp->a + 1, g->nops - 1) ||
 		       push_evict(sh, gp->buf, j, 0, gp->c - 1);
@@ -106,8 +108,6 @@ int pl_ilp_shared_build(const struct pl_graph *g, const struct pl_cands *cs, con
 	for (int32_t j = 0; j < N; j++) {
 		const struct pl_cand *x = &cs->c[j];
 		sh->fix_off[j] = (uint32_t)sh->nfix;
-		if (x->offload) /* its range is the buffer's own bytes already */
-			continue;
 		for (uint32_t k = 0; k < x->ngaps; k++) {
 			int32_t q = cs->gap_list[x->gap_off + k];
 			int32_t b = cs->gaps[q].buf;

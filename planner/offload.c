@@ -80,7 +80,10 @@ int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps)
 		const struct pl_gap *gp = &cs->gaps[q];
 		const struct pl_buffer *bf = &g->bufs[gp->buf];
 		/* Only content written inside the iteration and needed again. */
-		if (gp->dead || gp->boundary || gp->ver < 0 || bf->small || bf->rounded <= 0)
+		/* (gp->bytes: its own whole chunks and its share of those it
+		 * shares, as the other candidates count it; a region with no
+		 * whole chunk frees shared ones when its neighbours are out) */
+		if (gp->dead || gp->boundary || gp->ver < 0 || bf->small || gp->bytes <= 0)
 			continue;
 		int64_t copy = pl_copy_ns(bf->size, gbps);
 		int64_t prev_saved = -1;
@@ -111,7 +114,7 @@ int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps)
 			        tin = start[gp->c] - start[fq];
 			proto.share[0] = tout > 0 ? (double)copy / (double)tout : 1.0;
 			proto.share[1] = tin > 0 ? (double)copy / (double)tin : 1.0;
-			struct pl_range rg = {r + 1, fq - 1, bf->rounded};
+			struct pl_range rg = {r + 1, fq - 1, gp->bytes};
 			if (pl_cands_add(cb, &proto, &rg, 1, &q, 1, NULL) < 0) {
 				free(start);
 				return -1;

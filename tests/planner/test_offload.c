@@ -254,10 +254,11 @@ static void test_plan_file(void **state)
 /* Regions A and B share a chunk (tensors packed at 512-byte steps, as gpt
  * --alloc vmm lays them out): it goes only when both are out.  Both are
  * idle over the peak, cheap to copy and dead across the boundary (ops 0
- * and 1 write them whole); the budget needs the shared chunk freed too.  The planner offloads both and recomputes nothing: an
- * offload counts the chunks its buffer shares like an eviction (it once
- * saved only the buffer's own bytes, and gpt --alloc vmm recomputed 45%
- * of its iteration where offload costs nothing). */
+ * and 1 write them whole); the budget needs the shared chunk freed too.
+ * The planner offloads both and recomputes nothing: an offload counts the
+ * chunks its buffer shares like an eviction (it once saved only the
+ * buffer's own bytes, and gpt --alloc vmm recomputed 45% of its iteration
+ * where offload costs nothing). */
 static void test_offload_frees_shared_chunks(void **state)
 {
 	(void)state;

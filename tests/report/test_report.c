@@ -557,6 +557,76 @@ static void test_perfetto(void **state)
 	rr_trace_free(&t);
 }
 
+/* A pool's picture: a long-lived region the profile proved dead across
+ * the boundary is an activation (its idle gap listed, its bytes out of
+ * the persistent level, with the chunk it shares only with activations);
+ * a live-across region no op touches is the pool's free space; a chunk
+ * shared with a live-across region stays persistent.  Buffers: 0 weights
+ * (live, used at ops 0 and 5), 1 an activation region (dead across,
+ * written at op 0, read at op 5), 2 another (op 1 and 2), 3 free space. */
+static void test_long_lived_regions(void **state)
+{
+	static struct pl_op ops[6];
+	static struct pl_buffer bufs[4] = {
+	    {.size = 4 * MiB, .rounded = 4 * MiB, .persistent = 1, .alloc_at = -1, .free_at = -1},
+	    {.size = 8 * MiB,
+	     .rounded = 6 * MiB,
+	     .persistent = 1,
+	     .dead_across = 1,
+	     .alloc_at = -1,
+	     .free_at = -1},
+	    {.size = 2 * MiB,
+	     .rounded = 2 * MiB,
+	     .persistent = 1,
+	     .dead_across = 1,
+	     .alloc_at = -1,
+	     .free_at = -1},
+	    {.size = 3 * MiB, .rounded = 2 * MiB, .persistent = 1, .alloc_at = -1, .free_at = -1},
+	};
+	static struct pl_ref refs[] = {
+	    {0, 0, PL_REF_READ}, {1, 0, PL_REF_WRITE}, {2, 0, PL_REF_WRITE},
+	    {2, 0, PL_REF_READ}, {0, 0, PL_REF_READ},  {1, 0, PL_REF_READ},
+	};
+	static const int op_of[] = {0, 0, 1, 2, 5, 5};
+	static struct pl_shared shared[2] = {{2 * MiB, 0, 2}, {1 * MiB, 2, 2}};
+	static int32_t shared_bufs[4] = {1, 2, 3, 0};
+	int64_t mem[6] = {19 * MiB, 19 * MiB, 19 * MiB, 19 * MiB, 19 * MiB, 19 * MiB};
+	struct pl_graph g;
+	struct rr_trace t;
+	struct rr_stats s;
+	(void)state;
+
+	hand_trace(&t, &g, ops, 6, bufs, 4, mem);
+	g.refs = refs;
+	g.nrefs = 6;
+	for (uint32_t r = 0; r < 6; r++) {
+		struct pl_op *o = &ops[op_of[r]];
+		if (!o->nrefs)
+			o->ref_off = r;
+		o->nrefs++;
+	}
+	g.shared = shared;
+	g.nshared = 2;
+	g.shared_bufs = shared_bufs;
+	rr_analyze(&t, &s);
+	assert_int_equal(s.nregions_dead, 2);
+	assert_int_equal(s.regions_dead, 8 * MiB);
+	assert_int_equal(s.npersistent_large, 2);
+	assert_int_equal(s.persistent_large, 6 * MiB);
+	assert_int_equal(s.nuntouched, 1);
+	assert_int_equal(s.untouched, 3 * MiB);
+	assert_int_equal(s.nshared_dead, 1);
+	assert_int_equal(s.shared_dead, 2 * MiB);
+	assert_int_equal(s.nshared_live, 1);
+	assert_int_equal(s.persistent_level, 7 * MiB); /* 6 MiB of buffers, 1 shared */
+	assert_int_equal(s.ngaps, 1); /* the weights' gap is not listed; 2 has none */
+	assert_int_equal(s.gaps[0].buf, 1);
+	assert_int_equal(s.gaps[0].after_op, 0);
+	assert_int_equal(s.gaps[0].before_op, 5);
+	assert_string_equal(rr_buf_role(&bufs[1]), "long-lived, dead across the boundary");
+	rr_stats_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_chart_unicode),
 	    cmocka_unit_test(test_site_skip),
 	    cmocka_unit_test(test_perfetto),
+	    cmocka_unit_test(test_long_lived_regions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

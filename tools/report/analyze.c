@@ -4,8 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An activation: allocated inside the iteration, or a long-lived region
+ * the profile proved dead across the boundary (a pool's or an arena's
+ * tensor), which a plan evicts the same way. */
+static bool activation(const struct pl_buffer *b)
+{
+	return !b->persistent || b->dead_across;
+}
+
 const char *rr_buf_role(const struct pl_buffer *b)
 {
+	if (b->persistent && b->dead_across)
+		return b->small ? "long-lived, small, dead across the boundary"
+		                : "long-lived, dead across the boundary";
 	if (b->persistent)
 		return b->small ? "persistent, small" : "persistent";
 	return b->small ? "per-iteration, small" : "per-iteration";
@@ -138,7 +149,7 @@ static void longest_gaps(const struct rr_trace *t, struct rr_stats *s)
 	}
 	s->gaps = calloc((size_t)t->nbufs + 1, sizeof(*s->gaps));
 	for (int b = 0; b < t->nbufs; b++)
-		if (!t->bufs[b].persistent && !t->bufs[b].small && best[b].ops > 0) {
+		if (activation(&t->bufs[b]) && !t->bufs[b].small && best[b].ops > 0) {
 			best[b].producer = producer(t, b, best[b].after_op);
 			s->gaps[s->ngaps++] = best[b];
 		}
@@ -170,7 +181,7 @@ static int common_site_frames(const struct rr_trace *t)
 
 	for (int i = 0; i < t->nbufs; i++) {
 		const struct pl_buffer *b = &t->bufs[i];
-		if (b->persistent || b->small)
+		if (!activation(b) || b->small)
 			continue;
 		int nb = rr_nframes(b);
 		if (!first) {
@@ -212,11 +223,25 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 	count_vias(t, s);
 	count_reasons(t, s);
 
+	bool *touched = calloc((size_t)t->nbufs + 1, sizeof(bool));
+	for (int i = 0; touched && i < t->nops; i++)
+		for (uint32_t k = 0; k < t->ops[i].nrefs; k++) {
+			int b = rr_ref_buf(t, &t->ops[i], k);
+			if (b >= 0 && b < t->nbufs)
+				touched[b] = true;
+		}
 	for (int i = 0; i < t->nbufs; i++) {
 		const struct pl_buffer *b = &t->bufs[i];
-		if (b->persistent && !b->small) {
+		if (b->persistent && b->dead_across && !b->small) {
+			s->regions_dead += b->rounded;
+			s->nregions_dead++;
+		} else if (b->persistent && !b->small) {
 			s->persistent_large += b->rounded;
 			s->npersistent_large++;
+			if (touched && !touched[i]) {
+				s->untouched += b->size;
+				s->nuntouched++;
+			}
 		} else if (b->persistent) {
 			s->persistent_small_req += b->size;
 			s->npersistent_small++;
@@ -227,13 +252,21 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			s->nperiter_large++;
 		}
 	}
+	free(touched);
 	/* const_bytes: the small pool, and the chunks of split allocations no
 	 * region holds whole (at least the small pool); those regions share
 	 * (not in the graph's const_bytes) are mapped all through the
-	 * unmodified iteration, their regions being persistent. */
-	int64_t fixed = t->g->const_bytes;
-	for (int32_t i = 0; i < t->g->nshared; i++)
-		fixed += t->g->shared[i].bytes;
+	 * unmodified iteration, and persistent where one of their regions
+	 * lives across the boundary. */
+	for (int32_t i = 0; i < t->g->nshared; i++) {
+		const struct pl_shared *sh = &t->g->shared[i];
+		bool dead = true;
+		for (uint32_t k = 0; k < sh->n && dead; k++)
+			dead = activation(&t->bufs[t->g->shared_bufs[sh->off + k]]);
+		*(dead ? &s->shared_dead : &s->shared_live) += sh->bytes;
+		(*(dead ? &s->nshared_dead : &s->nshared_live))++;
+	}
+	int64_t fixed = t->g->const_bytes + s->shared_live;
 	s->persistent_level =
 	    s->persistent_large + (fixed > t->g->small_pool_bytes ? fixed : t->g->small_pool_bytes);
 	s->peak_op = -1;

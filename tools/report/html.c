@@ -128,12 +128,43 @@ static void memory_split(FILE *f, const struct rr_trace *t, const struct rr_stat
 	         s->npersistent_small, s->nperiter_small,
 	         rr_bytes(t->g->granularity, b, sizeof(b)));
 	td(f, NULL, line);
+	if (s->nshared_live) {
+		fputs("</tr>\n<tr>", f);
+		td(f, NULL, "\u2003shared");
+		td(f, "n", rr_bytes(s->shared_live, a, sizeof(a)));
+		snprintf(line, sizeof(line),
+		         "%d chunks a region live across the boundary shares with others",
+		         s->nshared_live);
+		td(f, NULL, line);
+	}
+	if (s->nuntouched) {
+		fputs("</tr>\n<tr>", f);
+		td(f, NULL, "\u2003untouched");
+		td(f, "n", rr_bytes(s->untouched, a, sizeof(a)));
+		snprintf(
+		    line, sizeof(line),
+		    "%d regions no op of the iteration touches (a pool's free space): kept, or "
+		    "parked on the host when offload is on",
+		    s->nuntouched);
+		td(f, NULL, line);
+	}
 	fputs("</tr>\n<tr>", f);
 	td(f, NULL, "per-iteration");
 	td(f, "n", rr_bytes(s->peak - s->persistent_level, a, sizeof(a)));
 	snprintf(line, sizeof(line), "at the peak: activations and temporaries (%d buffers)",
 	         s->nperiter_large);
 	td(f, NULL, line);
+	if (s->nregions_dead) {
+		fputs("</tr>\n<tr>", f);
+		td(f, NULL, "\u2003long-lived");
+		td(f, "n", rr_bytes(s->regions_dead + s->shared_dead, a, sizeof(a)));
+		snprintf(
+		    line, sizeof(line),
+		    "%d regions of the program's own long-lived memory (a pool, an arena) "
+		    "proven dead across the boundary, and %d chunks they share: activations too",
+		    s->nregions_dead, s->nshared_dead);
+		td(f, NULL, line);
+	}
 	fputs("</tr>\n<tr>", f);
 	td(f, NULL, "peak");
 	td(f, "n", rr_bytes(s->peak, a, sizeof(a)));

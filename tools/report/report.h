@@ -131,10 +131,21 @@ struct rr_stats {
 	int unknown_duration_ops;
 	int64_t persistent_large, persistent_small_req, periter_small_req;
 	int npersistent_large, npersistent_small, nperiter_small, nperiter_large;
+	/* Long-lived buffers (regions of the program's own pools and arenas)
+	 * the profile proved dead across the boundary: activations a plan
+	 * evicts like per-iteration ones; not in persistent_level.  And the
+	 * live-across ones no op touches (a pool's free space), counted in
+	 * persistent_large: kept, or parked on the host when offload is on. */
+	int64_t regions_dead, untouched;
+	int nregions_dead, nuntouched;
+	/* Chunks regions share (docs/graph-format.md): with a region live
+	 * across the boundary (in persistent_level), or only activations'. */
+	int64_t shared_live, shared_dead;
+	int nshared_live, nshared_dead;
 	int64_t peak;             /* max of trace->mem */
 	int peak_op;              /* first op where it is reached */
 	int64_t persistent_level; /* persistent large + small pool */
-	struct rr_gap *gaps;      /* large per-iteration buffers with an idle gap, largest first */
+	struct rr_gap *gaps;      /* large activations with an idle gap, largest first */
 	int ngaps;
 	/* Leading call-stack frames every per-iteration buffer shares (the
 	 * framework's allocator wrapper): the tables show the frames after. */

@@ -158,10 +158,32 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 	        s->nperiter_small, rr_bytes(t->g->granularity, b, sizeof(b)),
 	        rr_bytes(s->persistent_small_req, c, sizeof(c)),
 	        rr_bytes(s->periter_small_req, d, sizeof(d)));
+	if (s->nshared_live)
+		fprintf(f,
+		        "    shared       %12s  %d chunks a region live across the boundary shares "
+		        "with others\n",
+		        rr_bytes(s->shared_live, a, sizeof(a)), s->nshared_live);
+	if (s->nuntouched)
+		fprintf(
+		    f,
+		    "    untouched    %12s  %d regions no op of the iteration touches (a pool's "
+		    "free space):\n"
+		    "                               kept, or parked on the host when offload is "
+		    "on\n",
+		    rr_bytes(s->untouched, a, sizeof(a)), s->nuntouched);
 	fprintf(f,
 	        "  per-iteration  %12s  at the peak (activations, temporaries; %d buffers in the "
 	        "iteration)\n",
 	        rr_bytes(s->peak - s->persistent_level, a, sizeof(a)), s->nperiter_large);
+	if (s->nregions_dead)
+		fprintf(f,
+		        "    long-lived   %12s  %d regions of the program's own long-lived memory "
+		        "(a pool,\n"
+		        "                               an arena) proven dead across the boundary, "
+		        "and %d chunks\n"
+		        "                               they share: activations too\n",
+		        rr_bytes(s->regions_dead + s->shared_dead, a, sizeof(a)), s->nregions_dead,
+		        s->nshared_dead);
 	fprintf(f, "  peak           %12s\n", rr_bytes(s->peak, a, sizeof(a)));
 	/* The figures above come from the buffers' lifetimes; the profiler also
 	 * measured the device, and a difference is worth seeing. */

@@ -379,13 +379,15 @@ static int word_class(const uint8_t *content, uint64_t addr, uint64_t i, uint64_
  * word may not be perturbed, and at partial words.  A word that held data
  * is perturbed.  A zero is perturbed only inside a 256-byte block (the
  * alignment of cudaMalloc and of cuBLAS's workspace partitions) where the
- * op wrote data over something else and that holds no small integer or
- * address before the op or after it: a counter the op takes up from zero
- * holds a count after it, and a semaphore array it leaves zeroed sits
- * beside no data the op writes, where the zeros past the diagonal of a
- * causal softmax's row do (they are tested).  A block the op leaves as it
- * was (the softmax's first row, 1 then zeros, in every iteration) keeps
- * its zeros untested. */
+ * op may write data (a data word after it among the tested bytes) and
+ * that holds no small integer or address before the op or after it: a
+ * counter the op takes up from zero holds a count after it, and a
+ * semaphore array it leaves zeroed sits beside no data the op writes,
+ * where the zeros past the diagonal of a causal softmax's row do.  The
+ * data need not change: the softmax's first row (1, then zeros, in every
+ * iteration) is written as it was, and with its zeros untested the whole
+ * output was a partial write whose rebuild needs the content before it
+ * (the arena at 50% recomputed twice its iteration). */
 static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *post, uint64_t addr,
                             uint64_t size)
 {
@@ -396,7 +398,7 @@ static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *po
 		uint64_t end = i + (256 - (addr + i) % 256);
 		if (end > size)
 			end = size - (size - i) % 4;
-		int wrote = 0, other = 0, any = 0;
+		int writes_data = 0, other = 0, any = 0;
 		for (uint64_t w = i; w < end; w += 4) {
 			uint32_t m;
 			memcpy(&m, mask + w, 4);
@@ -404,10 +406,12 @@ static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *po
 		}
 		for (uint64_t w = i; any && post && w < end && !other; w += 4) {
 			int c = word_class(pre, addr, w, size), d = word_class(post, addr, w, size);
+			uint32_t m;
+			memcpy(&m, mask + w, 4);
 			other = c == 2 || d == 2;
-			wrote |= d == 1 && memcmp(pre + w, post + w, 4);
+			writes_data |= d == 1 && m != 0;
 		}
-		int zeros = wrote && !other;
+		int zeros = writes_data && !other;
 		for (uint64_t w = i; any && w < end; w += 4) {
 			int c = word_class(pre, addr, w, size);
 			if (c != 1 && !(c == 0 && zeros))

@@ -288,6 +288,47 @@ echo "(predicted = (recompute_ns + stall_ns) / iteration_ns from remat-plan: sta
 echo " what copies stick out of compute in its model; offloads and replays: totals over"
 echo " the longer run; aims at 50%: <= 10% with offload, within 2 points of predicted)"
 
+# The arena trainer (llm.c's way: every activation in arenas allocated
+# once) at 50%, recompute only and by default, in 4 KiB chunks (its
+# tensors are small): no async mode to compare with, its own overhead.
+ARENA_ARGS=${BENCH_RUN_ARENA:---batch 8 --seq 64}
+AG=4K
+# shellcheck disable=SC2086
+sim arena-trace SIMCUDA_GRANULARITY=$AG LD_PRELOAD="$LIB" REMAT_MODE=trace \
+	REMAT_TRACE_DIR="$tmp/arena-trace" -- "$BUILD/trainers/arena" $ARENA_ARGS --iters "$((A0 + 4))"
+for n in A B; do
+	[ $n = A ] && it=$((A0 + 4)) || it=$((B0 + 4))
+	# shellcheck disable=SC2086
+	sim arena-plain$n SIMCUDA_GRANULARITY=$AG -- "$BUILD/trainers/arena" $ARENA_ARGS --iters "$it"
+done
+base=$(($(field arena-plainB sim_time_ns) - $(field arena-plainA sim_time_ns)))
+bytes=$("$PLAN" "$tmp/arena-trace" --budget 50% --plan-version 2 2>&1 |
+	sed -n 's/^budget: .*(\([0-9]*\) bytes)$/\1/p')
+[ -n "$bytes" ] || die "remat-plan gave no budget for the arena at 50%"
+for off in 0 1; do
+	cache=$tmp/cache-arena-$off
+	R="SIMCUDA_GRANULARITY=$AG LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_OFFLOAD=$off REMAT_CACHE_DIR=$cache REMAT_TRACE_DIR=$tmp/arena-run"
+	# shellcheck disable=SC2086
+	sim arena-fill $R -- "$BUILD/trainers/arena" $ARENA_ARGS --iters "$((A0 + 4))"
+	for i in $(seq 1 300); do
+		ls "$cache"/*.plan.json >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	for n in A B; do
+		[ $n = A ] && it=$((A0 + 4)) || it=$((B0 + 4))
+		# shellcheck disable=SC2086
+		sim arena-run$n $R -- "$BUILD/trainers/arena" $ARENA_ARGS --iters "$it"
+	done
+	with=$(($(field arena-runB sim_time_ns) - $(field arena-runA sim_time_ns)))
+	rpeak=$(sed -n 's/.*physical peak \([0-9]*\) bytes in replay iterations.*/\1/p' "$tmp/arena-runB.err")
+	ev=$(sed -n 's/.*iterations, \([0-9]*\) evictions.*/\1/p' "$tmp/arena-runB.err")
+	same=identical
+	cmp -s "$tmp/arena-plainB.out" "$tmp/arena-runB.out" || same=DIFFERENT
+	f=$tmp/at50
+	[ $off = 0 ] || f=$tmp/at50def
+	echo "arena own $with $base $bytes ${rpeak:-?} ${ev:-?} $same" >>"$f"
+done
+
 # Issue 10's line: at 50%, each way activations live against async, with
 # recompute only (the first table) and as run mode plans by default
 # (offload on: the offload table's "both" rows, parking included).
@@ -295,21 +336,25 @@ echo
 echo "at 50% of the peak, each --alloc mode against async (aim: within 3 points):"
 printf '%-13s %-9s %9s %9s | %10s %5s %9s | %s\n' trainer plans measured "vs async" "rep.peak" "<=bud" \
 	evictions output
-for t in mlp gpt; do for alloc in $ALLOCS; do for kind in recompute default; do
-	f=$tmp/at50
-	[ $kind = recompute ] || f=$tmp/at50def
-	awk -v t=$t -v a=$alloc -v k=$kind 'BEGIN { ref = "" }
-		$1 == t && $2 == "async" { ref = 100 * ($3 / $4 - 1) }
-		$1 == t && $2 == a { m = 100 * ($3 / $4 - 1); b = $5; rp = $6; ev = $7; s = $8; found = 1 }
-		END {
-			if (!found) { printf "%-13s %-9s %s\n", t "/" a, k, "50% not reachable"; exit }
-			d = ref == "" ? "?" : sprintf("%+.2f", m - ref)
-			ok = rp == "?" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
-			printf "%-13s %-9s %8.2f%% %9s | %10s %5s %9s | %s\n", t "/" a, k, m, d, rp, ok, ev, s
-		}' "$f" 2>/dev/null || true
-done; done; done
+for ta in $(for t in mlp gpt; do for a in $ALLOCS; do echo $t/$a; done; done) arena/own; do
+	t=${ta%/*} alloc=${ta#*/}
+	for kind in recompute default; do
+		f=$tmp/at50
+		[ $kind = recompute ] || f=$tmp/at50def
+		awk -v t=$t -v a=$alloc -v k=$kind 'BEGIN { ref = "" }
+			$1 == t && $2 == "async" { ref = 100 * ($3 / $4 - 1) }
+			$1 == t && $2 == a { m = 100 * ($3 / $4 - 1); b = $5; rp = $6; ev = $7; s = $8; found = 1 }
+			END {
+				if (!found) { printf "%-13s %-9s %s\n", t "/" a, k, "50% not reachable"; exit }
+				d = ref == "" ? "?" : sprintf("%+.2f", m - ref)
+				ok = rp == "?" ? "?" : (rp + 0 <= b + 0 ? "yes" : "NO")
+				printf "%-13s %-9s %8.2f%% %9s | %10s %5s %9s | %s\n", t "/" a, k, m, d, rp, ok, ev, s
+			}' "$f" 2>/dev/null || true
+	done
+done
 echo "(recompute: REMAT_OFFLOAD=0; default: offload allowed, as run mode plans unless"
-echo " REMAT_OFFLOAD=0; evictions: over the longer run)"
+echo " REMAT_OFFLOAD=0; evictions: over the longer run; arena/own: $ARENA_ARGS in"
+echo " $AG chunks, which has no async mode: vs async ?)"
 
 # ---- host cost per launch ----------------------------------------------------
 bin=$BUILD/bench/run/iter_bench

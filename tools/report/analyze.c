@@ -263,8 +263,13 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 		bool dead = true;
 		for (uint32_t k = 0; k < sh->n && dead; k++)
 			dead = activation(&t->bufs[t->g->shared_bufs[sh->off + k]]);
-		*(dead ? &s->shared_dead : &s->shared_live) += sh->bytes;
-		(*(dead ? &s->nshared_dead : &s->nshared_live))++;
+		if (dead) {
+			s->shared_dead += sh->bytes;
+			s->nshared_dead++;
+		} else {
+			s->shared_live += sh->bytes;
+			s->nshared_live++;
+		}
 	}
 	int64_t fixed = t->g->const_bytes + s->shared_live;
 	s->persistent_level =

@@ -20,3 +20,14 @@ sim() {
 
 # field NAME KEY: a number from run NAME's report line.
 field() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" "$tmp/$1.rep"; }
+
+# wait_plan DIR PATTERN: until DIR holds a plan PATTERN names (*.plan.json,
+# *-BYTES-nooffload.plan.json), at most 30 s: the planner may outlive a
+# short run, and it stores the plan itself.
+wait_plan() {
+	for _i in $(seq 1 300); do
+		ls "$1"/$2 >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 0
+}

@@ -344,7 +344,7 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
  * launch runs there as the first did.  So a word is perturbed only when
  * what it held before the kernel looked like data: any other 32-bit value,
  * which is what floats of every width and packed halves look like (and a
- * zero beside data the kernel wrote: keep_data_words).  The
+ * zero beside data the kernel writes: keep_data_words).  The
  * rest of the tested bytes start from their content before the op and are
  * simply not proven: a change there stays an update.  A kernel that spins
  * on a word holding something else (a float used as a flag, a host

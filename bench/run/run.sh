@@ -146,11 +146,7 @@ for t in mlp gpt; do for alloc in $ALLOCS; do
 		# Fills the cache: the measured runs apply the plan from the same iteration.
 		# shellcheck disable=SC2086
 		sim $t-fill $R -- "$BUILD/trainers/$t" $args --iters "$A"
-		# The planner may outlive a short run; it stores the plan itself.
-		for i in $(seq 1 300); do
-			ls "$REMAT_CACHE_DIR"/*-"$bytes"-nooffload.plan.json >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		wait_plan "$REMAT_CACHE_DIR" "*-$bytes-nooffload.plan.json"
 		# One retry when the two runs did not apply the plan alike (a busy
 		# machine can end a run before its plan arrives).
 		for try in 1 2; do
@@ -310,10 +306,7 @@ for off in 0 1; do
 	R="SIMCUDA_GRANULARITY=$AG LD_PRELOAD=$LIB REMAT_BUDGET=$bytes REMAT_LOG=1 REMAT_OFFLOAD=$off REMAT_CACHE_DIR=$cache REMAT_TRACE_DIR=$tmp/arena-run"
 	# shellcheck disable=SC2086
 	sim arena-fill $R -- "$BUILD/trainers/arena" $ARENA_ARGS --iters "$((A0 + 4))"
-	for i in $(seq 1 300); do
-		ls "$cache"/*.plan.json >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_plan "$cache" "*.plan.json"
 	for n in A B; do
 		[ $n = A ] && it=$((A0 + 4)) || it=$((B0 + 4))
 		# shellcheck disable=SC2086
@@ -372,10 +365,7 @@ min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 RUNENV="LD_PRELOAD=$LIB REMAT_BUDGET=1G REMAT_LOG=1 REMAT_TRACE_DIR=$tmp/ib-trace"
 # shellcheck disable=SC2086
 launch ib-fill 1 $RUNENV >/dev/null
-for i in $(seq 1 300); do
-	ls "$REMAT_CACHE_DIR"/*-1073741824.plan.json >/dev/null 2>&1 && break
-	sleep 0.1
-done
+wait_plan "$REMAT_CACHE_DIR" "*-1073741824.plan.json"
 none="" pass="" runm="" run2=""
 for i in 1 2 3 4 5; do
 	none=$(min "$none" "$(launch ib-none 1)")

@@ -267,6 +267,16 @@ static int dead_at(const struct pl_graph *g, const struct cindex *ix, int32_t b,
 	return u != INT32_MAX && !(pl_ref_flags(g, u, b, &ver) & PL_REF_READ);
 }
 
+/* Whether the candidates of gap q give its content back at its end.  A
+ * replay at that end may then read the buffer after such a rebuild; not
+ * after one that only maps it (content dead until an overwrite there, a
+ * buffer dead across the boundary, one evicted until freed): its replay
+ * would read nothing. */
+static int rebuilds_content(const struct pl_gap *q)
+{
+	return !q->dead && !q->boundary && q->ver >= 0;
+}
+
 /* What each touched buffer needs around the replays, and the gaps that
  * must stay resident. */
 static int roles(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
@@ -302,7 +312,10 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 			 * (mapped) there is nothing left to forbid. */
 			if (!rc->mapped && pl_buf_evictable(bf)) {
 				int end_ok = strict || (f & (F_WRITTEN | F_STASH));
-				int32_t q = pl_gap_at(cs, ix, b, c, end_ok);
+				int32_t q = pl_gap_at(cs, ix, b, c, 1);
+				if (q >= 0 && !end_ok && cs->gaps[q].c == c &&
+				    rebuilds_content(&cs->gaps[q]))
+					q = -1;
 				if (q >= 0) {
 					if (PL_GROW(rc->forbid, rc->nforbid, rc->cap_forbid))
 						return -1;

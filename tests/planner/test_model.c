@@ -405,6 +405,80 @@ static void rebuild_writes_over_dead_content(void **state)
 	pl_graph_free(g);
 }
 
+/* A replay that reads a region whose content dies before the replay's
+ * position (the logits of gpt --alloc vmm: op 1 writes them into region
+ * R, op 2 reads them into Y, op 5 overwrites R whole with a gradient).
+ * Rebuilding Y before op 5 by replaying op 2 reads R's old content, so
+ * R must stay mapped over its gap from op 2 to op 5: a candidate that
+ * only maps R again before op 5 leaves that replay nothing to read.  The
+ * candidate pair was once compatible, and dtr chose it at 1000 bytes
+ * (the evaluator refused the plan). */
+static const char dying_input_graph[] =
+    "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
+    " {\"id\": 0, \"size\": 100, \"alloc_at\": 0, \"free_at\": -1},"
+    " {\"id\": 1, \"size\": 500, \"persistent\": true, \"alloc_at\": -1, \"free_at\": -1,"
+    "  \"dead_across_boundary\": true},"
+    " {\"id\": 2, \"size\": 400, \"alloc_at\": 2, \"free_at\": -1},"
+    " {\"id\": 3, \"size\": 800, \"alloc_at\": 3, \"free_at\": 5}],"
+    " \"ops\": ["
+    " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [0]},"
+    " {\"i\": 1, \"duration_ns\": 100000, \"reads\": [0], \"writes\": [1]},"
+    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
+    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [], \"writes\": [3]},"
+    " {\"i\": 4, \"duration_ns\": 10, \"reads\": [3], \"writes\": []},"
+    " {\"i\": 5, \"duration_ns\": 10, \"reads\": [2], \"writes\": [1]},"
+    " {\"i\": 6, \"duration_ns\": 10, \"reads\": [1, 0], \"writes\": []}],"
+    " \"end\": true}";
+
+static void replay_input_dying_stays_mapped(void **state)
+{
+	(void)state;
+	struct pl_graph *g = load_ok(dying_input_graph);
+	assert_int_equal(g->baseline_peak, 1800);
+	struct pl_options o;
+	pl_options_default(&o);
+	struct pl_cands cs;
+	assert_int_equal(pl_cands_build(g, &o, &cs, NULL, 0), 0);
+	int32_t r_gap = -1, y_cand = -1, r_cand = -1;
+	for (int32_t q = 0; q < cs.ngaps; q++)
+		if (cs.gaps[q].buf == 1 && cs.gaps[q].a == 2 && cs.gaps[q].c == 5)
+			r_gap = q;
+	assert_true(r_gap >= 0);
+	for (int32_t j = 0; j < cs.ncands; j++) {
+		const struct pl_cand *x = &cs.c[j];
+		for (uint32_t k = 0; k < x->ngaps; k++) {
+			int32_t q = cs.gap_list[x->gap_off + k];
+			if (x->ngaps == 1 && q == r_gap)
+				r_cand = j;
+			if (x->ngaps == 1 && cs.gaps[q].buf == 2 && x->at == 5 && x->cost == 10)
+				y_cand = j;
+		}
+	}
+	assert_true(r_cand >= 0 && y_cand >= 0);
+	int forbids = 0;
+	for (uint32_t k = 0; k < cs.c[y_cand].nforbid; k++)
+		forbids |= cs.forbid_list[cs.c[y_cand].forbid_off + k] == r_gap;
+	assert_true(forbids);
+	struct pl_selection sel;
+	assert_int_equal(pl_sel_init(&sel, &cs), 0);
+	pl_sel_take(&sel, &cs, r_cand);
+	assert_false(pl_sel_compatible(&sel, y_cand));
+	pl_sel_free(&sel);
+	pl_cands_free(&cs);
+	/* Both out at 1000 bytes: Y's rebuild replays op 1 as well, which the
+	 * walk (dtr, and the ILP from it) finds; greedy only picks among
+	 * candidates, and no compatible pair of them gets there. */
+	for (int p = PL_PLANNER_DTR; p <= PL_PLANNER_ILP; p++) {
+		struct pl_eval e;
+		struct pl_plan *plan = plan_checked(g, 1000, (enum pl_planner)p, &e);
+		assert_true(has_step(plan, 5, PL_STEP_REPLAY, 2));
+		assert_int_equal(e.recompute_ns, 100010);
+		pl_eval_free(&e);
+		pl_plan_free(plan);
+	}
+	pl_graph_free(g);
+}
+
 /* Op 2 updates part of B from A (B is not among its reads): the bytes it
  * leaves keep version 0, so rebuilding B's version 2 replays op 0 and
  * then op 2.  At 900 bytes B must be out over ops 3-4. */
@@ -655,6 +729,7 @@ int main(void)
 	    cmocka_unit_test(untouched_buffer_parked),
 	    cmocka_unit_test(dead_between_tensors_released),
 	    cmocka_unit_test(rebuild_writes_over_dead_content),
+	    cmocka_unit_test(replay_input_dying_stays_mapped),
 	    cmocka_unit_test(partial_write_rebuilds_prior_version),
 	    cmocka_unit_test(long_inplace_chain),
 	    cmocka_unit_test(long_chain_through_freed_buffers),

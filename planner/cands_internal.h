@@ -51,6 +51,11 @@ struct recipe {
 	int32_t *tb, *tv;
 	/* when set, the actual state at c: an alive buffer is resident iff mapped */
 	const uint8_t *mapped;
+	/* with mapped: per buffer, an earlier rebuild wrote over its content
+	 * (dead there) since the program last wrote it.  Without an actual
+	 * state, content the program overwrites before reading it again is
+	 * never a replay's input (it is rebuilt). */
+	const uint8_t *clobbered;
 	/* with mapped: keep evicted buffers rebuilt on the way mapped (listed
 	 * in kept) rather than releasing them, those needed soonest first,
 	 * up to keep_limit bytes */
@@ -104,6 +109,11 @@ int pl_recipe_targets(struct recipe *rc, int32_t n);
  * cannot be rebuilt there (a non-replayable op, content no replay gives). */
 int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
                     const struct pl_cands *cs, int32_t c, int strict);
+/* After a build on an actual state, for b mapped at c and written by the
+ * replays in place (not a target, not saved and restored): 1 when they
+ * leave it holding other content than it held there (dead content they
+ * write over), 0 when they leave it as it was; -1 for any other b. */
+int pl_recipe_overwrites(const struct recipe *rc, int32_t b);
 /* The memory ranges a recipe adds at c besides its targets: each stash,
  * held from the first use of its buffer to c (negative saved bytes).
  * Appends to *rg (grown as needed); -1 when out of memory. */

@@ -15,7 +15,10 @@
  * A buffer alive at c that a replay reads is resident there (its gap
  * over c must stay: a forbidden gap), or, on an actual state (`mapped`,
  * the walk in sim.c), it is not mapped and is rebuilt on the way like an
- * intermediate, then released or kept.
+ * intermediate, then released or kept.  Content the program overwrites
+ * before reading it again is dead: a rebuild writes over it without
+ * saving it, so a replay that reads it rebuilds it first (on an actual
+ * state only where an earlier rebuild did write over it).
  *
  * Nothing caps a recipe's length: a long chain is expensive, and the
  * planners weigh that.  Intermediates are released right after the last
@@ -41,6 +44,7 @@ enum {
 /* second flag byte */
 enum {
 	G_EVICTED = 1, /* alive at c but not mapped: rebuilt on the way */
+	G_DEAD = 2,    /* mapped at c, content dead there (dead_at): rebuilt on the way */
 };
 
 int pl_recipe_init(struct recipe *rc, const struct pl_graph *g)
@@ -133,6 +137,30 @@ static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k)
 	return 0;
 }
 
+/* The first use of b after position c (INT32_MAX if none). */
+static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
+{
+	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ix->uses[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
+}
+
+/* Whether the content b holds at c is dead: the next op to use it
+ * overwrites all of it without reading it (a region of a long-lived
+ * allocation between two of the tensors the program keeps there).  A
+ * replay may then write over it without saving and restoring it. */
+static int dead_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t c)
+{
+	int32_t u = use_after(ix, b, c), ver = 0;
+	return u != INT32_MAX && !(pl_ref_flags(g, u, b, &ver) & PL_REF_READ);
+}
+
 /* A replay reads version v of b: it is resident at c, comes from the
  * stash (the content from before the iteration), or its writer is
  * replayed too. */
@@ -143,11 +171,22 @@ static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex
 		return -1;
 	uint8_t *f = &rc->bflag[b];
 	if (!(*f & F_TARGET) && (*f & F_ALIVE) && rc->vat[b] == v) {
-		if (!(rc->bflag2[b] & G_EVICTED) && !(rc->mapped && !rc->mapped[b])) {
-			*f |= F_RESREAD;
-			return 0;
+		int mapped = !(rc->bflag2[b] & G_EVICTED) && !(rc->mapped && !rc->mapped[b]);
+		if (mapped && !(rc->bflag2[b] & G_DEAD)) {
+			if (rc->mapped ? !(rc->clobbered && rc->clobbered[b])
+			               : !dead_at(g, ix, b, c)) {
+				*f |= F_RESREAD;
+				return 0;
+			}
+			/* Content the program overwrites before reading it again is
+			 * no input to count on: another rebuild may write over it
+			 * without saving it (roles), before this one or at the same
+			 * position; the walk knows whether one did.  Rebuilt here
+			 * like an evicted buffer, it stays mapped. */
+			rc->bflag2[b] |= G_DEAD;
+		} else if (!mapped) {
+			rc->bflag2[b] |= G_EVICTED; /* and rebuilt below */
 		}
-		rc->bflag2[b] |= G_EVICTED; /* and rebuilt below */
 	}
 	if (v == PL_VER_PRE) {
 		if (rc->no_stash)
@@ -189,7 +228,8 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 	for (int32_t t = 0; t < rc->ntouched; t++) {
 		int32_t b = rc->touched[t];
 		uint8_t f = rc->bflag[b] &= (uint8_t)~F_WRITTEN;
-		int lost = (f & F_TARGET) || !(f & F_ALIVE) || (rc->bflag2[b] & G_EVICTED);
+		int lost =
+		    (f & F_TARGET) || !(f & F_ALIVE) || (rc->bflag2[b] & (G_EVICTED | G_DEAD));
 		rc->lver[b] = lost ? VER_LOST : rc->vat[b];
 		rc->first[b] = rc->last[b] = -1;
 	}
@@ -241,30 +281,6 @@ static int emit(struct recipe *rc, int kind, int32_t arg)
 		return -1;
 	rc->steps[rc->nsteps++] = (struct pl_step){kind, arg};
 	return 0;
-}
-
-/* The first use of b after position c (INT32_MAX if none). */
-static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
-{
-	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ix->uses[mid] < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
-}
-
-/* Whether the content b holds at c is dead: the next op to use it
- * overwrites all of it without reading it (a region of a long-lived
- * allocation between two of the tensors the program keeps there).  A
- * replay may then write over it without saving and restoring it. */
-static int dead_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t c)
-{
-	int32_t u = use_after(ix, b, c), ver = 0;
-	return u != INT32_MAX && !(pl_ref_flags(g, u, b, &ver) & PL_REF_READ);
 }
 
 /* Whether the candidates of gap q give its content back at its end.  A
@@ -331,6 +347,17 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 		rc->bflag[b] = f;
 	}
 	return 0;
+}
+
+int pl_recipe_overwrites(const struct recipe *rc, int32_t b)
+{
+	if (rc->stamp[b] != rc->epoch)
+		return -1;
+	uint8_t f = rc->bflag[b];
+	if ((f & (F_ALIVE | F_WRITTEN)) != (F_ALIVE | F_WRITTEN) ||
+	    (f & (F_TARGET | F_SAVE | F_RELEASE)) || (rc->bflag2[b] & G_EVICTED))
+		return -1; /* (an evicted one kept has lver as keep_some's scratch) */
+	return rc->lver[b] != rc->vat[b];
 }
 
 /* Of the buffers that may be kept, keeps those needed soonest within

@@ -356,6 +356,7 @@ static int step(struct walk *w, int32_t p)
 	int64_t need = w->mem + extra;
 	if (rc->nt) {
 		rc->mapped = w->mapped;
+		rc->clobbered = w->clobbered;
 		int r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
 		if (r) {
 			rc->mapped = NULL;
@@ -420,7 +421,16 @@ static int step(struct walk *w, int32_t p)
 			map(w, rc->tb[t]);
 		for (int32_t t = 0; t < rc->nkept; t++)
 			map(w, rc->kept[t]);
+		for (int32_t t = 0; t < rc->ntouched; t++) {
+			int o = pl_recipe_overwrites(rc, rc->touched[t]);
+			if (o >= 0)
+				w->clobbered[rc->touched[t]] = (uint8_t)o;
+		}
 	}
+	/* what op p writes is the program's content again */
+	for (uint32_t i = 0; i < op->nrefs; i++)
+		if (g->refs[op->ref_off + i].flags & PL_REF_WRITE)
+			w->clobbered[g->refs[op->ref_off + i].buf] = 0;
 	for (uint32_t i = 0; i < op->nrefs; i++) {
 		const struct pl_ref *r = &g->refs[op->ref_off + i];
 		if (w->mapped[r->buf])
@@ -455,6 +465,7 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 		return -1;
 	if (g->nshared)
 		memset(w->share, 0, sizeof(int32_t) * (size_t)g->nshared);
+	memset(w->clobbered, 0, g->nbufs ? (size_t)g->nbufs : 1);
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		const struct pl_buffer *bf = &g->bufs[b];
 		w->busy[b] = 0;
@@ -488,6 +499,7 @@ void sim_walk_free(struct walk *w)
 	pl_recipe_free(&w->rc);
 	free(w->tm);
 	free(w->mapped);
+	free(w->clobbered);
 	free(w->share);
 	free(w->never);
 	free(w->reserve);
@@ -571,6 +583,7 @@ int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int 
 	w->v2 = version >= 2;
 	w->tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
 	w->mapped = malloc(nb);
+	w->clobbered = calloc(nb, 1);
 	w->share = calloc(g->nshared ? (size_t)g->nshared : 1, sizeof(int32_t));
 	w->never = calloc(nb, 1);
 	w->reserve = calloc(nb, 1);
@@ -583,9 +596,10 @@ int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int 
 	w->evq = calloc(nb, sizeof(int32_t));
 	w->alist = pl_bufs_by_pos(g, 0, &w->aoff);
 	w->flist = pl_bufs_by_pos(g, 1, &w->foff);
-	if (!w->tm || !w->mapped || !w->share || !w->never || !w->reserve || !w->stashed ||
-	    !w->last || !w->busy || !w->seen || !w->stack || !w->stack2 || !w->evq || !w->alist ||
-	    !w->flist || pl_cindex_build(g, &w->ix) || pl_recipe_init(&w->rc, g) || stash_index(w))
+	if (!w->tm || !w->mapped || !w->clobbered || !w->share || !w->never || !w->reserve ||
+	    !w->stashed || !w->last || !w->busy || !w->seen || !w->stack || !w->stack2 || !w->evq ||
+	    !w->alist || !w->flist || pl_cindex_build(g, &w->ix) || pl_recipe_init(&w->rc, g) ||
+	    stash_index(w))
 		return -1;
 	w->rc.no_stash = !w->v2;
 	w->tm[0] = 0;

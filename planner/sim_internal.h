@@ -21,6 +21,7 @@ struct walk {
 	int64_t budget, mem, peak;
 	int64_t *tm;           /* tm[p]: start time of op p (sum of durations before it) */
 	uint8_t *mapped;       /* per buffer */
+	uint8_t *clobbered;    /* per buffer: a rebuild wrote over its dead content */
 	int32_t *share;        /* per shared chunk group: its buffers mapped */
 	uint8_t *never;        /* per buffer: its rebuild failed once, keep it */
 	uint8_t *reserve;      /* per buffer: hold its stash from its first use on */

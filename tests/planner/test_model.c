@@ -408,11 +408,13 @@ static void rebuild_writes_over_dead_content(void **state)
 /* A replay that reads a region whose content dies before the replay's
  * position (the logits of gpt --alloc vmm: op 1 writes them into region
  * R, op 2 reads them into Y, op 5 overwrites R whole with a gradient).
- * Rebuilding Y before op 5 by replaying op 2 reads R's old content, so
- * R must stay mapped over its gap from op 2 to op 5: a candidate that
- * only maps R again before op 5 leaves that replay nothing to read.  The
- * candidate pair was once compatible, and dtr chose it at 1000 bytes
- * (the evaluator refused the plan). */
+ * Rebuilding Y before op 5 by replaying op 2 needs R's old content, so
+ * it replays op 1 as well (dead content is no input to count on: see
+ * dead_content_is_rebuilt), and R must stay mapped over its gap from
+ * op 2 to op 5 for that: a candidate that only maps R again before op 5
+ * is incompatible with it.  The pair was once compatible (the rebuild
+ * then replayed op 2 alone), and dtr chose it at 1000 bytes (the
+ * evaluator refused the plan). */
 static const char dying_input_graph[] =
     "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
     " {\"id\": 0, \"size\": 100, \"alloc_at\": 0, \"free_at\": -1},"
@@ -422,10 +424,10 @@ static const char dying_input_graph[] =
     " {\"id\": 3, \"size\": 800, \"alloc_at\": 3, \"free_at\": 5}],"
     " \"ops\": ["
     " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [0]},"
-    " {\"i\": 1, \"duration_ns\": 100000, \"reads\": [0], \"writes\": [1]},"
+    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [0], \"writes\": [1]},"
     " {\"i\": 2, \"duration_ns\": 10, \"reads\": [1], \"writes\": [2]},"
     " {\"i\": 3, \"duration_ns\": 10, \"reads\": [], \"writes\": [3]},"
-    " {\"i\": 4, \"duration_ns\": 10, \"reads\": [3], \"writes\": []},"
+    " {\"i\": 4, \"duration_ns\": 1000, \"reads\": [3], \"writes\": []},"
     " {\"i\": 5, \"duration_ns\": 10, \"reads\": [2], \"writes\": [1]},"
     " {\"i\": 6, \"duration_ns\": 10, \"reads\": [1, 0], \"writes\": []}],"
     " \"end\": true}";
@@ -450,7 +452,7 @@ static void replay_input_dying_stays_mapped(void **state)
 			int32_t q = cs.gap_list[x->gap_off + k];
 			if (x->ngaps == 1 && q == r_gap)
 				r_cand = j;
-			if (x->ngaps == 1 && cs.gaps[q].buf == 2 && x->at == 5 && x->cost == 10)
+			if (x->ngaps == 1 && cs.gaps[q].buf == 2 && x->at == 5 && x->cost == 20)
 				y_cand = j;
 		}
 	}
@@ -465,14 +467,81 @@ static void replay_input_dying_stays_mapped(void **state)
 	assert_false(pl_sel_compatible(&sel, y_cand));
 	pl_sel_free(&sel);
 	pl_cands_free(&cs);
-	/* Both out at 1000 bytes: Y's rebuild replays op 1 as well, which the
-	 * walk (dtr, and the ILP from it) finds; greedy only picks among
-	 * candidates, and no compatible pair of them gets there. */
+	/* Both out at 1000 bytes: R mapped again and Y's rebuild replaying
+	 * ops 1 and 2, which the walk (dtr, and the ILP from it) finds;
+	 * greedy only picks among candidates, and no compatible pair of them
+	 * gets there. */
 	for (int p = PL_PLANNER_DTR; p <= PL_PLANNER_ILP; p++) {
 		struct pl_eval e;
 		struct pl_plan *plan = plan_checked(g, 1000, (enum pl_planner)p, &e);
+		assert_true(has_step(plan, 5, PL_STEP_REPLAY, 1));
 		assert_true(has_step(plan, 5, PL_STEP_REPLAY, 2));
-		assert_int_equal(e.recompute_ns, 100010);
+		assert_int_equal(e.recompute_ns, 20);
+		pl_eval_free(&e);
+		pl_plan_free(plan);
+	}
+	pl_graph_free(g);
+}
+
+/* Content that dies without being read again is no replay input to
+ * count on, since another rebuild may write over it unsaved: op 0 (an
+ * arena's memset) writes Q and region R, op 1 writes R from Q, op 2 reads
+ * R into Y, op 6 overwrites R whole.  Before op 5, rebuilding Q replays
+ * op 0, which writes over R's dead content; rebuilding Y there replays
+ * op 2, which must then not read R as it is but have op 1 rebuild it
+ * first (the ILP once chose both rebuilds, the evaluator refused the
+ * plan: llm.c's arena at 60%). */
+static const char clobber_graph[] =
+    "{\"format\": \"remat-graph\", \"version\": 1, \"buffers\": ["
+    " {\"id\": 0, \"size\": 500, \"persistent\": true, \"alloc_at\": -1, \"free_at\": -1,"
+    "  \"dead_across_boundary\": true},"
+    " {\"id\": 1, \"size\": 300, \"alloc_at\": 0, \"free_at\": -1},"
+    " {\"id\": 2, \"size\": 400, \"alloc_at\": 2, \"free_at\": -1},"
+    " {\"id\": 3, \"size\": 800, \"alloc_at\": 3, \"free_at\": 5}],"
+    " \"ops\": ["
+    " {\"i\": 0, \"duration_ns\": 10, \"reads\": [], \"writes\": [0, 1]},"
+    " {\"i\": 1, \"duration_ns\": 10, \"reads\": [1], \"writes\": [0]},"
+    " {\"i\": 2, \"duration_ns\": 10, \"reads\": [0], \"writes\": [2]},"
+    " {\"i\": 3, \"duration_ns\": 10, \"reads\": [], \"writes\": [3]},"
+    " {\"i\": 4, \"duration_ns\": 10, \"reads\": [3], \"writes\": []},"
+    " {\"i\": 5, \"duration_ns\": 10, \"reads\": [2, 1], \"writes\": []},"
+    " {\"i\": 6, \"duration_ns\": 10, \"reads\": [], \"writes\": [0]},"
+    " {\"i\": 7, \"duration_ns\": 10, \"reads\": [0], \"writes\": []}],"
+    " \"end\": true}";
+
+static void dead_content_is_rebuilt(void **state)
+{
+	(void)state;
+	struct pl_graph *g = load_ok(clobber_graph);
+	struct pl_options o;
+	pl_options_default(&o);
+	struct pl_cands cs;
+	assert_int_equal(pl_cands_build(g, &o, &cs, NULL, 0), 0);
+	int clobbers = 0, reads = 0;
+	for (int32_t j = 0; j < cs.ncands; j++) {
+		const struct pl_cand *x = &cs.c[j];
+		if (x->at != 5)
+			continue;
+		int op0 = 0, op1 = 0, op2 = 0;
+		for (uint32_t k = 0; k < x->nsteps; k++) {
+			const struct pl_step *st = &cs.steps[x->step_off + k];
+			if (st->kind == PL_STEP_REPLAY) {
+				op0 |= st->arg == 0;
+				op1 |= st->arg == 1;
+				op2 |= st->arg == 2;
+			}
+		}
+		clobbers |= op0 && !op2;
+		if (op2) {
+			reads = 1;
+			assert_true(op1); /* R from Q, never R's dead content */
+		}
+	}
+	assert_true(clobbers && reads);
+	pl_cands_free(&cs);
+	for (int p = PL_PLANNER_DTR; p <= PL_PLANNER_ILP; p++) {
+		struct pl_eval e;
+		struct pl_plan *plan = plan_checked(g, 1300, (enum pl_planner)p, &e);
 		pl_eval_free(&e);
 		pl_plan_free(plan);
 	}
@@ -730,6 +799,7 @@ int main(void)
 	    cmocka_unit_test(dead_between_tensors_released),
 	    cmocka_unit_test(rebuild_writes_over_dead_content),
 	    cmocka_unit_test(replay_input_dying_stays_mapped),
+	    cmocka_unit_test(dead_content_is_rebuilt),
 	    cmocka_unit_test(partial_write_rebuilds_prior_version),
 	    cmocka_unit_test(long_inplace_chain),
 	    cmocka_unit_test(long_chain_through_freed_buffers),

@@ -86,7 +86,7 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 	struct gb b = {0};
 	struct pl_graph *g = pl_graph_new();
 	int L = o->layers;
-	int maxops = 2 * L + 4, maxbufs = 6 * L + 8;
+	int maxops = 2 * L + 10, maxbufs = 6 * L + 12;
 	if (!g || pl_graph_reserve(g, maxops, maxbufs, (uint32_t)maxops * 8)) {
 		pl_graph_free(g);
 		return NULL;
@@ -103,6 +103,17 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 	new_op(&b, &s, 0);
 	act[0] = new_buf(&b, 1024 * (1 + pick(&s, 4)), 0, 0, 0);
 	ref(&b, act[0], PL_REF_WRITE);
+	int32_t logits = -1, zeroed = -1;
+	if (o->reuse) {
+		/* an arena's memset: the logits' region (overwritten before it
+		 * is read) and one that a partial write below keeps zeros of */
+		logits = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 1, -1);
+		zeroed = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 1, -1);
+		g->bufs[logits].dead_across = g->bufs[zeroed].dead_across = 1;
+		new_op(&b, &s, 1);
+		ref(&b, logits, PL_REF_WRITE);
+		ref(&b, zeroed, PL_REF_WRITE);
+	}
 	for (int i = 1; i <= L; i++) {
 		int p = g->nops;
 		new_op(&b, &s, !(o->nonreplay && pick(&s, 8) == 0));
@@ -136,10 +147,36 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 			ref(&b, act[i], PL_REF_WRITE | PL_REF_PARTIAL);
 		}
 	}
+	if (o->reuse) {
+		/* the zeroed region, partly written (its zeros kept), read late */
+		new_op(&b, &s, 1);
+		ref(&b, act[L], PL_REF_READ);
+		ref(&b, zeroed, PL_REF_WRITE | PL_REF_PARTIAL);
+		/* logits into their region, read into probabilities, then the
+		 * region overwritten whole with their gradient (gpt's pool) */
+		new_op(&b, &s, 1);
+		ref(&b, act[L], PL_REF_READ);
+		ref(&b, w, PL_REF_READ);
+		ref(&b, logits, PL_REF_WRITE);
+		new_op(&b, &s, 1);
+		int32_t probs = new_buf(&b, 1024 * (1 + pick(&s, 3)), 0, 0, g->nops - 1);
+		ref(&b, logits, PL_REF_READ);
+		ref(&b, probs, PL_REF_WRITE);
+		new_op(&b, &s, 1);
+		ref(&b, w, PL_REF_READ);
+		new_op(&b, &s, 1);
+		ref(&b, probs, PL_REF_READ);
+		ref(&b, zeroed, PL_REF_READ);
+		ref(&b, logits, PL_REF_WRITE);
+	}
 	/* backward: gradient chain reading the activations in reverse */
 	new_op(&b, &s, 1);
 	int32_t grad = new_buf(&b, 1024, 0, 0, g->nops - 1);
 	ref(&b, act[L], PL_REF_READ);
+	if (o->reuse) {
+		ref(&b, logits, PL_REF_READ);
+		ref(&b, zeroed, PL_REF_READ);
+	}
 	ref(&b, grad, PL_REF_WRITE);
 	for (int i = L; i >= 1 && g->nops < maxops; i--) {
 		new_op(&b, &s, 1);
@@ -571,9 +608,14 @@ struct pl_plan *tu_mutate(const struct pl_graph *g, const struct pl_plan *p, uin
 
 struct rg_opts tu_mixed_opts(uint64_t seed)
 {
-	struct rg_opts o = {
-	    2 + (int)(seed % 8), 1, 1, (int)(seed % 3 == 0), (int)(seed % 2), (int)(seed % 4 == 1),
-	    (int)(seed % 3 != 2)};
+	struct rg_opts o = {2 + (int)(seed % 8),
+	                    1,
+	                    1,
+	                    (int)(seed % 3 == 0),
+	                    (int)(seed % 2),
+	                    (int)(seed % 4 == 1),
+	                    (int)(seed % 3 != 2),
+	                    (int)(seed % 5 >= 3)};
 	return o;
 }
 

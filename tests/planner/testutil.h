@@ -16,6 +16,10 @@ struct rg_opts {
 	int dead;        /* some activations live in long-lived memory, dead across the boundary */
 	int partial;     /* some writes cover only part of their buffer */
 	int shared;      /* some buffers next to each other share a chunk (shared_chunks) */
+	/* long-lived regions that hold one tensor, then another (a pool's
+	 * reuse), and a memset of several regions whose zeros a partial write
+	 * keeps (an arena's) */
+	int reuse;
 };
 
 /* Deterministic xorshift so failures reproduce from the seed. */

@@ -51,12 +51,7 @@ static void evaluator_matches_reference(void **state)
 		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
 		struct pl_selection sel;
 		for (int trial = 0; trial < 20; trial++) {
-			/* a random compatible set of candidates */
-			assert_int_equal(pl_sel_init(&sel, &cs), 0);
-			for (int32_t j = 0; j < cs.ncands; j++)
-				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, j))
-					pl_sel_take(&sel, &cs, j);
-			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
+			struct pl_plan *p = tu_random_selection(g, &cs, &s, &sel);
 			assert_non_null(p);
 			check_same(g, p, &nvalid, &ninvalid);
 			/* The model curve bounds the exact one from above, but for
@@ -132,11 +127,7 @@ static void compatible_candidates_make_valid_plans(void **state)
 		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
 		for (int trial = 0; trial < 40; trial++) {
 			struct pl_selection sel;
-			assert_int_equal(pl_sel_init(&sel, &cs), 0);
-			for (int32_t j = 0; j < cs.ncands; j++)
-				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, j))
-					pl_sel_take(&sel, &cs, j);
-			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
+			struct pl_plan *p = tu_random_selection(g, &cs, &s, &sel);
 			assert_non_null(p);
 			struct pl_eval e;
 			assert_int_equal(pl_evaluate(g, p, &e), 0);

@@ -75,6 +75,7 @@ static void ilp_matches_brute_force(void **state)
 		                    (int)(tu_rand(&s) % 2),
 		                    0,
 		                    0,
+		                    0,
 		                    0};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
@@ -173,7 +174,8 @@ static void every_plan_passes_the_evaluator(void **state)
 		                    (int)(seed % 2),
 		                    (int)(seed % 3 == 1),
 		                    (int)(seed % 5 == 2),
-		                    (int)(seed % 3 == 0)};
+		                    (int)(seed % 3 == 0),
+		                    (int)(seed % 4 == 3)};
 		struct pl_graph *g = tu_random_graph(seed, &o);
 		assert_non_null(g);
 		struct pl_options opt;
@@ -248,7 +250,7 @@ static void every_plan_passes_the_evaluator(void **state)
 static void unreachable_budget_says_what_is_reachable(void **state)
 {
 	(void)state;
-	struct rg_opts o = {6, 0, 0, 0, 0, 0, 0};
+	struct rg_opts o = {6, 0, 0, 0, 0, 0, 0, 0};
 	struct pl_graph *g = tu_random_graph(7, &o);
 	struct pl_options opt;
 	pl_options_default(&opt);

@@ -222,6 +222,17 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o)
 	return g;
 }
 
+struct pl_plan *tu_random_selection(const struct pl_graph *g, const struct pl_cands *cs,
+                                    uint64_t *s, struct pl_selection *sel)
+{
+	if (pl_sel_init(sel, cs))
+		return NULL;
+	for (int32_t j = 0; j < cs->ncands; j++)
+		if (tu_rand(s) % 3 == 0 && pl_sel_compatible(sel, j))
+			pl_sel_take(sel, cs, j);
+	return pl_sel_plan(g, cs, sel->chosen);
+}
+
 /* ---- reference simulator ---- */
 
 #define LOST (-3)

@@ -28,6 +28,12 @@ struct pl_graph *tu_random_graph(uint64_t seed, const struct rg_opts *o);
 /* The cross-checks' mix: every feature on for some seeds, off for others. */
 struct rg_opts tu_mixed_opts(uint64_t seed);
 
+/* The plan of a random set of compatible candidates (each one offered is
+ * taken with probability 1/3), the set in *sel, which this initialises
+ * (the caller frees both); NULL when out of memory. */
+struct pl_plan *tu_random_selection(const struct pl_graph *g, const struct pl_cands *cs,
+                                    uint64_t *s, struct pl_selection *sel);
+
 struct tu_sim {
 	int valid;
 	int64_t peak, recompute;

@@ -152,11 +152,7 @@ static void runtime_agrees_with_evaluator(void **state)
 		assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
 		struct pl_selection sel;
 		for (int trial = 0; trial < 10; trial++) {
-			assert_int_equal(pl_sel_init(&sel, &cs), 0);
-			for (int32_t j = 0; j < cs.ncands; j++)
-				if (tu_rand(&s) % 3 == 0 && pl_sel_compatible(&sel, j))
-					pl_sel_take(&sel, &cs, j);
-			struct pl_plan *p = pl_sel_plan(g, &cs, sel.chosen);
+			struct pl_plan *p = tu_random_selection(g, &cs, &s, &sel);
 			assert_non_null(p);
 			agree_mutated(g, prof, p, &s, &nvalid, &ninvalid);
 			pl_plan_free(p);

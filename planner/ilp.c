@@ -488,7 +488,8 @@ int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		double dive_obj = 0, warm_obj = 0;
 		for (int32_t j = 0; warm && j < N; j++)
 			warm_obj += warm[j] ? (double)cs->c[j].cost : 0;
-		int dr = pl_ilp_dive(lp, N, time_limit - (pl_now() - t0), chosen, &dive_obj);
+		int dr = pl_ilp_dive(lp, N, time_limit - (pl_now() - t0), m.n <= PL_DIVE_WIDE_NZ,
+		                     chosen, &dive_obj);
 		if (dr == PL_GLPK_FAILED)
 			goto glpk_failed;
 		if (verbose)

@@ -59,9 +59,11 @@ int pl_ilp_branch(glp_prob *lp, struct ilp_ctx *c, int presolve, double seconds,
  * cheaper than what they hold (*obj < 0: nothing yet).  Whether it is
  * proven optimal. */
 int pl_ilp_take(glp_prob *lp, int ret, int32_t N, uint8_t *chosen, double *obj);
-/* The dive from the solved LP relaxation in lp: 0 with sel and *obj, 1
- * none, PL_GLPK_FAILED. */
-int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, uint8_t *sel, double *obj);
+/* The dives from the solved LP relaxation in lp (wide: also the one
+ * that frees what the relaxation leaves out, for small models): 0 with
+ * sel and *obj, 1 none, PL_GLPK_FAILED. */
+#define PL_DIVE_WIDE_NZ 1000000 /* non-zeros up to which a model is small */
+int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, uint8_t *sel, double *obj);
 /* Neighbourhoods of inc (cost *obj) over the memory positions rows[0 ..
  * nmem) until `until` (pl_now() time): -1 if GLPK failed (lp is gone),
  * else 0; inc and *obj hold the best selection. */

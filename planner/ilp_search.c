@@ -197,9 +197,6 @@ int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, uint8_t *s
 {
 	double t0 = pl_now();
 	int any = 0;
-	uint8_t *mine = malloc(N ? (size_t)N : 1);
-	if (!mine)
-		return 1;
 	for (int fix_out = 1; fix_out >= !wide; fix_out--) {
 		glp_prob *sub = glp_create_prob();
 		glp_copy_prob(sub, lp, GLP_OFF);
@@ -214,22 +211,17 @@ int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, uint8_t *s
 		glp_iocp parm;
 		small_milp(&parm, &c);
 		parm.tm_lim = pl_tm_ms((time_limit - (pl_now() - t0)) / 2); /* presolved */
-		if (guarded_intopt(sub, &parm) == PL_GLPK_FAILED) {
-			free(mine);
+		if (guarded_intopt(sub, &parm) == PL_GLPK_FAILED)
 			return PL_GLPK_FAILED;
-		}
 		int st = glp_mip_status(sub);
 		if ((st == GLP_OPT || st == GLP_FEAS) && (!any || glp_mip_obj_val(sub) < *obj)) {
 			*obj = glp_mip_obj_val(sub);
 			for (int32_t j = 0; j < N; j++)
-				mine[j] = glp_mip_col_val(sub, j + 1) > 0.5;
+				sel[j] = glp_mip_col_val(sub, j + 1) > 0.5;
 			any = 1;
 		}
 		glp_delete_prob(sub);
 	}
-	if (any)
-		memcpy(sel, mine, (size_t)N);
-	free(mine);
 	return any ? 0 : 1;
 }
 

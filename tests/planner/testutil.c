@@ -619,14 +619,14 @@ struct pl_plan *tu_mutate(const struct pl_graph *g, const struct pl_plan *p, uin
 
 struct rg_opts tu_mixed_opts(uint64_t seed)
 {
-	struct rg_opts o = {2 + (int)(seed % 8),
-	                    1,
-	                    1,
-	                    (int)(seed % 3 == 0),
-	                    (int)(seed % 2),
-	                    (int)(seed % 4 == 1),
-	                    (int)(seed % 3 != 2),
-	                    (int)(seed % 5 >= 3)};
+	struct rg_opts o = {.layers = 2 + (int)(seed % 8),
+	                    .side_writes = 1,
+	                    .inplace = 1,
+	                    .nonreplay = (int)(seed % 3 == 0),
+	                    .dead = (int)(seed % 2),
+	                    .partial = (int)(seed % 4 == 1),
+	                    .shared = (int)(seed % 3 != 2),
+	                    .reuse = (int)(seed % 5 >= 3)};
 	return o;
 }
 

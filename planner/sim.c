@@ -169,6 +169,8 @@ static double key(struct walk *w, int32_t b, int32_t q)
 	if (nu - q < 2 || v == PL_VER_PRE || (v >= 0 && !g->ops[v].replayable) ||
 	    pl_idle_spans_collective(&w->ix, q, nu))
 		return -1;
+	if (w->max_ratio >= 0 && v >= 0 && sim_ratio(g, b, v) > w->max_ratio)
+		return -1;
 	double cost = v >= 0 ? (double)rebuild_cost(w, v, nu) : 0;
 	cost += (double)dependents_cost(w, b, v, q + 1);
 	double idle = (double)(w->tm[nu] - w->tm[q + 1]) + 1;
@@ -313,7 +315,7 @@ static int repair(struct walk *w)
 }
 
 /* Position p: frees and allocations, rebuild what op p needs, make room,
- * run it.  0, or -1 out of memory. */
+ * run it.  0, 1 the rebuilds went over cost_cap, or -1 out of memory. */
 static int step(struct walk *w, int32_t p)
 {
 	const struct pl_graph *g = w->g;
@@ -410,6 +412,11 @@ static int step(struct walk *w, int32_t p)
 		    (struct event){sim_pin_key(rc->tb[t], w->evq[rc->tb[t]]), rc->cost};
 	}
 	if (rc->nt) {
+		w->spent += rc->cost;
+		if (w->cost_cap >= 0 && w->spent > w->cost_cap)
+			return 1; /* given up */
+	}
+	if (rc->nt) {
 		for (int32_t i = 0; i < rc->nsteps; i++) {
 			const struct pl_step *st = &rc->steps[i];
 			if (pl_asm_step(&w->pa, p, st->kind, st->arg))
@@ -451,7 +458,8 @@ static int step(struct walk *w, int32_t p)
 	return 0;
 }
 
-/* One walk; the plan in *out.  0 met, 1 not met, -1 out of memory. */
+/* One walk; the plan in *out.  0 met, 1 not met, 2 given up (cost_cap,
+ * no plan), -1 out of memory. */
 static int walk_once(struct walk *w, struct pl_plan **out)
 {
 	const struct pl_graph *g = w->g;
@@ -460,6 +468,7 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 	w->nev = 0;
 	w->failed = 0;
 	w->peak = 0;
+	w->spent = 0;
 	w->mem = g->const_bytes;
 	if (pl_asm_init(&w->pa, g))
 		return -1;
@@ -481,6 +490,10 @@ static int walk_once(struct walk *w, struct pl_plan **out)
 	int rc = 0;
 	for (int32_t p = 0; p < g->nops && !w->failed && !rc; p++)
 		rc = step(w, p);
+	if (rc > 0) {
+		pl_asm_free(&w->pa);
+		return 2; /* given up */
+	}
 	/* what is dead across the boundary goes after its last use */
 	for (int32_t b = 0; !rc && !w->failed && b < g->nbufs; b++)
 		if (w->pa.boundary[b] && w->mapped[b] && w->last[b] >= 0)
@@ -557,6 +570,8 @@ int sim_walk_all(struct walk *w, struct pl_plan **out, int *met)
 		int rc = walk_once(w, &p);
 		if (rc < 0)
 			return -1;
+		if (rc == 2)
+			return 1;
 		int again = w->failed;
 		for (int32_t b = 0; b < w->g->nbufs; b++)
 			if (w->stashed[b] && !w->reserve[b]) {
@@ -580,6 +595,8 @@ int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int 
 	w->g = g;
 	w->budget = budget;
 	w->keep = 1;
+	w->max_ratio = -1;
+	w->cost_cap = -1;
 	w->v2 = version >= 2;
 	w->tm = malloc(sizeof(int64_t) * ((size_t)g->nops + 1));
 	w->mapped = malloc(nb);

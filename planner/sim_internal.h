@@ -51,6 +51,18 @@ struct walk {
 	 * idle time) and walk again, at most `repair` times per sim_walk_all.
 	 * 0: off (each way wins on some graph: pl_sim walks both). */
 	int repair, repairs_left;
+	/* Evictions whose rebuild costs more than this per byte (the
+	 * writer's duration over the buffer's bytes) are not made: a walk
+	 * that evicts by idle time takes whatever is idle longest, and on
+	 * graphs where the cheap-to-rebuild activations are not the idle
+	 * ones (residual blocks: the sums) it pays several times what the
+	 * cheap ones would have cost.  < 0: no limit. */
+	double max_ratio;
+	/* A walk whose rebuilds cost more than this is given up (no plan):
+	 * it cannot beat the plan it is weighed against, and a filtered walk
+	 * that cannot make room rebuilds from far back at every op (minutes
+	 * on 100k ops).  < 0: no limit. */
+	int64_t cost_cap, spent;
 	int keep; /* keep what a rebuild rebuilds on the way (DTR does) */
 	int v2;   /* plan format version 2: stashes, buffers unmapped at the boundary */
 };
@@ -60,6 +72,13 @@ void sim_walk_free(struct walk *w);
 /* Walks until it settles: 0 with the plan in *out (*met: within the
  * budget), 1 no plan, -1 out of memory. */
 int sim_walk_all(struct walk *w, struct pl_plan **out, int *met);
+
+/* What rebuilding b's version written by op v costs per byte, at least
+ * (the walk's filter, max_ratio). */
+static inline double sim_ratio(const struct pl_graph *g, int32_t b, int32_t v)
+{
+	return (double)g->ops[v].duration_ns / (double)(g->bufs[b].rounded + 1);
+}
 
 /* Evictions a walk may not make: b idle from position q. */
 static inline uint64_t sim_pin_key(int32_t b, int32_t q)

@@ -519,7 +519,7 @@ static void walk_repairs_rebuilds_over_the_budget(void **state)
  * 150-300 us, and the proven bound is about the sums alone.  A walk that
  * evicts by idle time takes the convolutions of the early blocks: 0.98
  * ms, 43% above the bound; limited to what costs least per byte it takes
- * the sums: 0.78 ms, 14% above it. */
+ * the sums: 0.72 ms, 5% above it. */
 static void walk_takes_what_costs_least_per_byte(void **state)
 {
 	(void)state;
@@ -537,7 +537,7 @@ static void walk_takes_what_costs_least_per_byte(void **state)
 	assert_int_equal(pl_evaluate(g, p, &e), 0);
 	assert_true(e.valid);
 	assert_true(e.peak <= budget);
-	if ((double)e.recompute_ns > 1.20 * (double)bound)
+	if ((double)e.recompute_ns > 1.10 * (double)bound)
 		fail_msg("recompute %lld ns, bound %lld ns", (long long)e.recompute_ns,
 		         (long long)bound);
 	pl_eval_free(&e);

@@ -415,8 +415,6 @@ static int step(struct walk *w, int32_t p)
 		w->spent += rc->cost;
 		if (w->cost_cap >= 0 && w->spent > w->cost_cap)
 			return 1; /* given up */
-	}
-	if (rc->nt) {
 		for (int32_t i = 0; i < rc->nsteps; i++) {
 			const struct pl_step *st = &rc->steps[i];
 			if (pl_asm_step(&w->pa, p, st->kind, st->arg))

@@ -329,8 +329,11 @@ int pl_dtr(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, 
 /* DTR run offline (sim.c): a plan straight from a walk of the
  * iteration.  0 met, 1 the walk went over the budget (*out is still a
  * plan), 2 no plan (*out NULL), -1 out of memory.  version: of the plan
- * format the plan may use (1: no stash, nothing unmapped at the boundary). */
-int pl_sim(const struct pl_graph *g, int64_t budget, int version, struct pl_plan **out);
+ * format the plan may use (1: no stash, nothing unmapped at the boundary).
+ * deadline (pl_now()'s clock, 0: none): no search beyond the first walks
+ * starts after it. */
+int pl_sim(const struct pl_graph *g, int64_t budget, int version, double deadline,
+           struct pl_plan **out);
 struct pl_ilp_result {
 	int status; /* 0 = incumbent found */
 	double gap, lp_bound;

@@ -111,10 +111,10 @@ static int keep_better(struct outcome *best, struct outcome *o);
 /* DTR run offline (sim.c) for budget `walk`, judged by `budget`: a plan
  * without a selection. */
 static int simulate_at(const struct pl_graph *g, int64_t walk, int64_t budget, int version,
-                       struct outcome *o)
+                       double deadline, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	int r = pl_sim(g, walk, version, &o->plan);
+	int r = pl_sim(g, walk, version, deadline, &o->plan);
 	if (r < 0)
 		return -1;
 	if (!o->plan)
@@ -128,14 +128,15 @@ static int simulate_at(const struct pl_graph *g, int64_t walk, int64_t budget, i
 /* The walk; where chunks are shared (its only way below what they hold,
  * and its greedy evictions can end in a rebuild storm close to the
  * smallest peak) also a few chunks under the budget when it fails. */
-static int simulate(const struct pl_graph *g, int64_t budget, int version, struct outcome *o)
+static int simulate(const struct pl_graph *g, int64_t budget, int version, double deadline,
+                    struct outcome *o)
 {
-	if (simulate_at(g, budget, budget, version, o))
+	if (simulate_at(g, budget, budget, version, deadline, o))
 		return -1;
 	int64_t step = g->granularity > 1 ? g->granularity : 1;
 	for (int k = 1; k <= 4 && !o->ok && g->nshared && budget - k * step > 0; k++) {
 		struct outcome t;
-		if (simulate_at(g, budget - k * step, budget, version, &t))
+		if (simulate_at(g, budget - k * step, budget, version, deadline, &t))
 			return -1;
 		keep_better(o, &t);
 	}
@@ -366,7 +367,7 @@ static int plan_level(struct pl_ctx *c, struct level *lv, int64_t model, int64_t
 	debug(o->verbose, &h);
 	keep_sel(c, best, &h);
 	if (replays_ok && !shifted) { /* (the walk counts shared chunks itself) */
-		if (simulate(g, budget, o->plan_version, &h))
+		if (simulate(g, budget, o->plan_version, c->deadline, &h))
 			goto oom;
 		h.by = "dtr (walk)";
 		debug(o->verbose, &h);

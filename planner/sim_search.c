@@ -98,8 +98,26 @@ struct search {
 	struct event *events;
 	size_t nevents;
 	uint8_t *learned;
-	int learning; /* the walks add what failed to learned */
+	int learning;    /* the walks add what failed to learned */
+	double deadline; /* no walk beyond the first ways starts after it (0: none) */
+	double walk_s;   /* how long the last walk took */
 };
+
+/* A walk started now would end after the deadline (walks of one graph
+ * take about as long as each other: a second each on 100k ops). */
+static int past_deadline(const struct search *s)
+{
+	return s->deadline > 0 && pl_now() + s->walk_s > s->deadline;
+}
+
+/* sim_walk_all, timed. */
+static int timed_walk(struct search *s, struct pl_plan **p, int *met)
+{
+	double t0 = pl_now();
+	int r = sim_walk_all(&s->w, p, met);
+	s->walk_s = pl_now() - t0;
+	return r;
+}
 
 /* Starts a walk of `way`: no pins, no reserves, what it keeps. */
 static void start(struct search *s, struct way way, int64_t cost_cap)
@@ -127,7 +145,7 @@ static int walk_way(struct search *s, struct way way, int *met)
 	start(s, way, s->best.met ? 2 * s->best.cost : -1);
 	struct pl_plan *p;
 	int walked = 0;
-	if (sim_walk_all(&s->w, &p, &walked) < 0)
+	if (timed_walk(s, &p, &walked) < 0)
 		return -1;
 	if (s->learning)
 		for (int32_t b = 0; b < s->g->nbufs; b++)
@@ -182,7 +200,8 @@ static int local_search(struct search *s, struct way way)
 	/* (fewer on large graphs: each try is a walk) */
 	int tries_max =
 	    SIM_TRIES < SIM_TRY_OPS / (g->nops + 1) ? SIM_TRIES : SIM_TRY_OPS / (g->nops + 1);
-	for (int tries = 0; s->best.met && tries < tries_max && s->nevents; tries++) {
+	for (int tries = 0; s->best.met && tries < tries_max && s->nevents && !past_deadline(s);
+	     tries++) {
 		struct event *ev = s->events;
 		size_t top = 0;
 		for (size_t i = 1; i < s->nevents; i++)
@@ -196,7 +215,7 @@ static int local_search(struct search *s, struct way way)
 			return -1;
 		struct pl_plan *p;
 		int met = 0;
-		if (sim_walk_all(&s->w, &p, &met) < 0)
+		if (timed_walk(s, &p, &met) < 0)
 			return -1;
 		int r = consider(g, s->budget, &s->best, p, &met);
 		if (r < 0)
@@ -230,7 +249,7 @@ static int filtered(struct search *s, const double *ratios, int32_t n, struct wa
 {
 	int32_t lo = 0, hi = n - 1;
 	int met = 0;
-	while (lo < hi && (*probes)-- > 0) {
+	while (lo < hi && !past_deadline(s) && (*probes)-- > 0) {
 		int32_t mid = lo + (hi - lo) / 2;
 		base.max_ratio = ratios[mid];
 		if (walk_way(s, base, &met) < 0)
@@ -241,7 +260,7 @@ static int filtered(struct search *s, const double *ratios, int32_t n, struct wa
 			lo = mid + 1;
 	}
 	for (int v = 0; hi < n - 1 && v < NWAYS; v++) {
-		if (*probes <= 0)
+		if (*probes <= 0 || past_deadline(s))
 			break;
 		struct way way = way_of(v);
 		way.max_ratio = ratios[hi];
@@ -255,9 +274,10 @@ static int filtered(struct search *s, const double *ratios, int32_t n, struct wa
 	return 0;
 }
 
-int pl_sim(const struct pl_graph *g, int64_t budget, int version, struct pl_plan **out)
+int pl_sim(const struct pl_graph *g, int64_t budget, int version, double deadline,
+           struct pl_plan **out)
 {
-	struct search s = {.g = g, .budget = budget};
+	struct search s = {.g = g, .budget = budget, .deadline = deadline};
 	double *ratios = NULL;
 	int rc = -1;
 	*out = NULL;

@@ -501,7 +501,7 @@ static void walk_repairs_rebuilds_over_the_budget(void **state)
 	assert_int_equal(g->baseline_peak, 14680064);
 	int64_t budget = 7536640;
 	struct pl_plan *p = NULL;
-	assert_int_equal(pl_sim(g, budget, 2, &p), 0);
+	assert_int_equal(pl_sim(g, budget, 2, 0, &p), 0);
 	assert_non_null(p);
 	struct pl_eval e;
 	assert_int_equal(pl_evaluate(g, p, &e), 0);
@@ -532,7 +532,7 @@ static void walk_takes_what_costs_least_per_byte(void **state)
 	assert_int_equal(pl_cost_bound(g, budget, 0, &bound, &peak_lb), 0);
 	assert_true(bound > 0);
 	struct pl_plan *p = NULL;
-	assert_int_equal(pl_sim(g, budget, 2, &p), 0);
+	assert_int_equal(pl_sim(g, budget, 2, 0, &p), 0);
 	struct pl_eval e;
 	assert_int_equal(pl_evaluate(g, p, &e), 0);
 	assert_true(e.valid);
@@ -540,6 +540,17 @@ static void walk_takes_what_costs_least_per_byte(void **state)
 	if ((double)e.recompute_ns > 1.10 * (double)bound)
 		fail_msg("recompute %lld ns, bound %lld ns", (long long)e.recompute_ns,
 		         (long long)bound);
+	/* Past its deadline only the first walks run: the plan the old walk
+	 * made, still within the budget. */
+	struct pl_plan *late = NULL;
+	assert_int_equal(pl_sim(g, budget, 2, pl_now() - 1, &late), 0);
+	struct pl_eval le;
+	assert_int_equal(pl_evaluate(g, late, &le), 0);
+	assert_true(le.valid);
+	assert_true(le.peak <= budget);
+	assert_true(le.recompute_ns > e.recompute_ns);
+	pl_eval_free(&le);
+	pl_plan_free(late);
 	pl_eval_free(&e);
 	pl_plan_free(p);
 	pl_graph_free(g);

@@ -30,7 +30,7 @@ BENCHES       :=   # scripts or binaries run by `make bench`
 all: deps-ok
 
 include mk/deps.mk
-include tests/simcuda/simcuda.mk
+include sim/sim.mk
 include tests/trainers/trainers.mk
 include libremat.mk
 include planner/planner.mk

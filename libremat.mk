@@ -20,7 +20,6 @@ $(BUILD)/libremat/%.o: %.c
 # The hashing kernel's PTX is embedded with .incbin; regenerate it when nvcc
 # exists, else keep the committed one.  Its simcc module (for the simulated
 # device, which takes no PTX) is embedded beside it.
-include tools/simcc.mk
 REMAT_HASH_SIM := $(BUILD)/libremat/profiler/hash_sim.so
 $(REMAT_HASH_SIM): profiler/hash.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)

@@ -13,7 +13,7 @@ sim() {
 	done
 	shift
 	# shellcheck disable=SC2086
-	env SIMCUDA_REPORT_FILE="$tmp/$_n.rep" $_e "${SIMRUN:-tools/simrun}" "$@" \
+	env SIMCUDA_REPORT_FILE="$tmp/$_n.rep" $_e "${SIMRUN:-sim/bin/simrun}" "$@" \
 		>"$tmp/$_n.out" 2>"$tmp/$_n.err" ||
 		die "$_n: $* failed: $(tail -n 3 "$tmp/$_n.err")"
 }

@@ -72,7 +72,7 @@ static inline int32_t pl_stash_pos(int32_t first_use)
 
 /* Simulated ns of one host <-> device copy of `bytes` at gbps GB/s (one
  * byte per ns per GB/s), as the simulated device's copy engines take
- * (tests/simcuda/driver/clock.c): 1000 ns plus the transfer. */
+ * (sim/driver/clock.c): 1000 ns plus the transfer. */
 static inline int64_t pl_copy_ns(int64_t bytes, double gbps)
 {
 	return 1000 + (int64_t)((double)bytes / gbps + 0.5);

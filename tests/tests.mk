@@ -56,10 +56,10 @@ check-e2e-only:
 # run_replay_errors.sh, whose out-of-memory faults, with the few N where a
 # rebuild is done again, are all tried): libremat's error paths under the
 # sanitizer, at a third of the runs.
-SAN_SKIP := tests/simcuda/tests/abi_exports.sh tests/simcuda/tests/abi_real_link.sh \
-	tests/simcuda/tests/abi_cublas_link.sh tests/simcuda/tests/abi_nccl.sh \
-	tests/simcuda/tests/runtime_nvcc_stub.sh tests/simcuda/tests/runtime_nvcc_host.sh \
-	tests/simcc/simcc_errors.sh tests/simcc/simcc_nvcc.sh tests/e2e/trainer_binaries.sh \
+SAN_SKIP := sim/tests/abi_exports.sh sim/tests/abi_real_link.sh \
+	sim/tests/abi_cublas_link.sh sim/tests/abi_nccl.sh \
+	sim/tests/runtime_nvcc_stub.sh sim/tests/runtime_nvcc_host.sh \
+	sim/tests/simcc/simcc_errors.sh sim/tests/simcc/simcc_nvcc.sh tests/e2e/trainer_binaries.sh \
 	tests/e2e/trainer_determinism.sh tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh \
 	tests/e2e/trainer_oom.sh tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh \
 	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh
@@ -75,7 +75,7 @@ SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIME
 	E2E_SKIP="$(SAN_SKIP)" E2E_SKIP_WHY="runs nothing instrumented: make test runs it" \
 	TEST_JOBS=$(JOBS) check-e2e-only
 # The sanitized scripts run their programs on the simulated device of the
-# normal build (tools/simrun's default), so that build comes first: on a
+# normal build (sim/bin/simrun's default), so that build comes first: on a
 # fresh clone nothing else makes it.
 check-asan: all
 	@$(call SANITIZED,asan,$(SAN)) all

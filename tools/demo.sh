@@ -2,12 +2,12 @@
 # make demo: a job that does not fit a small device, then the same command
 # under libremat on that device, inside a budget smaller than the device:
 # identical losses, the plan cache on a rerun, and remat-report of the run.
-# Everything runs on the simulated device (tools/simrun); `make demo` builds
+# Everything runs on the simulated device (sim/bin/simrun); `make demo` builds
 # what it needs first.
 set -eu
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-SIMRUN=tools/simrun
+SIMRUN=sim/bin/simrun
 LIB=$B/libremat.so
 JOB="$B/trainers/gpt --layers 4 --batch 16 --iters 10"
 SMALL=8M  # the small device

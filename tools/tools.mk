@@ -1,5 +1,4 @@
 # Command-line tools.
--include tools/simcc.mk
 -include tools/report/report.mk
 -include tools/remat/remat.mk
 -include tools/bench.mk

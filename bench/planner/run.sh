@@ -22,7 +22,7 @@ for t in "mlp --layers 4 --batch 1024" "gpt --layers 4 --batch 16"; do
 	name=${t%% *}
 	# shellcheck disable=SC2086 # $t holds the trainer and its flags
 	LD_PRELOAD=$(pwd)/$BUILD/libremat.so REMAT_MODE=trace REMAT_TRACE_DIR=$tmp/$name \
-		tools/simrun $BUILD/trainers/$t --iters 5 >/dev/null || exit 1
+		sim/bin/simrun $BUILD/trainers/$t --iters 5 >/dev/null || exit 1
 	"$BUILD/remat-report" --export-graph "$tmp/$name.json" "$tmp/$name" >/dev/null || exit 1
 done
 "$bin" files "$tmp/mlp.json" "$tmp/gpt.json" || exit 1

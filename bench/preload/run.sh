@@ -14,7 +14,7 @@ export SIMCUDA_GRANULARITY=64K
 measure() { # NAME ENV... : best ns per launch
 	name=$1
 	shift
-	env "$@" tools/simrun "$bin" "$mod" "$N" >"$tmp/$name.out" 2>"$tmp/$name.err" || {
+	env "$@" sim/bin/simrun "$bin" "$mod" "$N" >"$tmp/$name.out" 2>"$tmp/$name.err" || {
 		echo "bench/preload: $name run failed: $(tail -n 3 "$tmp/$name.err")" >&2
 		exit 1
 	}

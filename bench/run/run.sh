@@ -20,7 +20,7 @@
 set -eu
 BUILD=${BUILD:-build}
 LIB=$(pwd)/$BUILD/libremat.so
-SIMRUN=tools/simrun
+SIMRUN=sim/bin/simrun
 PLAN=$BUILD/remat-plan
 A=${BENCH_RUN_ITERS_A:-5}
 B=${BENCH_RUN_ITERS_B:-9}

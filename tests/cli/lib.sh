@@ -3,7 +3,7 @@
 set -eu
 BUILD=${BUILD:-build}
 REMAT=$(pwd)/$BUILD/remat
-SIMRUN=$(pwd)/tools/simrun
+SIMRUN=$(pwd)/sim/bin/simrun
 TR=$(pwd)/$BUILD/trainers
 export SIMCUDA_GRANULARITY=64K
 # gpt sized so activations dominate: 50% of its peak is reachable.

@@ -27,7 +27,7 @@ assert all(o["duration_ns"] > 0 for o in ops if o["kind"] == "kernel"), "kernel 
 assert all(o["duration_ns"] >= 0 for o in ops), "op without duration"
 assert t["iteration"]["duration_ns"] > 0
 # A copy inside device memory, timed at the profile's end: the simulated
-# device takes 1000 ns + bytes / 20 per ns (tests/simcuda/driver/clock.c).
+# device takes 1000 ns + bytes / 20 per ns (sim/driver/clock.c).
 dc = t["device_copy"]
 assert abs(dc["fixed_ns"] - 1000) <= 2 and abs(dc["bytes_per_us"] - 20000) <= 20, dc
 relu = by("relu_inplace")

@@ -20,7 +20,7 @@ extern "C" __global__ void copyk(const float *src, float *dst, int n)
 		dst[i] = src[i] + 1.0f;
 }
 CU
-tools/simcc --simcuda-dir "$BUILD/simcuda" "$tmp/k.cu" -o "$tmp/k.so" || fail "simcc"
+sim/bin/simcc --simcuda-dir "$BUILD/simcuda" "$tmp/k.cu" -o "$tmp/k.so" || fail "simcc"
 cat >"$tmp/probe.c" <<'C'
 #include <stdio.h>
 #include <string.h>

@@ -7,7 +7,7 @@ LIB=$(pwd)/$BUILD/libremat.so
 # What the tests preload: the library, after a sanitizer's runtime when
 # libremat.so is built with one (make check-asan / check-tsan).
 PRELOAD="${TEST_SAN_RUNTIME:+$TEST_SAN_RUNTIME:}$LIB"
-SIMRUN=$(pwd)/tools/simrun
+SIMRUN=$(pwd)/sim/bin/simrun
 export SIMCUDA_GRANULARITY=64K
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT

@@ -2,7 +2,7 @@
 set -eu
 BUILD=${BUILD:-build}
 TR=$BUILD/trainers
-SIMRUN=${SIMRUN:-tools/simrun}
+SIMRUN=${SIMRUN:-sim/bin/simrun}
 case "$SIMRUN" in /*) ;; *) SIMRUN=$(pwd)/$SIMRUN ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,7 +9,7 @@ for m in "$BUILD"/kernels/*.so; do
 	[ -s "$cubin" ] || fail "no $cubin"
 	readelf -h "$cubin" | grep -q 'Machine:.*NVIDIA CUDA' || fail "$cubin is not a CUDA ELF"
 	syms=$(readelf -sW "$cubin" | awk '$4 == "FUNC" && $5 == "GLOBAL" { print $NF }')
-	for k in $(python3 tests/simcc/module_names.py "$m"); do
+	for k in $(python3 sim/tests/simcc/module_names.py "$m"); do
 		echo "$syms" | grep -qx "$k" || fail "$cubin has no global function $k"
 	done
 done

@@ -9,7 +9,7 @@ for bin in "$B/libremat.so" "$B/trainers/mlp" "$B/remat-plan" "$B/simcuda/libcud
 done
 export SIMCUDA_GRANULARITY=64K
 LD_PRELOAD="${TEST_SAN_RUNTIME:+$TEST_SAN_RUNTIME:}$B/libremat.so" REMAT_MODE=trace REMAT_TRACE_DIR=$TMP/trace \
-	tools/simrun "$B/trainers/mlp" >"$TMP/train.log" 2>&1 || {
+	sim/bin/simrun "$B/trainers/mlp" >"$TMP/train.log" 2>&1 || {
 	cat "$TMP/train.log" >&2
 	fail "the traced mlp run failed"
 }

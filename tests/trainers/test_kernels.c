@@ -2,7 +2,7 @@
  * test_kernels.c — checks the trainers' backward kernels against finite
  * differences of their forward kernels, by running the simcc-built
  * modules straight through libsimcuda_kernel.so's grid runner (no driver
- * involved).  The GEMMs are cuBLAS's: tests/simcuda/tests/cublas_test.c.
+ * involved).  The GEMMs are cuBLAS's: sim/tests/cublas_test.c.
  *
  * Each check takes a random weighting w of the forward output, so that
  * L(x) = sum w * f(x), feeds dy = w to the backward kernel and compares

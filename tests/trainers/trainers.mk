@@ -2,7 +2,6 @@
 # when nvcc exists) and their kernels (build/kernels/*.so for the simulated
 # device; build/kernels/sm_90/*.cubin when nvcc exists).  Matmuls go
 # through cuBLAS.
-include tools/simcc.mk
 
 TR_DIR      := $(BUILD)/trainers
 KERNEL_DIR  := $(BUILD)/kernels
@@ -14,7 +13,7 @@ TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_da
 TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
 TR_HDRS     := tests/trainers/trainer.h
 # Linked like a real CUDA program: the real libcublas and libcudart and the
-# driver stub (NEEDED libcuda.so.1); tools/simrun swaps in the simulated
+# driver stub (NEEDED libcuda.so.1); sim/bin/simrun swaps in the simulated
 # libraries.  The real libcublas needs libcublasLt at link time.
 # NCCL (--ranks): the toolkit's libnccl.so, in lib64/ or lib/.
 NCCL_LINK   := $(addprefix -L,$(dir $(wildcard $(CUDA_HOME)/lib/libnccl.so \
@@ -38,15 +37,15 @@ $(TR_DIR)/mlp $(TR_DIR)/gpt: $(TR_DIR)/%: $(TR_DIR)/obj/%.o $(TR_OBJS) | $(SIMCU
 		$(SIMCUDA_DIR)/libnccl.so.2
 	$(CC) $(TR_DIR)/obj/$*.o $(TR_OBJS) -o $@ $(TR_LIBS)
 
-# arena: host code compiled by nvcc, device code by simcc (tools/simnvcc),
+# arena: host code compiled by nvcc, device code by simcc (sim/bin/simnvcc),
 # warnings as errors on both sides.
 ARENA_DIR  := tests/trainers/arena
 ARENA_OBJS := $(patsubst $(ARENA_DIR)/%.cu,$(TR_DIR)/arena-obj/%.o,$(wildcard $(ARENA_DIR)/*.cu))
 ARENA_NVCC := SIMCUDA_DIR=$(abspath $(SIMCUDA_DIR)) SIMNVCC_NVCC=$(NVCC) CUDA_HOME=$(CUDA_HOME) \
-	      tools/simnvcc -std=c++17 -O2 -Xcompiler -Wall,-Wextra -Werror all-warnings \
+	      sim/bin/simnvcc -std=c++17 -O2 -Xcompiler -Wall,-Wextra -Werror all-warnings \
 	      -Xsimcc -Werror
 
-$(TR_DIR)/arena-obj/%.o: $(ARENA_DIR)/%.cu $(ARENA_DIR)/arena.h tools/simnvcc $(SIMCC_DEPS)
+$(TR_DIR)/arena-obj/%.o: $(ARENA_DIR)/%.cu $(ARENA_DIR)/arena.h sim/bin/simnvcc $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(ARENA_NVCC) -c $< -o $@
 $(TR_DIR)/arena: $(ARENA_OBJS) | $(SIMCUDA_DIR)/libcublas.so.13
@@ -73,17 +72,17 @@ E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/trainer_arena_remat.sh
 
 # Finite-difference checks of the backward kernels.
-$(TR_DIR)/test_kernels: tests/trainers/test_kernels.c tests/simcuda/include/simcuda_abi.h \
+$(TR_DIR)/test_kernels: tests/trainers/test_kernels.c sim/include/simcuda_abi.h \
 		$(KERNEL_DIR)/elementwise.so $(KERNEL_DIR)/reduce.so \
 		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -Itests/simcuda/include -DKERNELS_DIR='"$(KERNEL_DIR)"' $< -o $@ \
+	$(CC) $(CFLAGS) $(SAN) -Isim/include -DKERNELS_DIR='"$(KERNEL_DIR)"' $< -o $@ \
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
 		-lcmocka -ldl -lm
 UNIT_TESTS += $(TR_DIR)/test_kernels
 
 # The caching allocator and its expandable segments, on the simulated
-# runtime and driver (linked directly, as tests/simcuda's runtime tests).
+# runtime and driver (linked directly, as sim's runtime tests).
 TR_ALLOC_SRCS := tests/trainers/test_alloc.c $(patsubst %,tests/trainers/%.c,trainer_pool \
 		 trainer_alloc trainer_vmm trainer_check trainer_data)
 TR_ALLOC_LIBS := $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcuda.so.1 \

@@ -46,7 +46,7 @@
 #            [--fraction F] [--iters N] [--only LIST] [--simulate]
 #   LIST: comma-separated groups (default: all).
 #   MLP_ARGS / GPT_ARGS / ARENA_ARGS replace the model flags of each trainer.
-#   --simulate runs the same checks on the simulated device (tools/simrun),
+#   --simulate runs the same checks on the simulated device (sim/bin/simrun),
 #   to test this script on a machine without a GPU.
 #
 # Exit: 0 no check failed, 1 a check failed, 2 usage or build error, 77 no
@@ -98,7 +98,7 @@ LIB=$BUILD/libremat.so
 if [ "$simulate" = 1 ]; then
 	# The simulated device: its .so kernel modules, 64 KiB chunks so that the
 	# trainers' default activations are worth evicting.
-	WRAP=$ROOT/tools/simrun
+	WRAP=$ROOT/sim/bin/simrun
 	KARGS="--kernel-format so"
 	export SIMCUDA_GRANULARITY=64K
 	: "${MLP_ARGS=}" "${GPT_ARGS=}" "${ARENA_ARGS=}"

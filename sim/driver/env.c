@@ -1,0 +1,146 @@
+/*
+ * env.c — the SIMCUDA_* environment variables (documented in
+ * sim/README.md).  A malformed value is a configuration error of
+ * the test setup: one message naming the variable, then exit 1.
+ */
+#include "driver.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_config sim_cfg;
+
+static _Noreturn void bad(const char *var, const char *val, const char *want)
+{
+	fprintf(stderr, "simcuda: invalid %s='%s' (expected %s)\n", var, val, want);
+	exit(1);
+}
+
+/* "256M", "4G", "4096", "64K": a byte count with an optional binary suffix. */
+static uint64_t parse_size(const char *var, const char *val)
+{
+	const char *want = "a byte count such as 4096, 64K, 256M or 4G";
+	if (!isdigit((unsigned char)val[0]))
+		bad(var, val, want);
+	errno = 0;
+	char *end;
+	unsigned long long n = strtoull(val, &end, 10);
+	if (errno)
+		bad(var, val, want);
+	unsigned shift = 0;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		end++;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0' || n == 0 || (shift && n > (UINT64_MAX >> shift)))
+		bad(var, val, want);
+	return (uint64_t)n << shift;
+}
+
+static uint64_t parse_count(const char *var, const char *val, const char *want)
+{
+	if (!isdigit((unsigned char)val[0]))
+		bad(var, val, want);
+	errno = 0;
+	char *end;
+	unsigned long long n = strtoull(val, &end, 10);
+	if (errno || *end != '\0')
+		bad(var, val, want);
+	return n;
+}
+
+void sim_config_load(void)
+{
+	const char *v;
+	sim_cfg.capacity = 16ull << 30;
+	sim_cfg.granularity = 2ull << 20;
+	if ((v = getenv("SIMCUDA_MEMORY")) && *v)
+		sim_cfg.capacity = parse_size("SIMCUDA_MEMORY", v);
+	if ((v = getenv("SIMCUDA_GRANULARITY")) && *v) {
+		sim_cfg.granularity = parse_size("SIMCUDA_GRANULARITY", v);
+		/* Mappings are mmap()s: whole pages, power-of-two sizes. */
+		uint64_t g = sim_cfg.granularity;
+		if ((g & (g - 1)) || g < 4096 || g > (1ull << 30))
+			bad("SIMCUDA_GRANULARITY", v, "a power of two from 4K to 1G");
+	}
+	if ((v = getenv("SIMCUDA_REPORT")) && *v) {
+		if (strcmp(v, "0") && strcmp(v, "1"))
+			bad("SIMCUDA_REPORT", v, "0 or 1");
+		sim_cfg.report = v[0] == '1';
+	}
+	if ((v = getenv("SIMCUDA_REPORT_FILE")) && *v)
+		sim_cfg.report_file = v;
+	if ((v = getenv("SIMCUDA_FAIL_ALLOC")) && *v)
+		sim_cfg.fail_alloc =
+		    parse_count("SIMCUDA_FAIL_ALLOC", v, "N >= 1, the allocation to fail");
+	if ((v = getenv("SIMCUDA_FAIL_LAUNCH")) && *v)
+		sim_cfg.fail_launch =
+		    parse_count("SIMCUDA_FAIL_LAUNCH", v, "N >= 1, the launch to fail");
+	if ((v = getenv("SIMCUDA_FAIL_COPY")) && *v)
+		sim_cfg.fail_copy = parse_count("SIMCUDA_FAIL_COPY", v,
+		                                "N >= 1, the copy with page-locked memory to fail");
+	sim_cfg.fail_launch_error = CUDA_ERROR_LAUNCH_FAILED;
+	if ((v = getenv("SIMCUDA_FAIL_LAUNCH_ERROR")) && *v) {
+		if (strcmp(v, "oom") == 0)
+			sim_cfg.fail_launch_error = CUDA_ERROR_OUT_OF_MEMORY;
+		else if (strcmp(v, "fault") != 0)
+			bad("SIMCUDA_FAIL_LAUNCH_ERROR", v, "fault or oom");
+	}
+	if ((v = getenv("SIMCUDA_FILL")) && *v) {
+		if (strcmp(v, "poison") == 0)
+			sim_cfg.fill = FILL_POISON;
+		else if (strcmp(v, "zero") == 0)
+			sim_cfg.fill = FILL_ZERO;
+		else if (strcmp(v, "random") == 0)
+			sim_cfg.fill = FILL_RANDOM;
+		else
+			bad("SIMCUDA_FILL", v, "zero, poison or random");
+	}
+	/* A PCIe Gen5 x16 link as measured on H100 hosts with NVIDIA's
+	 * nvbandwidth (copy engines, pinned memory): host_to_device_memcpy_ce
+	 * 56.7-57.1 GB/s (github.com/NVIDIA/nvbandwidth/issues/6, an H100 VM),
+	 * device_to_host 52.8 GB/s (issues/24, an H100 cluster).  One figure
+	 * for both directions, the lower one: 52.8 GB/s.  */
+	sim_cfg.pcie_bytes_per_ns = 52.8;
+	if ((v = getenv("SIMCUDA_PCIE_GBPS")) && *v) {
+		const char *want = "GB/s, a number from 0.001 to 10000 such as 52.8";
+		char *end;
+		errno = 0;
+		double g = strtod(v, &end);
+		if (!isdigit((unsigned char)v[0]) || errno || *end != '\0' || !(g >= 0.001) ||
+		    g > 10000)
+			bad("SIMCUDA_PCIE_GBPS", v, want);
+		sim_cfg.pcie_bytes_per_ns = g;
+	}
+	if ((v = getenv("SIMCUDA_SLOW_STREAM")) && *v) {
+		uint64_t ms = parse_count("SIMCUDA_SLOW_STREAM", v, "milliseconds, 0 to 10000");
+		if (ms > 10000)
+			bad("SIMCUDA_SLOW_STREAM", v, "milliseconds, 0 to 10000");
+		sim_cfg.slow_stream_ms = (unsigned)ms;
+	}
+}

@@ -27,7 +27,7 @@ BENCHES       :=   # scripts or binaries run by `make bench`
 
 .PHONY: all test check-unit check-e2e check-asan check-tsan demo bench clean deps help format \
 	format-check install uninstall
-all: deps-ok
+all:
 
 include mk/deps.mk
 include sim/sim.mk
@@ -43,8 +43,10 @@ all: $(ALL_TARGETS)
 
 help:
 	@echo "make          build everything into $(BUILD)/"
+	@echo "make deps     install the Debian packages the build and tests need (apt-get); the"
+	@echo "              only goal that installs, with make test and make demo, which run it"
 	@echo "make test     install deps, build, run unit (ASan+UBSan) and end-to-end tests"
-	@echo "make demo     train gpt on the simulated device, with and without libremat"
+	@echo "make demo     install deps, train gpt on the simulated device, with and without libremat"
 	@echo "make bench    benchmarks: preload overhead, planners, replay overhead"
 	@echo "make check-asan, check-tsan   the end-to-end tests on a libremat.so, remat-plan"
 	@echo "              and remat-report built with ASan+UBSan, or TSan"

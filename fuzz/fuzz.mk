@@ -6,7 +6,8 @@
 # the same harnesses built with gcc and $(SAN) (no clang needed).
 
 FUZZ_CC      ?= clang
-# Only make fuzz needs them, so only make fuzz installs them when missing.
+# Only make fuzz needs them: make fuzz-deps installs them, make fuzz checks
+# that $(FUZZ_CC) links a libFuzzer program and else says so, once.
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_SECONDS ?= 60
 FUZZERS      := trace graph nodelink plan
@@ -30,8 +31,12 @@ $(FUZZERS:%=$(BUILD)/fuzz/%): $(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/fuzz/%.o $(FUZZ
 
 .PHONY: fuzz fuzz-build fuzz-deps $(FUZZERS:%=fuzz-%)
 fuzz-deps:
-	@sh mk/install-deps.sh --check-only $(FUZZ_DEB_PACKAGES) || sh mk/install-deps.sh $(FUZZ_DEB_PACKAGES)
-fuzz-build: fuzz-deps
+	@sh mk/install-deps.sh $(FUZZ_DEB_PACKAGES)
+fuzz-build:
+	@printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{\n\t(void)d;\n\t(void)n;\n\treturn 0;\n}\n' | \
+		$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1 || { \
+		echo "make fuzz: $(FUZZ_CC) cannot link a libFuzzer program: missing Debian packages" \
+			"$(FUZZ_DEB_PACKAGES)? run 'make fuzz-deps' to install them"; exit 1; }
 	@$(MAKE) --no-print-directory $(FUZZERS:%=$(BUILD)/fuzz/%)
 fuzz: $(FUZZERS:%=fuzz-%)
 # New inputs go to a scratch corpus in the build tree; the seeds and the

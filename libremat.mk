@@ -97,10 +97,10 @@ E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/tra
 E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
 FAULT_TESTS := $(filter-out tests/e2e/fault_lib.sh,$(sort $(wildcard tests/e2e/fault_*.sh)))
 E2E_TESTS += $(FAULT_TESTS)
--include bench/preload/preload.mk
--include bench/run/run.mk
--include bench/profile/profile.mk
--include acquire/acquire.mk
+include bench/preload/preload.mk
+include bench/run/run.mk
+include bench/profile/profile.mk
+include acquire/acquire.mk
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------
 REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so \

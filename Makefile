@@ -12,7 +12,12 @@ NVCC      ?= $(CUDA_HOME)/bin/nvcc
 WARN      := -Wall -Wextra -Werror
 CSTD      := -std=c11 -D_GNU_SOURCE
 OPT       ?= -O2 -g
-CFLAGS    += $(CSTD) $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include
+# -MMD -MP: each compile also writes the headers it read (x.o -> x.d; a
+# program or library compiled and linked in one command: out[.so] -> out.d),
+# read back below, so that no rule lists headers by hand.  Such a command
+# compiles one source: with more, the last one's .d overwrites the others.
+DEPFLAGS  := -MMD -MP
+CFLAGS    += $(CSTD) $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include $(DEPFLAGS)
 CXXFLAGS  += -std=c++17 $(WARN) $(OPT) -fPIC -I$(CUDA_HOME)/include
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # The sanitizer libremat.so, remat-plan and remat-report are built with, for
@@ -40,6 +45,10 @@ include fuzz/fuzz.mk
 include tests/tests.mk
 
 all: $(ALL_TARGETS)
+
+# The header dependencies every compile wrote (DEPFLAGS), the sanitized
+# trees' included (harmless: rules for their own targets).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 help:
 	@echo "make          build everything into $(BUILD)/"

@@ -9,7 +9,7 @@
 REMAT_DIRS := core alloc interpose session profiler replay acquire
 REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c plan/checksum.c plan/file.c
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
-REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP $(TOOL_SAN)
+REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden $(TOOL_SAN)
 
 ALL_TARGETS += $(BUILD)/libremat.so
 
@@ -32,8 +32,6 @@ profiler/hash.ptx: profiler/hash.cu
 $(BUILD)/libremat.so: $(REMAT_OBJS) interpose/exports.map
 	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs $(TOOL_SAN) \
 		-Wl,--version-script=interpose/exports.map -o $@ $(REMAT_OBJS) -lunwind -ldl -lpthread
-
--include $(REMAT_OBJS:.o=.d)
 
 # ---- unit tests (cmocka, ASan+UBSan) ---------------------------------------
 # Each compiles the sources of the directory under test with the sanitizers;
@@ -109,16 +107,16 @@ REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so 
 $(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/nccl_order: tests/e2e/progs/nccl_order.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/nccl_order: tests/e2e/progs/nccl_order.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(NCCL_LINK) -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ALL_TARGETS += $(REMAT_PROGS)

@@ -15,14 +15,13 @@ FUZZERS      := trace graph nodelink plan
 # there is a tmpfs, about twice as many runs a second.
 FUZZ_TMP     ?= $(if $(wildcard /dev/shm/.),/dev/shm,$(BUILD)/fuzz)
 FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=all
+	-fsanitize=address,undefined -fno-sanitize-recover=all $(DEPFLAGS)
 # What a harness links besides its own file: the readers and the rest of
 # the planner they call, and the runtime's plan reader.
 FUZZ_SRCS    := $(PLANNER_SRCS) acquire/plan_read.c fuzz/input_file.c fuzz/check_graph.c
-FUZZ_HDRS    := fuzz/fuzz.h $(PLANNER_HDRS) acquire/internal.h
 FUZZ_OBJS    := $(FUZZ_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HDRS)
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
@@ -61,11 +60,19 @@ $(FUZZERS:%=fuzz-%): fuzz-%: fuzz-build
 
 # The regression run: each harness over its seeds and past findings.
 FUZZ_REPLAY := $(FUZZERS:%=$(BUILD)/tests/fuzz/replay_%)
-$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/replay_%: fuzz/%.c fuzz/replay_main.c fuzz/input_file.c \
-		fuzz/check_graph.c acquire/plan_read.c $(FUZZ_HDRS) $(BUILD)/san/libplanner.a
+FUZZ_REPLAY_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,fuzz/input_file.c fuzz/check_graph.c \
+	acquire/plan_read.c)
+$(FUZZ_REPLAY_OBJS): $(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -DFUZZ_NAME='"$*"' $< fuzz/replay_main.c fuzz/input_file.c \
-		fuzz/check_graph.c acquire/plan_read.c -o $@ $(BUILD)/san/libplanner.a \
-		$(PLANNER_LIBS) -ldl -lpthread
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+# replay_main.c reads the harness's corpus and regressions: one per name.
+$(BUILD)/san/fuzz/replay_main-%.o: fuzz/replay_main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -DFUZZ_NAME='"$*"' -c $< -o $@
+$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/replay_%: fuzz/%.c $(BUILD)/san/fuzz/replay_main-%.o \
+		$(FUZZ_REPLAY_OBJS) $(BUILD)/san/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $< $(BUILD)/san/fuzz/replay_main-$*.o $(FUZZ_REPLAY_OBJS) -o $@ \
+		$(BUILD)/san/libplanner.a $(PLANNER_LIBS) -ldl -lpthread
 
 UNIT_TESTS += $(FUZZ_REPLAY)

@@ -60,11 +60,12 @@ $(FUZZERS:%=fuzz-%): fuzz-%: fuzz-build
 
 # The regression run: each harness over its seeds and past findings.
 FUZZ_REPLAY := $(FUZZERS:%=$(BUILD)/tests/fuzz/replay_%)
-FUZZ_REPLAY_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,fuzz/input_file.c fuzz/check_graph.c \
-	acquire/plan_read.c)
-$(FUZZ_REPLAY_OBJS): $(BUILD)/san/%.o: %.c
+FUZZ_REPLAY_SRCS := fuzz/input_file.c fuzz/check_graph.c
+$(FUZZ_REPLAY_SRCS:%.c=$(BUILD)/san/%.o): $(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+# The runtime's plan reader as the unit tests link it (libremat.mk).
+FUZZ_REPLAY_OBJS := $(FUZZ_REPLAY_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/san/libremat/acquire/plan_read.o
 # replay_main.c reads the harness's corpus and regressions: one per name.
 $(BUILD)/san/fuzz/replay_main-%.o: fuzz/replay_main.c
 	@mkdir -p $(dir $@)

@@ -29,6 +29,7 @@ ALL_TARGETS   :=
 UNIT_TESTS    :=   # built with $(SAN); run by check-unit
 E2E_TESTS     :=   # shell scripts run by check-e2e, each from the repo root
 BENCHES       :=   # scripts or binaries run by `make bench`
+TEST_INPUTS_OK :=  # stamps: generated test inputs proven fresh (tests/tests.mk)
 
 .PHONY: all test check-unit check-e2e check-asan check-tsan demo bench clean deps help format \
 	format-check install uninstall

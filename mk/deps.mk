@@ -9,7 +9,7 @@
 DEPS_BUILD ?= libglpk-dev:glpk.h:glpk libjansson-dev:jansson.h:jansson \
 	libunwind-dev:libunwind.h:unwind help2man:help2man
 DEPS_TEST  ?= libcmocka-dev:cmocka.h:cmocka pkg-config:pkg-config man-db:man \
-	chromium-headless-shell:chromium-headless-shell
+	chromium-headless-shell:chromium-headless-shell python3:python3
 DEB_PACKAGES = $(foreach c,$(DEPS_BUILD) $(DEPS_TEST),$(firstword $(subst :, ,$(c))))
 
 # Goals that build nothing, or that run `make deps` and then a make of

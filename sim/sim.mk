@@ -6,6 +6,19 @@
 SIMCUDA_DIR := $(BUILD)/simcuda
 SIMCUDA_INC := -Isim/include -Isim
 
+# ---- symbols/ ----
+# The names the real libraries export (sim/symbols/*.syms) are generated
+# from the toolkit's libraries and committed; the build proves them fresh
+# (listed again and compared, regen-lists.sh --check) before it makes a
+# library from them, and else stops, naming the stale lists.
+SIM_SYMS_OK   := $(SIMCUDA_DIR)/symbols.ok
+SIM_REAL_LIBS := $(wildcard $(addprefix $(CUDA_HOME)/,lib*/libcudart.so.13 lib*/libcupti.so.13 \
+	extras/CUPTI/lib64/libcupti.so.13 lib*/stubs/libcuda.so lib*/libcublas.so.13 lib*/libnccl.so.2))
+$(SIM_SYMS_OK): $(wildcard sim/symbols/*.syms) sim/symbols/regen-lists.sh $(SIM_REAL_LIBS)
+	@mkdir -p $(@D)
+	sh sim/symbols/regen-lists.sh --check $(CUDA_HOME)
+	@touch $@
+
 # ---- kernel/kernel.mk ----
 # libsimcuda_kernel.so: the CUDA built-ins and the grid runner that every
 # kernel module built by sim/bin/simcc (and the simulated driver) links.
@@ -423,3 +436,8 @@ $(SIMCUDA_DIR)/libnccl.so.2: $(NCCL_OBJS) $(NCCL_OUT)/kernels_image.o $(NCCL_OUT
 	ln -sf libnccl.so.2 $(SIMCUDA_DIR)/libnccl.so
 
 ALL_TARGETS += $(SIMCUDA_DIR)/libnccl.so.2
+
+# What reads the lists does so only once they are proven fresh (symbols/).
+$(SIMD_OUT)/procaddr_table.c $(foreach d,$(SIMD_OUT) $(RT_OUT) $(CUPTI_OUT) $(CUBLAS_OUT) $(NCCL_OUT),\
+	$(d)/stubs.c) $(SIMD_OUT)/libcuda.map $(RT_OUT)/libcudart.map $(CUPTI_OUT)/libcupti.map \
+	$(CUBLAS_OUT)/libcublas.map $(NCCL_OUT)/libnccl.map: $(SIM_SYMS_OK)

@@ -14,7 +14,22 @@ test: deps
 	@$(MAKE) --no-print-directory check-e2e-only TEST_JOBS=$(JOBS)
 	@sh tests/summary.sh $(BUILD)/test-results
 
-check-unit: $(UNIT_TESTS)
+# TEST_INPUTS_OK: stamps of the generated, committed files the tests read,
+# proven fresh (each fragment says how).  tests/planner/fixtures/
+# resnet-402.json is plan_bench's generated ResNet of 402 ops; the planner's
+# other fixtures are recordings (a trainer's trace, DTR's log), and
+# fuzz/'s corpus is data.
+PLANNER_FIXTURE_OK := $(BUILD)/tests/planner/resnet-402.ok
+$(PLANNER_FIXTURE_OK): $(BUILD)/bench/plan_bench tests/planner/fixtures/resnet-402.json
+	@mkdir -p $(@D)
+	$(BUILD)/bench/plan_bench export 2 402 $@.json
+	@cmp -s $@.json tests/planner/fixtures/resnet-402.json || { echo \
+		"tests/planner/fixtures/resnet-402.json: stale, not what plan_bench writes: run" \
+		"$(BUILD)/bench/plan_bench export 2 402 tests/planner/fixtures/resnet-402.json and commit it"; \
+		exit 1; }
+	@rm -f $@.json && touch $@
+TEST_INPUTS_OK += $(PLANNER_FIXTURE_OK)
+check-unit: $(UNIT_TESTS) $(TEST_INPUTS_OK)
 	@mkdir -p $(BUILD)/test-results
 	@sh tests/run-tests.sh $(BUILD)/test-results unit $(UNIT_TESTS)
 
@@ -40,7 +55,7 @@ E2E_RUN = $(foreach t,$(E2E_LONG),$(filter $(t),$(E2E_TORUN))) $(filter-out $(E2
 	$(if $(filter $(E2E_SKIP),$(E2E_ALL)),--not-run "$(E2E_SKIP_WHY)" $(filter $(E2E_SKIP),$(E2E_ALL)))
 check-e2e: all check-e2e-only
 .PHONY: check-e2e-only
-check-e2e-only:
+check-e2e-only: $(TEST_INPUTS_OK)
 	@mkdir -p $(BUILD)/test-results
 	@TEST_JOBS=$(JOBS) sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_RUN)
 

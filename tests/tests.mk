@@ -132,8 +132,11 @@ check-faults: all
 		tests/e2e/run_plan_mutations.sh tests/e2e/run_plan_mutations_offload.sh
 	@sh tests/summary.sh $(BUILD)/fault-results
 
+# BENCH_DATA: the folder of DTR's and Checkmate's graphs (bench/planner/
+# run.sh), outside the repository; empty, those benchmarks are not run.
+BENCH_DATA ?=
 bench: all
-	@for b in $(BENCHES); do echo "== $$b"; sh $$b || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; BENCH_DATA="$(BENCH_DATA)" sh $$b || exit 1; done
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -9,7 +9,7 @@
 REMAT_DIRS := core alloc interpose session profiler replay acquire
 REMAT_SRCS := $(foreach d,$(REMAT_DIRS),$(wildcard $(d)/*.c)) plan/plan.c plan/checksum.c plan/file.c
 REMAT_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/libremat/%.o)
-REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden -MMD -MP $(TOOL_SAN)
+REMAT_CFLAGS := $(CFLAGS) -fvisibility=hidden $(TOOL_SAN)
 
 ALL_TARGETS += $(BUILD)/libremat.so
 
@@ -28,79 +28,79 @@ $(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx $(REMAT_HASH_SIM)
 $(BUILD)/libremat/profiler/writeset.o: REMAT_CFLAGS += -DREMAT_HASH_SIM='"$(REMAT_HASH_SIM)"'
 profiler/hash.ptx: profiler/hash.cu
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -ptx -arch=compute_75 $< -o $@; else touch $@; fi
+# The same for the unit tests' sanitized copy (below): goes with the above.
+$(BUILD)/san/libremat/profiler/writeset.o: profiler/hash.ptx $(REMAT_HASH_SIM)
+$(BUILD)/san/libremat/profiler/writeset.o: REMAT_SAN_CFLAGS += -DREMAT_HASH_SIM='"$(REMAT_HASH_SIM)"'
 
 $(BUILD)/libremat.so: $(REMAT_OBJS) interpose/exports.map
 	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs $(TOOL_SAN) \
 		-Wl,--version-script=interpose/exports.map -o $@ $(REMAT_OBJS) -lunwind -ldl -lpthread
 
--include $(REMAT_OBJS:.o=.d)
-
 # ---- unit tests (cmocka, ASan+UBSan) ---------------------------------------
-# Each compiles the sources of the directory under test with the sanitizers;
-# what it needs from other layers it fakes (the driver table above all).
-REMAT_TEST_CFLAGS := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include $(SAN)
-REMAT_HDRS := $(foreach d,$(REMAT_DIRS) plan,$(wildcard $(d)/*.h))
+# The shipped sources (REMAT_SRCS) built once more, with the shipped flags
+# and $(SAN), into an archive that every unit test links after its own
+# objects: a test calls hidden functions, and the linker takes only the
+# members it needs.  A test's fakes (tests/core/fake_driver.c: the driver
+# table and the log) come first, so the members they stand for are not
+# taken; a member taken for another symbol would define one twice, which
+# the link refuses.  The planner's own sources (plan/builder.c) come from
+# its sanitized library, after.
+REMAT_SAN_CFLAGS := $(CFLAGS) -fvisibility=hidden $(SAN)
+REMAT_SAN_OBJS := $(REMAT_SRCS:%.c=$(BUILD)/san/libremat/%.o)
+REMAT_SAN_LIB := $(BUILD)/san/libremat.a
 
-$(BUILD)/tests/core/test_config: tests/core/test_config.c core/config.c core/budget.c \
-		core/frameworks.c core/log.c $(REMAT_HDRS)
+$(BUILD)/san/libremat/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
+	$(CC) $(REMAT_SAN_CFLAGS) -c $< -o $@
+$(REMAT_SAN_LIB): $(REMAT_SAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(BUILD)/tests/profiler/test_iteration: tests/profiler/test_iteration.c profiler/iteration.c \
-		$(REMAT_HDRS)
+# Every tests/<dir>/test_*.c of libremat's directories is one test; its
+# other sources (fakes, helpers) are built beside it.  A test sees its
+# directory's internal headers by path, acquire/'s and the planner's
+# helpers by name.
+REMAT_UNIT_TESTS := $(patsubst %.c,$(BUILD)/%,$(sort $(wildcard $(REMAT_DIRS:%=tests/%/test_*.c))))
+REMAT_TEST_LIBS := -lcmocka -lunwind -ldl -lpthread
+FAKE_DRIVER := $(BUILD)/san/tests/core/fake_driver.o
+
+$(BUILD)/san/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
+	$(CC) $(CFLAGS) $(SAN) $(TEST_INC) -c $< -o $@
+$(BUILD)/san/tests/acquire/%.o: TEST_INC := -Iacquire
+$(BUILD)/san/tests/planner/testutil.o $(BUILD)/san/tests/replay/test_validate.o: TEST_INC := -Iplanner
 
-$(BUILD)/tests/profiler/test_trace: tests/profiler/test_trace.c profiler/trace_write.c \
-		profiler/release.c $(REMAT_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -ljansson
+# -lc before the archive: a name the C library defines is the C library's,
+# not the member of libremat's that interposes it (interpose/dlsym.c: the
+# plan reader's dlsym would take it, and with it the whole runtime and its
+# constructor).
+$(REMAT_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(REMAT_SAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(SAN) -o $@ $(filter %.o,$^) -lc $(REMAT_SAN_LIB) \
+		$(filter-out $(REMAT_SAN_LIB),$(filter %.a,$^)) $(TEST_LIBS) $(REMAT_TEST_LIBS)
 
-$(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver.c tests/core/fake_driver.h \
-		$(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
-
-$(BUILD)/tests/alloc/test_program: tests/alloc/test_program.c tests/core/fake_driver.c \
-		tests/core/fake_driver.h $(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
-
-# The replay engine's state machine, through the driver table, on the real
-# allocator: only the driver is fake.  test_park: what a free does to
-# parked buffers.
-REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c profiler/attrs.c \
-	plan/plan.c \
-	plan/builder.c core/capture.c
-$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park: $(BUILD)/tests/replay/%: \
-		tests/replay/%.c tests/core/fake_driver.c \
-		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
-
+# The allocator and the replay engine's state machine on a fake driver;
+# test_park: what a free does to parked buffers.
+$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program: $(FAKE_DRIVER)
+$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park: $(FAKE_DRIVER) $(BUILD)/san/libplanner.a
+# The trace test reads what it wrote with jansson (libremat dlopens it).
+$(BUILD)/tests/profiler/test_trace: TEST_LIBS := -ljansson
 # The runtime's plan check against the planner's evaluator, on the same
 # plans (the planner's library and its test helpers).
-$(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validate.c replay/offload_slots.c \
-		tests/planner/testutil.c tests/planner/testutil.h $(BUILD)/san/libplanner.a $(REMAT_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(REMAT_TEST_CFLAGS) -Iplanner -o $@ $(filter %.c,$^) $(BUILD)/san/libplanner.a \
-		$(PLANNER_LIBS) -lcmocka
+$(BUILD)/tests/replay/test_validate: $(BUILD)/san/tests/planner/testutil.o $(BUILD)/san/libplanner.a
+$(BUILD)/tests/replay/test_validate: TEST_LIBS = $(PLANNER_LIBS)
 
-UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_iteration \
-	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program \
-	$(BUILD)/tests/profiler/test_trace \
-	$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park \
-	$(BUILD)/tests/replay/test_validate
+UNIT_TESTS += $(REMAT_UNIT_TESTS)
 
 # ---- end-to-end and benchmark ----------------------------------------------
 E2E_TESTS += $(filter-out tests/e2e/trace_lib.sh,$(sort $(wildcard tests/e2e/trace_*.sh)))
 E2E_TESTS += $(filter-out tests/e2e/run_lib.sh,$(sort $(wildcard tests/e2e/run_*.sh)))
 FAULT_TESTS := $(filter-out tests/e2e/fault_lib.sh,$(sort $(wildcard tests/e2e/fault_*.sh)))
 E2E_TESTS += $(FAULT_TESTS)
--include bench/preload/preload.mk
--include bench/run/run.mk
--include bench/profile/profile.mk
--include acquire/acquire.mk
+include bench/preload/preload.mk
+include bench/run/run.mk
+include bench/profile/profile.mk
+include acquire/acquire.mk
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------
 REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so \
@@ -109,16 +109,16 @@ REMAT_PROGS := $(BUILD)/tests/e2e/progs/chain $(BUILD)/tests/e2e/progs/chain.so 
 $(BUILD)/tests/e2e/progs/chain.so: tests/e2e/progs/chain.cu $(SIMCC_DEPS)
 	@mkdir -p $(@D)
 	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/chain: tests/e2e/progs/chain.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/nccl_order: tests/e2e/progs/nccl_order.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/nccl_order: tests/e2e/progs/nccl_order.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(NCCL_LINK) -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/envprog: tests/e2e/progs/envprog.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c tests/e2e/progs/progs.h
+$(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ALL_TARGETS += $(REMAT_PROGS)

@@ -6,7 +6,8 @@
 # the same harnesses built with gcc and $(SAN) (no clang needed).
 
 FUZZ_CC      ?= clang
-# Only make fuzz needs them, so only make fuzz installs them when missing.
+# Only make fuzz needs them: make fuzz-deps installs them, make fuzz checks
+# that $(FUZZ_CC) links a libFuzzer program and else says so, once.
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_SECONDS ?= 60
 FUZZERS      := trace graph nodelink plan
@@ -14,14 +15,13 @@ FUZZERS      := trace graph nodelink plan
 # there is a tmpfs, about twice as many runs a second.
 FUZZ_TMP     ?= $(if $(wildcard /dev/shm/.),/dev/shm,$(BUILD)/fuzz)
 FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=all
+	-fsanitize=address,undefined -fno-sanitize-recover=all $(DEPFLAGS)
 # What a harness links besides its own file: the readers and the rest of
 # the planner they call, and the runtime's plan reader.
 FUZZ_SRCS    := $(PLANNER_SRCS) acquire/plan_read.c fuzz/input_file.c fuzz/check_graph.c
-FUZZ_HDRS    := fuzz/fuzz.h $(PLANNER_HDRS) acquire/internal.h
 FUZZ_OBJS    := $(FUZZ_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HDRS)
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
@@ -30,8 +30,12 @@ $(FUZZERS:%=$(BUILD)/fuzz/%): $(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/fuzz/%.o $(FUZZ
 
 .PHONY: fuzz fuzz-build fuzz-deps $(FUZZERS:%=fuzz-%)
 fuzz-deps:
-	@sh mk/install-deps.sh --check-only $(FUZZ_DEB_PACKAGES) || sh mk/install-deps.sh $(FUZZ_DEB_PACKAGES)
-fuzz-build: fuzz-deps
+	@sh mk/install-deps.sh $(FUZZ_DEB_PACKAGES)
+fuzz-build:
+	@printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{\n\t(void)d;\n\t(void)n;\n\treturn 0;\n}\n' | \
+		$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1 || { \
+		echo "make fuzz: $(FUZZ_CC) cannot link a libFuzzer program: missing Debian packages" \
+			"$(FUZZ_DEB_PACKAGES)? run 'make fuzz-deps' to install them"; exit 1; }
 	@$(MAKE) --no-print-directory $(FUZZERS:%=$(BUILD)/fuzz/%)
 fuzz: $(FUZZERS:%=fuzz-%)
 # New inputs go to a scratch corpus in the build tree; the seeds and the
@@ -56,11 +60,20 @@ $(FUZZERS:%=fuzz-%): fuzz-%: fuzz-build
 
 # The regression run: each harness over its seeds and past findings.
 FUZZ_REPLAY := $(FUZZERS:%=$(BUILD)/tests/fuzz/replay_%)
-$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/replay_%: fuzz/%.c fuzz/replay_main.c fuzz/input_file.c \
-		fuzz/check_graph.c acquire/plan_read.c $(FUZZ_HDRS) $(BUILD)/san/libplanner.a
+FUZZ_REPLAY_SRCS := fuzz/input_file.c fuzz/check_graph.c
+$(FUZZ_REPLAY_SRCS:%.c=$(BUILD)/san/%.o): $(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -DFUZZ_NAME='"$*"' $< fuzz/replay_main.c fuzz/input_file.c \
-		fuzz/check_graph.c acquire/plan_read.c -o $@ $(BUILD)/san/libplanner.a \
-		$(PLANNER_LIBS) -ldl -lpthread
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+# The runtime's plan reader as the unit tests link it (libremat.mk).
+FUZZ_REPLAY_OBJS := $(FUZZ_REPLAY_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/san/libremat/acquire/plan_read.o
+# replay_main.c reads the harness's corpus and regressions: one per name.
+$(BUILD)/san/fuzz/replay_main-%.o: fuzz/replay_main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -DFUZZ_NAME='"$*"' -c $< -o $@
+$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/replay_%: fuzz/%.c $(BUILD)/san/fuzz/replay_main-%.o \
+		$(FUZZ_REPLAY_OBJS) $(BUILD)/san/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $< $(BUILD)/san/fuzz/replay_main-$*.o $(FUZZ_REPLAY_OBJS) -o $@ \
+		$(BUILD)/san/libplanner.a $(PLANNER_LIBS) -ldl -lpthread
 
 UNIT_TESTS += $(FUZZ_REPLAY)

@@ -26,7 +26,7 @@ $(BUILD)/remat.1.gz: $(BUILD)/remat.1
 ALL_TARGETS += $(BUILD)/remat.1.gz
 
 .PHONY: install uninstall
-install: deps-ok $(INSTALL_BINS) $(BUILD)/libremat.so $(BUILD)/remat.1.gz
+install: $(INSTALL_BINS) $(BUILD)/libremat.so $(BUILD)/remat.1.gz
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DOCDIR)/docs
 	$(INSTALL) -m 755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/

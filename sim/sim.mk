@@ -6,13 +6,26 @@
 SIMCUDA_DIR := $(BUILD)/simcuda
 SIMCUDA_INC := -Isim/include -Isim
 
+# ---- symbols/ ----
+# The names the real libraries export (sim/symbols/*.syms) are generated
+# from the toolkit's libraries and committed; the build proves them fresh
+# (listed again and compared, regen-lists.sh --check) before it makes a
+# library from them, and else stops, naming the stale lists.
+SIM_SYMS_OK   := $(SIMCUDA_DIR)/symbols.ok
+SIM_REAL_LIBS := $(wildcard $(addprefix $(CUDA_HOME)/,lib*/libcudart.so.13 lib*/libcupti.so.13 \
+	extras/CUPTI/lib64/libcupti.so.13 lib*/stubs/libcuda.so lib*/libcublas.so.13 lib*/libnccl.so.2))
+$(SIM_SYMS_OK): $(wildcard sim/symbols/*.syms) sim/symbols/regen-lists.sh $(SIM_REAL_LIBS)
+	@mkdir -p $(@D)
+	sh sim/symbols/regen-lists.sh --check $(CUDA_HOME)
+	@touch $@
+
 # ---- kernel/kernel.mk ----
 # libsimcuda_kernel.so: the CUDA built-ins and the grid runner that every
 # kernel module built by sim/bin/simcc (and the simulated driver) links.
 SIMK_SRCS := $(wildcard sim/kernel/*.c)
 SIMK_OBJS := $(patsubst sim/kernel/%.c,$(BUILD)/simcuda/kernel/%.o,$(SIMK_SRCS))
 
-$(BUILD)/simcuda/kernel/%.o: sim/kernel/%.c sim/kernel/fiber.h sim/kernel/block.h sim/include/simcuda_abi.h
+$(BUILD)/simcuda/kernel/%.o: sim/kernel/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fvisibility=hidden $(SIMCUDA_INC) -c $< -o $@
 
@@ -41,7 +54,7 @@ $(BUILD)/simcc/sm_90/%.cubin: sim/tests/simcc/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
 
-$(BUILD)/simcc/test_simcc: sim/tests/simcc/test_simcc.c sim/tests/simcc/simcc_test.h sim/include/simcuda_abi.h \
+$(BUILD)/simcc/test_simcc: sim/tests/simcc/test_simcc.c \
 		$(BUILD)/simcc/simcc_kernels.so $(BUILD)/simcc/simcc_plain.so \
 		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
@@ -49,7 +62,7 @@ $(BUILD)/simcc/test_simcc: sim/tests/simcc/test_simcc.c sim/tests/simcc/simcc_te
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) \
 		-lcmocka -ldl -lm
 
-$(BUILD)/simcc/test_warp: sim/tests/simcc/test_warp.c sim/tests/simcc/simcc_test.h sim/tests/child.h \
+$(BUILD)/simcc/test_warp: sim/tests/simcc/test_warp.c \
 		$(BUILD)/simcc/simcc_warp.so $(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Isim/include -Isim/tests \
@@ -75,8 +88,6 @@ SIMD_OUT  := $(BUILD)/simcuda/driver
 SIMD_SYMS := sim/symbols/libcuda.syms
 SIMD_SRCS := $(wildcard $(SIMD_DIR)/*.c)
 SIMD_OBJS := $(patsubst $(SIMD_DIR)/%.c,$(SIMD_OUT)/%.o,$(SIMD_SRCS)) $(SIMD_OUT)/procaddr_table.o
-SIMD_HDRS := $(wildcard $(SIMD_DIR)/*.h) sim/include/simcuda_abi.h \
-	sim/include/simcuda_stats.h sim/simcuda_internal.h
 SIMD_CFLAGS = $(CFLAGS) -fvisibility=hidden $(SIMCUDA_INC) -I$(SIMD_OUT) -I$(SIMD_DIR)
 
 $(SIMD_OUT)/errors.inc: $(SIMD_DIR)/gen-errors.sh $(CUDA_HOME)/include/cuda.h
@@ -88,12 +99,12 @@ $(SIMD_OUT)/procaddr_table.c: $(SIMD_DIR)/gen-procaddr.sh $(SIMD_TYPEDEFS) $(SIM
 	@mkdir -p $(@D)
 	sh $(SIMD_DIR)/gen-procaddr.sh $(word 1,$(SIMD_TYPEDEFS)) $(SIMD_SYMS) $@ $(word 2,$(SIMD_TYPEDEFS))
 
-$(SIMD_OUT)/procaddr_table.o: $(SIMD_OUT)/procaddr_table.c $(SIMD_DIR)/procaddr.h
+$(SIMD_OUT)/procaddr_table.o: $(SIMD_OUT)/procaddr_table.c
 	$(CC) $(SIMD_CFLAGS) -c $< -o $@
 
 $(SIMD_OUT)/init.o: $(SIMD_OUT)/errors.inc
 
-$(SIMD_OUT)/%.o: $(SIMD_DIR)/%.c $(SIMD_HDRS)
+$(SIMD_OUT)/%.o: $(SIMD_DIR)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(SIMD_CFLAGS) -c $< -o $@
 
@@ -125,11 +136,11 @@ SIMD_SAN_OUT  := $(BUILD)/san/simcuda/driver
 SIMD_SAN_OBJS := $(patsubst $(SIMD_OUT)/%.o,$(SIMD_SAN_OUT)/%.o,$(SIMD_OBJS) $(SIMD_OUT)/stubs.o)
 SIMD_SAN_LIB  := $(BUILD)/san/simcuda/libcuda.so.1
 
-$(SIMD_SAN_OUT)/%.o: $(SIMD_DIR)/%.c $(SIMD_HDRS) $(SIMD_OUT)/errors.inc
+$(SIMD_SAN_OUT)/%.o: $(SIMD_DIR)/%.c $(SIMD_OUT)/errors.inc
 	@mkdir -p $(@D)
 	$(CC) $(SIMD_CFLAGS) $(SAN) -c $< -o $@
 
-$(SIMD_SAN_OUT)/procaddr_table.o: $(SIMD_OUT)/procaddr_table.c $(SIMD_DIR)/procaddr.h
+$(SIMD_SAN_OUT)/procaddr_table.o: $(SIMD_OUT)/procaddr_table.c
 	@mkdir -p $(@D)
 	$(CC) $(SIMD_CFLAGS) $(SAN) -c $< -o $@
 
@@ -153,15 +164,14 @@ DRVT_MODULES := $(DRVT_OUT)/modules/testkernels.so $(DRVT_OUT)/modules/badabi.so
 # Modules are built like simcc output: plain -fPIC shared objects linked
 # against libsimcuda_kernel.so, without sanitizers (their code runs on the
 # stream workers' fiber stacks).
-$(DRVT_OUT)/modules/%.so: $(DRVT_DIR)/modules/%.c sim/include/simcuda_abi.h $(SIMCUDA_DIR)/libsimcuda_kernel.so
+$(DRVT_OUT)/modules/%.so: $(DRVT_DIR)/modules/%.c $(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SIMCUDA_INC) -shared -o $@ $< -L$(SIMCUDA_DIR) -lsimcuda_kernel \
 		-Wl,-rpath,$(abspath $(SIMCUDA_DIR))
 
 DRVT_TESTS := $(patsubst $(DRVT_DIR)/%.c,$(BUILD)/tests/%,$(wildcard $(DRVT_DIR)/driver_*.c $(DRVT_DIR)/kernel_*.c))
 
-DRVT_DEPS := $(DRVT_DIR)/driver_common.h $(DRVT_DIR)/child.h $(SIMD_SAN_LIB) $(DRVT_MODULES) \
-	sim/include/simcuda_stats.h
+DRVT_DEPS := $(SIMD_SAN_LIB) $(DRVT_MODULES)
 define DRVT_LINK
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) $(SIMCUDA_INC) -DTEST_MODULE_DIR='"$(abspath $(DRVT_OUT)/modules)"' \
@@ -180,8 +190,7 @@ $(BUILD)/tests/kernel_%: $(DRVT_DIR)/kernel_%.c $(DRVT_DEPS)
 # shipped binary).
 DRVT_PLAIN := $(BUILD)/tests/driver_basic_plain $(BUILD)/tests/driver_vmm_plain \
 	$(BUILD)/tests/driver_capture_plain
-$(BUILD)/tests/driver_%_plain: $(DRVT_DIR)/driver_%.c $(DRVT_DIR)/driver_common.h \
-		$(SIMCUDA_DIR)/libcuda.so.1 $(DRVT_MODULES) sim/include/simcuda_stats.h
+$(BUILD)/tests/driver_%_plain: $(DRVT_DIR)/driver_%.c $(SIMCUDA_DIR)/libcuda.so.1 $(DRVT_MODULES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) $(SIMCUDA_INC) -DTEST_MODULE_DIR='"$(abspath $(DRVT_OUT)/modules)"' \
 		-o $@ $< -L$(SIMCUDA_DIR) -l:libcuda.so.1 -lsimcuda_kernel -lcmocka -ldl -lpthread \
@@ -203,7 +212,7 @@ RT_SRCS    := $(wildcard $(RT_SRC_DIR)/*.c)
 RT_OBJS    := $(patsubst $(RT_SRC_DIR)/%.c,$(RT_OUT)/%.o,$(RT_SRCS)) $(RT_OUT)/errors.o
 RT_CFLAGS  := $(CFLAGS) $(SIMCUDA_INC) -fvisibility=hidden
 
-$(RT_OUT)/%.o: $(RT_SRC_DIR)/%.c $(RT_SRC_DIR)/rt.h sim/simcuda_internal.h
+$(RT_OUT)/%.o: $(RT_SRC_DIR)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
@@ -211,7 +220,7 @@ $(RT_OUT)/%.o: $(RT_SRC_DIR)/%.c $(RT_SRC_DIR)/rt.h sim/simcuda_internal.h
 $(RT_OUT)/errors.c: $(RT_SRC_DIR)/gen-errors.sh $(CUDA_HOME)/include/driver_types.h
 	@mkdir -p $(@D)
 	sh $(RT_SRC_DIR)/gen-errors.sh $(CUDA_HOME)/include/driver_types.h $@
-$(RT_OUT)/errors.o: $(RT_OUT)/errors.c $(RT_SRC_DIR)/rt.h
+$(RT_OUT)/errors.o: $(RT_OUT)/errors.c
 	$(CC) $(RT_CFLAGS) -I$(RT_SRC_DIR) -c $< -o $@
 
 $(RT_OUT)/stubs.c: $(RT_OBJS) $(RT_SYMS) sim/symbols/gen-stubs.sh
@@ -243,8 +252,7 @@ SIMT_LIBDIR := $(abspath $(SIMCUDA_DIR))
 SIMT_LIBS   := $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcuda.so.1
 SIMT_CFLAGS := $(CFLAGS) $(SAN) -DRT_MODULE='"$(abspath $(SIMT_MODULE))"'
 
-$(SIMT_MODULE): sim/tests/modules/rt_kernels.c sim/include/simcuda_abi.h \
-		$(SIMCUDA_DIR)/libsimcuda_kernel.so
+$(SIMT_MODULE): sim/tests/modules/rt_kernels.c $(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SIMCUDA_INC) -fvisibility=hidden -shared -o $@ $< \
 		-L$(SIMCUDA_DIR) -lsimcuda_kernel -Wl,-z,defs -Wl,-rpath,$(SIMT_LIBDIR)
@@ -271,8 +279,7 @@ $(SIMT_DIR)/cublas_test: sim/tests/cublas_test.c $(SIMT_LIBS) $(SIMCUDA_DIR)/lib
 
 # Its split-K GEMMs; the fault test launches the kernel from the module
 # the library embeds.
-$(SIMT_DIR)/cublas_splitk_test: sim/tests/cublas_splitk_test.c sim/tests/child.h \
-		$(SIMT_LIBS) $(SIMCUDA_DIR)/libcublas.so.13 $(BUILD)/simcuda/cublas/gemm.so
+$(SIMT_DIR)/cublas_splitk_test: sim/tests/cublas_splitk_test.c $(SIMT_LIBS) $(SIMCUDA_DIR)/libcublas.so.13 $(BUILD)/simcuda/cublas/gemm.so
 	@mkdir -p $(@D)
 	$(CC) $(SIMT_CFLAGS) -DCUBLAS_GEMM_MODULE='"$(abspath $(BUILD)/simcuda/cublas/gemm.so)"' -o $@ $< \
 		-Wl,--no-as-needed $(SIMCUDA_DIR)/libcublas.so.13 $(SIMT_LIBS) \
@@ -302,8 +309,7 @@ CUPTI_SRCS    := $(wildcard $(CUPTI_SRC_DIR)/*.c)
 CUPTI_OBJS    := $(patsubst $(CUPTI_SRC_DIR)/%.c,$(CUPTI_OUT)/%.o,$(CUPTI_SRCS)) $(CUPTI_OUT)/names.o
 CUPTI_CFLAGS  := $(CFLAGS) $(SIMCUDA_INC) -I$(CUPTI_SRC_DIR) -fvisibility=hidden
 
-$(CUPTI_OUT)/%.o: $(CUPTI_SRC_DIR)/%.c $(CUPTI_SRC_DIR)/cupti_int.h $(CUPTI_SRC_DIR)/names.h \
-		sim/simcuda_internal.h
+$(CUPTI_OUT)/%.o: $(CUPTI_SRC_DIR)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CUPTI_CFLAGS) -c $< -o $@
 
@@ -312,7 +318,7 @@ $(CUPTI_OUT)/names.c: $(CUPTI_SRC_DIR)/gen-names.sh $(CUDA_HOME)/include/cupti_r
 		$(CUDA_HOME)/include/cupti_driver_cbid.h $(CUDA_HOME)/include/cupti_result.h
 	@mkdir -p $(@D)
 	sh $(CUPTI_SRC_DIR)/gen-names.sh $(CUDA_HOME)/include $@
-$(CUPTI_OUT)/names.o: $(CUPTI_OUT)/names.c $(CUPTI_SRC_DIR)/names.h
+$(CUPTI_OUT)/names.o: $(CUPTI_OUT)/names.c
 	$(CC) $(CUPTI_CFLAGS) -c $< -o $@
 
 $(CUPTI_OUT)/stubs.c: $(CUPTI_OBJS) $(CUPTI_SYMS) sim/symbols/gen-stubs.sh
@@ -343,7 +349,7 @@ CUBLAS_OUT     := $(BUILD)/simcuda/cublas
 CUBLAS_SYMS    := sim/symbols/libcublas.syms
 CUBLAS_OBJS    := $(patsubst $(CUBLAS_SRC_DIR)/%.c,$(CUBLAS_OUT)/%.o,$(wildcard $(CUBLAS_SRC_DIR)/*.c))
 
-$(CUBLAS_OUT)/%.o: $(CUBLAS_SRC_DIR)/%.c $(CUBLAS_SRC_DIR)/cublas_int.h
+$(CUBLAS_OUT)/%.o: $(CUBLAS_SRC_DIR)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
@@ -393,9 +399,8 @@ NCCL_SRC_DIR := sim/nccl
 NCCL_OUT     := $(BUILD)/simcuda/nccl
 NCCL_SYMS    := sim/symbols/libnccl.syms
 NCCL_OBJS    := $(patsubst $(NCCL_SRC_DIR)/%.c,$(NCCL_OUT)/%.o,$(wildcard $(NCCL_SRC_DIR)/*.c))
-NCCL_HDRS    := $(NCCL_SRC_DIR)/nccl_int.h $(NCCL_SRC_DIR)/simnccl_args.h
 
-$(NCCL_OUT)/%.o: $(NCCL_SRC_DIR)/%.c $(NCCL_HDRS)
+$(NCCL_OUT)/%.o: $(NCCL_SRC_DIR)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
@@ -431,3 +436,8 @@ $(SIMCUDA_DIR)/libnccl.so.2: $(NCCL_OBJS) $(NCCL_OUT)/kernels_image.o $(NCCL_OUT
 	ln -sf libnccl.so.2 $(SIMCUDA_DIR)/libnccl.so
 
 ALL_TARGETS += $(SIMCUDA_DIR)/libnccl.so.2
+
+# What reads the lists does so only once they are proven fresh (symbols/).
+$(SIMD_OUT)/procaddr_table.c $(foreach d,$(SIMD_OUT) $(RT_OUT) $(CUPTI_OUT) $(CUBLAS_OUT) $(NCCL_OUT),\
+	$(d)/stubs.c) $(SIMD_OUT)/libcuda.map $(RT_OUT)/libcudart.map $(CUPTI_OUT)/libcupti.map \
+	$(CUBLAS_OUT)/libcublas.map $(NCCL_OUT)/libnccl.map: $(SIM_SYMS_OK)

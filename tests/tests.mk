@@ -4,15 +4,32 @@
 
 # tools/gpu/'s validation scripts where there is no GPU: usage, SKIP lines.
 E2E_TESTS += tests/e2e/gpu_scripts.sh
+# The build itself (mk/): only make deps installs packages.
+E2E_TESTS += $(sort $(wildcard tests/build/*.sh))
 
 .PHONY: test check-unit check-e2e bench demo
-test: deps-ok
+test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-unit
 	@$(MAKE) --no-print-directory check-e2e-only TEST_JOBS=$(JOBS)
 	@sh tests/summary.sh $(BUILD)/test-results
 
-check-unit: $(UNIT_TESTS)
+# TEST_INPUTS_OK: stamps of the generated, committed files the tests read,
+# proven fresh (each fragment says how).  tests/planner/fixtures/
+# resnet-402.json is plan_bench's generated ResNet of 402 ops; the planner's
+# other fixtures are recordings (a trainer's trace, DTR's log), and
+# fuzz/'s corpus is data.
+PLANNER_FIXTURE_OK := $(BUILD)/tests/planner/resnet-402.ok
+$(PLANNER_FIXTURE_OK): $(BUILD)/bench/plan_bench tests/planner/fixtures/resnet-402.json
+	@mkdir -p $(@D)
+	$(BUILD)/bench/plan_bench export 2 402 $@.json
+	@cmp -s $@.json tests/planner/fixtures/resnet-402.json || { echo \
+		"tests/planner/fixtures/resnet-402.json: stale, not what plan_bench writes: run" \
+		"$(BUILD)/bench/plan_bench export 2 402 tests/planner/fixtures/resnet-402.json and commit it"; \
+		exit 1; }
+	@rm -f $@.json && touch $@
+TEST_INPUTS_OK += $(PLANNER_FIXTURE_OK)
+check-unit: $(UNIT_TESTS) $(TEST_INPUTS_OK)
 	@mkdir -p $(BUILD)/test-results
 	@sh tests/run-tests.sh $(BUILD)/test-results unit $(UNIT_TESTS)
 
@@ -38,7 +55,7 @@ E2E_RUN = $(foreach t,$(E2E_LONG),$(filter $(t),$(E2E_TORUN))) $(filter-out $(E2
 	$(if $(filter $(E2E_SKIP),$(E2E_ALL)),--not-run "$(E2E_SKIP_WHY)" $(filter $(E2E_SKIP),$(E2E_ALL)))
 check-e2e: all check-e2e-only
 .PHONY: check-e2e-only
-check-e2e-only:
+check-e2e-only: $(TEST_INPUTS_OK)
 	@mkdir -p $(BUILD)/test-results
 	@TEST_JOBS=$(JOBS) sh tests/run-tests.sh $(BUILD)/test-results e2e $(E2E_RUN)
 
@@ -62,7 +79,7 @@ SAN_SKIP := sim/tests/abi_exports.sh sim/tests/abi_real_link.sh \
 	sim/tests/simcc/simcc_errors.sh sim/tests/simcc/simcc_nvcc.sh tests/e2e/trainer_binaries.sh \
 	tests/e2e/trainer_determinism.sh tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh \
 	tests/e2e/trainer_oom.sh tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh \
-	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh
+	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh $(wildcard tests/build/*.sh)
 SAN_SWEEP_STRIDE ?= 19
 # A test's time limit (a hang's, not a speed check) grows with the slowdown:
 # TSan's is 5-15 times, and the profile of a program's own pool (one
@@ -115,8 +132,12 @@ check-faults: all
 		tests/e2e/run_plan_mutations.sh tests/e2e/run_plan_mutations_offload.sh
 	@sh tests/summary.sh $(BUILD)/fault-results
 
+# BENCH_DATA: the folder of DTR's and Checkmate's graphs (bench/planner/
+# run.sh), outside the repository; empty, those benchmarks are not run.
+BENCH_DATA ?=
 bench: all
-	@for b in $(BENCHES); do echo "== $$b"; sh $$b || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; BENCH_DATA="$(BENCH_DATA)" sh $$b || exit 1; done
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@sh tools/demo.sh

@@ -1,4 +1,3 @@
-# Command-line tools.
--include tools/report/report.mk
--include tools/remat/remat.mk
--include tools/bench.mk
+# Command-line tools: remat-report (tools/report/) and remat (tools/remat/).
+include tools/report/report.mk
+include tools/remat/remat.mk

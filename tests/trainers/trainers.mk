@@ -11,7 +11,6 @@ TR_CUBINS   := $(TR_KERNELS:%=$(KERNEL_DIR)/sm_90/%.cubin)
 TR_COMMON   := trainer_cli trainer_check trainer_kernels trainer_blas trainer_data trainer_loop \
 	       trainer_alloc trainer_pool trainer_vmm trainer_dist
 TR_OBJS     := $(TR_COMMON:%=$(TR_DIR)/obj/%.o)
-TR_HDRS     := tests/trainers/trainer.h
 # Linked like a real CUDA program: the real libcublas and libcudart and the
 # driver stub (NEEDED libcuda.so.1); sim/bin/simrun swaps in the simulated
 # libraries.  The real libcublas needs libcublasLt at link time.
@@ -29,7 +28,7 @@ $(KERNEL_DIR)/sm_90/%.cubin: tests/trainers/kernels/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
 
-$(TR_DIR)/obj/%.o: tests/trainers/%.c $(TR_HDRS)
+$(TR_DIR)/obj/%.o: tests/trainers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TR_CFLAGS) -c $< -o $@
 
@@ -72,8 +71,7 @@ E2E_TESTS += tests/e2e/trainer_binaries.sh tests/e2e/trainer_determinism.sh \
 E2E_NVCC_TESTS += tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/trainer_arena_remat.sh
 
 # Finite-difference checks of the backward kernels.
-$(TR_DIR)/test_kernels: tests/trainers/test_kernels.c sim/include/simcuda_abi.h \
-		$(KERNEL_DIR)/elementwise.so $(KERNEL_DIR)/reduce.so \
+$(TR_DIR)/test_kernels: tests/trainers/test_kernels.c $(KERNEL_DIR)/elementwise.so $(KERNEL_DIR)/reduce.so \
 		$(SIMCUDA_DIR)/libsimcuda_kernel.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Isim/include -DKERNELS_DIR='"$(KERNEL_DIR)"' $< -o $@ \
@@ -82,13 +80,16 @@ $(TR_DIR)/test_kernels: tests/trainers/test_kernels.c sim/include/simcuda_abi.h 
 UNIT_TESTS += $(TR_DIR)/test_kernels
 
 # The caching allocator and its expandable segments, on the simulated
-# runtime and driver (linked directly, as sim's runtime tests).
-TR_ALLOC_SRCS := tests/trainers/test_alloc.c $(patsubst %,tests/trainers/%.c,trainer_pool \
-		 trainer_alloc trainer_vmm trainer_check trainer_data)
+# runtime and driver (linked directly, as sim's runtime tests); the
+# trainers' sources it tests are built again with $(SAN).
+TR_ALLOC_OBJS := $(patsubst %,$(TR_DIR)/san-obj/%.o,test_alloc trainer_pool trainer_alloc \
+		 trainer_vmm trainer_check trainer_data)
 TR_ALLOC_LIBS := $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcuda.so.1 \
 		 $(SIMCUDA_DIR)/libcublas.so.13
-$(TR_DIR)/test_alloc: $(TR_ALLOC_SRCS) $(TR_HDRS) $(TR_ALLOC_LIBS)
+$(TR_DIR)/san-obj/%.o: tests/trainers/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -Itests/trainers -o $@ $(TR_ALLOC_SRCS) -Wl,--no-as-needed \
+	$(CC) $(CFLAGS) $(SAN) -Itests/trainers -c $< -o $@
+$(TR_DIR)/test_alloc: $(TR_ALLOC_OBJS) $(TR_ALLOC_LIBS)
+	$(CC) $(SAN) -o $@ $(TR_ALLOC_OBJS) -Wl,--no-as-needed \
 		$(TR_ALLOC_LIBS) -Wl,-rpath,$(abspath $(SIMCUDA_DIR)) -lcmocka -ldl -lpthread
 UNIT_TESTS += $(TR_DIR)/test_alloc

@@ -1,12 +1,10 @@
 # tools/report/: remat-report, the trace and plan viewer.  Links the
 # planner library for loading traces, exporting graphs and evaluating plans.
 
-REPORT_SRCS := $(addprefix tools/report/,main.c load.c analyze.c fmt.c \
-	summary.c plan_view.c chart_term.c html.c svg.c perfetto.c sweep_view.c)
+REPORT_SRCS := $(wildcard tools/report/*.c)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
-REPORT_HDRS := tools/report/report.h planner/planner.h
 
-$(BUILD)/tools/report/%.o: tools/report/%.c $(REPORT_HDRS)
+$(BUILD)/tools/report/%.o: tools/report/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TOOL_SAN) -c $< -o $@
 
@@ -15,21 +13,30 @@ $(BUILD)/remat-report: $(REPORT_OBJS) $(BUILD)/libplanner.a
 
 ALL_TARGETS += $(BUILD)/remat-report
 
-E2E_TESTS += tests/report/report_text.sh tests/report/report_errors.sh \
-	tests/report/report_html.sh tests/report/report_plan.sh \
-	tests/report/report_export.sh tests/report/report_real_trace.sh \
-	tests/report/report_perfetto.sh tests/report/report_sweep.sh
+E2E_TESTS += $(sort $(wildcard tests/report/report_*.sh))
+
+# The mlp3 fixture the tests read is generated (fixtures/gen_mlp.py, byte
+# for byte) and committed: the tests prove it fresh first, and else stop.
+REPORT_FIXTURE_OK := $(BUILD)/tests/report/mlp3.ok
+$(REPORT_FIXTURE_OK): tests/report/fixtures/gen_mlp.py $(wildcard tests/report/fixtures/mlp3/*)
+	@rm -rf $@.tmp && mkdir -p $@.tmp
+	python3 tests/report/fixtures/gen_mlp.py $@.tmp
+	@diff -rq $@.tmp tests/report/fixtures/mlp3 >/dev/null || { echo "tests/report/fixtures/mlp3/:" \
+		"stale, not what gen_mlp.py writes: run python3 tests/report/fixtures/gen_mlp.py" \
+		"tests/report/fixtures/mlp3 and commit it"; exit 1; }
+	@rm -rf $@.tmp && touch $@
+TEST_INPUTS_OK += $(REPORT_FIXTURE_OK)
 
 # Unit tests: the report's sources without main.c, built with $(SAN)
 # against the sanitized planner library.
 REPORT_SAN_OBJS := $(filter-out %/main.o,$(REPORT_SRCS:%.c=$(BUILD)/san/%.o))
 
-$(BUILD)/san/tools/report/%.o: tools/report/%.c $(REPORT_HDRS)
+$(BUILD)/san/tools/report/%.o: tools/report/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
 
 $(BUILD)/tests/report/test_report: tests/report/test_report.c $(REPORT_SAN_OBJS) \
-		$(BUILD)/san/libplanner.a $(REPORT_HDRS)
+		$(BUILD)/san/libplanner.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(REPORT_SAN_OBJS) $(BUILD)/san/libplanner.a \
 		-lcmocka -ljansson -lglpk -lm

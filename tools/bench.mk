@@ -1,1 +1,0 @@
-# Benchmarks are contributed by each directory's fragment (BENCHES).

@@ -17,13 +17,13 @@ FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -I$(CUDA_HOME)/include -fno-omit-frame-po
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 # What a harness links besides its own file: the readers and the rest of
 # the planner they call, and the runtime's plan reader.
+# Headers are tracked by the compiler (-MMD -MP).
 FUZZ_SRCS    := $(PLANNER_SRCS) acquire/plan_read.c fuzz/input_file.c fuzz/check_graph.c
-FUZZ_HDRS    := fuzz/fuzz.h $(PLANNER_HDRS) acquire/internal.h
 FUZZ_OBJS    := $(FUZZ_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HDRS)
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZERS:%=$(BUILD)/fuzz/%): $(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/fuzz/%.o $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(PLANNER_LIBS) -ldl -lpthread
@@ -55,12 +55,28 @@ $(FUZZERS:%=fuzz-%): fuzz-%: fuzz-build
 	fi
 
 # The regression run: each harness over its seeds and past findings.
+# replay_main.c is built once per harness (FUZZ_NAME names its corpus).
 FUZZ_REPLAY := $(FUZZERS:%=$(BUILD)/tests/fuzz/replay_%)
-$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/replay_%: fuzz/%.c fuzz/replay_main.c fuzz/input_file.c \
-		fuzz/check_graph.c acquire/plan_read.c $(FUZZ_HDRS) $(BUILD)/san/libplanner.a
+FUZZ_OBJDIR := $(BUILD)/tests/fuzz/obj
+FUZZ_REPLAY_OBJS := $(addprefix $(FUZZ_OBJDIR)/,input_file.o check_graph.o plan_read.o)
+FUZZ_HARNESS_OBJS := $(FUZZERS:%=$(FUZZ_OBJDIR)/%.o)
+
+$(FUZZ_HARNESS_OBJS) $(FUZZ_OBJDIR)/input_file.o $(FUZZ_OBJDIR)/check_graph.o: $(FUZZ_OBJDIR)/%.o: fuzz/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -DFUZZ_NAME='"$*"' $< fuzz/replay_main.c fuzz/input_file.c \
-		fuzz/check_graph.c acquire/plan_read.c -o $@ $(BUILD)/san/libplanner.a \
+	$(CC) $(CFLAGS) $(SAN) -MMD -MP -c $< -o $@
+$(FUZZ_OBJDIR)/plan_read.o: acquire/plan_read.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -MMD -MP -c $< -o $@
+$(FUZZ_OBJDIR)/main_%.o: fuzz/replay_main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -MMD -MP -DFUZZ_NAME='"$*"' -c $< -o $@
+
+$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/replay_%: $(FUZZ_OBJDIR)/%.o $(FUZZ_OBJDIR)/main_%.o \
+		$(FUZZ_REPLAY_OBJS) $(BUILD)/san/libplanner.a
+	$(CC) $(CFLAGS) $(SAN) $(filter %.o,$^) -o $@ $(BUILD)/san/libplanner.a \
 		$(PLANNER_LIBS) -ldl -lpthread
+
+-include $(wildcard $(FUZZ_OBJS:.o=.d) $(FUZZERS:%=$(BUILD)/fuzz/obj/fuzz/%.d) \
+	$(FUZZ_REPLAY_OBJS:.o=.d) $(FUZZ_HARNESS_OBJS:.o=.d) $(FUZZERS:%=$(FUZZ_OBJDIR)/main_%.d))
 
 UNIT_TESTS += $(FUZZ_REPLAY)

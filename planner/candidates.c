@@ -22,19 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pl_grow(void **arr, size_t *cap, size_t elem, size_t need)
-{
-	size_t nc = *cap ? *cap : 16;
-	while (nc < need)
-		nc *= 2;
-	void *np = realloc(*arr, nc * elem);
-	if (!np)
-		return -1;
-	*arr = np;
-	*cap = nc;
-	return 0;
-}
-
 #define GROW(arr, n, cap)                                                                          \
 	do {                                                                                       \
 		if (PL_GROW(arr, n, cap))                                                          \

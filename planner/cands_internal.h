@@ -141,10 +141,4 @@ int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps);
 int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
                       struct recipe *rc, int strict, int max_segment);
 
-/* Grows a malloc'ed array to hold at least n + 1 elements; -1 when out of memory. */
-#define PL_GROW(arr, n, cap)                                                                       \
-	((size_t)(n) < (cap) ? 0                                                                   \
-	                     : pl_grow((void **)&(arr), &(cap), sizeof(*(arr)), (size_t)(n) + 1))
-int pl_grow(void **arr, size_t *cap, size_t elem, size_t need);
-
 #endif

@@ -1,9 +1,9 @@
 /*
  * graph_read.c — the parts a graph file (graph_json.c) and a trace
  * (trace_load.c) lay out alike: the array sizes, a buffer's place in the
- * op sequence and the op list with its buffer references.  The two
- * formats differ only in which members are required, so one reader
- * keeps their messages and checks the same.
+ * op sequence, the op list with its buffer references and the chunks
+ * buffers share.  The two formats differ only in which members are
+ * required, so one reader keeps their messages and checks the same.
  */
 #include "json_util.h"
 
@@ -220,5 +220,71 @@ int pl_jdevice_copy(struct jctx *c, struct pl_graph *g, json_t *root)
 	    (rc = pl_jint_in(c, dc, "$.device_copy", "bytes_per_us", &g->copy_bytes_per_us, 1, 0,
 	                     1000, PL_MAX_AMOUNT)))
 		return rc;
+	return 0;
+}
+
+int pl_jshared(struct jctx *c, struct pl_graph *g, void *root_v)
+{
+	json_t *root = root_v, *arr;
+	int rc;
+	if ((rc = pl_jarr(c, root, "$", "shared_chunks", &arr, 0)) || !arr || !json_array_size(arr))
+		return rc;
+	size_t n = json_array_size(arr), nlist = 0, k;
+	json_t *v;
+	char where[96];
+	if (n > INT32_MAX)
+		return pl_jfail(c, "$.shared_chunks", "more than 2^31 elements");
+	json_array_foreach(arr, k, v)
+	{
+		json_t *list = json_object_get(v, "buffers");
+		if (!json_is_array(list)) {
+			snprintf(where, sizeof(where), "$.shared_chunks[%zu]", k);
+			return pl_jfail(c, where, "missing array member \"buffers\"");
+		}
+		nlist += json_array_size(list); /* each element a buffer: bounded by the file */
+	}
+	g->shared = calloc(n, sizeof(*g->shared));
+	g->shared_bufs = malloc(sizeof(int32_t) * (nlist ? nlist : 1));
+	if (!g->shared || !g->shared_bufs)
+		return pl_jfail(c, "$.shared_chunks", "out of memory");
+	g->nshared = (int32_t)n;
+	int64_t total = 0;
+	uint32_t off = 0;
+	json_array_foreach(arr, k, v)
+	{
+		snprintf(where, sizeof(where), "$.shared_chunks[%zu]", k);
+		struct pl_shared *s = &g->shared[k];
+		if ((rc = pl_jint_in(c, v, where, "bytes", &s->bytes, 1, 0, 0, PL_MAX_AMOUNT)))
+			return rc;
+		if ((total += s->bytes) > g->const_bytes)
+			return pl_jfail(c, where,
+			                "the shared chunks add up to more than the constant bytes "
+			                "(%lld) that hold them",
+			                (long long)g->const_bytes);
+		s->off = off;
+		json_t *list = json_object_get(v, "buffers"), *e;
+		size_t i;
+		json_array_foreach(list, i, e)
+		{
+			json_int_t id = json_is_integer(e) ? json_integer_value(e) : -1;
+			if (id < 0 || id >= g->nbufs)
+				return pl_jfail(c, where,
+				                "buffers[%zu]: no buffer %lld (%d buffers)", i,
+				                (long long)id, g->nbufs);
+			struct pl_buffer *b = &g->bufs[id];
+			int slot = !b->shared[0] ? 0 : !b->shared[1] ? 1 : -1;
+			if (slot < 0 || b->shared[0] == k + 1)
+				return pl_jfail(c, where, "buffers[%zu]: buffer %lld is %s", i,
+				                (long long)id,
+				                slot < 0 ? "in more than two shared chunk groups"
+				                         : "listed twice");
+			b->shared[slot] = (uint32_t)k + 1;
+			g->shared_bufs[off++] = (int32_t)id;
+		}
+		s->n = off - s->off;
+		if (!s->n)
+			return pl_jfail(c, where, "no buffers");
+	}
+	g->const_bytes -= total;
 	return 0;
 }

@@ -9,7 +9,7 @@
  * loop: what the plan leaves at the end is what the next iteration
  * starts with.
  */
-#include "internal.h"
+#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>

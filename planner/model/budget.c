@@ -2,9 +2,9 @@
  * budget.c — `--budget`: the grammar shared with REMAT_BUDGET
  * (core/budget.h), a percentage resolved against the graph's baseline peak.
  */
-#include "internal.h"
+#include "model.h"
 
-#include "../core/budget.h"
+#include "../../core/budget.h"
 
 int pl_parse_budget(const char *s, int64_t baseline_peak, int64_t *out, char *err, size_t errlen)
 {

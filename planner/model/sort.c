@@ -6,7 +6,7 @@
  * a few ids: an insertion sort).  Every order here is total, so the
  * result is the one qsort gave.
  */
-#include "internal.h"
+#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * loaders, and the derivation of versions, real reads and the baseline
  * memory curve from raw reads/writes.
  */
-#include "internal.h"
+#include "model.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * Plans made on the view are valid on the graph once they list the
  * parked buffers (the evaluator checks that again).
  */
-#include "internal.h"
+#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * mx[i] is the max below node i including the adds pending at i and below,
  * add[i] the add pending for all of node i's leaves.
  */
-#include "internal.h"
+#include "model.h"
 
 #include <stdlib.h>
 

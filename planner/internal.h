@@ -7,14 +7,6 @@
 
 #include "model/model.h"
 
-/* atomic_file.c: writes go to tmp (PATH.tmp) and replace path on commit.
- * open returns NULL with a message in err; commit closes f either way. */
-FILE *pl_atomic_open(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
-int pl_atomic_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errlen);
-
-int pl_graph_load_nodelink(const char *path, void *root, struct pl_graph **out, char *err,
-                           size_t errlen);
-
 /* greedy and dtr each try a few variants and keep the best: one that
  * meets the budget (r == 0), then lower recompute cost; among those that
  * miss it (r > 0), the lower peak.  r < 0: the variant failed. */
@@ -34,10 +26,6 @@ static inline int pl_best_take(struct pl_best *b, int r, int64_t cost, int64_t p
 	return better;
 }
 
-/* $.shared_chunks of a graph file or trace, into g (its buffers are read);
- * their bytes are taken out of g->const_bytes, which must hold them. */
-struct jctx;
-int pl_jshared(struct jctx *c, struct pl_graph *g, void *root);
 /* ---- candidates: (buffer, idle gap, rebuild recipe) decisions ---- */
 
 struct pl_range {

@@ -5,10 +5,8 @@
  */
 #include "model.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 int pl_errf(char *err, size_t errlen, int status, const char *fmt, ...)
@@ -393,14 +391,4 @@ int64_t pl_graph_lower_bound(const struct pl_graph *g)
 	}
 	free(mark);
 	return best;
-}
-
-int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t errlen)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return pl_graph_load_trace(path, out, err, errlen);
-	return pl_graph_load_json(path, out, err, errlen);
 }

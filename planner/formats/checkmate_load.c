@@ -6,7 +6,7 @@
  * op writing one fresh buffer, read by its successors and freed after the
  * last of them.
  */
-#include "json_util.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

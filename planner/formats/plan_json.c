@@ -1,7 +1,7 @@
 /*
  * plan_json.c — the plan file (docs/plan-format.md): load and save.
  */
-#include "json_util.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,14 @@
 /*
  * graph_json.c — the graph interchange file (docs/graph-format.md): load
  * and save.  networkx node-link files are recognised and handed to
- * checkmate_load.c.
+ * checkmate_load.c; pl_graph_load tells a trace directory from a file.
  */
-#include "json_util.h"
+#include "internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 {
@@ -251,4 +253,14 @@ int pl_graph_save_json(const struct pl_graph *g, const char *path, char *err, si
 	}
 	fprintf(f, "  ],\n  \"end\": true\n}\n");
 	return pl_atomic_commit(f, tmp, path, err, errlen);
+}
+
+int pl_graph_load(const char *path, struct pl_graph **out, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return pl_errf(err, errlen, PL_EINPUT, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return pl_graph_load_trace(path, out, err, errlen);
+	return pl_graph_load_json(path, out, err, errlen);
 }

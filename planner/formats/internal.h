@@ -1,13 +1,13 @@
 /*
- * json_util.h — private helpers for reading JSON with jansson and naming
- * the exact place of a problem ("file: $.ops[3].writes[1]: ...").
+ * internal.h — between the files of planner/formats/: reading JSON with
+ * jansson and naming the exact place of a problem ("file: $.ops[3].
+ * writes[1]: ..."), what graph files and traces lay out alike, and
+ * writing a file whole or not at all.
  */
-#ifndef LIBREMAT_PLANNER_JSON_UTIL_H
-#define LIBREMAT_PLANNER_JSON_UTIL_H
+#ifndef LIBREMAT_PLANNER_FORMATS_INTERNAL_H
+#define LIBREMAT_PLANNER_FORMATS_INTERNAL_H
 
-#include "internal.h"
-
-#include <jansson.h>
+#include "formats.h"
 
 struct jctx {
 	const char *file;
@@ -15,7 +15,6 @@ struct jctx {
 	size_t errlen;
 };
 
-json_t *pl_json_load_file(const char *path, char *err, size_t errlen);
 /* Parses n bytes read from the file `name`; NULL with its message. */
 json_t *pl_json_load_bytes(const char *name, const char *bytes, size_t n, char *err, size_t errlen);
 /* Each returns 0, or PL_EINPUT with a message naming file and path.
@@ -53,5 +52,13 @@ int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *wh
 /* Reads $.ops into g.  trace: "kind" and "replayable" are required and a
  * list element may be an [id, ...] ref; a graph file defaults them. */
 int pl_jops(struct jctx *c, struct pl_graph *g, json_t *ops, int trace);
+/* $.shared_chunks of a graph file or trace, into g (its buffers are read);
+ * their bytes are taken out of g->const_bytes, which must hold them. */
+int pl_jshared(struct jctx *c, struct pl_graph *g, void *root);
+
+/* atomic_file.c: writes go to tmp (PATH.tmp) and replace path on commit.
+ * open returns NULL with a message in err; commit closes f either way. */
+FILE *pl_atomic_open(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
+int pl_atomic_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * json_util.c — typed member access with one precise message per problem.
  */
-#include "json_util.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * op-graph model.  Only what planning needs is kept; params.bin is
  * checked (size and FNV-1a 64) so a truncated trace is refused here too.
  */
-#include "json_util.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * buffers share.  The two formats differ only in which members are
  * required, so one reader keeps their messages and checks the same.
  */
-#include "json_util.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

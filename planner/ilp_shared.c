@@ -16,7 +16,6 @@
  * every b of s.  With the candidates' columns whole, z is 1 exactly when
  * all of the group is out, as the evaluator counts it.
  */
-#include "cands_internal.h"
 #include "ilp_internal.h"
 
 #include <stdlib.h>

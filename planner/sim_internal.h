@@ -5,7 +5,7 @@
 #ifndef LIBREMAT_PLANNER_SIM_INTERNAL_H
 #define LIBREMAT_PLANNER_SIM_INTERNAL_H
 
-#include "cands_internal.h"
+#include "internal.h"
 
 /* The cost estimates of an eviction stop after this many ops: a rebuild
  * that long is as good as never worth it (the walk still makes it when

@@ -30,7 +30,7 @@
  * then a plan, then evaluated; the memory it assumed is checked there,
  * and a plan over the budget is planned again for a tighter one.
  */
-#include "cands_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * again right after each unstash that another one follows; buffers kept
  * unmapped at the boundary are listed.
  */
-#include "internal.h"
+#include "cands.h"
 
 #include <stdlib.h>
 #include <string.h>

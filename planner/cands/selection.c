@@ -3,7 +3,7 @@
  * once, no gap evicted that a chosen rebuild reads), its upper-bound
  * memory curve, and the executable plan it stands for.
  */
-#include "internal.h"
+#include "cands.h"
 
 #include <stdlib.h>
 #include <string.h>

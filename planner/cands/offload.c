@@ -20,7 +20,7 @@
  * hide in its gap at all gives no candidate: that buffer is recomputed or
  * kept.
  */
-#include "cands_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -24,7 +24,7 @@
  * planners weigh that.  Intermediates are released right after the last
  * replay that touches them, so a long chain needs little memory at once.
  */
-#include "cands_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

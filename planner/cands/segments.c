@@ -10,7 +10,7 @@
  * rebuild needs resident (its forbidden gaps), one ring at a time, so
  * skip connections (two inputs) grow it by both.
  */
-#include "cands_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

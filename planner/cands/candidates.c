@@ -17,7 +17,7 @@
  * and the last version of a buffer that outlives the iteration has no gap
  * after its last use.
  */
-#include "cands_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

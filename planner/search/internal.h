@@ -1,19 +1,11 @@
 /*
- * internal.h — shared between the planner's source files; not part of the
- * public interface (that is planner.h).
+ * internal.h — between plan_make.c and sweep.c: one planning context
+ * serves every budget of a sweep.
  */
-#ifndef LIBREMAT_PLANNER_INTERNAL_H
-#define LIBREMAT_PLANNER_INTERNAL_H
+#ifndef LIBREMAT_PLANNER_SEARCH_INTERNAL_H
+#define LIBREMAT_PLANNER_SEARCH_INTERNAL_H
 
-#include "planners/planners.h"
-
-/* bound.c: the lowest peak no plan goes below (*peak_lb) and a lower
- * bound of the recompute cost of any plan within budget (*cost_lb, -1
- * when no plan meets it); -1 when out of memory.  offload: plans may
- * also copy buffers to the host (which frees them at no recompute cost:
- * the cost bound is then 0). */
-int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t *cost_lb,
-                  int64_t *peak_lb);
+#include "search.h"
 
 /* plan_make.c: planning that keeps its candidates and chain between
  * budgets, all within one deadline (o->started + o->time_limit_s). */

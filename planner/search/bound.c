@@ -43,7 +43,7 @@
  * large, honestly: closing it needs what a replay's inputs cost, which
  * no relaxation here sees.
  */
-#include "internal.h"
+#include "search.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * --progress and relays these lines from the planner's log into the job's
  * log at REMAT_LOG=1 (acquire/), which `remat run` shows on a terminal.
  */
-#include "internal.h"
+#include "search.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -143,80 +143,117 @@ static uint64_t content_hash(const struct pl_graph *g)
 	return h;
 }
 
-int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen)
+/* What pl_graph_finish works with: the version each buffer holds so
+ * far (cur), the baseline's changes by position (diff, nops + 1), the
+ * bytes counted so far (total). */
+struct finish {
+	struct pl_graph *g;
+	const char *src;
+	char *err;
+	size_t errlen;
+	int32_t *cur;
+	int64_t *diff, total;
+};
+
+/* Lifetimes and sizes; each buffer's bytes into the baseline. */
+static int finish_buffers(struct finish *f)
 {
-	if (g->nops <= 0)
-		return pl_errf(err, errlen, PL_EINPUT, "%s: the graph has no ops", src);
-	if (g->granularity <= 0)
-		g->granularity = 1;
-	int32_t *cur = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
-	int64_t *diff = calloc((size_t)g->nops + 1, sizeof(int64_t));
-	if (!cur || !diff) {
-		free(cur);
-		free(diff);
-		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-	}
-	int rc = PL_OK;
-	/* Sizes and durations are at most 2^53 each (the loaders see to it);
-	 * their sums must stay there too, so no curve or cost overflows. */
-	int64_t total = g->const_bytes;
-	if (total < 0 || total > PL_MAX_AMOUNT) {
-		rc = pl_errf(err, errlen, PL_EINPUT, "%s: const_bytes %lld is outside 0..2^53", src,
-		             (long long)total);
-		goto out;
-	}
+	struct pl_graph *g = f->g;
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		struct pl_buffer *bf = &g->bufs[b];
 		if (bf->alloc_at < -1 || bf->alloc_at >= g->nops || bf->free_at < -1 ||
 		    bf->free_at > g->nops || (bf->free_at >= 0 && bf->free_at < bf->alloc_at) ||
 		    bf->size < 0 || bf->rounded < 0 || bf->size > PL_MAX_AMOUNT ||
-		    bf->rounded > PL_MAX_AMOUNT) {
-			rc =
-			    pl_errf(err, errlen, PL_EINPUT,
-			            "%s: buffer %d: bad lifetime or size (alloc_at %d, free_at %d)",
-			            src, b, bf->alloc_at, bf->free_at);
-			goto out;
-		}
-		if (bf->dead_across && (bf->alloc_at != -1 || bf->free_at != -1)) {
-			rc = pl_errf(
-			    err, errlen, PL_EINPUT,
-			    "%s: buffer %d: dead across the boundary but not live across it "
-			    "(alloc_at %d, free_at %d)",
-			    src, b, bf->alloc_at, bf->free_at);
-			goto out;
-		}
+		    bf->rounded > PL_MAX_AMOUNT)
+			return pl_errf(
+			    f->err, f->errlen, PL_EINPUT,
+			    "%s: buffer %d: bad lifetime or size (alloc_at %d, free_at %d)", f->src,
+			    b, bf->alloc_at, bf->free_at);
+		if (bf->dead_across && (bf->alloc_at != -1 || bf->free_at != -1))
+			return pl_errf(
+			    f->err, f->errlen, PL_EINPUT,
+			    "%s: buffer %d: dead across the boundary but not live across "
+			    "it (alloc_at %d, free_at %d)",
+			    f->src, b, bf->alloc_at, bf->free_at);
 		if (bf->small)
 			bf->rounded = 0;
-		if ((total += bf->rounded) > PL_MAX_AMOUNT) {
-			rc = pl_errf(err, errlen, PL_EINPUT,
-			             "%s: $.buffers[%d]: the buffers' \"rounded\" sizes and "
-			             "const_bytes add up to more than 2^53 bytes",
-			             src, b);
-			goto out;
-		}
+		if ((f->total += bf->rounded) > PL_MAX_AMOUNT)
+			return pl_errf(f->err, f->errlen, PL_EINPUT,
+			               "%s: $.buffers[%d]: the buffers' \"rounded\" sizes and "
+			               "const_bytes add up to more than 2^53 bytes",
+			               f->src, b);
 		if (!bf->site)
 			bf->site = "";
-		cur[b] = pl_ver_initial(bf);
+		f->cur[b] = pl_ver_initial(bf);
 		int32_t lo = bf->alloc_at < 0 ? 0 : bf->alloc_at;
 		int32_t hi = bf->free_at < 0 ? g->nops : bf->free_at;
-		diff[lo] += bf->rounded;
-		diff[hi] -= bf->rounded;
+		f->diff[lo] += bf->rounded;
+		f->diff[hi] -= bf->rounded;
 	}
+	return PL_OK;
+}
+
+/* The mean of the known durations, which unknown ones get (*mean). */
+static int finish_mean(struct finish *f, int64_t *mean)
+{
+	const struct pl_graph *g = f->g;
 	int64_t known = 0, nknown = 0;
 	for (int32_t i = 0; i < g->nops; i++)
 		if (g->ops[i].duration_ns >= 0) {
 			if (g->ops[i].duration_ns > PL_MAX_AMOUNT ||
-			    (known += g->ops[i].duration_ns) > PL_MAX_AMOUNT) {
-				rc = pl_errf(
-				    err, errlen, PL_EINPUT,
-				    "%s: $.ops[%d]: the ops' \"duration_ns\" add up to more "
-				    "than 2^53 ns",
-				    src, i);
-				goto out;
-			}
+			    (known += g->ops[i].duration_ns) > PL_MAX_AMOUNT)
+				return pl_errf(f->err, f->errlen, PL_EINPUT,
+				               "%s: $.ops[%d]: the ops' \"duration_ns\" add up to "
+				               "more than 2^53 ns",
+				               f->src, i);
 			nknown++;
 		}
-	int64_t mean = nknown ? known / nknown : 1;
+	*mean = nknown ? known / nknown : 1;
+	return PL_OK;
+}
+
+/* Reference r of op i: checked, given the version it sees, its read
+ * flag made real. */
+static int finish_ref(struct finish *f, int32_t i, struct pl_ref *r)
+{
+	const struct pl_graph *g = f->g;
+	if (r->buf < 0 || r->buf >= g->nbufs)
+		return pl_errf(f->err, f->errlen, PL_EINPUT,
+		               "%s: op %d references buffer %d, which does not exist (%d buffers)",
+		               f->src, i, r->buf, g->nbufs);
+	if ((r->flags & PL_REF_PARTIAL) && !(r->flags & PL_REF_WRITE))
+		return pl_errf(f->err, f->errlen, PL_EINPUT,
+		               "%s: op %d writes buffer %d partially but does not write it", f->src,
+		               i, r->buf);
+	/* The bytes a partial write leaves keep the prior version. */
+	if (r->flags & PL_REF_PARTIAL)
+		r->flags |= PL_REF_READ;
+	if (!pl_buf_alive(&g->bufs[r->buf], i, g->nops))
+		return pl_errf(f->err, f->errlen, PL_EINPUT,
+		               "%s: op %d references buffer %d outside its lifetime "
+		               "(alloc_at %d, free_at %d)",
+		               f->src, i, r->buf, g->bufs[r->buf].alloc_at,
+		               g->bufs[r->buf].free_at);
+	r->ver = f->cur[r->buf];
+	/* Content dead across the boundary is never read: its first access
+	 * overwrites all of it. */
+	if (g->bufs[r->buf].dead_across && r->ver == PL_VER_FRESH && (r->flags & PL_REF_READ) &&
+	    (!(r->flags & PL_REF_WRITE) || (r->flags & PL_REF_PARTIAL)))
+		return pl_errf(f->err, f->errlen, PL_EINPUT,
+		               "%s: buffer %d is dead across the boundary, but op %d reads it "
+		               "before writing all of it",
+		               f->src, r->buf, i);
+	/* A fresh allocation holds nothing the op could depend on. */
+	if (r->ver == PL_VER_FRESH)
+		r->flags &= ~PL_REF_READ;
+	return PL_OK;
+}
+
+/* Durations (the unknown ones get the mean), the strings' defaults, the
+ * versions each op reads and writes. */
+static int finish_ops(struct finish *f, int64_t mean)
+{
+	struct pl_graph *g = f->g;
 	g->iteration_ns = 0;
 	for (int32_t i = 0; i < g->nops; i++) {
 		struct pl_op *op = &g->ops[i];
@@ -235,65 +272,23 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 			op->via = "";
 		if (!op->copy)
 			op->copy = "";
-		for (uint32_t k = 0; k < op->nrefs; k++) {
-			struct pl_ref *r = &g->refs[op->ref_off + k];
-			if (r->buf < 0 || r->buf >= g->nbufs) {
-				rc = pl_errf(err, errlen, PL_EINPUT,
-				             "%s: op %d references buffer %d, which does not exist "
-				             "(%d buffers)",
-				             src, i, r->buf, g->nbufs);
-				goto out;
-			}
-			if ((r->flags & PL_REF_PARTIAL) && !(r->flags & PL_REF_WRITE)) {
-				rc = pl_errf(
-				    err, errlen, PL_EINPUT,
-				    "%s: op %d writes buffer %d partially but does not write it",
-				    src, i, r->buf);
-				goto out;
-			}
-			/* The bytes a partial write leaves keep the prior version. */
-			if (r->flags & PL_REF_PARTIAL)
-				r->flags |= PL_REF_READ;
-			if (!pl_buf_alive(&g->bufs[r->buf], i, g->nops)) {
-				rc = pl_errf(err, errlen, PL_EINPUT,
-				             "%s: op %d references buffer %d outside its lifetime "
-				             "(alloc_at %d, free_at %d)",
-				             src, i, r->buf, g->bufs[r->buf].alloc_at,
-				             g->bufs[r->buf].free_at);
-				goto out;
-			}
-			r->ver = cur[r->buf];
-			/* Content dead across the boundary is never read: its first
-			 * access overwrites all of it. */
-			if (g->bufs[r->buf].dead_across && r->ver == PL_VER_FRESH &&
-			    (r->flags & PL_REF_READ) &&
-			    (!(r->flags & PL_REF_WRITE) || (r->flags & PL_REF_PARTIAL))) {
-				rc = pl_errf(err, errlen, PL_EINPUT,
-				             "%s: buffer %d is dead across the boundary, but op %d "
-				             "reads it before writing all of it",
-				             src, r->buf, i);
-				goto out;
-			}
-			/* A fresh allocation holds nothing the op could depend on. */
-			if (r->ver == PL_VER_FRESH)
-				r->flags &= ~PL_REF_READ;
-		}
+		int rc;
+		for (uint32_t k = 0; k < op->nrefs; k++)
+			if ((rc = finish_ref(f, i, &g->refs[op->ref_off + k])))
+				return rc;
 		for (uint32_t k = 0; k < op->nrefs; k++) {
 			struct pl_ref *r = &g->refs[op->ref_off + k];
 			if (r->flags & PL_REF_WRITE)
-				cur[r->buf] = i;
+				f->cur[r->buf] = i;
 		}
 	}
-	free(g->live);
-	g->live = malloc(sizeof(int64_t) * g->nops);
-	if (!g->live) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-		goto out;
-	}
-	if (pl_shared_baseline(g, diff)) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-		goto out;
-	}
+	return PL_OK;
+}
+
+int pl_graph_baseline(struct pl_graph *g, int64_t *diff)
+{
+	if (pl_shared_baseline(g, diff))
+		return -1;
 	int64_t acc = g->const_bytes;
 	g->baseline_peak = 0;
 	for (int32_t p = 0; p < g->nops; p++) {
@@ -302,11 +297,44 @@ int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err
 		if (acc > g->baseline_peak)
 			g->baseline_peak = acc;
 	}
-	if (!has_hash)
+	return 0;
+}
+
+/* The baseline memory curve and its peak. */
+static int finish_live(struct finish *f)
+{
+	struct pl_graph *g = f->g;
+	free(g->live);
+	g->live = malloc(sizeof(int64_t) * g->nops);
+	if (!g->live || pl_graph_baseline(g, f->diff))
+		return pl_errf(f->err, f->errlen, PL_EINTERNAL, "out of memory");
+	return PL_OK;
+}
+
+int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen)
+{
+	if (g->nops <= 0)
+		return pl_errf(err, errlen, PL_EINPUT, "%s: the graph has no ops", src);
+	if (g->granularity <= 0)
+		g->granularity = 1;
+	struct finish f = {.g = g, .src = src, .err = err, .errlen = errlen};
+	f.cur = malloc(sizeof(int32_t) * (g->nbufs ? g->nbufs : 1));
+	f.diff = calloc((size_t)g->nops + 1, sizeof(int64_t));
+	int64_t mean = 0;
+	/* Sizes and durations are at most 2^53 each (the loaders see to it);
+	 * their sums must stay there too, so no curve or cost overflows. */
+	f.total = g->const_bytes;
+	int rc;
+	if (!f.cur || !f.diff)
+		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	else if (f.total < 0 || f.total > PL_MAX_AMOUNT)
+		rc = pl_errf(err, errlen, PL_EINPUT, "%s: const_bytes %lld is outside 0..2^53", src,
+		             (long long)f.total);
+	else if (!(rc = finish_buffers(&f)) && !(rc = finish_mean(&f, &mean)) &&
+	         !(rc = finish_ops(&f, mean)) && !(rc = finish_live(&f)) && !has_hash)
 		g->hash = content_hash(g);
-out:
-	free(cur);
-	free(diff);
+	free(f.cur);
+	free(f.diff);
 	return rc;
 }
 

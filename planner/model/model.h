@@ -38,6 +38,11 @@ int pl_graph_reserve(struct pl_graph *g, int32_t nops, int32_t nbufs, uint32_t n
  * curve and the content hash when none was given (has_hash = 0). */
 int pl_graph_finish(struct pl_graph *g, int has_hash, const char *src, char *err, size_t errlen);
 
+/* g->live (nops entries, allocated) and g->baseline_peak from the
+ * buffers' bytes by position (diff[p]: what changes before op p) and the
+ * shared chunks, which this adds to diff; -1 out of memory. */
+int pl_graph_baseline(struct pl_graph *g, int64_t *diff);
+
 /* Buffers by alloc_at (use_free 0) or free_at (1), as a CSR list over
  * positions: list[off[p] .. off[p+1]).  NULL when out of memory. */
 int32_t *pl_bufs_by_pos(const struct pl_graph *g, int use_free, uint32_t **off);

@@ -39,33 +39,9 @@ void pl_park_free(struct pl_park *pk)
 	memset(pk, 0, sizeof(*pk));
 }
 
-int pl_park_view(const struct pl_graph *g, struct pl_park *pk)
+/* The view's buffers: the parked ones hold nothing (touched[b] 2). */
+static void park_bufs(const struct pl_graph *g, struct pl_park *pk, uint8_t *touched)
 {
-	memset(pk, 0, sizeof(*pk));
-	uint8_t *touched = calloc(g->nbufs ? (size_t)g->nbufs : 1, 1);
-	if (!touched)
-		return -1;
-	for (uint32_t r = 0; r < g->nrefs; r++)
-		touched[g->refs[r].buf] = 1;
-	int32_t n = 0;
-	for (int32_t b = 0; b < g->nbufs; b++)
-		n += parkable(&g->bufs[b], touched, b);
-	if (!n) {
-		free(touched);
-		return 0;
-	}
-	size_t nsb = 0;
-	for (int32_t s = 0; s < g->nshared; s++)
-		nsb += g->shared[s].n;
-	pk->bufs = malloc(sizeof(int32_t) * (size_t)n);
-	pk->view_bufs = calloc(g->nbufs > 0 ? (size_t)g->nbufs : 1, sizeof(struct pl_buffer));
-	pk->view_shared = calloc(g->nshared > 0 ? (size_t)g->nshared : 1, sizeof(struct pl_shared));
-	pk->view_shared_bufs = malloc(sizeof(int32_t) * (nsb ? nsb : 1));
-	pk->view_live = malloc(sizeof(int64_t) * (size_t)g->nops);
-	int64_t *diff = calloc((size_t)g->nops + 1, sizeof(int64_t));
-	if (!pk->bufs || !pk->view_bufs || !pk->view_shared || !pk->view_shared_bufs ||
-	    !pk->view_live || !diff)
-		goto oom;
 	memcpy(pk->view_bufs, g->bufs, sizeof(struct pl_buffer) * (size_t)g->nbufs);
 	for (int32_t b = 0; b < g->nbufs; b++) {
 		struct pl_buffer *v = &pk->view_bufs[b];
@@ -78,8 +54,12 @@ int pl_park_view(const struct pl_graph *g, struct pl_park *pk)
 			v->shared[0] = v->shared[1] = 0;
 		}
 	}
-	/* The groups without their parked buffers; one left with none holds
-	 * nothing (no buffer names it any more). */
+}
+
+/* The groups without their parked buffers; one left with none holds
+ * nothing (no buffer names it any more). */
+static void park_groups(const struct pl_graph *g, struct pl_park *pk, const uint8_t *touched)
+{
 	uint32_t off = 0;
 	for (int32_t s = 0; s < g->nshared; s++) {
 		const struct pl_shared *sh = &g->shared[s];
@@ -93,32 +73,55 @@ int pl_park_view(const struct pl_graph *g, struct pl_park *pk)
 		vs->n = off - vs->off;
 		vs->bytes = vs->n ? sh->bytes : 0;
 	}
-	pk->view = *g;
-	pk->view.bufs = pk->view_bufs;
-	pk->view.shared = pk->view_shared;
-	pk->view.shared_bufs = pk->view_shared_bufs;
-	pk->view.live = pk->view_live;
-	for (int32_t b = 0; b < g->nbufs; b++) {
-		const struct pl_buffer *v = &pk->view_bufs[b];
-		diff[v->alloc_at < 0 ? 0 : v->alloc_at] += v->rounded;
-		diff[v->free_at < 0 ? g->nops : v->free_at] -= v->rounded;
-	}
-	if (pl_shared_baseline(&pk->view, diff))
-		goto oom;
-	int64_t acc = g->const_bytes;
-	pk->view.baseline_peak = 0;
-	for (int32_t p = 0; p < g->nops; p++) {
-		acc += diff[p];
-		pk->view_live[p] = acc;
-		if (acc > pk->view.baseline_peak)
-			pk->view.baseline_peak = acc;
+}
+
+/* The view of g with the n parkable buffers parked; -1 out of memory. */
+static int park(const struct pl_graph *g, struct pl_park *pk, uint8_t *touched, int32_t n)
+{
+	size_t nsb = 0;
+	for (int32_t s = 0; s < g->nshared; s++)
+		nsb += g->shared[s].n;
+	pk->bufs = malloc(sizeof(int32_t) * (size_t)n);
+	pk->view_bufs = calloc(g->nbufs > 0 ? (size_t)g->nbufs : 1, sizeof(struct pl_buffer));
+	pk->view_shared = calloc(g->nshared > 0 ? (size_t)g->nshared : 1, sizeof(struct pl_shared));
+	pk->view_shared_bufs = malloc(sizeof(int32_t) * (nsb ? nsb : 1));
+	pk->view_live = malloc(sizeof(int64_t) * (size_t)g->nops);
+	int64_t *diff = calloc((size_t)g->nops + 1, sizeof(int64_t));
+	int rc = -1;
+	if (pk->bufs && pk->view_bufs && pk->view_shared && pk->view_shared_bufs && pk->view_live &&
+	    diff) {
+		park_bufs(g, pk, touched);
+		park_groups(g, pk, touched);
+		pk->view = *g;
+		pk->view.bufs = pk->view_bufs;
+		pk->view.shared = pk->view_shared;
+		pk->view.shared_bufs = pk->view_shared_bufs;
+		pk->view.live = pk->view_live;
+		for (int32_t b = 0; b < g->nbufs; b++) {
+			const struct pl_buffer *v = &pk->view_bufs[b];
+			diff[v->alloc_at < 0 ? 0 : v->alloc_at] += v->rounded;
+			diff[v->free_at < 0 ? g->nops : v->free_at] -= v->rounded;
+		}
+		rc = pl_graph_baseline(&pk->view, diff);
 	}
 	free(diff);
+	return rc;
+}
+
+int pl_park_view(const struct pl_graph *g, struct pl_park *pk)
+{
+	memset(pk, 0, sizeof(*pk));
+	uint8_t *touched = calloc(g->nbufs ? (size_t)g->nbufs : 1, 1);
+	if (!touched)
+		return -1;
+	for (uint32_t r = 0; r < g->nrefs; r++)
+		touched[g->refs[r].buf] = 1;
+	int32_t n = 0;
+	for (int32_t b = 0; b < g->nbufs; b++)
+		n += parkable(&g->bufs[b], touched, b);
+	int rc = n ? park(g, pk, touched, n) : 0;
 	free(touched);
-	return 0;
-oom:
-	free(diff);
-	free(touched);
-	pl_park_free(pk);
-	return -1;
+	if (rc)
+		pl_park_free(pk);
+	return rc;
 }

@@ -108,18 +108,32 @@ int pl_plan_save_json(const struct pl_plan *p, const char *path, char *err, size
 	return rc;
 }
 
+/* A plan file being read: its parsed JSON and its bytes (for the
+ * checksum), the graph it must fit (NULL: none), and what its header
+ * says. */
+struct plan_in {
+	struct jctx *c;
+	json_t *root;
+	const char *bytes;
+	size_t n;
+	const struct pl_graph *g;
+	int64_t ver, nops;
+	int32_t nbufs; /* of g, INT32_MAX without one */
+	uint64_t hash;
+};
+
 /* A list of buffer ids, member `name` of the plan, which needs plan
  * version `since`, into *list (*n entries). */
-static int load_ids(struct jctx *c, json_t *root, const char *name, int64_t since, int64_t ver,
-                    int32_t nbufs, int32_t **list, int32_t *n)
+static int load_ids(struct plan_in *in, const char *name, int64_t since, int32_t **list, int32_t *n)
 {
+	struct jctx *c = in->c;
 	json_t *arr, *v;
 	int rc;
 	char where[96];
-	if ((rc = pl_jarr(c, root, "$", name, &arr, 0)) || !arr || !json_array_size(arr))
+	if ((rc = pl_jarr(c, in->root, "$", name, &arr, 0)) || !arr || !json_array_size(arr))
 		return rc;
 	snprintf(where, sizeof(where), "$.%s", name);
-	if (ver < since)
+	if (in->ver < since)
 		return pl_jfail(c, where, "needs plan version %lld", (long long)since);
 	size_t k;
 	if (!(*list = malloc(sizeof(int32_t) * json_array_size(arr))))
@@ -127,7 +141,7 @@ static int load_ids(struct jctx *c, json_t *root, const char *name, int64_t sinc
 	json_array_foreach(arr, k, v)
 	{
 		int64_t id = json_is_integer(v) ? json_integer_value(v) : -1;
-		if (id < 0 || id >= nbufs) {
+		if (id < 0 || id >= in->nbufs) {
 			snprintf(where, sizeof(where), "$.%s[%zu]", name, k);
 			return pl_jfail(c, where, "not a buffer id");
 		}
@@ -183,121 +197,153 @@ static int check_sum(struct jctx *c, const char *bytes, size_t n)
 	return 0;
 }
 
-static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const struct pl_graph *g,
-                struct pl_plan **out)
+/* Format, version, completeness, checksum, and the graph it was made
+ * for (the graph's, when one is given). */
+static int load_header(struct plan_in *in)
 {
-	const char *fmt, *planner;
-	int64_t ver, nops;
+	struct jctx *c = in->c;
+	json_t *root = in->root;
+	const char *fmt;
 	int rc, end, present;
-	uint64_t hash;
 	if ((rc = pl_jstr(c, root, "$", "format", &fmt, 1, NULL)))
 		return rc;
 	if (strcmp(fmt, "remat-plan"))
 		return pl_jfail(c, "$.format", "\"%s\" is not a plan (expected \"remat-plan\")",
 		                fmt);
-	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
+	if ((rc = pl_jint(c, root, "$", "version", &in->ver, 1, 0)))
 		return rc;
-	if (ver < 1 || ver > 3)
+	if (in->ver < 1 || in->ver > 3)
 		return pl_jfail(c, "$.version",
 		                "plan version %lld, this reader knows versions 1 to 3",
-		                (long long)ver);
+		                (long long)in->ver);
 	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
 		return rc;
 	if (!end)
 		return pl_jfail(c, "$", "no \"end\": true member (truncated plan?)");
-	if ((rc = check_sum(c, bytes, n)))
+	if ((rc = check_sum(c, in->bytes, in->n)))
 		return rc;
-	if ((rc = pl_jhash(c, root, "$", "graph_hash", &hash, &present)))
+	if ((rc = pl_jhash(c, root, "$", "graph_hash", &in->hash, &present)))
 		return rc;
 	if (!present)
 		return pl_jfail(c, "$", "missing member \"graph_hash\"");
-	if ((rc = pl_jint(c, root, "$", "nops", &nops, 1, 0)))
+	if ((rc = pl_jint(c, root, "$", "nops", &in->nops, 1, 0)))
 		return rc;
-	if (nops <= 0 || nops > INT32_MAX / 2)
-		return pl_jfail(c, "$.nops", "bad op count %lld", (long long)nops);
+	if (in->nops <= 0 || in->nops > INT32_MAX / 2)
+		return pl_jfail(c, "$.nops", "bad op count %lld", (long long)in->nops);
 	char hs[20], hg[20];
-	if (g && hash != g->hash)
+	if (in->g && in->hash != in->g->hash)
 		return pl_jfail(c, "$.graph_hash", "plan made for graph %s, this graph is %s",
-		                pl_hash_str(hash, hs), pl_hash_str(g->hash, hg));
-	if (g && nops != g->nops)
-		return pl_jfail(c, "$.nops", "plan has %lld ops, the graph %d", (long long)nops,
-		                g->nops);
-	json_t *ops;
-	if ((rc = pl_jarr(c, root, "$", "ops", &ops, 1)) ||
-	    (rc = pl_jstr(c, root, "$", "planner", &planner, 0, "")))
+		                pl_hash_str(in->hash, hs), pl_hash_str(in->g->hash, hg));
+	if (in->g && in->nops != in->g->nops)
+		return pl_jfail(c, "$.nops", "plan has %lld ops, the graph %d", (long long)in->nops,
+		                in->g->nops);
+	return 0;
+}
+
+/* Step st of op's "before" list, at `where`. */
+static int load_step(struct plan_in *in, struct pl_plan_builder *b, int64_t op, json_t *st,
+                     const char *where)
+{
+	const char *kn = json_string_value(json_array_get(st, 0));
+	json_t *argv = json_array_get(st, 1);
+	int kind = -1;
+	for (int t = 0; kn && t < PL_STEP_KINDS; t++)
+		if (!strcmp(kn, pl_step_names[t]))
+			kind = t;
+	if (json_array_size(st) != 2 || kind < 0 || !json_is_integer(argv))
+		return pl_jfail(in->c, where,
+		                "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
+		                "\"release\"|\"stash\"|\"unstash\"|\"offload\"|"
+		                "\"prefetch\"|\"await\", integer]");
+	if (in->ver < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH))
+		return pl_jfail(in->c, where, "\"%s\" needs plan version 2", kn);
+	if (in->ver < 3 && PL_STEP_IS_OFFLOAD(kind))
+		return pl_jfail(in->c, where, "\"%s\" needs plan version 3", kn);
+	int64_t arg = json_integer_value(argv);
+	int64_t lim = kind == PL_STEP_REPLAY ? op : in->nbufs;
+	if (arg < 0 || arg >= lim)
+		return pl_jfail(in->c, where, "%s %lld: %s", kn, (long long)arg,
+		                kind == PL_STEP_REPLAY ? "not an earlier op" : "no such buffer");
+	pl_builder_step(b, (int32_t)op, kind, (int32_t)arg);
+	return 0;
+}
+
+/* Entry k of $.ops: the op (after *last), its steps and evictions. */
+static int load_op(struct plan_in *in, struct pl_plan_builder *b, size_t k, json_t *v,
+                   int64_t *last)
+{
+	struct jctx *c = in->c;
+	char where[128];
+	snprintf(where, sizeof(where), "$.ops[%zu]", k);
+	int64_t op;
+	json_t *before, *evict, *st;
+	int rc;
+	if ((rc = pl_jint(c, v, where, "op", &op, 1, 0)) ||
+	    (rc = pl_jarr(c, v, where, "before", &before, 0)) ||
+	    (rc = pl_jarr(c, v, where, "evict_after", &evict, 0)))
 		return rc;
-	struct pl_plan_builder *b = pl_builder_new((int32_t)nops);
+	if (op <= *last || op >= in->nops)
+		return pl_jfail(c, where, "op %lld out of order or out of range (0..%lld)",
+		                (long long)op, (long long)in->nops - 1);
+	*last = op;
+	size_t j;
+	json_array_foreach(before, j, st)
+	{
+		snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
+		if ((rc = load_step(in, b, op, st, where)))
+			return rc;
+	}
+	json_array_foreach(evict, j, st)
+	{
+		int64_t arg = json_is_integer(st) ? json_integer_value(st) : -1;
+		if (arg < 0 || arg >= in->nbufs) {
+			snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
+			return pl_jfail(c, where, "not a buffer id");
+		}
+		pl_builder_evict(b, (int32_t)op, (int32_t)arg);
+	}
+	return 0;
+}
+
+/* What follows the ops: the buffer lists and the informational figures
+ * (-1 when unknown). */
+static int load_rest(struct plan_in *in, struct pl_plan *p)
+{
+	struct jctx *c = in->c;
+	json_t *root = in->root;
+	int rc;
+	if ((rc = load_ids(in, "unmapped_at_boundary", 2, &p->boundary, &p->nboundary)) ||
+	    (rc = load_ids(in, "parked_on_host", 3, &p->parked, &p->nparked)))
+		return rc;
+	if ((rc = pl_jint_in(c, root, "$", "budget", &p->budget, 0, -1, -1, INT64_MAX)) ||
+	    (rc = pl_jint_in(c, root, "$", "baseline_peak", &p->baseline_peak, 0, -1, -1,
+	                     PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, root, "$", "peak", &p->peak, 0, -1, -1, PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, root, "$", "recompute_ns", &p->recompute_ns, 0, -1, -1,
+	                     INT64_MAX)) ||
+	    (rc = pl_jint_in(c, root, "$", "stall_ns", &p->stall_ns, 0, -1, -1, INT64_MAX)) ||
+	    (rc = pl_jint_in(c, root, "$", "host_bytes", &p->host_bytes, 0, -1, -1, INT64_MAX)))
+		return rc;
+	return load_gbps(c, root, in->ver, p);
+}
+
+static int load(struct plan_in *in, struct pl_plan **out)
+{
+	struct jctx *c = in->c;
+	const char *planner;
+	json_t *ops, *v;
+	int rc;
+	if ((rc = load_header(in)) || (rc = pl_jarr(c, in->root, "$", "ops", &ops, 1)) ||
+	    (rc = pl_jstr(c, in->root, "$", "planner", &planner, 0, "")))
+		return rc;
+	struct pl_plan_builder *b = pl_builder_new((int32_t)in->nops);
 	if (!b)
 		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
 	int64_t last = -1;
 	size_t k;
-	json_t *v;
-	char where[128];
-	int32_t nbufs = g ? g->nbufs : INT32_MAX;
 	json_array_foreach(ops, k, v)
 	{
-		snprintf(where, sizeof(where), "$.ops[%zu]", k);
-		int64_t op;
-		json_t *before, *evict;
-		if ((rc = pl_jint(c, v, where, "op", &op, 1, 0)) ||
-		    (rc = pl_jarr(c, v, where, "before", &before, 0)) ||
-		    (rc = pl_jarr(c, v, where, "evict_after", &evict, 0)))
-			break;
-		if (op <= last || op >= nops) {
-			rc = pl_jfail(c, where, "op %lld out of order or out of range (0..%lld)",
-			              (long long)op, (long long)nops - 1);
-			break;
-		}
-		last = op;
-		size_t j;
-		json_t *st;
-		json_array_foreach(before, j, st)
-		{
-			snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
-			const char *kn = json_string_value(json_array_get(st, 0));
-			json_t *argv = json_array_get(st, 1);
-			int kind = -1;
-			for (int t = 0; kn && t < PL_STEP_KINDS; t++)
-				if (!strcmp(kn, pl_step_names[t]))
-					kind = t;
-			if (json_array_size(st) != 2 || kind < 0 || !json_is_integer(argv)) {
-				rc = pl_jfail(c, where,
-				              "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
-				              "\"release\"|\"stash\"|\"unstash\"|\"offload\"|"
-				              "\"prefetch\"|\"await\", integer]");
-				break;
-			}
-			if (ver < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH)) {
-				rc = pl_jfail(c, where, "\"%s\" needs plan version 2", kn);
-				break;
-			}
-			if (ver < 3 && PL_STEP_IS_OFFLOAD(kind)) {
-				rc = pl_jfail(c, where, "\"%s\" needs plan version 3", kn);
-				break;
-			}
-			int64_t arg = json_integer_value(argv);
-			int64_t lim = kind == PL_STEP_REPLAY ? op : nbufs;
-			if (arg < 0 || arg >= lim) {
-				rc = pl_jfail(c, where, "%s %lld: %s", kn, (long long)arg,
-				              kind == PL_STEP_REPLAY ? "not an earlier op"
-				                                     : "no such buffer");
-				break;
-			}
-			pl_builder_step(b, (int32_t)op, kind, (int32_t)arg);
-		}
-		if (rc)
-			break;
-		json_array_foreach(evict, j, st)
-		{
-			int64_t arg = json_is_integer(st) ? json_integer_value(st) : -1;
-			if (arg < 0 || arg >= nbufs) {
-				snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
-				rc = pl_jfail(c, where, "not a buffer id");
-				break;
-			}
-			pl_builder_evict(b, (int32_t)op, (int32_t)arg);
-		}
-		if (rc)
+		if ((rc = load_op(in, b, k, v, &last)))
 			break;
 	}
 	struct pl_plan *p = pl_builder_finish(b);
@@ -307,24 +353,9 @@ static int load(struct jctx *c, json_t *root, const char *bytes, size_t n, const
 	}
 	if (!p)
 		return pl_errf(c->err, c->errlen, PL_EINTERNAL, "out of memory");
-	p->graph_hash = hash;
+	p->graph_hash = in->hash;
 	snprintf(p->planner, sizeof(p->planner), "%s", planner);
-	if ((rc = load_ids(c, root, "unmapped_at_boundary", 2, ver, nbufs, &p->boundary,
-	                   &p->nboundary)) ||
-	    (rc = load_ids(c, root, "parked_on_host", 3, ver, nbufs, &p->parked, &p->nparked))) {
-		pl_plan_free(p);
-		return rc;
-	}
-	/* Informational figures: -1 when unknown. */
-	if ((rc = pl_jint_in(c, root, "$", "budget", &p->budget, 0, -1, -1, INT64_MAX)) ||
-	    (rc = pl_jint_in(c, root, "$", "baseline_peak", &p->baseline_peak, 0, -1, -1,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, root, "$", "peak", &p->peak, 0, -1, -1, PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, root, "$", "recompute_ns", &p->recompute_ns, 0, -1, -1,
-	                     INT64_MAX)) ||
-	    (rc = pl_jint_in(c, root, "$", "stall_ns", &p->stall_ns, 0, -1, -1, INT64_MAX)) ||
-	    (rc = pl_jint_in(c, root, "$", "host_bytes", &p->host_bytes, 0, -1, -1, INT64_MAX)) ||
-	    (rc = load_gbps(c, root, ver, p))) {
+	if ((rc = load_rest(in, p))) {
 		pl_plan_free(p);
 		return rc;
 	}
@@ -339,8 +370,9 @@ static int parse(struct jctx *c, const char *bytes, size_t n, const struct pl_gr
 	json_t *root = pl_json_load_bytes(c->file, bytes, n, c->err, c->errlen);
 	if (!root)
 		return PL_EINPUT;
-	int rc = json_is_object(root) ? load(c, root, bytes, n, g, out)
-	                              : pl_jfail(c, "$", "expected an object");
+	struct plan_in in = {.c = c, .root = root, .bytes = bytes, .n = n, .g = g};
+	in.nbufs = g ? g->nbufs : INT32_MAX;
+	int rc = json_is_object(root) ? load(&in, out) : pl_jfail(c, "$", "expected an object");
 	json_decref(root);
 	return rc;
 }

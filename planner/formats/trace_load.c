@@ -117,7 +117,8 @@ static int trace_info(struct jctx *c, json_t *root, struct pl_graph *g)
 	return 0;
 }
 
-static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *g)
+/* Format, version, completeness, the graph hash, params.bin. */
+static int load_header(struct jctx *c, json_t *root, const char *dir, struct pl_graph *g)
 {
 	const char *fmt;
 	int64_t ver;
@@ -141,79 +142,97 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 		return rc;
 	if (!present)
 		return pl_jfail(c, "$", "missing member \"graph_hash\"");
-	if ((rc = check_params(c, root, dir)))
-		return rc;
+	return check_params(c, root, dir);
+}
+
+/* $.memory's figures, and the persistent buffers' bytes as listed. */
+struct trace_mem {
+	int64_t persistent, small_pool, edge, listed;
+};
+
+/* The process (granularity, command line), the memory figures, the
+ * device's copy model. */
+static int load_process(struct jctx *c, json_t *root, struct pl_graph *g, struct trace_mem *m)
+{
 	json_t *proc = json_object_get(root, "process"), *mem = json_object_get(root, "memory");
-	int64_t persistent, small_pool, edge;
+	int rc;
 	/* Granularity 0: no managed allocation happened, so nothing was
 	 * rounded to chunks (docs/trace-format.md); as 1 for the planner. */
 	if ((rc = pl_jint_in(c, proc, "$.process", "granularity", &g->granularity, 1, 0, 0,
 	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "persistent_bytes", &persistent, 1, 0, 0,
+	    (rc = pl_jint_in(c, mem, "$.memory", "persistent_bytes", &m->persistent, 1, 0, 0,
 	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "small_pool_bytes", &small_pool, 1, 0, 0,
+	    (rc = pl_jint_in(c, mem, "$.memory", "small_pool_bytes", &m->small_pool, 1, 0, 0,
 	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "edge_bytes", &edge, 0, 0, 0, PL_MAX_AMOUNT)))
+	    (rc = pl_jint_in(c, mem, "$.memory", "edge_bytes", &m->edge, 0, 0, 0, PL_MAX_AMOUNT)))
 		return rc;
 	if (g->granularity == 0)
 		g->granularity = 1;
-	g->small_pool_bytes = small_pool;
+	g->small_pool_bytes = m->small_pool;
 	if ((rc = pl_jdevice_copy(c, g, root)))
 		return rc;
 	const char *cmd;
 	if ((rc = pl_jstr(c, proc, "$.process", "cmdline", &cmd, 0, "trace")))
 		return rc;
 	g->name = strdup(cmd);
+	return 0;
+}
 
-	json_t *bufs, *ops;
-	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
-	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)))
+/* Buffer k ($.buffers[k], v). */
+static int load_buffer(struct jctx *c, struct pl_graph *g, size_t k, json_t *v, struct trace_mem *m)
+{
+	char where[96];
+	snprintf(where, sizeof(where), "$.buffers[%zu]", k);
+	struct pl_buffer *b = &g->bufs[k];
+	int64_t id, a, f;
+	int small, pers, rc;
+	if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
+	    (rc = pl_jint_in(c, v, where, "size", &b->size, 1, 0, 0, PL_MAX_AMOUNT)) ||
+	    (rc = pl_jint_in(c, v, where, "rounded", &b->rounded, 1, 0, 0, PL_MAX_AMOUNT)) ||
+	    (rc = pl_jbool(c, v, where, "small", &small, 1, 0)) ||
+	    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
+	    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
+	    (rc = pl_jbool(c, v, where, "persistent", &pers, 1, 0)))
 		return rc;
-	if ((rc = pl_jreserve(c, g, bufs, ops, "trace")))
+	if ((rc = pl_jbuffer_set(c, g, v, where, k, id, a, f, small, pers)))
+		return rc;
+	json_t *site = json_object_get(v, "site");
+	const char *s0 = json_string_value(json_array_get(site, 0));
+	b->name = pl_graph_strdup(g, s0 ? s0 : "");
+	b->site = site_lines(g, site);
+	/* (each term is at most 2^53: the sum is checked as it grows) */
+	if (pers && (m->listed += b->rounded) > PL_MAX_AMOUNT)
+		return pl_jfail(c, "$.buffers",
+		                "the persistent buffers' \"rounded\" add up to more than "
+		                "2^53 bytes");
+	return 0;
+}
+
+static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *g)
+{
+	struct trace_mem m = {0};
+	json_t *bufs, *ops, *v;
+	int rc;
+	if ((rc = load_header(c, root, dir, g)) || (rc = load_process(c, root, g, &m)) ||
+	    (rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
+	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)) ||
+	    (rc = pl_jreserve(c, g, bufs, ops, "trace")))
 		return rc;
 	size_t k;
-	json_t *v;
-	char where[96];
-	int64_t listed_persistent = 0;
 	json_array_foreach(bufs, k, v)
 	{
-		snprintf(where, sizeof(where), "$.buffers[%zu]", k);
-		struct pl_buffer *b = &g->bufs[k];
-		int64_t id, a, f;
-		int small, pers;
-		if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
-		    (rc = pl_jint_in(c, v, where, "size", &b->size, 1, 0, 0, PL_MAX_AMOUNT)) ||
-		    (rc =
-		         pl_jint_in(c, v, where, "rounded", &b->rounded, 1, 0, 0, PL_MAX_AMOUNT)) ||
-		    (rc = pl_jbool(c, v, where, "small", &small, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
-		    (rc = pl_jbool(c, v, where, "persistent", &pers, 1, 0)))
+		if ((rc = load_buffer(c, g, k, v, &m)))
 			return rc;
-		if ((rc = pl_jbuffer_set(c, g, v, where, k, id, a, f, small, pers)))
-			return rc;
-		json_t *site = json_object_get(v, "site");
-		const char *s0 = json_string_value(json_array_get(site, 0));
-		b->name = pl_graph_strdup(g, s0 ? s0 : "");
-		b->site = site_lines(g, site);
-		/* (each term is at most 2^53: the sum is checked as it grows) */
-		if (pers && (listed_persistent += b->rounded) > PL_MAX_AMOUNT)
-			return pl_jfail(c, "$.buffers",
-			                "the persistent buffers' \"rounded\" add up to more than "
-			                "2^53 bytes");
 	}
 	/* Whatever persistent_bytes holds beyond the listed persistent buffers
 	 * is constant: the small-allocation chunks (which some traces count in
 	 * it), and the chunks of split allocations no region holds whole. */
-	g->const_bytes = persistent - listed_persistent - edge;
-	if (g->const_bytes < small_pool)
-		g->const_bytes = small_pool;
-	g->const_bytes += edge;
+	g->const_bytes = m.persistent - m.listed - m.edge;
+	if (g->const_bytes < m.small_pool)
+		g->const_bytes = m.small_pool;
+	g->const_bytes += m.edge;
 	/* the chunks regions share, out of edge_bytes */
-	if ((rc = pl_jshared(c, g, root)))
-		return rc;
-
-	if ((rc = pl_jops(c, g, ops, 1)))
+	if ((rc = pl_jshared(c, g, root)) || (rc = pl_jops(c, g, ops, 1)))
 		return rc;
 	return trace_info(c, root, g);
 }

@@ -86,11 +86,11 @@ static const char *human(int64_t b, char *buf, size_t n)
 }
 
 /* --sweep: the curve as JSON and a table on stdout. */
-static int sweep(const struct pl_graph *g, const struct pl_options *o, int npoints, const char *out)
+static int sweep(const struct pl_graph *g, const struct pl_options *o, const char *out)
 {
 	struct pl_sweep sw;
 	char err[1024];
-	int rc = pl_sweep_run(g, o, npoints, &sw, err, sizeof(err));
+	int rc = pl_sweep_run(g, o, &sw, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "remat-plan: %s\n", err);
 		return rc;
@@ -340,8 +340,8 @@ static int plan(const struct pl_graph *g, const struct args *A)
 	struct pl_result res;
 	pl_progress(o, "loaded: %d ops, %d buffers, baseline peak %lld bytes; planning for %lld",
 	            g->nops, g->nbufs, (long long)g->baseline_peak, (long long)budget);
-	if ((rc = pl_plan_make(g, budget, o, &p, &res, err, sizeof(err)))) {
-		fprintf(stderr, "remat-plan: %s\n", err);
+	if ((rc = pl_plan_make(g, budget, o, &p, &res))) {
+		fprintf(stderr, "remat-plan: %s\n", res.error);
 		if (rc == PL_EBUDGET && res.min_peak > 0)
 			fprintf(stderr, "remat-plan: smallest reachable peak: %s (%lld bytes)\n",
 			        human(res.min_peak, b1, sizeof(b1)), (long long)res.min_peak);
@@ -378,6 +378,7 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &A);
 	if (rc >= 0)
 		return rc;
+	A.o.sweep_points = A.npoints;
 	if (A.rehash)
 		return rehash(&A);
 	char err[1024];
@@ -388,7 +389,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (!A.exclude || !(rc = apply_excludes(g, A.exclude)))
-		rc = A.npoints ? sweep(g, &A.o, A.npoints, A.out) : plan(g, &A);
+		rc = A.npoints ? sweep(g, &A.o, A.out) : plan(g, &A);
 	pl_graph_free(g);
 	return rc;
 }

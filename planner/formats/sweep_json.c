@@ -51,8 +51,7 @@ int pl_sweep_save_json(const struct pl_graph *g, const struct pl_sweep *sw, cons
 	return pl_atomic_commit(f, tmp, path, err, errlen);
 }
 
-int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *name, size_t namelen,
-                       uint64_t *hash, char *err, size_t errlen)
+int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	json_t *root = pl_json_load_file(path, err, errlen);
@@ -72,9 +71,9 @@ int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *name, size_
 	if (!rc)
 		rc = pl_jstr(&c, root, "$", "graph", &gname, 0, "");
 	if (!rc)
-		snprintf(name, namelen, "%s", gname);
+		snprintf(out->graph, sizeof(out->graph), "%s", gname);
 	if (!rc)
-		rc = pl_jhash(&c, root, "$", "graph_hash", hash, &present);
+		rc = pl_jhash(&c, root, "$", "graph_hash", &out->graph_hash, &present);
 	if (!rc)
 		rc = pl_jint(&c, root, "$", "baseline_peak", &out->baseline_peak, 1, 0);
 	if (!rc)

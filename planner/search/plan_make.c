@@ -93,56 +93,6 @@ static void debug(int verbose, const struct outcome *o)
 		        o->ev.error);
 }
 
-/* Heuristic run: planner's selection for the model's budget, realized
- * and judged against the true one; *met: it meets the model's. */
-static int heuristic(const struct pl_graph *g, const struct pl_cands *cs, enum pl_planner which,
-                     int64_t model, int64_t budget, uint8_t *chosen, struct outcome *o, int *met)
-{
-	int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, model, chosen)
-	                                : pl_greedy(g, cs, model, chosen);
-	if (r < 0 || realize(g, cs, chosen, budget, o))
-		return -1;
-	*met = r == 0;
-	return 0;
-}
-
-static int keep_better(struct outcome *best, struct outcome *o);
-
-/* DTR run offline (sim.c) for budget `walk`, judged by `budget`: a plan
- * without a selection. */
-static int simulate_at(const struct pl_graph *g, int64_t walk, int64_t budget, int version,
-                       double deadline, struct outcome *o)
-{
-	memset(o, 0, sizeof(*o));
-	int r = pl_sim(g, walk, version, deadline, &o->plan);
-	if (r < 0)
-		return -1;
-	if (!o->plan)
-		return 0; /* no plan: not ok */
-	if (pl_evaluate(g, o->plan, &o->ev))
-		return -1;
-	o->ok = o->ev.valid && o->ev.peak <= budget;
-	return 0;
-}
-
-/* The walk; where chunks are shared (its only way below what they hold,
- * and its greedy evictions can end in a rebuild storm close to the
- * smallest peak) also a few chunks under the budget when it fails. */
-static int simulate(const struct pl_graph *g, int64_t budget, int version, double deadline,
-                    struct outcome *o)
-{
-	if (simulate_at(g, budget, budget, version, deadline, o))
-		return -1;
-	int64_t step = g->granularity > 1 ? g->granularity : 1;
-	for (int k = 1; k <= 4 && !o->ok && g->nshared && budget - k * step > 0; k++) {
-		struct outcome t;
-		if (simulate_at(g, budget - k * step, budget, version, deadline, &t))
-			return -1;
-		keep_better(o, &t);
-	}
-	return 0;
-}
-
 /* Keeps the cheaper of *best and *o that meets the budget (o is freed or
  * taken).  1 when o was taken. */
 static int keep_better(struct outcome *best, struct outcome *o)
@@ -165,7 +115,9 @@ static int keep_better(struct outcome *best, struct outcome *o)
 
 /* What planning keeps between budgets (a sweep plans many): the
  * candidates, with the chain's runs appended as they are built, and the
- * chain itself; one set per strictness, made on first use. */
+ * chain itself; one set per strictness, made on first use.  And what
+ * pl_ctx_plan plans for now: the budget (truth), its bounds, where the
+ * result and its message go. */
 struct pl_ctx {
 	const struct pl_graph *g; /* what the planners plan on: park.view when parking */
 	const struct pl_graph *real;
@@ -178,10 +130,13 @@ struct pl_ctx {
 		struct pl_struct *st; /* NULL: no chain in this graph */
 	} lv[2];
 	double deadline;
+	int64_t bound;    /* the budget's cost bound (res->bound_ns) */
 	int64_t stop;     /* the budget's bound for done_by_gap */
 	int64_t truth;    /* the budget plans are judged by (the planners' models may differ) */
+	int no_ilp;       /* the time-independent planners only */
 	int sel_ok;       /* a selection planner met it */
 	int64_t sel_over; /* else the least a valid selection went over it by (-1: none) */
+	struct pl_result *res;
 	int32_t *sel;
 	size_t cap_sel;
 };
@@ -191,7 +146,12 @@ static double left_s(const struct pl_ctx *c)
 	return c->deadline - pl_now();
 }
 
-static int level_get(struct pl_ctx *c, int strict, struct level **out, char *err, size_t errlen)
+static int oom(struct pl_ctx *c)
+{
+	return pl_errf(c->res->error, sizeof(c->res->error), PL_EINTERNAL, "out of memory");
+}
+
+static int level_get(struct pl_ctx *c, int strict, struct level **out)
 {
 	struct level *lv = &c->lv[strict];
 	*out = lv;
@@ -199,7 +159,7 @@ static int level_get(struct pl_ctx *c, int strict, struct level **out, char *err
 		return PL_OK;
 	struct pl_options oo = c->o;
 	oo.strict = strict;
-	int rc = pl_cands_build(c->g, &oo, &lv->cs, err, errlen);
+	int rc = pl_cands_build(c->g, &oo, &lv->cs, c->res->error, sizeof(c->res->error));
 	if (rc)
 		return rc;
 	lv->built = 1;
@@ -208,7 +168,7 @@ static int level_get(struct pl_ctx *c, int strict, struct level **out, char *err
 	if (c->o.planner == PL_PLANNER_ILP || c->o.planner == PL_PLANNER_CHAIN) {
 		int r = pl_struct_build(c->g, &lv->cs, strict, &lv->st);
 		if (r < 0)
-			return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+			return oom(c);
 		int32_t distinct, stages = lv->st ? pl_struct_stages(lv->st, &distinct) : 0;
 		if (lv->st)
 			pl_progress(&c->o, "structure: a chain of %d stages, %d distinct", stages,
@@ -217,6 +177,41 @@ static int level_get(struct pl_ctx *c, int strict, struct level **out, char *err
 			pl_progress(&c->o, "structure: no chain of stages, flat model only");
 	}
 	return PL_OK;
+}
+
+/* DTR run offline (sim.c) for budget `walk`, judged by the budget: a plan
+ * without a selection. */
+static int simulate_at(const struct pl_ctx *c, int64_t walk, struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	int r = pl_sim(c->g, walk, c->o.plan_version, c->deadline, &o->plan);
+	if (r < 0)
+		return -1;
+	if (!o->plan)
+		return 0; /* no plan: not ok */
+	if (pl_evaluate(c->g, o->plan, &o->ev))
+		return -1;
+	o->ok = o->ev.valid && o->ev.peak <= c->truth;
+	return 0;
+}
+
+/* The walk; where chunks are shared (its only way below what they hold,
+ * and its greedy evictions can end in a rebuild storm close to the
+ * smallest peak) also a few chunks under the budget when it fails. */
+static int simulate(const struct pl_ctx *c, struct outcome *o)
+{
+	const struct pl_graph *g = c->g;
+	int64_t budget = c->truth;
+	if (simulate_at(c, budget, o))
+		return -1;
+	int64_t step = g->granularity > 1 ? g->granularity : 1;
+	for (int k = 1; k <= 4 && !o->ok && g->nshared && budget - k * step > 0; k++) {
+		struct outcome t;
+		if (simulate_at(c, budget - k * step, &t))
+			return -1;
+		keep_better(o, &t);
+	}
+	return 0;
 }
 
 /* The chain's program, planned again for a tighter budget while its plan
@@ -270,10 +265,10 @@ static double gap_of(int64_t cost, int64_t bound)
 	return (double)(cost - bound) / (double)cost;
 }
 
-static void progress_best(const struct pl_ctx *c, const char *stage, const struct outcome *b,
-                          int64_t bound)
+static void progress_best(const struct pl_ctx *c, const char *stage, const struct outcome *b)
 {
 	double iter = (double)(c->g->iteration_ns > 0 ? c->g->iteration_ns : 1);
+	int64_t bound = c->bound;
 	if (!b->plan || !b->ok) {
 		pl_progress(&c->o, "%s: no plan within the budget yet%s", stage,
 		            b->plan && b->ev.valid ? " (closest peak so far below)" : "");
@@ -299,8 +294,6 @@ static int done_by_gap(const struct pl_ctx *c, const struct outcome *b)
 	return b->ok && c->stop >= 0 && gap_of(b->ev.recompute_ns, c->stop) <= c->o.gap_tol;
 }
 
-/* One planning at one strictness.  no_ilp: the time-independent part only
- * (every plan then comes out the same for the same budget). */
 /* keep_better for a selection planner's outcome */
 static void keep_sel(struct pl_ctx *c, struct outcome *best, struct outcome *o)
 {
@@ -311,159 +304,219 @@ static void keep_sel(struct pl_ctx *c, struct outcome *best, struct outcome *o)
 	keep_better(best, o);
 }
 
-/* The planners plan for `model` (the budget, or more where their model
- * counts chunks as mapped that the true curve frees: ctx_plan); every plan
- * is judged by the true budget, c->truth. */
-static int plan_level(struct pl_ctx *c, struct level *lv, int64_t model, int64_t bound, int no_ilp,
-                      struct outcome *best, struct pl_result *res, char *err, size_t errlen)
+/* One planning at one strictness: the planners plan for `model` (the
+ * budget, or more where their model counts chunks as mapped that the true
+ * curve frees: shifted_passes); every plan is judged by the true budget,
+ * c->truth.  Each step below returns -1 out of memory, 1 when planning
+ * ends there, 0 to go on. */
+struct pass {
+	struct pl_ctx *c;
+	struct level *lv;
+	int64_t model;
+	int shifted; /* model is not the budget */
+	struct outcome *best;
+	struct outcome h;      /* the plan being judged */
+	int32_t n;             /* candidates, chain runs included */
+	uint8_t *c1, *c2, *c3; /* greedy's and dtr's selections, the ILP's */
+	int met1, met2;        /* greedy's and dtr's met the model */
+};
+
+/* A heuristic's selection for the model's budget, realized and judged
+ * against the true one; *met: it meets the model's. */
+static int heuristic(struct pass *ps, enum pl_planner which, const struct pl_cands *cs,
+                     uint8_t *chosen, int *met)
 {
-	const struct pl_graph *g = c->g;
-	int64_t budget = c->truth;
-	int shifted = model != budget, met1 = 0, met2 = 0;
+	const struct pl_graph *g = ps->c->g;
+	int r = which == PL_PLANNER_DTR ? pl_dtr(g, cs, ps->model, chosen)
+	                                : pl_greedy(g, cs, ps->model, chosen);
+	if (r < 0 || realize(g, cs, chosen, ps->c->truth, &ps->h))
+		return -1;
+	*met = r == 0;
+	return 0;
+}
+
+/* The chain first: it may add candidates the others then see (it and
+ * the walk replay: not when only offload is asked for). */
+static int pass_chain(struct pass *ps)
+{
+	struct pl_ctx *c = ps->c;
 	const struct pl_options *o = &c->o;
-	struct pl_cands *cs = &lv->cs;
-	struct outcome h = {0};
-	int rc = PL_OK;
-	uint8_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
-	memset(best, 0, sizeof(*best));
-	res->candidates = cs->ncands;
-	/* the chain first: it may add candidates the others then see (it and
-	 * the walk replay: not when only offload is asked for) */
 	int replays_ok = !(o->offload_only && o->offload_gbps > 0);
-	if (replays_ok && (o->planner == PL_PLANNER_ILP || o->planner == PL_PLANNER_CHAIN)) {
-		if (chain_plan(c, lv, model, &h))
-			goto oom;
-		keep_sel(c, best, &h);
-		if (o->planner == PL_PLANNER_CHAIN || o->planner == PL_PLANNER_ILP)
-			progress_best(c, "chain", best, bound);
-		if (o->planner == PL_PLANNER_CHAIN && lv->st)
-			goto out;
-	}
-	int32_t N = cs->ncands;
-	res->candidates = N;
-	c1 = calloc(N ? N : 1, 1);
-	c2 = calloc(N ? N : 1, 1);
-	c3 = calloc(N ? N : 1, 1);
-	if (!c1 || !c2 || !c3)
-		goto oom;
+	if (!replays_ok || (o->planner != PL_PLANNER_ILP && o->planner != PL_PLANNER_CHAIN))
+		return 0;
+	if (chain_plan(c, ps->lv, ps->model, &ps->h))
+		return -1;
+	keep_sel(c, ps->best, &ps->h);
+	progress_best(c, "chain", ps->best);
+	return o->planner == PL_PLANNER_CHAIN && ps->lv->st;
+}
+
+/* greedy (also the flat fallback of the chain planner), dtr: the rule on
+ * the candidates and the walk. */
+static int pass_heuristics(struct pass *ps)
+{
+	struct pl_ctx *c = ps->c;
+	const struct pl_options *o = &c->o;
 	/* The heuristics see the candidates as built, not the runs other
 	 * budgets appended: their plan for a budget is always the same. */
-	struct pl_cands base = *cs;
-	base.ncands = lv->nbase;
-	/* greedy (also the flat fallback of the chain planner) */
+	struct pl_cands base = ps->lv->cs;
+	base.ncands = ps->lv->nbase;
 	if (o->planner != PL_PLANNER_DTR) {
-		if (heuristic(g, &base, PL_PLANNER_GREEDY, model, budget, c1, &h, &met1))
-			goto oom;
-		h.by = "greedy";
-		debug(o->verbose, &h);
-		keep_sel(c, best, &h);
+		if (heuristic(ps, PL_PLANNER_GREEDY, &base, ps->c1, &ps->met1))
+			return -1;
+		ps->h.by = "greedy";
+		debug(o->verbose, &ps->h);
+		keep_sel(c, ps->best, &ps->h);
 		if (o->planner != PL_PLANNER_ILP)
-			goto out;
+			return 1;
 	}
-	/* dtr: the rule on the candidates and the walk */
-	if (heuristic(g, &base, PL_PLANNER_DTR, model, budget, c2, &h, &met2))
-		goto oom;
-	h.by = "dtr";
-	debug(o->verbose, &h);
-	keep_sel(c, best, &h);
-	if (replays_ok && !shifted) { /* (the walk counts shared chunks itself) */
-		if (simulate(g, budget, o->plan_version, c->deadline, &h))
-			goto oom;
-		h.by = "dtr (walk)";
-		debug(o->verbose, &h);
-		h.by = "dtr";
-		keep_better(best, &h);
+	if (heuristic(ps, PL_PLANNER_DTR, &base, ps->c2, &ps->met2))
+		return -1;
+	ps->h.by = "dtr";
+	debug(o->verbose, &ps->h);
+	keep_sel(c, ps->best, &ps->h);
+	int replays_ok = !(o->offload_only && o->offload_gbps > 0);
+	if (replays_ok && !ps->shifted) { /* (the walk counts shared chunks itself) */
+		if (simulate(c, &ps->h))
+			return -1;
+		ps->h.by = "dtr (walk)";
+		debug(o->verbose, &ps->h);
+		ps->h.by = "dtr";
+		keep_better(ps->best, &ps->h);
 	}
 	if (o->planner == PL_PLANNER_DTR)
-		goto out;
-	progress_best(c, "heuristics", best, bound);
-	if (no_ilp || done_by_gap(c, best) || bound < 0)
-		goto out;
-	/* ILP from the best selection so far (the walk's plan has none) */
-	const uint8_t *warm = NULL;
-	struct outcome t1 = {0}, t2 = {0};
-	double t_realize = pl_now();
-	if (realize(g, cs, c1, budget, &t1) || realize(g, cs, c2, budget, &t2)) {
+		return 1;
+	progress_best(c, "heuristics", ps->best);
+	return c->no_ilp || done_by_gap(c, ps->best) || c->bound < 0;
+}
+
+/* The chain's selection, again (it is cheap), as the ILP's warm start
+ * when it beats wcost: into c1, *warm set. */
+static void chain_warm(struct pass *ps, int64_t wcost, const uint8_t **warm)
+{
+	struct pl_ctx *c = ps->c;
+	const struct pl_cands *cs = &ps->lv->cs;
+	int32_t N = ps->n, n = 0;
+	struct outcome t3;
+	struct pl_selection s;
+	memset(ps->c3, 0, N);
+	if (pl_struct_plan(ps->lv->st, c->truth, &c->sel, &n, &c->cap_sel) != 0 ||
+	    pl_sel_init(&s, cs))
+		return;
+	for (int32_t i = 0; i < n; i++)
+		if (c->sel[i] < N && pl_sel_compatible(&s, c->sel[i]))
+			pl_sel_take(&s, cs, c->sel[i]);
+	memcpy(ps->c3, s.chosen, N);
+	pl_sel_free(&s);
+	if (!realize(c->g, cs, ps->c3, c->truth, &t3) && t3.ok && t3.ev.recompute_ns < wcost) {
+		memcpy(ps->c1, ps->c3, N);
+		*warm = ps->c1;
+	}
+	outcome_free(&t3);
+}
+
+/* The ILP's warm start: the cheapest selection so far that meets the
+ * budget (and the ILP's model); the walk's plan has none.  *t_realize:
+ * what judging one selection takes. */
+static int warm_start(struct pass *ps, const uint8_t **warm, double *t_realize)
+{
+	struct pl_ctx *c = ps->c;
+	const struct pl_cands *cs = &ps->lv->cs;
+	struct outcome t1 = {0}, t2 = {0}, *best = ps->best;
+	*warm = NULL;
+	*t_realize = pl_now();
+	if (realize(c->g, cs, ps->c1, c->truth, &t1) || realize(c->g, cs, ps->c2, c->truth, &t2)) {
 		outcome_free(&t1);
 		outcome_free(&t2);
-		goto oom;
+		return -1;
 	}
 	/* What judging the ILP's selection will take after it (two of them
 	 * took this) and 0.1 s to stop its worker and write the plan are
 	 * kept out of its time: the deadline is the command's. */
-	t_realize = pl_now() - t_realize;
+	*t_realize = pl_now() - *t_realize;
 	int64_t wcost = INT64_MAX;
 	/* a warm start must meet the ILP's model too */
-	if (t1.ok && (!shifted || met1)) {
-		warm = c1;
+	if (t1.ok && (!ps->shifted || ps->met1)) {
+		*warm = ps->c1;
 		wcost = t1.ev.recompute_ns;
 	}
-	if (t2.ok && (!shifted || met2) && t2.ev.recompute_ns < wcost) {
-		warm = c2;
+	if (t2.ok && (!ps->shifted || ps->met2) && t2.ev.recompute_ns < wcost) {
+		*warm = ps->c2;
 		wcost = t2.ev.recompute_ns;
 	}
-	if (lv->st && best->ok && !shifted && !strcmp(best->by, "chain") &&
-	    best->ev.recompute_ns < wcost) {
-		/* the chain's selection, again (it is cheap) */
-		struct outcome t3;
-		memset(c3, 0, N);
-		struct pl_selection s;
-		int32_t n = 0;
-		if (pl_struct_plan(lv->st, budget, &c->sel, &n, &c->cap_sel) == 0 &&
-		    !pl_sel_init(&s, cs)) {
-			for (int32_t i = 0; i < n; i++)
-				if (c->sel[i] < N && pl_sel_compatible(&s, c->sel[i]))
-					pl_sel_take(&s, cs, c->sel[i]);
-			memcpy(c3, s.chosen, N);
-			pl_sel_free(&s);
-			if (!realize(g, cs, c3, budget, &t3) && t3.ok &&
-			    t3.ev.recompute_ns < wcost) {
-				memcpy(c1, c3, N);
-				warm = c1;
-			}
-			outcome_free(&t3);
-		}
-	}
+	if (ps->lv->st && best->ok && !ps->shifted && !strcmp(best->by, "chain") &&
+	    best->ev.recompute_ns < wcost)
+		chain_warm(ps, wcost, warm);
 	outcome_free(&t1);
 	outcome_free(&t2);
+	return 0;
+}
+
+/* The ILP from the warm start, with what time is left. */
+static int pass_ilp(struct pass *ps)
+{
+	struct pl_ctx *c = ps->c;
+	const struct pl_options *o = &c->o;
+	const struct pl_graph *g = c->g;
+	struct pl_cands *cs = &ps->lv->cs;
+	const uint8_t *warm;
+	double t_realize;
 	struct pl_ilp_result ir;
+	if (warm_start(ps, &warm, &t_realize))
+		return -1;
 	/* When nothing meets the budget, the min-peak MILP may find a
 	 * selection that does (spending up to a third of the time left). */
 	if (!warm && left_s(c) > 1) {
-		if (pl_ilp_timed(g, cs, 0, left_s(c) / 3, NULL, c3, &ir, o->verbose, 1))
-			goto oom;
-		if (ir.status == 0 && ir.peak <= model) {
-			memcpy(c1, c3, N ? N : 1);
-			warm = c1;
+		if (pl_ilp_timed(g, cs, 0, left_s(c) / 3, NULL, ps->c3, &ir, o->verbose, 1))
+			return -1;
+		if (ir.status == 0 && ir.peak <= ps->model) {
+			memcpy(ps->c1, ps->c3, ps->n ? ps->n : 1);
+			warm = ps->c1;
 		}
 	}
 	double lim = left_s(c) - t_realize - 0.1;
 	if (lim < 0.5)
-		goto out;
+		return 1;
 	pl_progress(o, "ilp: solving (%.1f s left)", lim);
-	if (pl_ilp_timed(g, cs, model, lim, warm, c3, &ir, o->verbose, 0))
-		goto oom;
+	if (pl_ilp_timed(g, cs, ps->model, lim, warm, ps->c3, &ir, o->verbose, 0))
+		return -1;
 	if (ir.status == 0) {
-		if (realize(g, cs, c3, budget, &h))
-			goto oom;
-		h.by = "ilp";
-		debug(o->verbose, &h);
-		keep_sel(c, best, &h);
+		if (realize(g, cs, ps->c3, c->truth, &ps->h))
+			return -1;
+		ps->h.by = "ilp";
+		debug(o->verbose, &ps->h);
+		keep_sel(c, ps->best, &ps->h);
 	}
 	if (o->verbose && ir.status == 0)
 		fprintf(stderr, "ilp: %s in its candidate model (model gap %.2f%%)\n",
 		        ir.optimal ? "optimal" : "not proven optimal",
 		        ir.gap >= 0 ? 100 * ir.gap : -1);
-	progress_best(c, "ilp", best, bound);
-	goto out;
-oom:
-	rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-out:
-	outcome_free(&h);
-	free(c1);
-	free(c2);
-	free(c3);
-	return rc;
+	progress_best(c, "ilp", ps->best);
+	return 1;
+}
+
+static int plan_level(struct pl_ctx *c, struct level *lv, int64_t model, struct outcome *best)
+{
+	struct pass ps = {.c = c, .lv = lv, .model = model, .best = best};
+	ps.shifted = model != c->truth;
+	memset(best, 0, sizeof(*best));
+	c->res->candidates = lv->cs.ncands;
+	int r = pass_chain(&ps);
+	if (!r) {
+		int32_t N = ps.n = lv->cs.ncands;
+		c->res->candidates = N;
+		ps.c1 = calloc(N ? N : 1, 1);
+		ps.c2 = calloc(N ? N : 1, 1);
+		ps.c3 = calloc(N ? N : 1, 1);
+		r = !ps.c1 || !ps.c2 || !ps.c3 ? -1 : pass_heuristics(&ps);
+	}
+	if (!r)
+		r = pass_ilp(&ps);
+	outcome_free(&ps.h);
+	free(ps.c1);
+	free(ps.c2);
+	free(ps.c3);
+	return r < 0 ? oom(c) : PL_OK;
 }
 
 struct pl_ctx *pl_ctx_new(const struct pl_graph *g, const struct pl_options *o)
@@ -512,9 +565,6 @@ void pl_ctx_set_deadline(struct pl_ctx *c, double t)
 	c->deadline = t;
 }
 
-/* Plans for one budget, nothing more: on a miss, *out is NULL and
- * res->peak the closest valid peak (-1 none).  PL_OK either way, or
- * PL_EINTERNAL. */
 /* Chunks regions share (shared.c) are freed once all their buffers are
  * out, which a selection's sum of savings cannot say: the candidates'
  * model counts each buffer's share of them (pl_model_bytes), which is
@@ -528,17 +578,16 @@ void pl_ctx_set_deadline(struct pl_ctx *c, double t)
  * then less again while the rounds left can find a smaller slack that
  * meets it (the smaller, the cheaper); each round with an equal share of
  * the time left. */
-static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t bound, int no_ilp,
-                          struct outcome *best, struct pl_result *res, char *err, size_t errlen)
+static int shifted_passes(struct pl_ctx *c, int strict, struct outcome *best)
 {
 	const struct pl_graph *g = c->g;
-	int64_t step = g->granularity > 1 ? g->granularity : 1;
+	int64_t step = g->granularity > 1 ? g->granularity : 1, budget = c->truth;
 	if (c->sel_ok || !g->nshared || c->sel_over < 0 ||
 	    (c->o.offload_only && c->o.offload_gbps > 0))
 		return PL_OK;
 	double deadline = c->deadline;
 	struct level *lv;
-	int rc = level_get(c, strict, &lv, err, errlen);
+	int rc = level_get(c, strict, &lv);
 	int64_t lo = 0, hi = -1; /* slacks that went over, and that met it (-1: none yet) */
 	for (int pass = 0; !rc && pass < 5 && left_s(c) > 0.1; pass++) {
 		int64_t slack;
@@ -557,7 +606,7 @@ static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t 
 		c->sel_over = -1;
 		c->deadline = pl_now() + (deadline - pl_now()) / (5 - pass);
 		struct outcome o;
-		rc = plan_level(c, lv, budget - slack, bound, no_ilp, &o, res, err, errlen);
+		rc = plan_level(c, lv, budget - slack, &o);
 		c->deadline = deadline;
 		if (rc)
 			break;
@@ -573,40 +622,41 @@ static int shifted_passes(struct pl_ctx *c, int strict, int64_t budget, int64_t 
 	return rc;
 }
 
-static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome *best,
-                    struct pl_result *res, char *err, size_t errlen)
+/* Plans for c->truth, nothing more: on a miss, best holds the closest
+ * plan (none: best->plan NULL).  PL_OK either way, or PL_EINTERNAL. */
+static int ctx_plan(struct pl_ctx *c, struct outcome *best)
 {
 	const struct pl_graph *g = c->g;
+	int64_t budget = c->truth;
 	memset(best, 0, sizeof(*best));
 	int64_t bound = -1, peak_lb = 0;
 	if (pl_cost_bound(g, budget, c->o.offload_gbps > 0, &bound, &peak_lb))
-		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-	res->bound_ns = bound;
-	res->peak_bound = peak_lb;
+		return oom(c);
+	c->res->bound_ns = c->bound = bound;
+	c->res->peak_bound = peak_lb;
 	c->stop = bound;
 	int64_t recompute_peak_lb;
 	if (c->o.offload_gbps > 0 && bound >= 0 &&
 	    pl_cost_bound(g, budget, 0, &c->stop, &recompute_peak_lb))
-		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+		return oom(c);
 	if (c->o.planner == PL_PLANNER_NONE || budget >= c->real->baseline_peak) {
 		/* nothing to do: nothing parked either */
 		if (realize(c->real, NULL, NULL, budget, best))
-			return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+			return oom(c);
 		best->by = pl_planner_name(c->o.planner);
 		return PL_OK;
 	}
 	if (bound < 0) { /* below what any plan reaches: nothing to try */
 		return PL_OK;
 	}
-	c->truth = budget;
 	c->sel_ok = 0;
 	c->sel_over = -1;
 	int strict = c->o.strict ? 1 : 0;
 	for (; strict < 2; strict++) {
 		struct level *lv;
-		int rc = level_get(c, strict, &lv, err, errlen);
+		int rc = level_get(c, strict, &lv);
 		if (!rc)
-			rc = plan_level(c, lv, budget, bound, no_ilp, best, res, err, errlen);
+			rc = plan_level(c, lv, budget, best);
 		if (rc)
 			return rc;
 		/* Rebuilds at one position that step on each other: again with
@@ -617,19 +667,19 @@ static int ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct outcome
 		}
 		break;
 	}
-	return strict < 2 ? shifted_passes(c, strict, budget, bound, no_ilp, best, res, err, errlen)
-	                  : PL_OK;
+	return strict < 2 ? shifted_passes(c, strict, best) : PL_OK;
 }
 
 /* A plan made on the view without the parked buffers (park.c) lists them
  * and is judged again on the graph itself: the same curve, their bytes
  * on the host.  0, or -1 (out of memory, or the evaluator disagrees:
  * err says so). */
-static int park_attach(struct pl_ctx *c, int64_t budget, struct outcome *best, char *err,
-                       size_t errlen)
+static int park_attach(struct pl_ctx *c, struct outcome *best)
 {
+	char *err = c->res->error;
+	size_t errlen = sizeof(c->res->error);
 	struct pl_plan *p = best->plan;
-	if (!c->park.n || budget >= c->real->baseline_peak)
+	if (!c->park.n || c->truth >= c->real->baseline_peak)
 		return 0;
 	if (!(p->parked = malloc(sizeof(int32_t) * (size_t)c->park.n)))
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
@@ -685,7 +735,7 @@ static struct pl_plan *finish_plan(const struct pl_graph *g, int64_t budget, str
 }
 
 int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **out,
-                struct pl_result *res, char *err, size_t errlen)
+                struct pl_result *res)
 {
 	struct outcome best;
 	*out = NULL;
@@ -698,13 +748,16 @@ int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **o
 	res->min_peak = -1;
 	res->peak = -1;
 	snprintf(res->planner, sizeof(res->planner), "%s", pl_planner_name(c->o.planner));
-	int rc = ctx_plan(c, budget, no_ilp, &best, res, err, errlen);
+	c->res = res;
+	c->truth = budget;
+	c->no_ilp = no_ilp;
+	int rc = ctx_plan(c, &best);
 	if (rc) {
 		outcome_free(&best);
 		return rc;
 	}
 	if (best.plan && !best.ev.valid) {
-		rc = pl_errf(err, errlen, PL_EINTERNAL,
+		rc = pl_errf(res->error, sizeof(res->error), PL_EINTERNAL,
 		             "internal error: the plan fails evaluation: %s", best.ev.error);
 		outcome_free(&best);
 		return rc;
@@ -714,7 +767,7 @@ int pl_ctx_plan(struct pl_ctx *c, int64_t budget, int no_ilp, struct pl_plan **o
 		outcome_free(&best);
 		return PL_EBUDGET;
 	}
-	if ((rc = park_attach(c, budget, &best, err, errlen))) {
+	if ((rc = park_attach(c, &best))) {
 		outcome_free(&best);
 		return rc;
 	}
@@ -735,8 +788,7 @@ int64_t pl_ctx_min_budget(struct pl_ctx *c, int64_t lo, int64_t hi)
 		int64_t mid = lo + (hi - lo) / 2;
 		struct pl_plan *p = NULL;
 		struct pl_result r;
-		char err[256];
-		int rc = pl_ctx_plan(c, mid, 1, &p, &r, err, sizeof(err));
+		int rc = pl_ctx_plan(c, mid, 1, &p, &r);
 		pl_plan_free(p);
 		if (rc == PL_OK)
 			hi = mid;
@@ -763,10 +815,12 @@ static int v2_helps(const struct pl_graph *g)
 }
 
 int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
-                 struct pl_plan **out, struct pl_result *res, char *err, size_t errlen)
+                 struct pl_plan **out, struct pl_result *res)
 {
 	*out = NULL;
 	memset(res, 0, sizeof(*res));
+	char *err = res->error;
+	size_t errlen = sizeof(res->error);
 	if (budget <= 0)
 		return pl_errf(err, errlen, PL_EINPUT, "budget must be positive");
 	double t0 = pl_now();
@@ -774,7 +828,7 @@ int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_optio
 	if (!c)
 		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
 	const char *name = pl_planner_name(c->o.planner);
-	int rc = pl_ctx_plan(c, budget, 0, out, res, err, errlen);
+	int rc = pl_ctx_plan(c, budget, 0, out, res);
 	res->solve_s = pl_now() - t0;
 	if (rc != PL_EBUDGET) {
 		pl_ctx_free(c);

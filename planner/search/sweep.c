@@ -12,85 +12,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t npoints,
-                 struct pl_sweep *out, char *err, size_t errlen)
+/* Budget k of n, evenly spaced from the baseline down to minb. */
+static int64_t point_budget(const struct pl_graph *g, int64_t minb, int32_t k, int32_t n)
 {
-	double t0 = pl_now();
-	memset(out, 0, sizeof(*out));
-	if (npoints < 2)
-		npoints = 2;
-	struct pl_options oo;
-	if (o)
-		oo = *o;
-	else
-		pl_options_default(&oo);
-	oo.no_min_peak = 1;
-	if (oo.started <= 0)
-		oo.started = t0;
-	struct pl_ctx *c = pl_ctx_new(g, &oo);
-	out->points = calloc((size_t)npoints, sizeof(*out->points));
-	if (!c || !out->points) {
-		pl_ctx_free(c);
-		pl_sweep_free(out);
-		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	if (k == n - 1)
+		return minb;
+	return n == 1
+	           ? g->baseline_peak
+	           : g->baseline_peak - (int64_t)((double)(g->baseline_peak - minb) * k / (n - 1));
+}
+
+/* Plans point k of n: PL_OK or PL_EBUDGET (the point filled), or the
+ * error, its message in err. */
+static int plan_point(struct pl_ctx *c, struct pl_sweep_point *pt, int32_t k, int32_t n, char *err,
+                      size_t errlen)
+{
+	double tp = pl_now();
+	struct pl_plan *p = NULL;
+	struct pl_result res;
+	/* an even share of what is left for each budget still to plan */
+	double left = pl_ctx_left(c), until = tp + left;
+	pl_ctx_set_deadline(c, tp + (left > 0 ? left / (n - k) : 0));
+	int r = pl_ctx_plan(c, pt->budget, left <= 0, &p, &res);
+	pl_ctx_set_deadline(c, until);
+	pt->solve_s = pl_now() - tp;
+	pt->bound_ns = res.bound_ns;
+	if (r == PL_OK) {
+		pt->peak = res.peak;
+		pt->recompute_ns = res.recompute_ns;
+		snprintf(pt->planner, sizeof(pt->planner), "%s", res.planner);
+	} else if (r == PL_EBUDGET) {
+		pt->peak = -1; /* filled from a tighter budget's plan below */
+		pt->recompute_ns = -1;
+	} else {
+		snprintf(err, errlen, "%s", res.error);
 	}
-	out->baseline_peak = g->baseline_peak;
-	out->iteration_ns = g->iteration_ns;
-	int64_t cost_lb, peak_lb;
-	if (pl_cost_bound(g, g->baseline_peak, o->offload_gbps > 0, &cost_lb, &peak_lb)) {
-		pl_ctx_free(c);
-		pl_sweep_free(out);
-		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
-	}
-	out->peak_bound = peak_lb;
-	pl_progress(&oo, "sweep: searching the smallest budget %s meets",
-	            pl_planner_name(oo.planner));
-	/* the smallest budget the time-independent planners meet: a plan
-	 * exists there whatever time the ILP gets */
-	int64_t minb = oo.planner == PL_PLANNER_NONE
-	                   ? g->baseline_peak
-	                   : pl_ctx_min_budget(c, peak_lb > 0 ? peak_lb - 1 : 0, g->baseline_peak);
-	out->min_peak = minb;
-	if (minb >= g->baseline_peak)
-		npoints = 1;
-	int rc = PL_OK;
-	for (int32_t k = 0; k < npoints; k++) {
-		struct pl_sweep_point *pt = &out->points[k];
-		pt->budget = npoints == 1
-		                 ? g->baseline_peak
-		                 : g->baseline_peak - (int64_t)((double)(g->baseline_peak - minb) *
-		                                                k / (npoints - 1));
-		if (k == npoints - 1)
-			pt->budget = minb;
-		double tp = pl_now();
-		struct pl_plan *p = NULL;
-		struct pl_result res;
-		/* an even share of what is left for each budget still to plan */
-		double left = pl_ctx_left(c), until = tp + left;
-		pl_ctx_set_deadline(c, tp + (left > 0 ? left / (npoints - k) : 0));
-		int r = pl_ctx_plan(c, pt->budget, left <= 0, &p, &res, err, errlen);
-		pl_ctx_set_deadline(c, until);
-		pt->solve_s = pl_now() - tp;
-		pt->bound_ns = res.bound_ns;
-		if (r == PL_OK) {
-			pt->peak = res.peak;
-			pt->recompute_ns = res.recompute_ns;
-			snprintf(pt->planner, sizeof(pt->planner), "%s", res.planner);
-		} else if (r == PL_EBUDGET) {
-			pt->peak = -1; /* filled from a tighter budget's plan below */
-			pt->recompute_ns = -1;
-		} else {
-			rc = r;
-			break;
-		}
-		pl_plan_free(p);
-		out->npoints = k + 1;
-		pl_progress(&oo, "sweep: budget %lld bytes: %s", (long long)pt->budget,
-		            r == PL_OK ? "planned" : "not met (a tighter budget's plan serves)");
-	}
-	/* A plan for a budget meets every larger one: each point keeps the
-	 * cheapest plan at or below its budget. */
-	for (int32_t k = out->npoints - 2; rc == PL_OK && k >= 0; k--) {
+	pl_plan_free(p);
+	return r;
+}
+
+/* A plan for a budget meets every larger one: each point keeps the
+ * cheapest plan at or below its budget; then its gap to its bound. */
+static void sweep_finish(struct pl_sweep *out)
+{
+	for (int32_t k = out->npoints - 2; k >= 0; k--) {
 		struct pl_sweep_point *pt = &out->points[k], *tight = &out->points[k + 1];
 		if (tight->recompute_ns >= 0 &&
 		    (pt->recompute_ns < 0 || tight->recompute_ns < pt->recompute_ns)) {
@@ -106,6 +71,65 @@ int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t n
 		    : pt->recompute_ns <= pt->bound_ns
 		        ? 0
 		        : (double)(pt->recompute_ns - pt->bound_ns) / (double)pt->recompute_ns;
+	}
+}
+
+/* The points from the baseline down to the smallest budget met. */
+static int sweep_points(const struct pl_graph *g, struct pl_ctx *c, const struct pl_options *oo,
+                        struct pl_sweep *out, char *err, size_t errlen)
+{
+	int32_t npoints = oo->sweep_points < 2 ? 2 : oo->sweep_points;
+	int64_t cost_lb, peak_lb;
+	if (pl_cost_bound(g, g->baseline_peak, oo->offload_gbps > 0, &cost_lb, &peak_lb))
+		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	out->peak_bound = peak_lb;
+	pl_progress(oo, "sweep: searching the smallest budget %s meets",
+	            pl_planner_name(oo->planner));
+	/* the smallest budget the time-independent planners meet: a plan
+	 * exists there whatever time the ILP gets */
+	int64_t minb = oo->planner == PL_PLANNER_NONE
+	                   ? g->baseline_peak
+	                   : pl_ctx_min_budget(c, peak_lb > 0 ? peak_lb - 1 : 0, g->baseline_peak);
+	out->min_peak = minb;
+	if (minb >= g->baseline_peak)
+		npoints = 1;
+	for (int32_t k = 0; k < npoints; k++) {
+		struct pl_sweep_point *pt = &out->points[k];
+		pt->budget = point_budget(g, minb, k, npoints);
+		int r = plan_point(c, pt, k, npoints, err, errlen);
+		if (r != PL_OK && r != PL_EBUDGET)
+			return r;
+		out->npoints = k + 1;
+		pl_progress(oo, "sweep: budget %lld bytes: %s", (long long)pt->budget,
+		            r == PL_OK ? "planned" : "not met (a tighter budget's plan serves)");
+	}
+	sweep_finish(out);
+	return PL_OK;
+}
+
+int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, struct pl_sweep *out,
+                 char *err, size_t errlen)
+{
+	double t0 = pl_now();
+	memset(out, 0, sizeof(*out));
+	struct pl_options oo;
+	if (o)
+		oo = *o;
+	else
+		pl_options_default(&oo);
+	oo.no_min_peak = 1;
+	if (oo.started <= 0)
+		oo.started = t0;
+	struct pl_ctx *c = pl_ctx_new(g, &oo);
+	out->points =
+	    calloc(oo.sweep_points < 2 ? 2 : (size_t)oo.sweep_points, sizeof(*out->points));
+	int rc;
+	if (!c || !out->points) {
+		rc = pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+	} else {
+		out->baseline_peak = g->baseline_peak;
+		out->iteration_ns = g->iteration_ns;
+		rc = sweep_points(g, c, &oo, out, err, errlen);
 	}
 	out->solve_s = pl_now() - t0;
 	pl_ctx_free(c);

@@ -125,10 +125,8 @@ static void ilp_matches_brute_force(void **state)
 			/* The whole pipeline gets the same figure, measured by the evaluator. */
 			struct pl_plan *p;
 			struct pl_result res;
-			char err[512];
 			opt.planner = PL_PLANNER_ILP;
-			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err)),
-			                 0);
+			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res), 0);
 			/* (the walk, outside the candidates, may do better still) */
 			if (res.recompute_ns > best)
 				fail_msg("seed %llu: plan recompute %lld, optimum %lld",
@@ -183,8 +181,7 @@ static void every_plan_passes_the_evaluator(void **state)
 		opt.time_limit_s = 5;
 		struct pl_plan *p = NULL;
 		struct pl_result res;
-		char err[512];
-		int rc = pl_plan_make(g, 1, &opt, &p, &res, err, sizeof(err));
+		int rc = pl_plan_make(g, 1, &opt, &p, &res);
 		assert_int_equal(rc, PL_EBUDGET);
 		int64_t lo = res.min_peak, hi = g->baseline_peak;
 		assert_true(lo > 1 && lo <= hi);
@@ -194,26 +191,26 @@ static void every_plan_passes_the_evaluator(void **state)
 				budget = lo - 1;
 			for (int q = 0; q < 5; q++) {
 				opt.planner = pls[q];
-				rc = pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err));
+				rc = pl_plan_make(g, budget, &opt, &p, &res);
 				if (rc == PL_EBUDGET) {
 					/* the refusal names the planner and what to try, and
 					 * the smallest budget it reports it then meets */
 					char name[64];
 					snprintf(name, sizeof(name), "planner %s",
 					         pl_planner_name(pls[q]));
-					assert_non_null(strstr(err, "cannot be met"));
-					assert_non_null(strstr(err, name));
-					assert_non_null(strstr(err, "try "));
+					assert_non_null(strstr(res.error, "cannot be met"));
+					assert_non_null(strstr(res.error, name));
+					assert_non_null(strstr(res.error, "try "));
 					assert_true(res.min_peak > 0);
 					assert_true(res.min_peak > budget);
 					int64_t m = res.min_peak;
-					rc = pl_plan_make(g, m, &opt, &p, &res, err, sizeof(err));
+					rc = pl_plan_make(g, m, &opt, &p, &res);
 					if (rc)
 						fail_msg("seed %llu planner %s: reported %lld as "
 						         "reachable, then: %s",
 						         (unsigned long long)seed,
 						         pl_planner_name(pls[q]), (long long)m,
-						         err);
+						         res.error);
 					pl_plan_free(p);
 					unreachable++;
 					continue;
@@ -221,7 +218,7 @@ static void every_plan_passes_the_evaluator(void **state)
 				if (rc)
 					fail_msg("seed %llu planner %s: %s",
 					         (unsigned long long)seed, pl_planner_name(pls[q]),
-					         err);
+					         res.error);
 				struct pl_eval e;
 				assert_int_equal(pl_evaluate(g, p, &e), 0);
 				if (!e.valid)
@@ -256,15 +253,14 @@ static void unreachable_budget_says_what_is_reachable(void **state)
 	pl_options_default(&opt);
 	struct pl_plan *p = NULL;
 	struct pl_result res;
-	char err[512];
-	assert_int_equal(pl_plan_make(g, 1000, &opt, &p, &res, err, sizeof(err)), PL_EBUDGET);
+	assert_int_equal(pl_plan_make(g, 1000, &opt, &p, &res), PL_EBUDGET);
 	assert_null(p);
-	assert_non_null(strstr(err, "budget 1000 bytes cannot be met"));
+	assert_non_null(strstr(res.error, "budget 1000 bytes cannot be met"));
 	char num[32];
 	snprintf(num, sizeof(num), "%lld", (long long)res.min_peak);
-	assert_non_null(strstr(err, num));
+	assert_non_null(strstr(res.error, num));
 	/* and that peak is indeed reachable */
-	assert_int_equal(pl_plan_make(g, res.min_peak, &opt, &p, &res, err, sizeof(err)), 0);
+	assert_int_equal(pl_plan_make(g, res.min_peak, &opt, &p, &res), 0);
 	pl_plan_free(p);
 	pl_graph_free(g);
 }
@@ -618,8 +614,7 @@ static int plan_with(const struct pl_graph *g, int64_t budget, enum pl_planner p
 	opt.no_min_peak = 1;
 	opt.offload_gbps = gbps;
 	struct pl_plan *p = NULL;
-	char err[512];
-	int rc = pl_plan_make(g, budget, &opt, &p, res, err, sizeof(err));
+	int rc = pl_plan_make(g, budget, &opt, &p, res);
 	pl_plan_free(p);
 	return rc;
 }

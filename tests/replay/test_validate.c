@@ -287,8 +287,8 @@ static void parked_agrees(void **state)
 	o.offload_gbps = 50;
 	struct pl_plan *pl = NULL;
 	struct pl_result res;
-	if (pl_plan_make(g, 1000, &o, &pl, &res, err, sizeof(err)))
-		fail_msg("%s", err);
+	if (pl_plan_make(g, 1000, &o, &pl, &res))
+		fail_msg("%s", res.error);
 	assert_int_equal(pl->nparked, 1);
 	int nvalid = 0, ninvalid = 0;
 	agree(g, prof, pl, &nvalid, &ninvalid);

@@ -222,7 +222,7 @@ static void test_planner_made_plan(void **state)
 	assert_int_equal(pl_graph_load_trace(FIX, &g, err, sizeof(err)), PL_OK);
 	pl_options_default(&o);
 	o.planner = PL_PLANNER_GREEDY;
-	assert_int_equal(pl_plan_make(g, 140 * MiB, &o, &pp, &res, err, sizeof(err)), PL_OK);
+	assert_int_equal(pl_plan_make(g, 140 * MiB, &o, &pp, &res), PL_OK);
 	assert_int_equal(pl_plan_save_json(pp, out, err, sizeof(err)), PL_OK);
 	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
 	assert_int_equal(rr_load_plan(out, &t, &p, err, sizeof(err)), 0);

@@ -74,10 +74,10 @@ static int sweep_report(const char *path, const char *html, int alone, bool asci
 	if (!alone)
 		return fail("--sweep shows a sweep file on its own: no trace or graph with it");
 	struct pl_sweep sw;
-	char name[256], err[1024];
-	uint64_t hash = 0;
-	if (pl_sweep_load_json(path, &sw, name, sizeof(name), &hash, err, sizeof(err)))
+	char err[1024];
+	if (pl_sweep_load_json(path, &sw, err, sizeof(err)))
 		return fail(err);
+	const char *name = sw.graph;
 	struct rr_style st = {0};
 	setlocale(LC_CTYPE, "");
 	st.unicode = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;

@@ -101,8 +101,15 @@ void pl_sel_take(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 void pl_sel_drop(struct pl_selection *s, const struct pl_cands *cs, int32_t j);
 struct pl_segtree;
 void pl_sel_apply(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int sign);
+/* A list of candidate ids. */
+struct pl_ids {
+	const int32_t *id;
+	int32_t n;
+};
+/* Drops candidates of order (the ones taken, in the order taken) from
+ * the selection, last first, while t stays within the budget. */
 void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
-                  const int32_t *order, int32_t n, int64_t budget);
+                  struct pl_ids order, int64_t budget);
 int pl_cand_overshoots(struct pl_segtree *t, const struct pl_cands *cs, int32_t j, int64_t budget);
 void pl_added_bytes(const struct pl_graph *g, const struct pl_cands *cs, int64_t *add);
 int64_t pl_cand_bytes(const struct pl_cands *cs, int32_t j);

@@ -195,10 +195,10 @@ int pl_cand_overshoots(struct pl_segtree *t, const struct pl_cands *cs, int32_t 
 /* Drops chosen candidates, costliest per byte first, while the curve
  * stays within the budget without them. */
 void pl_sel_prune(struct pl_selection *s, struct pl_segtree *t, const struct pl_cands *cs,
-                  const int32_t *order, int32_t n, int64_t budget)
+                  struct pl_ids order, int64_t budget)
 {
-	for (int32_t i = n - 1; i >= 0; i--) {
-		int32_t j = order[i];
+	for (int32_t i = order.n - 1; i >= 0; i--) {
+		int32_t j = order.id[i];
 		if (!s->chosen[j] || cs->c[j].cost == 0)
 			continue;
 		pl_sel_apply(t, cs, j, +1);

@@ -42,6 +42,9 @@ static double score(const struct pl_cands *cs, int32_t j, int variant, double by
 /* What the three variants share (allocated once: fresh pages for each
  * would cost as much as a fifth of greedy on 100k ops). */
 struct work {
+	const struct pl_graph *g;
+	const struct pl_cands *cs;
+	int64_t budget;
 	int32_t nuseful;
 	const int32_t *useful;
 	const double *bytes, *fbytes;
@@ -73,9 +76,11 @@ static struct score *sort_scores(struct work *w)
 	return w->sorted;
 }
 
-static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen,
-               int variant, struct work *w, int64_t *cost_out, int64_t *peak_out)
+static int run(struct work *w, int variant, uint8_t *chosen, int64_t *cost_out, int64_t *peak_out)
 {
+	const struct pl_graph *g = w->g;
+	const struct pl_cands *cs = w->cs;
+	int64_t budget = w->budget;
 	struct pl_segtree t;
 	struct pl_engines eng;
 	struct pl_selection *s = &w->s;
@@ -136,7 +141,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 	}
 	int ok = t.mx[1] <= budget;
 	if (ok)
-		pl_sel_prune(s, &t, cs, taken, ntaken, budget);
+		pl_sel_prune(s, &t, cs, (struct pl_ids){taken, ntaken}, budget);
 	*cost_out = 0;
 	for (int32_t j = 0; j < cs->ncands; j++) {
 		chosen[j] = s->chosen[j];
@@ -152,7 +157,7 @@ static int run(const struct pl_graph *g, const struct pl_cands *cs, int64_t budg
 int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, uint8_t *chosen)
 {
 	size_t nc = cs->ncands ? (size_t)cs->ncands : 1;
-	struct work w = {0};
+	struct work w = {.g = g, .cs = cs, .budget = budget};
 	uint8_t *tmp = malloc(nc);
 	int32_t *useful = malloc(sizeof(int32_t) * nc);
 	double *bytes = malloc(sizeof(double) * nc), *fbytes = malloc(sizeof(double) * nc);
@@ -174,7 +179,7 @@ int pl_greedy(const struct pl_graph *g, const struct pl_cands *cs, int64_t budge
 	}
 	for (int v = 0; v < 3; v++) {
 		int64_t cost, peak;
-		int r = run(g, cs, budget, tmp, v, &w, &cost, &peak);
+		int r = run(&w, v, tmp, &cost, &peak);
 		if (pl_best_take(&best, r, cost, peak))
 			memcpy(chosen, tmp, cs->ncands);
 	}

@@ -314,13 +314,11 @@ static int repair(struct walk *w)
 	return fresh;
 }
 
-/* Position p: frees and allocations, rebuild what op p needs, make room,
- * run it.  0, 1 the rebuilds went over cost_cap, or -1 out of memory. */
-static int step(struct walk *w, int32_t p)
+/* The frees and allocations before op p, and the stashes taken there
+ * that must be held. */
+static void free_and_alloc(struct walk *w, int32_t p)
 {
 	const struct pl_graph *g = w->g;
-	const struct pl_op *op = &g->ops[p];
-	struct recipe *rc = &w->rc;
 	for (uint32_t i = w->foff[p]; i < w->foff[p + 1]; i++) {
 		int32_t b = w->flist[i];
 		if (w->mapped[b])
@@ -334,9 +332,17 @@ static int step(struct walk *w, int32_t p)
 	for (uint32_t i = w->soff[p]; i < w->soff[p + 1]; i++)
 		if (w->reserve[w->slist[i]])
 			w->mem += pl_save_bytes(g, &g->bufs[w->slist[i]]);
-	/* What op p references and is not mapped: mapped again, and rebuilt
-	 * when it is really read. */
-	int64_t extra = 0;
+}
+
+/* What op p references and is not mapped: mapped again (*extra bytes),
+ * and rebuilt when it is really read (the recipe's targets).  -1 out of
+ * memory. */
+static int find_targets(struct walk *w, int32_t p, int64_t *extra)
+{
+	const struct pl_graph *g = w->g;
+	const struct pl_op *op = &g->ops[p];
+	struct recipe *rc = &w->rc;
+	*extra = 0;
 	rc->nt = 0;
 	for (uint32_t i = 0; i < op->nrefs; i++) {
 		const struct pl_ref *r = &g->refs[op->ref_off + i];
@@ -344,7 +350,7 @@ static int step(struct walk *w, int32_t p)
 		if (w->mapped[r->buf])
 			continue;
 		/* (a group two of them share counts twice: an upper bound) */
-		extra += pl_map_need(g, w->share, r->buf);
+		*extra += pl_map_need(g, w->share, r->buf);
 		if (!(r->flags & PL_REF_READ))
 			continue;
 		if (pl_recipe_targets(rc, rc->nt + 1))
@@ -352,53 +358,53 @@ static int step(struct walk *w, int32_t p)
 		rc->tb[rc->nt] = r->buf;
 		rc->tv[rc->nt++] = r->ver;
 	}
-	/* The rebuild releases what it rebuilds on the way; what fits in the
-	 * room left it keeps instead (DTR keeps it all), needed soonest first,
-	 * but it never evicts for that. */
-	int64_t need = w->mem + extra;
-	if (rc->nt) {
-		rc->mapped = w->mapped;
-		rc->clobbered = w->clobbered;
-		int r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
-		if (r) {
-			rc->mapped = NULL;
-			/* keep what this op needs from now on and walk again */
-			for (int32_t t = 0; t < rc->nt; t++)
-				w->never[rc->tb[t]] = 1;
-			w->failed = 1;
-			return 0;
-		}
-		for (int32_t t = 0; t < rc->ntouched; t++)
-			touch(w, rc->touched[t], p);
-		if (make_room(w, p, w->mem + extra + rc->transient) < 0) {
-			rc->mapped = NULL;
-			return -1;
-		}
-		int64_t room = w->budget - (w->mem + extra + rc->transient);
-		if (w->keep && room > 0) {
-			rc->keep = 1;
-			rc->keep_limit = room;
-			r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
-			rc->keep = 0;
-		}
+	return 0;
+}
+
+/* The rebuild of the targets and room for it: *need, the memory while it
+ * runs.  The rebuild releases what it rebuilds on the way; what fits in
+ * the room left it keeps instead (DTR keeps it all), needed soonest
+ * first, but it never evicts for that.  0, 1 when no recipe holds (the
+ * targets are kept from now on: walk again), -1 out of memory. */
+static int rebuild(struct walk *w, int32_t p, int64_t extra, int64_t *need)
+{
+	const struct pl_graph *g = w->g;
+	struct recipe *rc = &w->rc;
+	rc->mapped = w->mapped;
+	rc->clobbered = w->clobbered;
+	int r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
+	if (r) {
 		rc->mapped = NULL;
-		if (r)
-			return -1; /* the same closure held without keeping */
-		need = w->mem + extra + rc->transient;
-	} else {
-		if (make_room(w, p, need) < 0)
-			return -1;
-		need = w->mem + extra;
+		/* keep what this op needs from now on and walk again */
+		for (int32_t t = 0; t < rc->nt; t++)
+			w->never[rc->tb[t]] = 1;
+		w->failed = 1;
+		return 1;
 	}
-	if (need > w->budget && rc->nt && w->repairs_left > 0) {
-		int r = repair(w);
-		if (r)
-			return r < 0 ? -1 : 0;
+	for (int32_t t = 0; t < rc->ntouched; t++)
+		touch(w, rc->touched[t], p);
+	if (make_room(w, p, w->mem + extra + rc->transient) < 0) {
+		rc->mapped = NULL;
+		return -1;
 	}
-	if (need > w->peak)
-		w->peak = need;
-	/* the rebuild first (it may map and release a buffer op p only
-	 * writes), then the buffers op p writes without reading */
+	int64_t room = w->budget - (w->mem + extra + rc->transient);
+	if (w->keep && room > 0) {
+		rc->keep = 1;
+		rc->keep_limit = room;
+		r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
+		rc->keep = 0;
+	}
+	rc->mapped = NULL;
+	if (r)
+		return -1; /* the same closure held without keeping */
+	*need = w->mem + extra + rc->transient;
+	return 0;
+}
+
+/* What each target's eviction cost: this rebuild (events). */
+static int note_events(struct walk *w)
+{
+	struct recipe *rc = &w->rc;
 	for (int32_t t = 0; t < rc->nt; t++) {
 		if (w->nev == w->cap_ev) {
 			size_t cap = w->cap_ev ? w->cap_ev * 2 : 256;
@@ -411,28 +417,44 @@ static int step(struct walk *w, int32_t p)
 		w->ev[w->nev++] =
 		    (struct event){sim_pin_key(rc->tb[t], w->evq[rc->tb[t]]), rc->cost};
 	}
-	if (rc->nt) {
-		w->spent += rc->cost;
-		if (w->cost_cap >= 0 && w->spent > w->cost_cap)
-			return 1; /* given up */
-		for (int32_t i = 0; i < rc->nsteps; i++) {
-			const struct pl_step *st = &rc->steps[i];
-			if (pl_asm_step(&w->pa, p, st->kind, st->arg))
-				return -1;
-			if (st->kind == PL_STEP_UNSTASH)
-				w->stashed[st->arg] = 1;
-		}
-		for (int32_t t = 0; t < rc->nt; t++)
-			map(w, rc->tb[t]);
-		for (int32_t t = 0; t < rc->nkept; t++)
-			map(w, rc->kept[t]);
-		for (int32_t t = 0; t < rc->ntouched; t++) {
-			int o = pl_recipe_overwrites(rc, rc->touched[t]);
-			if (o >= 0)
-				w->clobbered[rc->touched[t]] = (uint8_t)o;
-		}
+	return 0;
+}
+
+/* The rebuild's steps into the plan, its results mapped.  0, 1 given up
+ * (over cost_cap), -1 out of memory. */
+static int apply_rebuild(struct walk *w, int32_t p)
+{
+	struct recipe *rc = &w->rc;
+	w->spent += rc->cost;
+	if (w->cost_cap >= 0 && w->spent > w->cost_cap)
+		return 1; /* given up */
+	for (int32_t i = 0; i < rc->nsteps; i++) {
+		const struct pl_step *st = &rc->steps[i];
+		if (pl_asm_step(&w->pa, p, st->kind, st->arg))
+			return -1;
+		if (st->kind == PL_STEP_UNSTASH)
+			w->stashed[st->arg] = 1;
 	}
-	/* what op p writes is the program's content again */
+	for (int32_t t = 0; t < rc->nt; t++)
+		map(w, rc->tb[t]);
+	for (int32_t t = 0; t < rc->nkept; t++)
+		map(w, rc->kept[t]);
+	for (int32_t t = 0; t < rc->ntouched; t++) {
+		int o = pl_recipe_overwrites(rc, rc->touched[t]);
+		if (o >= 0)
+			w->clobbered[rc->touched[t]] = (uint8_t)o;
+	}
+	return 0;
+}
+
+/* Op p runs: what it writes is the program's content again, what it
+ * writes without reading is mapped, and what it and the rebuild used
+ * is offered for eviction. */
+static int run_op(struct walk *w, int32_t p)
+{
+	const struct pl_graph *g = w->g;
+	const struct pl_op *op = &g->ops[p];
+	struct recipe *rc = &w->rc;
 	for (uint32_t i = 0; i < op->nrefs; i++)
 		if (g->refs[op->ref_off + i].flags & PL_REF_WRITE)
 			w->clobbered[g->refs[op->ref_off + i].buf] = 0;
@@ -454,6 +476,43 @@ static int step(struct walk *w, int32_t p)
 		if (w->busy[w->alist[i]] != (uint32_t)p + 1 && offer(w, w->alist[i], p))
 			return -1;
 	return 0;
+}
+
+/* Position p: frees and allocations, rebuild what op p needs, make room,
+ * run it.  0, 1 the rebuilds went over cost_cap, or -1 out of memory. */
+static int step(struct walk *w, int32_t p)
+{
+	struct recipe *rc = &w->rc;
+	int64_t extra, need;
+	free_and_alloc(w, p);
+	if (find_targets(w, p, &extra))
+		return -1;
+	if (rc->nt) {
+		int r = rebuild(w, p, extra, &need);
+		if (r)
+			return r < 0 ? -1 : 0;
+	} else {
+		if (make_room(w, p, w->mem + extra) < 0)
+			return -1;
+		need = w->mem + extra;
+	}
+	if (need > w->budget && rc->nt && w->repairs_left > 0) {
+		int r = repair(w);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
+	if (need > w->peak)
+		w->peak = need;
+	/* the rebuild first (it may map and release a buffer op p only
+	 * writes), then the buffers op p writes without reading */
+	if (note_events(w))
+		return -1;
+	if (rc->nt) {
+		int r = apply_rebuild(w, p);
+		if (r)
+			return r;
+	}
+	return run_op(w, p);
 }
 
 /* One walk; the plan in *out.  0 met, 1 not met, 2 given up (cost_cap,

@@ -157,11 +157,11 @@ static int saves_somewhere(const struct pl_range *r, int n)
 	return 0;
 }
 
-/* Adds a candidate: 0, 1 when it saves nothing (left out), -1 out of memory. */
 int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl_range *ranges,
-                 int nranges, const int32_t *gaps, int ngaps, const struct recipe *rc)
+                 const int32_t *gaps, const struct recipe *rc)
 {
 	struct pl_cands *cs = cb->cs;
+	int nranges = (int)proto->nranges, ngaps = (int)proto->ngaps;
 	if (!saves_somewhere(ranges, nranges))
 		return 1;
 	uint32_t nforbid = rc ? (uint32_t)rc->nforbid : 0, nsteps = rc ? (uint32_t)rc->nsteps : 0;
@@ -197,13 +197,13 @@ int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl
 	return 0;
 }
 
-static int add_gap(struct cbuild *cb, const struct pl_graph *g, int32_t b, int32_t a, int32_t c,
-                   int32_t ver, int dead, int boundary)
+/* Adds gap q, with the bytes the candidates' model counts for its buffer. */
+static int add_gap(struct cbuild *cb, const struct pl_graph *g, struct pl_gap q)
 {
 	struct pl_cands *cs = cb->cs;
 	GROW(cs->gaps, (size_t)cs->ngaps, cb->cap_gaps);
-	cs->gaps[cs->ngaps++] =
-	    (struct pl_gap){b, a, c, ver, (uint8_t)dead, (uint8_t)boundary, pl_model_bytes(g, b)};
+	q.bytes = pl_model_bytes(g, q.buf);
+	cs->gaps[cs->ngaps++] = q;
 	return 0;
 }
 
@@ -229,50 +229,51 @@ static int build_gaps(const struct pl_graph *g, struct cindex *ix, struct cbuild
 				v = PL_VER_FRESH;
 			/* the content from before the iteration is kept: no gap */
 			if (c - a >= 2 && v != PL_VER_PRE && !pl_idle_spans_collective(ix, a, c) &&
-			    add_gap(cb, g, b, a, c, v, 0, 0))
+			    add_gap(cb, g, (struct pl_gap){b, a, c, v, 0, 0, 0}))
 				return -1;
 		}
 		int32_t f = g->bufs[b].free_at;
 		if (u1 > u0 && f >= 0 && f - ix->uses[u1 - 1] >= 2 &&
-		    add_gap(cb, g, b, ix->uses[u1 - 1], f, 0, 1, 0))
+		    add_gap(cb, g, (struct pl_gap){b, ix->uses[u1 - 1], f, 0, 1, 0, 0}))
 			return -1;
 		/* Dead across the boundary: idle from its last use to its first
 		 * (at least one position on either side of the boundary). */
 		int32_t first = u1 > u0 ? ix->uses[u0] : -1, last = u1 > u0 ? ix->uses[u1 - 1] : -1;
 		if (v2 && g->bufs[b].dead_across && first >= 0 &&
 		    (first > 0 || last < g->nops - 1) &&
-		    add_gap(cb, g, b, last, first, PL_VER_FRESH, 0, 1))
+		    add_gap(cb, g, (struct pl_gap){b, last, first, PL_VER_FRESH, 0, 1, 0}))
 			return -1;
 	}
 	ix->gap_off[g->nbufs] = (uint32_t)cb->cs->ngaps;
 	return 0;
 }
 
-static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbuild *cb,
-                         struct recipe *rc, int strict, int no_replay)
+static int build_singles(struct pl_setb *sb, int no_replay)
 {
-	struct pl_cands *cs = cb->cs;
-	struct pl_range *rg = NULL;
-	size_t cap = 0;
+	const struct pl_graph *g = sb->g;
+	struct cindex *ix = sb->ix;
+	struct recipe *rc = sb->rc;
+	struct pl_cands *cs = sb->cb->cs;
+	struct pl_ranges rg = {0};
 	int rcode = -1;
 	ix->single = malloc(sizeof(int32_t) * (cs->ngaps ? cs->ngaps : 1));
-	if (!ix->single || PL_GROW(rg, 2, cap) || pl_recipe_targets(rc, 1))
+	if (!ix->single || PL_GROW(rg.r, 2, rg.cap) || pl_recipe_targets(rc, 1))
 		goto out;
 	for (int32_t q = 0; q < cs->ngaps; q++) {
 		const struct pl_gap *gp = &cs->gaps[q];
 		const struct pl_buffer *bf = &g->bufs[gp->buf];
 		ix->single[q] = -1;
-		int32_t nr = 0;
+		rg.n = 0;
 		struct pl_cand proto = {.at = gp->c, .order_key = -1};
 		const struct recipe *with = rc;
 		if (gp->boundary) {
 			/* after the last use to the end, and from the start to the first */
 			if (gp->a + 1 <= g->nops - 1)
-				rg[nr++] = (struct pl_range){gp->a + 1, g->nops - 1, gp->bytes};
+				rg.r[rg.n++] = (struct pl_range){gp->a + 1, g->nops - 1, gp->bytes};
 			if (gp->c >= 1)
-				rg[nr++] = (struct pl_range){0, gp->c - 1, gp->bytes};
+				rg.r[rg.n++] = (struct pl_range){0, gp->c - 1, gp->bytes};
 		} else {
-			rg[nr++] = (struct pl_range){gp->a + 1, gp->c - 1, gp->bytes};
+			rg.r[rg.n++] = (struct pl_range){gp->a + 1, gp->c - 1, gp->bytes};
 		}
 		if (gp->dead) {
 			proto.at = -1;
@@ -291,19 +292,21 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
 			rc->tv[0] = gp->ver;
 			rc->save_bytes = bf->rounded;
 			rc->save_from = gp->a + 1;
-			int r = pl_recipe_build(rc, g, ix, cs, gp->c, strict);
+			int r = pl_recipe_build(rc, g, ix, cs, gp->c);
 			rc->save_bytes = 0;
 			if (r)
 				continue;
 			proto.cost = rc->cost;
 			proto.transient = rc->transient;
 			proto.order_key = rc->last_op;
-			if (pl_recipe_stash_ranges(rc, g, ix, gp->c, &rg, &nr, &cap))
+			if (pl_recipe_stash_ranges(rc, g, gp->c, &rg))
 				goto out;
 		} else {
 			continue;
 		}
-		int added = pl_cands_add(cb, &proto, rg, nr, &q, 1, with);
+		proto.nranges = (uint32_t)rg.n;
+		proto.ngaps = 1;
+		int added = pl_cands_add(sb->cb, &proto, rg.r, &q, with);
 		if (added < 0)
 			goto out;
 		if (added == 0)
@@ -311,7 +314,7 @@ static int build_singles(const struct pl_graph *g, struct cindex *ix, struct cbu
 	}
 	rcode = 0;
 out:
-	free(rg);
+	free(rg.r);
 	return rcode;
 }
 
@@ -411,7 +414,7 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	struct cindex ix = {0};
 	struct recipe rc;
 	struct cbuild cb = {.cs = cs};
-	int strict = o && o->strict;
+	struct pl_setb sb = {.cb = &cb, .g = g, .ix = &ix, .rc = &rc, .strict = o && o->strict};
 	int rcode = -1;
 	if (pl_recipe_init(&rc, g) || pl_cindex_build(g, &ix))
 		goto out;
@@ -423,11 +426,12 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	rc.cost_limit = g->iteration_ns / 4 > 0 ? g->iteration_ns / 4 : 1;
 	int v2 = !o || o->plan_version >= 2;
 	rc.no_stash = !v2;
+	rc.strict = sb.strict;
 	int no_replay = o && o->offload_only && o->offload_gbps > 0;
-	if (build_gaps(g, &ix, &cb, v2) || build_singles(g, &ix, &cb, &rc, strict, no_replay))
+	if (build_gaps(g, &ix, &cb, v2) || build_singles(&sb, no_replay))
 		goto out;
 	if ((!o || o->segments) && !no_replay &&
-	    pl_segments_build(g, &ix, &cb, &rc, strict, o && o->max_segment ? o->max_segment : 8))
+	    pl_segments_build(&sb, o && o->max_segment ? o->max_segment : 8))
 		goto out;
 	if (o && o->offload_gbps > 0 && pl_offload_build(g, &cb, o->offload_gbps))
 		goto out;
@@ -436,6 +440,7 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 		goto out;
 	rcode = 0;
 out:
+	free(sb.rg.r);
 	pl_recipe_free(&rc);
 	pl_cindex_free(&ix);
 	if (rcode) {

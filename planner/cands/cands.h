@@ -197,6 +197,8 @@ struct recipe {
 	int keep;
 	int64_t keep_limit;
 	int no_stash; /* plan format version 1: content from before the iteration is not at hand */
+	/* replays may not read buffers rebuilt at the same position (pl_options.strict) */
+	int strict;
 	/* > 0: give up on a recipe whose replays cost more (ns) */
 	int64_t cost_limit;
 	const struct cindex *ix; /* of the current build */
@@ -243,7 +245,7 @@ int pl_recipe_targets(struct recipe *rc, int32_t n);
 /* Builds the recipe for the targets at position c: 0, or -1 when they
  * cannot be rebuilt there (a non-replayable op, content no replay gives). */
 int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                    const struct pl_cands *cs, int32_t c, int strict);
+                    const struct pl_cands *cs, int32_t c);
 /* After a build on an actual state, for b mapped at c and written by the
  * replays in place (not a target, not saved and restored): 1 when they
  * leave it holding other content than it held there (dead content they
@@ -253,9 +255,29 @@ int pl_recipe_overwrites(const struct recipe *rc, int32_t b);
 /* Where a buffer's stash is taken: before its first use (pl_stash_pos). */
 int32_t pl_stash_at(const struct pl_graph *g, const struct cindex *ix, int32_t b);
 int32_t pl_ver_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p);
-int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct cindex *ix,
-                    struct recipe *rc, const int32_t *tg, int32_t nt, int32_t c, int strict,
-                    int add, struct pl_range **rg, size_t *cap_rg);
+/* Ranges being collected, grown as needed. */
+struct pl_ranges {
+	struct pl_range *r;
+	int32_t n;
+	size_t cap;
+};
+/* Building candidates that rebuild several versions at once (segments.c,
+ * the chain's runs): where they go, the graph's index, the recipe and
+ * scratch for their ranges.  strict goes to the recipe. */
+struct pl_setb {
+	struct cbuild *cb;
+	const struct pl_graph *g;
+	struct cindex *ix;
+	struct recipe *rc;
+	int strict;
+	struct pl_ranges rg;
+};
+/* A candidate that drops the versions of gaps tg[0..nt) and rebuilds
+ * them all before op c, each kept until its own use.  Builds the recipe
+ * (rc->forbid holds its forbidden gaps after), adds the candidate when
+ * add is set; its index, -3 when built but not added (or it saves
+ * nothing), -1 when it cannot be rebuilt at c, -2 out of memory. */
+int32_t pl_set_cand(struct pl_setb *sb, const int32_t *tg, int32_t nt, int32_t c, int add);
 /* Rebuilds the reverse indexes (by_gap, forbid_by) after candidates were
  * appended; -1 when out of memory. */
 int pl_cands_reindex(struct pl_cands *cs);

@@ -8,19 +8,20 @@
 
 #include "cands.h"
 
-/* The memory ranges a recipe adds at c besides its targets: each stash,
- * held from the first use of its buffer to c (negative saved bytes).
- * Appends to *rg (grown as needed); -1 when out of memory. */
-int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g,
-                           const struct cindex *ix, int32_t c, struct pl_range **rg, int32_t *nr,
-                           size_t *cap);
+/* The memory ranges the recipe just built adds at c besides its
+ * targets: each stash, held from the first use of its buffer to c
+ * (negative saved bytes).  Appends to out; -1 when out of memory. */
+int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g, int32_t c,
+                           struct pl_ranges *out);
 int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b, int32_t p,
                   int end_ok);
+/* Adds proto with its proto->nranges ranges and proto->ngaps gaps, and
+ * the forbidden gaps and steps of rc (NULL: none): 0, 1 when it saves
+ * nothing (left out), -1 out of memory. */
 int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl_range *ranges,
-                 int nranges, const int32_t *gaps, int ngaps, const struct recipe *rc);
+                 const int32_t *gaps, const struct recipe *rc);
 /* offload.c: offload candidates for the gaps built so far, at gbps. */
 int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps);
-int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
-                      struct recipe *rc, int strict, int max_segment);
+int pl_segments_build(struct pl_setb *sb, int max_segment);
 
 #endif

@@ -115,7 +115,8 @@ int pl_offload_build(const struct pl_graph *g, struct cbuild *cb, double gbps)
 			proto.share[0] = tout > 0 ? (double)copy / (double)tout : 1.0;
 			proto.share[1] = tin > 0 ? (double)copy / (double)tin : 1.0;
 			struct pl_range rg = {r + 1, fq - 1, gp->bytes};
-			if (pl_cands_add(cb, &proto, &rg, 1, &q, 1, NULL) < 0) {
+			proto.nranges = proto.ngaps = 1;
+			if (pl_cands_add(cb, &proto, &rg, &q, NULL) < 0) {
 				free(start);
 				return -1;
 			}

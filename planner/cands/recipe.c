@@ -164,9 +164,9 @@ static int dead_at(const struct pl_graph *g, const struct cindex *ix, int32_t b,
 /* A replay reads version v of b: it is resident at c, comes from the
  * stash (the content from before the iteration), or its writer is
  * replayed too. */
-static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c,
-                int32_t b, int32_t v)
+static int need(struct recipe *rc, const struct pl_graph *g, int32_t c, int32_t b, int32_t v)
 {
+	const struct cindex *ix = rc->ix;
 	if (touch(rc, g, ix, b, c))
 		return -1;
 	uint8_t *f = &rc->bflag[b];
@@ -206,14 +206,14 @@ static int need(struct recipe *rc, const struct pl_graph *g, const struct cindex
 }
 
 /* Adds what the ops on the work list read, transitively. */
-static int closure(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix, int32_t c)
+static int closure(struct recipe *rc, const struct pl_graph *g, int32_t c)
 {
 	for (int32_t h = 0; h < rc->nwork; h++) {
 		int32_t k = rc->work[h];
 		const struct pl_op *op = &g->ops[k];
 		for (uint32_t i = 0; i < op->nrefs; i++) {
 			const struct pl_ref *r = &g->refs[op->ref_off + i];
-			if ((r->flags & PL_REF_READ) && need(rc, g, ix, c, r->buf, r->ver))
+			if ((r->flags & PL_REF_READ) && need(rc, g, c, r->buf, r->ver))
 				return -1;
 		}
 	}
@@ -258,7 +258,7 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 				if (r->ver < 0 || g->bufs[b].excluded ||
 				    rc->opstamp[r->ver] == rc->epoch)
 					return -1;
-				return add_op(rc, g, r->ver) || closure(rc, g, ix, c) ? -1 : 1;
+				return add_op(rc, g, r->ver) || closure(rc, g, c) ? -1 : 1;
 			}
 		}
 		for (uint32_t i = 0; i < op->nrefs; i++) {
@@ -295,9 +295,9 @@ static int rebuilds_content(const struct pl_gap *q)
 
 /* What each touched buffer needs around the replays, and the gaps that
  * must stay resident. */
-static int roles(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                 const struct pl_cands *cs, int32_t c, int strict)
+static int roles(struct recipe *rc, const struct pl_graph *g, const struct pl_cands *cs, int32_t c)
 {
+	const struct cindex *ix = rc->ix;
 	for (int32_t t = 0; t < rc->ntouched; t++) {
 		int32_t b = rc->touched[t];
 		const struct pl_buffer *bf = &g->bufs[b];
@@ -327,7 +327,7 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct cinde
 			 * candidate first (unless strict).  On an actual state
 			 * (mapped) there is nothing left to forbid. */
 			if (!rc->mapped && pl_buf_evictable(bf)) {
-				int end_ok = strict || (f & (F_WRITTEN | F_STASH));
+				int end_ok = rc->strict || (f & (F_WRITTEN | F_STASH));
 				int32_t q = pl_gap_at(cs, ix, b, c, 1);
 				if (q >= 0 && !end_ok && cs->gaps[q].c == c &&
 				    rebuilds_content(&cs->gaps[q]))
@@ -450,7 +450,7 @@ static int steps(struct recipe *rc, const struct pl_graph *g)
 }
 
 int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
-                    const struct pl_cands *cs, int32_t c, int strict)
+                    const struct pl_cands *cs, int32_t c)
 {
 	if (++rc->epoch == 0) { /* wrapped: stale stamps could look current */
 		memset(rc->stamp, 0, sizeof(uint32_t) * rc->nbufs_);
@@ -469,7 +469,7 @@ int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct ci
 		if (add_op(rc, g, rc->tv[t]))
 			return -1;
 	}
-	if (closure(rc, g, ix, c))
+	if (closure(rc, g, c))
 		return -1;
 	for (;;) {
 		pl_sort_i32(rc->ops, rc->nops);
@@ -479,7 +479,7 @@ int pl_recipe_build(struct recipe *rc, const struct pl_graph *g, const struct ci
 		if (r == 0)
 			break;
 	}
-	if (roles(rc, g, ix, cs, c, strict) || keep_some(rc, g, ix, c) || steps(rc, g))
+	if (roles(rc, g, cs, c) || keep_some(rc, g, ix, c) || steps(rc, g))
 		return -1;
 	rc->last_op = rc->nops ? rc->ops[rc->nops - 1] : -1;
 	return 0;
@@ -492,16 +492,15 @@ int32_t pl_stash_at(const struct pl_graph *g, const struct cindex *ix, int32_t b
 	return pl_stash_pos(used ? ix->uses[ix->use_off[b]] : -1);
 }
 
-int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g,
-                           const struct cindex *ix, int32_t c, struct pl_range **rg, int32_t *nr,
-                           size_t *cap)
+int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g, int32_t c,
+                           struct pl_ranges *out)
 {
 	for (int32_t i = 0; i < rc->nstash; i++) {
 		int32_t b = rc->stash[i];
-		int32_t at = pl_stash_at(g, ix, b);
-		if (PL_GROW(*rg, *nr, *cap))
+		int32_t at = pl_stash_at(g, rc->ix, b);
+		if (PL_GROW(out->r, out->n, out->cap))
 			return -1;
-		(*rg)[(*nr)++] =
+		out->r[out->n++] =
 		    (struct pl_range){at < c ? at : c, c, -pl_save_bytes(g, &g->bufs[b])};
 	}
 	return 0;

@@ -52,16 +52,10 @@ static int seen_add(struct seen *s, uint64_t key)
 	return 0;
 }
 
-/* A candidate that drops the versions of gaps tg[0..nt) and rebuilds
- * them all before op c, each kept until its own use.  Builds the recipe
- * (rc->forbid holds its forbidden gaps after), adds the candidate when
- * add is set; its index, -3 when built but not added (or it saves
- * nothing), -1 when it cannot be rebuilt at c, -2 out of memory. */
-int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct cindex *ix,
-                    struct recipe *rc, const int32_t *tg, int32_t nt, int32_t c, int strict,
-                    int add, struct pl_range **rg, size_t *cap_rg)
+int32_t pl_set_cand(struct pl_setb *sb, const int32_t *tg, int32_t nt, int32_t c, int add)
 {
-	struct pl_cands *cs = cb->cs;
+	struct pl_cands *cs = sb->cb->cs;
+	struct recipe *rc = sb->rc;
 	if (pl_recipe_targets(rc, nt))
 		return -2;
 	rc->nt = nt;
@@ -69,38 +63,41 @@ int32_t pl_set_cand(struct cbuild *cb, const struct pl_graph *g, const struct ci
 		rc->tb[t] = cs->gaps[tg[t]].buf;
 		rc->tv[t] = cs->gaps[tg[t]].ver;
 	}
-	if (pl_recipe_build(rc, g, ix, cs, c, strict))
+	rc->strict = sb->strict;
+	if (pl_recipe_build(rc, sb->g, sb->ix, cs, c))
 		return -1;
 	if (!add)
 		return -3;
-	int32_t nr = 0;
-	if (PL_GROW(*rg, nt, *cap_rg))
+	struct pl_ranges *rg = &sb->rg;
+	rg->n = 0;
+	if (PL_GROW(rg->r, nt, rg->cap))
 		return -2;
 	for (int32_t t = 0; t < nt; t++) {
 		const struct pl_gap *q = &cs->gaps[tg[t]];
 		if (c - 1 >= q->a + 1)
-			(*rg)[nr++] = (struct pl_range){q->a + 1, c - 1, q->bytes};
+			rg->r[rg->n++] = (struct pl_range){q->a + 1, c - 1, q->bytes};
 	}
-	if (pl_recipe_stash_ranges(rc, g, ix, c, rg, &nr, cap_rg))
+	if (pl_recipe_stash_ranges(rc, sb->g, c, rg))
 		return -2;
 	struct pl_cand proto = {.at = c,
 	                        .cost = rc->cost,
 	                        .transient = rc->transient,
+	                        .nranges = (uint32_t)rg->n,
+	                        .ngaps = (uint32_t)nt,
 	                        .order_key = rc->last_op,
 	                        .segment = 1};
-	int r = pl_cands_add(cb, &proto, *rg, nr, tg, nt, rc);
+	int r = pl_cands_add(sb->cb, &proto, rg->r, tg, rc);
 	return r < 0 ? -2 : r > 0 ? -3 : cs->ncands - 1;
 }
 
-int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct cbuild *cb,
-                      struct recipe *rc, int strict, int max_segment)
+int pl_segments_build(struct pl_setb *sb, int max_segment)
 {
-	struct pl_cands *cs = cb->cs;
+	struct pl_cands *cs = sb->cb->cs;
+	struct recipe *rc = sb->rc;
 	struct seen seen = {0};
 	int32_t nsingle = cs->ncands;
 	int32_t *tg = NULL, *sorted = NULL, *forbid = NULL;
-	struct pl_range *rg = NULL;
-	size_t cap_tg = 0, cap_sorted = 0, cap_forbid = 0, cap_rg = 0;
+	size_t cap_tg = 0, cap_sorted = 0, cap_forbid = 0;
 	int rcode = -1;
 	for (int32_t j = 0; j < nsingle; j++) {
 		const struct pl_cand *x = &cs->c[j];
@@ -138,8 +135,7 @@ int pl_segments_build(const struct pl_graph *g, const struct cindex *ix, struct 
 			int dup = seen_add(&seen, key);
 			if (dup < 0)
 				goto out;
-			int32_t j =
-			    pl_set_cand(cb, g, ix, rc, tg, nt, c, strict, !dup, &rg, &cap_rg);
+			int32_t j = pl_set_cand(sb, tg, nt, c, !dup);
 			if (j == -2)
 				goto out;
 			if (j == -1)
@@ -156,6 +152,5 @@ out:
 	free(tg);
 	free(sorted);
 	free(forbid);
-	free(rg);
 	return rcode;
 }

@@ -372,7 +372,7 @@ static int rebuild(struct walk *w, int32_t p, int64_t extra, int64_t *need)
 	struct recipe *rc = &w->rc;
 	rc->mapped = w->mapped;
 	rc->clobbered = w->clobbered;
-	int r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
+	int r = pl_recipe_build(rc, g, &w->ix, NULL, p);
 	if (r) {
 		rc->mapped = NULL;
 		/* keep what this op needs from now on and walk again */
@@ -391,7 +391,7 @@ static int rebuild(struct walk *w, int32_t p, int64_t extra, int64_t *need)
 	if (w->keep && room > 0) {
 		rc->keep = 1;
 		rc->keep_limit = room;
-		r = pl_recipe_build(rc, g, &w->ix, NULL, p, 0);
+		r = pl_recipe_build(rc, g, &w->ix, NULL, p);
 		rc->keep = 0;
 	}
 	rc->mapped = NULL;

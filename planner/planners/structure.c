@@ -52,7 +52,7 @@ struct pl_struct {
 	struct cindex ix;
 	struct recipe rc;
 	struct cbuild cb;
-	int strict;
+	struct pl_setb sb; /* over cb, ix, rc: the runs' candidates */
 	int32_t peak_at, L, ndistinct;
 	int32_t *start;         /* L + 1 stage starts; start[L] = peak_at */
 	int64_t *W;             /* L x L: bytes a run i..j drops */
@@ -67,8 +67,6 @@ struct pl_struct {
 	int32_t *lws, *las; /* per such gap: stage of its writer, of its last forward use */
 	int32_t nlong;
 	int32_t *run_cand; /* L x L: candidate of run i..j; -1 not built, -2 impossible */
-	struct pl_range *rg;
-	size_t cap_rg;
 	int32_t *tg;
 	size_t cap_tg;
 };
@@ -274,45 +272,24 @@ void pl_struct_free(struct pl_struct *s)
 	free(s->lws);
 	free(s->las);
 	free(s->run_cand);
-	free(s->rg);
+	free(s->sb.rg.r);
 	free(s->tg);
 	free(s);
 }
 
-int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
-                    struct pl_struct **out)
+/* Scratch of pl_struct_build: per stage the first backward position
+ * any of its activations is needed at (bstart), per gap its single
+ * candidate, and the stages' (hash, stage) pairs. */
+struct build {
+	int32_t *bstart, *single;
+	uint64_t *hs;
+};
+
+static int struct_alloc(struct pl_struct *s, struct build *bd)
 {
-	*out = NULL;
-	struct pl_struct *s = calloc(1, sizeof(*s));
-	if (!s)
-		return -1;
-	s->g = g;
-	s->cs = cs;
-	s->strict = strict;
-	s->cb.cs = cs;
-	s->cb.cap_c = (size_t)cs->ncands;
-	s->cb.cap_r = cs->nranges;
-	s->cb.cap_g = cs->ngap_list;
-	s->cb.cap_f = cs->nforbid_list;
-	s->cb.cap_s = cs->nsteps;
-	s->cb.cap_gaps = (size_t)cs->ngaps;
-	int32_t n = g->nops;
-	for (int32_t p = 1; p < n; p++)
-		if (g->live[p] > g->live[s->peak_at])
-			s->peak_at = p;
-	int r = -1;
-	if (pl_cindex_build(g, &s->ix) || pl_cindex_gaps(g, cs, &s->ix) ||
-	    pl_recipe_init(&s->rc, g))
-		goto fail;
-	s->rc.cost_limit = 0; /* a run replays a whole stretch: no cap */
-	r = s->peak_at < 4 ? 0 : find_stages(s);
-	if (r <= 0) {
-		r = r < 0 ? -1 : 1; /* no chain: the flat model only */
-		goto fail;
-	}
-	r = -1;
-	int32_t L = s->L, P = s->peak_at;
-	size_t LL = (size_t)L * (size_t)L;
+	const struct pl_cands *cs = s->cs;
+	int32_t L = s->L;
+	size_t LL = (size_t)L * (size_t)L, ng = (size_t)cs->ngaps + 1;
 	s->W = calloc(LL, sizeof(int64_t));
 	s->run_cand = malloc(LL * sizeof(int32_t));
 	s->rcost = calloc((size_t)L + 1, sizeof(int64_t));
@@ -322,23 +299,26 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 	s->nitems = calloc((size_t)L, sizeof(int32_t));
 	s->opts = malloc(sizeof(struct opt) * (size_t)L * OPTS_MAX);
 	s->nopts = calloc((size_t)L, sizeof(int32_t));
-	s->longs = malloc(sizeof(int32_t) * ((size_t)cs->ngaps + 1));
-	s->lws = malloc(sizeof(int32_t) * ((size_t)cs->ngaps + 1));
-	s->las = malloc(sizeof(int32_t) * ((size_t)cs->ngaps + 1));
-	int32_t *bstart = malloc(sizeof(int32_t) * (size_t)L);
-	int32_t *single = malloc(sizeof(int32_t) * ((size_t)cs->ngaps + 1));
-	uint64_t *hs = malloc(sizeof(uint64_t) * (size_t)L * 2);
+	s->longs = malloc(sizeof(int32_t) * ng);
+	s->lws = malloc(sizeof(int32_t) * ng);
+	s->las = malloc(sizeof(int32_t) * ng);
+	bd->bstart = malloc(sizeof(int32_t) * (size_t)L);
+	bd->single = malloc(sizeof(int32_t) * ng);
+	bd->hs = malloc(sizeof(uint64_t) * (size_t)L * 2);
 	if (!s->W || !s->run_cand || !s->rcost || !s->fneed || !s->bneed || !s->items ||
-	    !s->nitems || !s->opts || !s->nopts || !s->longs || !s->lws || !s->las || !bstart ||
-	    !single || !hs) {
-		free(bstart);
-		free(single);
-		free(hs);
-		goto fail;
-	}
+	    !s->nitems || !s->opts || !s->nopts || !s->longs || !s->lws || !s->las || !bd->bstart ||
+	    !bd->single || !bd->hs)
+		return -1;
 	for (size_t i = 0; i < LL; i++)
 		s->run_cand[i] = -1;
-	for (int32_t t = 0; t < L; t++) {
+	return 0;
+}
+
+/* Each stage's replay cost (prefix sums) and forward peak. */
+static void stage_costs(struct pl_struct *s, struct build *bd)
+{
+	const struct pl_graph *g = s->g;
+	for (int32_t t = 0; t < s->L; t++) {
 		int64_t c = 0, f = 0;
 		for (int32_t k = s->start[t]; k < s->start[t + 1]; k++) {
 			c += g->ops[k].replayable ? g->ops[k].duration_ns : 0;
@@ -346,15 +326,23 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 		}
 		s->rcost[t + 1] = s->rcost[t] + c;
 		s->fneed[t] = f;
-		bstart[t] = n;
+		bd->bstart[t] = g->nops;
 	}
-	/* Activations: versions written in the forward part and held over
-	 * the peak, by replayable ops. */
+}
+
+/* Activations: versions written in the forward part and held over the
+ * peak, by replayable ops; W[i][j]: the bytes of those written at stage
+ * >= i and last used in the forward part at <= j. */
+static void activations(struct pl_struct *s, struct build *bd)
+{
+	const struct pl_graph *g = s->g;
+	const struct pl_cands *cs = s->cs;
+	int32_t L = s->L, P = s->peak_at;
 	for (int32_t q = 0; q < cs->ngaps; q++)
-		single[q] = -1;
+		bd->single[q] = -1;
 	for (int32_t j = 0; j < cs->ncands; j++)
 		if (cs->c[j].ngaps == 1 && !cs->c[j].segment && cs->c[j].at >= 0)
-			single[cs->gap_list[cs->c[j].gap_off]] = j;
+			bd->single[cs->gap_list[cs->c[j].gap_off]] = j;
 	for (int32_t q = 0; q < cs->ngaps; q++) {
 		const struct pl_gap *gp = &cs->gaps[q];
 		if (gp->dead || gp->boundary || gp->ver < 0 || gp->ver >= P || gp->a >= P ||
@@ -365,13 +353,12 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 		s->lws[s->nlong] = ws;
 		s->las[s->nlong++] = as;
 		s->W[(size_t)ws * L + as] += gp->bytes;
-		if (gp->c < bstart[ws])
-			bstart[ws] = gp->c;
+		if (gp->c < bd->bstart[ws])
+			bd->bstart[ws] = gp->c;
 		/* kept stages drop only what does not leave them */
-		if (as == ws && single[q] >= 0 && s->nitems[ws] < ITEMS_MAX)
-			s->items[(size_t)ws * ITEMS_MAX + s->nitems[ws]++] = single[q];
+		if (as == ws && bd->single[q] >= 0 && s->nitems[ws] < ITEMS_MAX)
+			s->items[(size_t)ws * ITEMS_MAX + s->nitems[ws]++] = bd->single[q];
 	}
-	/* W[i][j]: written at stage >= i, last used in the forward part at <= j */
 	for (int32_t i = L - 1; i >= 0; i--) {
 		int64_t row = 0;
 		for (int32_t j = 0; j < L; j++) {
@@ -380,11 +367,17 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 			    row + (i + 1 < L ? s->W[(size_t)(i + 1) * L + j] : 0);
 		}
 	}
-	/* Backward positions by stage: from the first rebuild any stage up
-	 * to t may need on, to the one of the stages before it. */
-	int32_t hi = n, lo = n;
-	for (int32_t t = 0; t < L; t++) {
-		lo = bstart[t] < lo ? bstart[t] : lo;
+}
+
+/* Backward positions by stage: from the first rebuild any stage up to t
+ * may need on, to the one of the stages before it; then what lies
+ * between the forward part and the first rebuild. */
+static void backward_needs(struct pl_struct *s, const struct build *bd)
+{
+	const struct pl_graph *g = s->g;
+	int32_t hi = g->nops, lo = g->nops;
+	for (int32_t t = 0; t < s->L; t++) {
+		lo = bd->bstart[t] < lo ? bd->bstart[t] : lo;
 		int64_t b = 0;
 		for (int32_t p = lo; p < hi; p++)
 			b = g->live[p] > b ? g->live[p] : b;
@@ -392,9 +385,15 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 		hi = lo;
 	}
 	s->fin_need = 0;
-	for (int32_t p = P; p < hi; p++)
+	for (int32_t p = s->peak_at; p < hi; p++)
 		s->fin_need = g->live[p] > s->fin_need ? g->live[p] : s->fin_need;
-	/* options, once per distinct stage */
+}
+
+/* The options of every stage, worked out once per distinct stage. */
+static int all_options(struct pl_struct *s, struct build *bd)
+{
+	int32_t L = s->L;
+	uint64_t *hs = bd->hs;
 	for (int32_t t = 0; t < L; t++) {
 		int32_t *it = &s->items[(size_t)t * ITEMS_MAX];
 		qsort_r(it, s->nitems[t], sizeof(int32_t), cmp_item, s);
@@ -411,21 +410,66 @@ int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
 		if (repeat) /* the earlier one of the pair carries the masks on */
 			hs[2 * i + 1] = (uint64_t)t0;
 		if (stage_options(s, t, repeat ? &s->opts[(size_t)t0 * OPTS_MAX] : NULL,
-		                  repeat ? s->nopts[t0] : 0)) {
-			free(bstart);
-			free(single);
-			free(hs);
-			goto fail;
-		}
+		                  repeat ? s->nopts[t0] : 0))
+			return -1;
 	}
-	free(bstart);
-	free(single);
-	free(hs);
+	return 0;
+}
+
+/* The chain's stages and what the program needs of them: 0, or 1 when
+ * the graph has none, -1 out of memory. */
+static int chain(struct pl_struct *s)
+{
+	const struct pl_graph *g = s->g;
+	for (int32_t p = 1; p < g->nops; p++)
+		if (g->live[p] > g->live[s->peak_at])
+			s->peak_at = p;
+	if (pl_cindex_build(g, &s->ix) || pl_cindex_gaps(g, s->cs, &s->ix) ||
+	    pl_recipe_init(&s->rc, g))
+		return -1;
+	s->rc.cost_limit = 0; /* a run replays a whole stretch: no cap */
+	int r = s->peak_at < 4 ? 0 : find_stages(s);
+	if (r <= 0)
+		return r < 0 ? -1 : 1; /* no chain: the flat model only */
+	struct build bd = {0};
+	r = struct_alloc(s, &bd);
+	if (!r) {
+		stage_costs(s, &bd);
+		activations(s, &bd);
+		backward_needs(s, &bd);
+		r = all_options(s, &bd);
+	}
+	free(bd.bstart);
+	free(bd.single);
+	free(bd.hs);
+	return r;
+}
+
+int pl_struct_build(const struct pl_graph *g, struct pl_cands *cs, int strict,
+                    struct pl_struct **out)
+{
+	*out = NULL;
+	struct pl_struct *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -1;
+	s->g = g;
+	s->cs = cs;
+	s->cb.cs = cs;
+	s->cb.cap_c = (size_t)cs->ncands;
+	s->cb.cap_r = cs->nranges;
+	s->cb.cap_g = cs->ngap_list;
+	s->cb.cap_f = cs->nforbid_list;
+	s->cb.cap_s = cs->nsteps;
+	s->cb.cap_gaps = (size_t)cs->ngaps;
+	s->sb =
+	    (struct pl_setb){.cb = &s->cb, .g = g, .ix = &s->ix, .rc = &s->rc, .strict = strict};
+	int r = chain(s);
+	if (r) {
+		pl_struct_free(s);
+		return r;
+	}
 	*out = s;
 	return 0;
-fail:
-	pl_struct_free(s);
-	return r;
 }
 
 int32_t pl_struct_stages(const struct pl_struct *s, int32_t *distinct)
@@ -454,8 +498,7 @@ static int32_t run_cand(struct pl_struct *s, int32_t i, int32_t j)
 		*slot = -2;
 		return -1;
 	}
-	int32_t r = pl_set_cand(&s->cb, s->g, &s->ix, &s->rc, s->tg, nt, c, s->strict, 1, &s->rg,
-	                        &s->cap_rg);
+	int32_t r = pl_set_cand(&s->sb, s->tg, nt, c, 1);
 	if (r == -2)
 		return -2;
 	if (r >= 0 && pl_cands_reindex(s->cs))
@@ -471,6 +514,99 @@ struct choice {
 	int32_t from;
 };
 
+/* The program's table: f[t * nb + d], the least cost to reach stage t
+ * with d units of bytes dropped, and how (ch); where the candidates
+ * chosen go (sel, nsel, cap). */
+struct dp {
+	struct pl_struct *s;
+	int64_t budget, unit;
+	size_t nb;
+	int64_t *f;
+	struct choice *ch;
+	int32_t **sel, *nsel;
+	size_t *cap;
+};
+
+static void relax(struct dp *dp, size_t at, int64_t cost, struct choice c)
+{
+	if (cost < dp->f[at]) {
+		dp->f[at] = cost;
+		dp->ch[at] = c;
+	}
+}
+
+/* From stage t with d units dropped: stage t kept (one of its options),
+ * or a run t..j rebuilt from its input. */
+static void step(struct dp *dp, int32_t t, int32_t d)
+{
+	const struct pl_struct *s = dp->s;
+	int32_t L = s->L;
+	int64_t nb = (int64_t)dp->nb, budget = dp->budget;
+	int64_t base = dp->f[(size_t)t * dp->nb + d];
+	int64_t have = (int64_t)d * dp->unit; /* at least this much dropped before t */
+	if (base == INF || have + budget < s->fneed[t])
+		return;
+	if (have + budget >= s->bneed[t])
+		for (int32_t o = 0; o < s->nopts[t]; o++) {
+			const struct opt *op = &s->opts[(size_t)t * OPTS_MAX + o];
+			int64_t nd = d + op->bytes / dp->unit;
+			nd = nd < nb - 1 ? nd : nb - 1;
+			relax(dp, (size_t)(t + 1) * dp->nb + (size_t)nd, base + op->cost,
+			      (struct choice){d, -1 - o});
+		}
+	int64_t bmax = 0;
+	for (int32_t j = t; j < L; j++) {
+		if (s->run_cand[(size_t)t * L + j] == -2)
+			continue;
+		bmax = s->bneed[j] > bmax ? s->bneed[j] : bmax;
+		if (have + budget < bmax)
+			break;
+		if (j > t && have + s->W[(size_t)t * L + j - 1] + budget < s->fneed[j])
+			break;
+		int64_t nd = d + s->W[(size_t)t * L + j] / dp->unit;
+		nd = nd < nb - 1 ? nd : nb - 1;
+		relax(dp, (size_t)(j + 1) * dp->nb + (size_t)nd,
+		      base + s->rcost[j + 1] - s->rcost[t], (struct choice){d, t});
+	}
+}
+
+static int add_sel(struct dp *dp, int32_t x)
+{
+	if (PL_GROW(*dp->sel, *dp->nsel, *dp->cap))
+		return -1;
+	(*dp->sel)[(*dp->nsel)++] = x;
+	return 0;
+}
+
+/* Back along the choices from the end at bestd, into candidates: 0, 2
+ * a run cannot be rebuilt, -1 out of memory. */
+static int back(struct dp *dp, int32_t bestd)
+{
+	struct pl_struct *s = dp->s;
+	for (int32_t t = s->L, d = bestd; t > 0;) {
+		struct choice c = dp->ch[(size_t)t * dp->nb + d];
+		int32_t from = c.from >= 0 ? c.from : t - 1;
+		if (c.from >= 0) {
+			int32_t x = run_cand(s, from, t - 1);
+			if (x == -2)
+				return -1;
+			if (x == -1)
+				return 2; /* that run cannot be rebuilt: plan again without it */
+			if (add_sel(dp, x))
+				return -1;
+		} else {
+			uint32_t m = s->opts[(size_t)from * OPTS_MAX + (-1 - c.from)].mask;
+			for (int32_t i = 0; i < s->nitems[from]; i++)
+				if ((m & (1u << i)) &&
+				    add_sel(dp, s->items[(size_t)from * ITEMS_MAX + i]))
+					return -1;
+		}
+		d = c.prev;
+		t = from;
+	}
+	return 0;
+}
+
 /* The program for a budget; appends the candidates chosen to *sel (n),
  * grown as needed.  0 planned, 1 no way found, 2 a run it chose cannot
  * be rebuilt (it is left out from now on: plan again), -1 out of memory. */
@@ -478,99 +614,31 @@ int pl_struct_plan(struct pl_struct *s, int64_t budget, int32_t **sel, int32_t *
 {
 	int32_t L = s->L;
 	int64_t total = s->W[L - 1]; /* every activation */
-	int64_t unit = total / BINS + 1;
-	size_t nb = BINS + 2;
-	int64_t *f = malloc(sizeof(int64_t) * ((size_t)L + 1) * nb);
-	struct choice *ch = malloc(sizeof(*ch) * ((size_t)L + 1) * nb);
+	struct dp dp = {.s = s, .budget = budget, .unit = total / BINS + 1, .nb = BINS + 2};
+	dp.sel = sel;
+	dp.nsel = nsel;
+	dp.cap = cap;
+	size_t nb = dp.nb, n = ((size_t)L + 1) * nb;
+	dp.f = malloc(sizeof(int64_t) * n);
+	dp.ch = malloc(sizeof(*dp.ch) * n);
 	int rc = -1;
-	if (!f || !ch)
-		goto out;
-	for (size_t i = 0; i < ((size_t)L + 1) * nb; i++)
-		f[i] = INF;
-	f[0] = 0;
-	for (int32_t t = 0; t < L; t++) {
+	if (dp.f && dp.ch) {
+		for (size_t i = 0; i < n; i++)
+			dp.f[i] = INF;
+		dp.f[0] = 0;
+		for (int32_t t = 0; t < L; t++)
+			for (int32_t d = 0; d < (int32_t)nb; d++)
+				step(&dp, t, d);
+		int32_t bestd = -1;
 		for (int32_t d = 0; d < (int32_t)nb; d++) {
-			int64_t base = f[(size_t)t * nb + d];
-			if (base == INF)
-				continue;
-			int64_t have = (int64_t)d * unit; /* at least this much dropped before t */
-			if (have + budget < s->fneed[t])
-				continue;
-			/* kept, with one of its options */
-			if (have + budget >= s->bneed[t])
-				for (int32_t o = 0; o < s->nopts[t]; o++) {
-					const struct opt *op = &s->opts[(size_t)t * OPTS_MAX + o];
-					int64_t nd = d + op->bytes / unit;
-					nd = nd < (int64_t)nb - 1 ? nd : (int64_t)nb - 1;
-					size_t at = (size_t)(t + 1) * nb + (size_t)nd;
-					if (base + op->cost < f[at]) {
-						f[at] = base + op->cost;
-						ch[at] = (struct choice){d, -1 - o};
-					}
-				}
-			/* a run t..j, rebuilt from its input */
-			int64_t bmax = 0;
-			for (int32_t j = t; j < L; j++) {
-				if (s->run_cand[(size_t)t * L + j] == -2)
-					continue;
-				bmax = s->bneed[j] > bmax ? s->bneed[j] : bmax;
-				if (have + budget < bmax)
-					break;
-				if (j > t &&
-				    have + s->W[(size_t)t * L + j - 1] + budget < s->fneed[j])
-					break;
-				int64_t nd = d + s->W[(size_t)t * L + j] / unit;
-				nd = nd < (int64_t)nb - 1 ? nd : (int64_t)nb - 1;
-				int64_t c = base + s->rcost[j + 1] - s->rcost[t];
-				size_t at = (size_t)(j + 1) * nb + (size_t)nd;
-				if (c < f[at]) {
-					f[at] = c;
-					ch[at] = (struct choice){d, t};
-				}
-			}
+			size_t at = (size_t)L * nb + d;
+			if (dp.f[at] != INF && (int64_t)d * dp.unit + budget >= s->fin_need &&
+			    (bestd < 0 || dp.f[at] < dp.f[(size_t)L * nb + bestd]))
+				bestd = d;
 		}
+		rc = bestd < 0 ? 1 : back(&dp, bestd);
 	}
-	int32_t bestd = -1;
-	for (int32_t d = 0; d < (int32_t)nb; d++) {
-		size_t at = (size_t)L * nb + d;
-		if (f[at] != INF && (int64_t)d * unit + budget >= s->fin_need &&
-		    (bestd < 0 || f[at] < f[(size_t)L * nb + bestd]))
-			bestd = d;
-	}
-	if (bestd < 0) {
-		rc = 1;
-		goto out;
-	}
-	/* back along the choices, then the candidates */
-	for (int32_t t = L, d = bestd; t > 0;) {
-		struct choice c = ch[(size_t)t * nb + d];
-		int32_t from = c.from >= 0 ? c.from : t - 1;
-		if (c.from >= 0) {
-			int32_t x = run_cand(s, from, t - 1);
-			if (x == -2)
-				goto out;
-			if (x == -1) {
-				rc = 2; /* that run cannot be rebuilt: plan again without it */
-				goto out;
-			}
-			if (PL_GROW(*sel, *nsel, *cap))
-				goto out;
-			(*sel)[(*nsel)++] = x;
-		} else {
-			uint32_t m = s->opts[(size_t)from * OPTS_MAX + (-1 - c.from)].mask;
-			for (int32_t i = 0; i < s->nitems[from]; i++)
-				if (m & (1u << i)) {
-					if (PL_GROW(*sel, *nsel, *cap))
-						goto out;
-					(*sel)[(*nsel)++] = s->items[(size_t)from * ITEMS_MAX + i];
-				}
-		}
-		d = c.prev;
-		t = from;
-	}
-	rc = 0;
-out:
-	free(f);
-	free(ch);
+	free(dp.f);
+	free(dp.ch);
 	return rc;
 }

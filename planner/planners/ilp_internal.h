@@ -34,11 +34,6 @@ struct pl_ilp_sink {
 	void *arg;
 };
 
-/* pl_ilp and pl_ilp_min_peak (minpeak), reporting to sink (NULL: no one). */
-int pl_ilp_solve(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
-                 int verbose, int minpeak, const struct pl_ilp_sink *sink);
-
 /* What branch and bound is told and reports back. */
 struct ilp_ctx {
 	const double *warm; /* 1-based, NULL when none */
@@ -55,21 +50,31 @@ struct ilp_ctx {
  * `seconds`.  glp_intopt's code, or PL_GLPK_FAILED; c->bound gets the
  * best open node's bound. */
 int pl_ilp_branch(glp_prob *lp, struct ilp_ctx *c, int presolve, double seconds, int verbose);
-/* The solution branch and bound left in lp, into chosen and *obj when
- * cheaper than what they hold (*obj < 0: nothing yet).  Whether it is
- * proven optimal. */
-int pl_ilp_take(glp_prob *lp, int ret, int32_t N, uint8_t *chosen, double *obj);
+/* A selection and its cost (-1: none yet). */
+struct ilp_sel {
+	uint8_t *x;
+	double obj;
+};
+/* The solution branch and bound left in lp, into inc when cheaper than
+ * what it holds.  Whether it is proven optimal. */
+int pl_ilp_take(glp_prob *lp, int ret, int32_t N, struct ilp_sel *inc);
 /* The dives from the solved LP relaxation in lp (wide: also the one
  * that frees what the relaxation leaves out, for small models): 0 with
- * sel and *obj, 1 none, PL_GLPK_FAILED. */
+ * the better selection in out, 1 none, PL_GLPK_FAILED. */
 #define PL_DIVE_WIDE_NZ 1000000 /* non-zeros up to which a model is small */
-int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, uint8_t *sel, double *obj);
-/* Neighbourhoods of inc (cost *obj) over the memory positions rows[0 ..
- * nmem) until `until` (pl_now() time): -1 if GLPK failed (lp is gone),
- * else 0; inc and *obj hold the best selection. */
-int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
-               uint8_t *inc, double *obj, double until, int verbose, const struct pl_ilp_sink *sink,
-               double lp_bound);
+int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, struct ilp_sel *out);
+/* Neighbourhoods of an incumbent over the memory positions rows[0 ..
+ * nmem) of task t's model in lp, until `until` (pl_now() time), each
+ * better one sent to t->sink with lp_bound. */
+struct ilp_lns {
+	glp_prob *lp;
+	const struct pl_ilp_task *t;
+	const int32_t *rows;
+	int32_t nmem;
+	double until, lp_bound;
+};
+/* -1 if GLPK failed (lp is gone), else 0; inc holds the best selection. */
+int pl_ilp_lns(const struct ilp_lns *in, struct ilp_sel *inc);
 
 /* ilp_shared.c: chunks regions share, exactly (see there).  fix: per
  * candidate j, fix[fix_off[j] .. fix_off[j+1]) ranges that take the

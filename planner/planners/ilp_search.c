@@ -118,11 +118,14 @@ static int in_window(const struct pl_cands *cs, const struct pl_cand *x, int32_t
  * nodes, so the search goes the same way on any machine; time only cuts
  * it short.  GLPK's branch and bound stalls on the full problem long
  * before such windows stop improving it.  -1 if GLPK failed (lp is then
- * gone), else 0; inc and *obj hold the best selection. */
-int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int32_t nmem,
-               uint8_t *inc, double *obj, double until, int verbose, const struct pl_ilp_sink *sink,
-               double lp_bound)
+ * gone), else 0; inc holds the best selection. */
+int pl_ilp_lns(const struct ilp_lns *in, struct ilp_sel *inc)
 {
+	glp_prob *lp = in->lp;
+	const struct pl_cands *cs = in->t->cs;
+	const struct pl_ilp_sink *sink = in->t->sink;
+	const int32_t *rows = in->rows;
+	int32_t nmem = in->nmem;
 	int32_t N = cs->ncands, w = nmem / 6 > 8 ? nmem / 6 : 8;
 	int32_t step = w / 2 > 0 ? w / 2 : 1;
 	struct ilp_ctx c = {0};
@@ -130,7 +133,7 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 	small_milp(&parm, &c);
 	int improved = 0, rounds = 0, wide = 0;
 	for (int32_t start = 0;;) {
-		double left = until - pl_now();
+		double left = in->until - pl_now();
 		if (left < 0.2)
 			break;
 		int32_t lo = rows[start], hi = rows[start + w < nmem ? start + w : nmem - 1];
@@ -138,7 +141,7 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 			if (in_window(cs, &cs->c[j], lo, hi, wide))
 				glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
 			else
-				glp_set_col_bnds(lp, j + 1, GLP_FX, inc[j], inc[j]);
+				glp_set_col_bnds(lp, j + 1, GLP_FX, inc->x[j], inc->x[j]);
 		}
 		c = (struct ilp_ctx){.node_limit = NEIGHBOURHOOD_NODES};
 		parm.tm_lim = pl_tm_ms(left / 2); /* presolved */
@@ -147,12 +150,12 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 			return -1;
 		rounds++;
 		int st = glp_mip_status(lp);
-		if ((st == GLP_OPT || st == GLP_FEAS) && glp_mip_obj_val(lp) < *obj - 1e-6) {
-			*obj = glp_mip_obj_val(lp);
+		if ((st == GLP_OPT || st == GLP_FEAS) && glp_mip_obj_val(lp) < inc->obj - 1e-6) {
+			inc->obj = glp_mip_obj_val(lp);
 			for (int32_t j = 0; j < N; j++)
-				inc[j] = glp_mip_col_val(lp, j + 1) > 0.5;
+				inc->x[j] = glp_mip_col_val(lp, j + 1) > 0.5;
 			if (sink && sink->put)
-				sink->put(sink->arg, inc, N, *obj, lp_bound);
+				sink->put(sink->arg, inc->x, N, inc->obj, in->lp_bound);
 			improved = 1;
 		}
 		if (start + w < nmem - 1) {
@@ -168,8 +171,8 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
 	}
 	for (int32_t j = 0; j < N; j++)
 		glp_set_col_bnds(lp, j + 1, GLP_DB, 0, 1);
-	if (verbose)
-		fprintf(stderr, "ilp: %d neighbourhood rounds, objective %.0f\n", rounds, *obj);
+	if (in->t->verbose)
+		fprintf(stderr, "ilp: %d neighbourhood rounds, objective %.0f\n", rounds, inc->obj);
 	return 0;
 }
 
@@ -190,10 +193,10 @@ int pl_ilp_lns(glp_prob *lp, const struct pl_cands *cs, const int32_t *rows, int
  * above).  On a large one that MILP is nearly the whole problem, and
  * GLPK's presolver, which no time limit stops, took the rest of the 30 s
  * on a 10k-op chain at 75% (RENS: 0.3 s, 0.1% above the bound instead of
- * 9%).  Bounded in nodes, not time, so the same everywhere.  0: sel and
- * *obj hold the better selection; 1: none; PL_GLPK_FAILED: GLPK's
+ * 9%).  Bounded in nodes, not time, so the same everywhere.  0: out
+ * holds the better selection; 1: none; PL_GLPK_FAILED: GLPK's
  * environment is gone. */
-int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, uint8_t *sel, double *obj)
+int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, struct ilp_sel *out)
 {
 	double t0 = pl_now();
 	int any = 0;
@@ -214,10 +217,11 @@ int pl_ilp_dive(glp_prob *lp, int32_t N, double time_limit, int wide, uint8_t *s
 		if (guarded_intopt(sub, &parm) == PL_GLPK_FAILED)
 			return PL_GLPK_FAILED;
 		int st = glp_mip_status(sub);
-		if ((st == GLP_OPT || st == GLP_FEAS) && (!any || glp_mip_obj_val(sub) < *obj)) {
-			*obj = glp_mip_obj_val(sub);
+		if ((st == GLP_OPT || st == GLP_FEAS) &&
+		    (!any || glp_mip_obj_val(sub) < out->obj)) {
+			out->obj = glp_mip_obj_val(sub);
 			for (int32_t j = 0; j < N; j++)
-				sel[j] = glp_mip_col_val(sub, j + 1) > 0.5;
+				out->x[j] = glp_mip_col_val(sub, j + 1) > 0.5;
 			any = 1;
 		}
 		glp_delete_prob(sub);
@@ -251,15 +255,15 @@ int pl_ilp_branch(glp_prob *lp, struct ilp_ctx *c, int presolve, double seconds,
 	return ret;
 }
 
-int pl_ilp_take(glp_prob *lp, int ret, int32_t N, uint8_t *chosen, double *obj)
+int pl_ilp_take(glp_prob *lp, int ret, int32_t N, struct ilp_sel *inc)
 {
 	int st = glp_mip_status(lp);
 	if (st != GLP_OPT && st != GLP_FEAS)
 		return 0;
-	if (*obj < 0 || glp_mip_obj_val(lp) < *obj - 1e-6) {
-		*obj = glp_mip_obj_val(lp);
+	if (inc->obj < 0 || glp_mip_obj_val(lp) < inc->obj - 1e-6) {
+		inc->obj = glp_mip_obj_val(lp);
 		for (int32_t j = 0; j < N; j++)
-			chosen[j] = glp_mip_col_val(lp, j + 1) > 0.5;
+			inc->x[j] = glp_mip_col_val(lp, j + 1) > 0.5;
 	}
 	return st == GLP_OPT && ret == 0;
 }

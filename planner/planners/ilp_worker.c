@@ -32,14 +32,6 @@ struct message {
 	int32_t n; /* bytes of selection that follow */
 };
 
-static int in_process(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                      double time_limit, const uint8_t *warm, uint8_t *chosen,
-                      struct pl_ilp_result *r, int verbose, int minpeak)
-{
-	return minpeak ? pl_ilp_min_peak(g, cs, time_limit, warm, chosen, r, verbose)
-	               : pl_ilp(g, cs, budget, time_limit, warm, chosen, r, verbose);
-}
-
 static int write_all(int fd, const void *p, size_t len)
 {
 	const char *c = p;
@@ -72,19 +64,20 @@ static void put_incumbent(void *arg, const uint8_t *chosen, int32_t n, double ob
 	send_message(*(const int *)arg, &m, chosen);
 }
 
-static void child(int fd, const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                  double time_limit, const uint8_t *warm, int verbose, int minpeak)
+static void child(int fd, const struct pl_ilp_task *t)
 {
-	int32_t N = cs->ncands;
+	int32_t N = t->cs->ncands;
 	uint8_t *chosen = malloc(N ? (size_t)N : 1);
 	struct pl_ilp_sink sink = {put_incumbent, &fd};
 	struct message m = {.n = N}; /* the search's own end: status, bound, optimality */
 	/* GLPK's limits end just ahead of the parent's deadline: where it
 	 * keeps to them the final answer arrives, where it overruns them the
 	 * last incumbent stands */
-	double own = time_limit * 0.98 - 0.02;
-	if (!chosen || pl_ilp_solve(g, cs, budget, own > 0.05 ? own : 0.05, warm, chosen, &m.r,
-	                            verbose, minpeak, &sink))
+	double own = t->time_limit * 0.98 - 0.02;
+	struct pl_ilp_task own_task = *t;
+	own_task.time_limit = own > 0.05 ? own : 0.05;
+	own_task.sink = &sink;
+	if (!chosen || pl_ilp(&own_task, chosen, &m.r))
 		_exit(1); /* out of memory: the parent goes on without an answer */
 	send_message(fd, &m, chosen);
 	fflush(
@@ -92,9 +85,16 @@ static void child(int fd, const struct pl_graph *g, const struct pl_cands *cs, i
 	_exit(0);
 }
 
+/* What has come from the child: the last whole message and its selection. */
+struct reply {
+	struct message last;
+	uint8_t *chosen;
+	int got;
+};
+
 /* Reads what arrives until EOF or `until`: the last whole message into
- * *last and chosen (got = 1).  Whether the child ended by itself. */
-static int collect(int fd, int32_t N, double until, struct message *last, uint8_t *chosen, int *got)
+ * rp (rp->got = 1).  Whether the child ended by itself. */
+static int collect(int fd, int32_t N, double until, struct reply *rp)
 {
 	size_t need = sizeof(struct message) + (size_t)N, have = 0;
 	uint8_t *buf = malloc(need);
@@ -127,9 +127,9 @@ static int collect(int fd, int32_t N, double until, struct message *last, uint8_
 		if (m.n != N) /* not ours: nothing more can be trusted */
 			break;
 		if (have == need) {
-			*last = m;
-			memcpy(chosen, buf + sizeof(m), (size_t)N);
-			*got = 1;
+			rp->last = m;
+			memcpy(rp->chosen, buf + sizeof(m), (size_t)N);
+			rp->got = 1;
 			have = 0;
 		}
 	}
@@ -137,20 +137,18 @@ static int collect(int fd, int32_t N, double until, struct message *last, uint8_
 	return 0;
 }
 
-int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
-                 int verbose, int minpeak)
+int pl_ilp_child(const struct pl_ilp_task *t, uint8_t *chosen, struct pl_ilp_result *r)
 {
-	double until = pl_now() + time_limit;
+	double until = pl_now() + t->time_limit;
 	int fds[2];
-	if (cs->ncands == 0 || pipe(fds))
-		goto in_process;
+	if (t->cs->ncands == 0 || pipe(fds))
+		return pl_ilp(t, chosen, r);
 	fflush(stdout); /* or the child's copy of it goes out twice */
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		goto in_process;
+		return pl_ilp(t, chosen, r);
 	}
 	if (pid == 0) {
 		/* it dies with remat-plan (run mode kills a planner that
@@ -159,11 +157,11 @@ int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 		if (getppid() != parent)
 			_exit(1);
 		close(fds[0]);
-		child(fds[1], g, cs, budget, time_limit, warm, verbose, minpeak);
+		child(fds[1], t);
 	}
 	close(fds[1]);
-	struct message last = {0};
-	int got = 0, ended = collect(fds[0], cs->ncands, until, &last, chosen, &got);
+	struct reply rp = {.chosen = chosen};
+	int ended = collect(fds[0], t->cs->ncands, until, &rp);
 	close(fds[0]);
 	if (!ended)
 		kill(pid, SIGKILL);
@@ -172,12 +170,10 @@ int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t bu
 	memset(r, 0, sizeof(*r));
 	r->gap = r->lp_bound = -1;
 	r->status = 2; /* no answer in time */
-	if (!got)
+	if (!rp.got)
 		return 0;
-	*r = last.r; /* (min-peak sends only its final answer, with the peak) */
+	*r = rp.last.r; /* (min-peak sends only its final answer, with the peak) */
 	return 0;
-in_process:
-	return in_process(g, cs, budget, time_limit, warm, chosen, r, verbose, minpeak);
 }
 
 /* Below this many candidates GLPK's unchecked stretches take
@@ -185,11 +181,9 @@ in_process:
  * tests, costs tens of them). */
 #define WORKER_MIN_CANDIDATES 1000
 
-int pl_ilp_timed(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
-                 int verbose, int minpeak)
+int pl_ilp_timed(const struct pl_ilp_task *t, uint8_t *chosen, struct pl_ilp_result *r)
 {
-	if (cs->ncands < WORKER_MIN_CANDIDATES)
-		return in_process(g, cs, budget, time_limit, warm, chosen, r, verbose, minpeak);
-	return pl_ilp_child(g, cs, budget, time_limit, warm, chosen, r, verbose, minpeak);
+	if (t->cs->ncands < WORKER_MIN_CANDIDATES)
+		return pl_ilp(t, chosen, r);
+	return pl_ilp_child(t, chosen, r);
 }

@@ -28,21 +28,28 @@ struct pl_ilp_result {
 	int optimal;
 	int64_t peak; /* min-peak mode: model peak of the solution */
 };
-int pl_ilp(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget, double time_limit,
-           const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
-/* The lowest model peak any selection reaches (r->peak). */
-int pl_ilp_min_peak(const struct pl_graph *g, const struct pl_cands *cs, double time_limit,
-                    const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r, int verbose);
-/* ilp_worker.c: pl_ilp (pl_ilp_min_peak when minpeak) in a child
- * process, stopped at time_limit with the last incumbent it found:
- * GLPK overruns its own limits, the command's must hold.  pl_ilp_timed
- * solves small models in the process (their overruns are milliseconds). */
-int pl_ilp_child(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
-                 int verbose, int minpeak);
-int pl_ilp_timed(const struct pl_graph *g, const struct pl_cands *cs, int64_t budget,
-                 double time_limit, const uint8_t *warm, uint8_t *chosen, struct pl_ilp_result *r,
-                 int verbose, int minpeak);
+/* What the MILP (ilp.c) is asked: over the candidates of g, the
+ * cheapest selection within budget, or (minpeak) the lowest model peak
+ * any selection reaches (r->peak); from warm (NULL: none), within
+ * time_limit seconds. */
+struct pl_ilp_sink;
+struct pl_ilp_task {
+	const struct pl_graph *g;
+	const struct pl_cands *cs;
+	int64_t budget;
+	double time_limit;
+	const uint8_t *warm;
+	int verbose;
+	int minpeak;
+	const struct pl_ilp_sink *sink; /* where incumbents go as found (ilp_worker.c); NULL */
+};
+int pl_ilp(const struct pl_ilp_task *t, uint8_t *chosen, struct pl_ilp_result *r);
+/* ilp_worker.c: pl_ilp in a child process, stopped at the time limit
+ * with the last incumbent it found: GLPK overruns its own limits, the
+ * command's must hold.  pl_ilp_timed solves small models in the process
+ * (their overruns are milliseconds). */
+int pl_ilp_child(const struct pl_ilp_task *t, uint8_t *chosen, struct pl_ilp_result *r);
+int pl_ilp_timed(const struct pl_ilp_task *t, uint8_t *chosen, struct pl_ilp_result *r);
 
 /* structure.c: the chain of stages and the program over it.  build: 1
  * when the graph has no chain (fewer than three stages), -1 out of

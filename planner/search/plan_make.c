@@ -467,7 +467,10 @@ static int pass_ilp(struct pass *ps)
 	/* When nothing meets the budget, the min-peak MILP may find a
 	 * selection that does (spending up to a third of the time left). */
 	if (!warm && left_s(c) > 1) {
-		if (pl_ilp_timed(g, cs, 0, left_s(c) / 3, NULL, ps->c3, &ir, o->verbose, 1))
+		struct pl_ilp_task t = {
+		    .g = g, .cs = cs, .time_limit = left_s(c) / 3, .minpeak = 1};
+		t.verbose = o->verbose;
+		if (pl_ilp_timed(&t, ps->c3, &ir))
 			return -1;
 		if (ir.status == 0 && ir.peak <= ps->model) {
 			memcpy(ps->c1, ps->c3, ps->n ? ps->n : 1);
@@ -478,7 +481,10 @@ static int pass_ilp(struct pass *ps)
 	if (lim < 0.5)
 		return 1;
 	pl_progress(o, "ilp: solving (%.1f s left)", lim);
-	if (pl_ilp_timed(g, cs, ps->model, lim, warm, ps->c3, &ir, o->verbose, 0))
+	struct pl_ilp_task t = {
+	    .g = g, .cs = cs, .budget = ps->model, .time_limit = lim, .warm = warm};
+	t.verbose = o->verbose;
+	if (pl_ilp_timed(&t, ps->c3, &ir))
 		return -1;
 	if (ir.status == 0) {
 		if (realize(g, cs, ps->c3, c->truth, &ps->h))

@@ -312,7 +312,10 @@ static void test_offload_frees_shared_chunks(void **state)
 	uint8_t chosen[64];
 	assert_true(cs.ncands <= 64);
 	struct pl_ilp_result ir;
-	assert_int_equal(pl_ilp(g, &cs, budget, 10, NULL, chosen, &ir, 0), 0);
+	assert_int_equal(
+	    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .budget = budget, .time_limit = 10},
+	           chosen, &ir),
+	    0);
 	assert_int_equal(ir.status, 0);
 	int took = 0;
 	for (int32_t j = 0; j < cs.ncands; j++)

@@ -112,7 +112,12 @@ static void ilp_matches_brute_force(void **state)
 				    (long long)peak_lb, (long long)best);
 			uint8_t *ch = calloc(cs.ncands, 1);
 			struct pl_ilp_result r;
-			assert_int_equal(pl_ilp(g, &cs, budget, 10, NULL, ch, &r, 0), 0);
+			assert_int_equal(pl_ilp(&(struct pl_ilp_task){.g = g,
+			                                              .cs = &cs,
+			                                              .budget = budget,
+			                                              .time_limit = 10},
+			                        ch, &r),
+			                 0);
 			assert_int_equal(r.status, 0);
 			int64_t cost = 0;
 			for (int32_t j = 0; j < cs.ncands; j++)
@@ -139,9 +144,16 @@ static void ilp_matches_brute_force(void **state)
 		 * min-peak MILP finds that lowest peak. */
 		uint8_t *ch = calloc(cs.ncands, 1);
 		struct pl_ilp_result r;
-		assert_int_equal(pl_ilp(g, &cs, minp - 1, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(pl_ilp(
+		                     &(struct pl_ilp_task){
+		                         .g = g, .cs = &cs, .budget = minp - 1, .time_limit = 10},
+		                     ch, &r),
+		                 0);
 		assert_int_equal(r.status, 1);
-		assert_int_equal(pl_ilp_min_peak(g, &cs, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(
+		    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .time_limit = 10, .minpeak = 1},
+		           ch, &r),
+		    0);
 		assert_int_equal(r.status, 0);
 		if (r.peak != minp)
 			fail_msg("seed %llu: min-peak MILP %lld, brute force %lld",
@@ -394,7 +406,10 @@ static void ilp_beats_dtr_on_resnet32(void **state)
 	int64_t budget = (int64_t)(0.35 * (double)g->baseline_peak);
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
-	assert_int_equal(pl_ilp(g, &cs, budget, 5, NULL, ch, &r, 0), 0);
+	assert_int_equal(
+	    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .budget = budget, .time_limit = 5}, ch,
+	           &r),
+	    0);
 	assert_int_equal(r.status, 0);
 	/* what the plan pays, as the evaluator measures it */
 	int64_t cost = judged(g, &cs, ch, budget);
@@ -423,8 +438,16 @@ static void ilp_worker_answers_as_the_solve_does(void **state)
 	for (int k = 0; k < 2; k++) {
 		int64_t budget = (int64_t)(fr[k] * (double)g->baseline_peak);
 		struct pl_ilp_result a, b;
-		assert_int_equal(pl_ilp(g, &cs, budget, 20, NULL, here, &a, 0), 0);
-		assert_int_equal(pl_ilp_child(g, &cs, budget, 20, NULL, there, &b, 0, 0), 0);
+		assert_int_equal(pl_ilp(
+		                     &(struct pl_ilp_task){
+		                         .g = g, .cs = &cs, .budget = budget, .time_limit = 20},
+		                     here, &a),
+		                 0);
+		assert_int_equal(pl_ilp_child(
+		                     &(struct pl_ilp_task){
+		                         .g = g, .cs = &cs, .budget = budget, .time_limit = 20},
+		                     there, &b),
+		                 0);
 		assert_int_equal(a.status, 0);
 		assert_int_equal(b.status, 0);
 		/* the final answer came up the pipe, proof of optimality with it */
@@ -466,7 +489,11 @@ static void ilp_worker_stops_at_its_deadline(void **state)
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
 	double t0 = pl_now();
-	assert_int_equal(pl_ilp_child(g, &cs, budget, 0.3, NULL, ch, &r, 0, 0), 0);
+	assert_int_equal(
+	    pl_ilp_child(
+	        &(struct pl_ilp_task){.g = g, .cs = &cs, .budget = budget, .time_limit = 0.3}, ch,
+	        &r),
+	    0);
 	double took = pl_now() - t0;
 	if (took > 1.0)
 		fail_msg("a 0.3 s limit took %.2f s", took);
@@ -584,7 +611,10 @@ static void ilp_frees_a_shared_chunk_only_with_all_its_regions(void **state)
 	assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
-	assert_int_equal(pl_ilp(g, &cs, 282, 10, NULL, ch, &r, 0), 0);
+	assert_int_equal(
+	    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .budget = 282, .time_limit = 10}, ch,
+	           &r),
+	    0);
 	assert_int_equal(r.status, 0);
 	struct pl_plan *p = pl_sel_plan(g, &cs, ch);
 	assert_non_null(p);

@@ -248,23 +248,39 @@ static int64_t kept_peak(const struct pl_graph *g, const struct cindex *ix, cons
 	return best;
 }
 
+/* What the bound at one position works with: the graph, its index and
+ * spans, the budget, and scratch: per op the bytes a replay of it gives
+ * back (valid where stamp is the position's epoch; the ops in ops[]),
+ * the knapsack's items. */
+struct bound {
+	const struct pl_graph *g;
+	struct cindex ix;
+	struct worth wt;
+	int64_t budget;
+	struct item *items;
+	int64_t *per_op;
+	uint32_t *stamp;
+	int32_t *ops;
+	int64_t cost_lb, peak_lb; /* the bounds so far */
+};
+
 /* Cheapest replays bringing position p under the budget; -1 when even
  * dropping all that may go leaves it over (*fixed: what must stay).
  * When that cost cannot exceed `beat` (the largest found so far; INT64_MAX
  * when nothing matters any more), beat: the knapsack is then not worked
- * out. */
-static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
-                           const struct worth *wt, int32_t p, int64_t budget, int64_t beat,
-                           struct item *items, int64_t *per_op, uint32_t *stamp, uint32_t epoch,
-                           int32_t *ops, int64_t *fixed)
+ * out.  epoch: the position's own, for the stamps. */
+static int64_t at_position(struct bound *bd, int32_t p, int64_t beat, uint32_t epoch,
+                           int64_t *fixed)
 {
-	int64_t keep = g->const_bytes, droppable = 0;
-	int32_t nops = 0;
+	const struct pl_graph *g = bd->g;
+	const struct worth *wt = &bd->wt;
+	int64_t keep = g->const_bytes, droppable = 0, budget = bd->budget, *per_op = bd->per_op;
+	int32_t nops = 0, *ops = bd->ops;
 	for (int32_t i = 0; i < wt->nspan; i++) {
 		const struct span *sp = &wt->span[i];
 		if (p < sp->lo || p >= sp->hi)
 			continue;
-		int32_t w = sp->stays ? -2 : content_at(ix, wt, sp->buf, p);
+		int32_t w = sp->stays ? -2 : content_at(&bd->ix, wt, sp->buf, p);
 		if (w >= 0 && (!g->ops[w].replayable || p == g->nops - 1))
 			w = -2; /* no replay gives it back */
 		if (w == -2) {
@@ -274,8 +290,8 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 		droppable += sp->rounded;
 		if (w < 0)
 			continue;
-		if (stamp[w] != epoch) {
-			stamp[w] = epoch;
+		if (bd->stamp[w] != epoch) {
+			bd->stamp[w] = epoch;
 			per_op[w] = 0;
 			ops[nops++] = w;
 		}
@@ -297,52 +313,31 @@ static int64_t at_position(const struct pl_graph *g, const struct cindex *ix,
 	double top = 0;
 	for (int32_t i = 0; i < nops; i++) {
 		int64_t c = g->ops[ops[i]].duration_ns;
-		items[i] = (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c, i};
-		top = items[i].ratio > top ? items[i].ratio : top;
+		bd->items[i] =
+		    (struct item){(double)c / (double)per_op[ops[i]], per_op[ops[i]], c, i};
+		top = bd->items[i].ratio > top ? bd->items[i].ratio : top;
 	}
 	/* every byte at the highest rate costs at least as much (the margin
 	 * covers the knapsack's rounding, a few ulps) */
 	if (top * (double)over * (1 + 1e-9) + 1 <= (double)beat)
 		return beat;
-	return (int64_t)knapsack(items, nops, over); /* rounded down: still a bound */
+	return (int64_t)knapsack(bd->items, nops, over); /* rounded down: still a bound */
 }
 
-int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t *cost_lb,
-                  int64_t *peak_lb)
+/* The positions over the budget the bound looks at: an even spread of
+ * them, then the fullest (pos, *nspread of the spread); how many. */
+static int32_t positions(const struct pl_graph *g, int64_t budget, int32_t *over, int32_t *pos,
+                         int32_t *nspread)
 {
-	struct cindex ix = {0};
-	struct worth wt = {0};
-	int32_t n = g->nops, nb = g->nbufs ? g->nbufs : 1, npos = 0, nover = 0;
-	int32_t *over = malloc(sizeof(int32_t) * (size_t)n),
-	        *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
-	struct item *items = malloc(sizeof(*items) * (size_t)nb);
-	int64_t *per_op = malloc(sizeof(int64_t) * (size_t)n);
-	uint32_t *stamp = calloc((size_t)n, sizeof(uint32_t));
-	int32_t *ops = malloc(sizeof(int32_t) * (size_t)nb);
-	int64_t *keep = malloc(sizeof(int64_t) * ((size_t)n + 1));
-	int rc = -1;
-	*cost_lb = 0;
-	/* (persistent buffers go to the host like any other with offload) */
-	*peak_lb = offload ? 0 : pl_graph_lower_bound(g);
-	if (!over || !pos || !items || !per_op || !stamp || !ops || !keep ||
-	    pl_cindex_build(g, &ix) || worth_build(g, &ix, &wt))
-		goto out;
-	int64_t kept = kept_peak(g, &ix, &wt, offload, keep);
-	*peak_lb = kept > *peak_lb ? kept : *peak_lb;
-	if (offload) {
-		*cost_lb = *peak_lb > budget ? -1 : 0;
-		rc = 0;
-		goto out;
-	}
-	for (int32_t p = 0; p < n; p++)
+	int32_t npos = 0, nover = 0;
+	for (int32_t p = 0; p < g->nops; p++)
 		if (g->live[p] > budget)
 			over[nover++] = p;
-	/* an even spread, then the fullest */
 	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++)
 		pos[npos++] =
 		    over[(int64_t)i * nover / (nover < BOUND_POSITIONS ? nover : BOUND_POSITIONS)];
 	qsort_r(over, nover, sizeof(int32_t), cmp_desc, g->live);
-	int32_t nspread = npos;
+	*nspread = npos;
 	for (int32_t i = 0; i < BOUND_POSITIONS && i < nover; i++) {
 		int seen = 0; /* (one of the spread may be among the fullest) */
 		for (int32_t k = 0; k < BOUND_POSITIONS && k < nover && !seen; k++)
@@ -350,15 +345,21 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t
 		if (!seen)
 			pos[npos++] = over[i];
 	}
-	/* the fullest first: the largest costs are likely there, and a
-	 * position that cannot beat them skips its knapsack */
+	return npos;
+}
+
+/* The cost bound over the positions, the fullest first: the largest
+ * costs are likely there, and a position that cannot beat them skips its
+ * knapsack. */
+static void cost_over(struct bound *bd, const int32_t *pos, int32_t npos, int32_t nspread)
+{
+	int64_t *cost_lb = &bd->cost_lb, *peak_lb = &bd->peak_lb;
 	for (int32_t k = 0; k < npos; k++) {
 		int32_t i = (k + nspread) % npos;
 		int64_t fixed;
 		/* (no plan at all once a position says so: -1 stays) */
 		int64_t beat = *cost_lb < 0 ? INT64_MAX : *cost_lb;
-		int64_t c = at_position(g, &ix, &wt, pos[i], budget, beat, items, per_op, stamp,
-		                        (uint32_t)i + 1, ops, &fixed);
+		int64_t c = at_position(bd, pos[i], beat, (uint32_t)i + 1, &fixed);
 		if (fixed > *peak_lb)
 			*peak_lb = fixed;
 		if (c < 0)
@@ -366,18 +367,50 @@ int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t
 		else if (*cost_lb >= 0 && c > *cost_lb)
 			*cost_lb = c;
 	}
-	if (*peak_lb > budget)
-		*cost_lb = -1; /* no plan meets it */
-	rc = 0;
-out:
-	pl_cindex_free(&ix);
-	worth_free(&wt);
+}
+
+int pl_cost_bound(const struct pl_graph *g, int64_t budget, int offload, int64_t *cost_lb,
+                  int64_t *peak_lb)
+{
+	struct bound bd = {.g = g, .budget = budget};
+	int32_t n = g->nops, nb = g->nbufs ? g->nbufs : 1;
+	int32_t *over = malloc(sizeof(int32_t) * (size_t)n),
+	        *pos = malloc(sizeof(int32_t) * 2 * BOUND_POSITIONS);
+	bd.items = malloc(sizeof(*bd.items) * (size_t)nb);
+	bd.per_op = malloc(sizeof(int64_t) * (size_t)n);
+	bd.stamp = calloc((size_t)n, sizeof(uint32_t));
+	bd.ops = malloc(sizeof(int32_t) * (size_t)nb);
+	int64_t *keep = malloc(sizeof(int64_t) * ((size_t)n + 1));
+	int rc = -1;
+	*cost_lb = 0;
+	/* (persistent buffers go to the host like any other with offload) */
+	*peak_lb = offload ? 0 : pl_graph_lower_bound(g);
+	if (over && pos && bd.items && bd.per_op && bd.stamp && bd.ops && keep &&
+	    !pl_cindex_build(g, &bd.ix) && !worth_build(g, &bd.ix, &bd.wt)) {
+		int64_t kept = kept_peak(g, &bd.ix, &bd.wt, offload, keep);
+		*peak_lb = kept > *peak_lb ? kept : *peak_lb;
+		if (offload) {
+			*cost_lb = *peak_lb > budget ? -1 : 0;
+		} else {
+			int32_t nspread, npos = positions(g, budget, over, pos, &nspread);
+			bd.cost_lb = *cost_lb;
+			bd.peak_lb = *peak_lb;
+			cost_over(&bd, pos, npos, nspread);
+			*cost_lb = bd.cost_lb;
+			*peak_lb = bd.peak_lb;
+			if (*peak_lb > budget)
+				*cost_lb = -1; /* no plan meets it */
+		}
+		rc = 0;
+	}
+	pl_cindex_free(&bd.ix);
+	worth_free(&bd.wt);
 	free(over);
 	free(pos);
-	free(items);
-	free(per_op);
-	free(stamp);
-	free(ops);
+	free(bd.items);
+	free(bd.per_op);
+	free(bd.stamp);
+	free(bd.ops);
 	free(keep);
 	return rc;
 }

@@ -22,11 +22,22 @@ static int64_t point_budget(const struct pl_graph *g, int64_t minb, int32_t k, i
 	           : g->baseline_peak - (int64_t)((double)(g->baseline_peak - minb) * k / (n - 1));
 }
 
+/* A sweep under way: its context and options, the curve, where an
+ * error's message goes. */
+struct sweep {
+	const struct pl_graph *g;
+	struct pl_ctx *c;
+	const struct pl_options *oo;
+	struct pl_sweep *out;
+	char *err;
+	size_t errlen;
+};
+
 /* Plans point k of n: PL_OK or PL_EBUDGET (the point filled), or the
- * error, its message in err. */
-static int plan_point(struct pl_ctx *c, struct pl_sweep_point *pt, int32_t k, int32_t n, char *err,
-                      size_t errlen)
+ * error, its message in sw->err. */
+static int plan_point(struct sweep *sw, struct pl_sweep_point *pt, int32_t k, int32_t n)
 {
+	struct pl_ctx *c = sw->c;
 	double tp = pl_now();
 	struct pl_plan *p = NULL;
 	struct pl_result res;
@@ -45,7 +56,7 @@ static int plan_point(struct pl_ctx *c, struct pl_sweep_point *pt, int32_t k, in
 		pt->peak = -1; /* filled from a tighter budget's plan below */
 		pt->recompute_ns = -1;
 	} else {
-		snprintf(err, errlen, "%s", res.error);
+		snprintf(sw->err, sw->errlen, "%s", res.error);
 	}
 	pl_plan_free(p);
 	return r;
@@ -75,28 +86,31 @@ static void sweep_finish(struct pl_sweep *out)
 }
 
 /* The points from the baseline down to the smallest budget met. */
-static int sweep_points(const struct pl_graph *g, struct pl_ctx *c, const struct pl_options *oo,
-                        struct pl_sweep *out, char *err, size_t errlen)
+static int sweep_points(struct sweep *sw)
 {
+	const struct pl_graph *g = sw->g;
+	const struct pl_options *oo = sw->oo;
+	struct pl_sweep *out = sw->out;
 	int32_t npoints = oo->sweep_points < 2 ? 2 : oo->sweep_points;
 	int64_t cost_lb, peak_lb;
 	if (pl_cost_bound(g, g->baseline_peak, oo->offload_gbps > 0, &cost_lb, &peak_lb))
-		return pl_errf(err, errlen, PL_EINTERNAL, "out of memory");
+		return pl_errf(sw->err, sw->errlen, PL_EINTERNAL, "out of memory");
 	out->peak_bound = peak_lb;
 	pl_progress(oo, "sweep: searching the smallest budget %s meets",
 	            pl_planner_name(oo->planner));
 	/* the smallest budget the time-independent planners meet: a plan
 	 * exists there whatever time the ILP gets */
-	int64_t minb = oo->planner == PL_PLANNER_NONE
-	                   ? g->baseline_peak
-	                   : pl_ctx_min_budget(c, peak_lb > 0 ? peak_lb - 1 : 0, g->baseline_peak);
+	int64_t minb =
+	    oo->planner == PL_PLANNER_NONE
+	        ? g->baseline_peak
+	        : pl_ctx_min_budget(sw->c, peak_lb > 0 ? peak_lb - 1 : 0, g->baseline_peak);
 	out->min_peak = minb;
 	if (minb >= g->baseline_peak)
 		npoints = 1;
 	for (int32_t k = 0; k < npoints; k++) {
 		struct pl_sweep_point *pt = &out->points[k];
 		pt->budget = point_budget(g, minb, k, npoints);
-		int r = plan_point(c, pt, k, npoints, err, errlen);
+		int r = plan_point(sw, pt, k, npoints);
 		if (r != PL_OK && r != PL_EBUDGET)
 			return r;
 		out->npoints = k + 1;
@@ -129,7 +143,8 @@ int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, struct pl
 	} else {
 		out->baseline_peak = g->baseline_peak;
 		out->iteration_ns = g->iteration_ns;
-		rc = sweep_points(g, c, &oo, out, err, errlen);
+		struct sweep sw = {g, c, &oo, out, err, errlen};
+		rc = sweep_points(&sw);
 	}
 	out->solve_s = pl_now() - t0;
 	pl_ctx_free(c);

@@ -87,11 +87,12 @@ static int read_node(struct nodelink *L, size_t k, json_t *v)
 		return pl_jfail(c, where, "needs an integer \"id\" (or integer \"name\")");
 	int is_cm = json_object_get(v, "cost_cpu") != NULL;
 	/* (-1: unknown duration, as in a graph file) */
-	if ((rc = pl_jint_in(c, v, where, is_cm ? "cost_cpu" : "duration", &x->dur, 1, 0, -1,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, v, where, is_cm ? "cost_ram" : "out_cost", &x->ram, 1, 0, 0,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, v, where, "param_cost", &x->param, 0, 0, 0, PL_MAX_AMOUNT)))
+	if ((rc = pl_jint_in(pl_jo(c, v, where), is_cm ? "cost_cpu" : "duration", &x->dur,
+	                     (struct jint){1, 0, -1, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), is_cm ? "cost_ram" : "out_cost", &x->ram,
+	                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), "param_cost", &x->param,
+	                     (struct jint){0, 0, 0, PL_MAX_AMOUNT})))
 		return rc;
 	/* Each term is at most 2^53, so these sums are checked as they grow
 	 * (a graph's bytes and durations add up to 2^53 at most). */
@@ -262,8 +263,8 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g)
 {
 	json_t *nodes, *links, *graph = json_object_get(root, "graph");
 	int rc;
-	if ((rc = pl_jarr(c, root, "$", "nodes", &nodes, 1)) ||
-	    (rc = pl_jarr(c, root, "$", "links", &links, 1)))
+	if ((rc = pl_jarr(pl_jo(c, root, "$"), "nodes", &nodes, 1)) ||
+	    (rc = pl_jarr(pl_jo(c, root, "$"), "links", &links, 1)))
 		return rc;
 	size_t n = json_array_size(nodes);
 	if (n == 0)

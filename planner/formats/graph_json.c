@@ -15,31 +15,31 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 	int64_t ver;
 	const char *name;
 	int rc, end;
-	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
+	if ((rc = pl_jint(pl_jo(c, root, "$"), "version", &ver, 1, 0)))
 		return rc;
 	if (ver != 1)
 		return pl_jfail(c, "$.version",
 		                "graph version %lld, this planner reads version 1 only",
 		                (long long)ver);
-	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 1)))
+	if ((rc = pl_jbool(pl_jo(c, root, "$"), "end", &end, 0, 1)))
 		return rc;
 	if (!end)
 		return pl_jfail(c, "$.end", "must be true");
-	if ((rc = pl_jhash(c, root, "$", "graph_hash", &g->hash, has_hash)) ||
-	    (rc = pl_jstr(c, root, "$", "name", &name, 0, c->file)) ||
-	    (rc = pl_jint_in(c, root, "$", "granularity", &g->granularity, 0, 1, 1,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, root, "$", "small_pool_bytes", &g->small_pool_bytes, 0, 0, 0,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, root, "$", "const_bytes", &g->const_bytes, 0, g->small_pool_bytes,
-	                     0, PL_MAX_AMOUNT)))
+	if ((rc = pl_jhash(pl_jo(c, root, "$"), "graph_hash", &g->hash, has_hash)) ||
+	    (rc = pl_jstr(pl_jo(c, root, "$"), "name", &name, 0, c->file)) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "granularity", &g->granularity,
+	                     (struct jint){0, 1, 1, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "small_pool_bytes", &g->small_pool_bytes,
+	                     (struct jint){0, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "const_bytes", &g->const_bytes,
+	                     (struct jint){0, g->small_pool_bytes, 0, PL_MAX_AMOUNT})))
 		return rc;
 	g->name = strdup(name);
 	if ((rc = pl_jdevice_copy(c, g, root)))
 		return rc;
 	json_t *bufs, *ops;
-	if ((rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
-	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)))
+	if ((rc = pl_jarr(pl_jo(c, root, "$"), "buffers", &bufs, 1)) ||
+	    (rc = pl_jarr(pl_jo(c, root, "$"), "ops", &ops, 1)))
 		return rc;
 	if ((rc = pl_jreserve(c, g, bufs, ops, "graph")))
 		return rc;
@@ -54,18 +54,21 @@ static int load(struct jctx *c, json_t *root, struct pl_graph *g, int *has_hash)
 		int small, pers;
 		const char *bn;
 		/* (size is in range before it is rounded) */
-		if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
-		    (rc = pl_jint_in(c, v, where, "size", &b->size, 1, 0, 0, PL_MAX_AMOUNT)) ||
-		    (rc = pl_jbool(c, v, where, "small", &small, 0, 0)) ||
-		    (rc = pl_jint_in(c, v, where, "rounded", &b->rounded, 0,
-		                     small ? 0 : pl_round_up(b->size, g->granularity), 0,
-		                     PL_MAX_AMOUNT)) ||
-		    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
-		    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
-		    (rc = pl_jbool(c, v, where, "persistent", &pers, 0, 0)) ||
-		    (rc = pl_jstr(c, v, where, "name", &bn, 0, "")))
+		if ((rc = pl_jint(pl_jo(c, v, where), "id", &id, 1, 0)) ||
+		    (rc = pl_jint_in(pl_jo(c, v, where), "size", &b->size,
+		                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+		    (rc = pl_jbool(pl_jo(c, v, where), "small", &small, 0, 0)) ||
+		    (rc = pl_jint_in(pl_jo(c, v, where), "rounded", &b->rounded,
+		                     (struct jint){0,
+		                                   small ? 0 : pl_round_up(b->size, g->granularity),
+		                                   0, PL_MAX_AMOUNT})) ||
+		    (rc = pl_jint(pl_jo(c, v, where), "alloc_at", &a, 1, 0)) ||
+		    (rc = pl_jint(pl_jo(c, v, where), "free_at", &f, 1, 0)) ||
+		    (rc = pl_jbool(pl_jo(c, v, where), "persistent", &pers, 0, 0)) ||
+		    (rc = pl_jstr(pl_jo(c, v, where), "name", &bn, 0, "")))
 			return rc;
-		if ((rc = pl_jbuffer_set(c, g, v, where, k, id, a, f, small, pers)))
+		if ((rc = pl_jbuffer_set(pl_jo(c, v, where), g, k,
+		                         &(struct jbuf){id, a, f, small, pers})))
 			return rc;
 		b->name = pl_graph_strdup(g, bn);
 	}

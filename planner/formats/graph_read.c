@@ -35,9 +35,11 @@ int pl_jreserve(struct jctx *c, struct pl_graph *g, json_t *bufs, json_t *ops, c
 	return 0;
 }
 
-int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *where, size_t k,
-                   int64_t id, int64_t alloc_at, int64_t free_at, int small, int persistent)
+int pl_jbuffer_set(struct jobj o, struct pl_graph *g, size_t k, const struct jbuf *jb)
 {
+	struct jctx *c = o.c;
+	const char *where = o.where;
+	int64_t id = jb->id, alloc_at = jb->alloc_at, free_at = jb->free_at;
 	struct pl_buffer *b = &g->bufs[k];
 	int64_t no = g->nops;
 	if (id != (int64_t)k)
@@ -51,7 +53,7 @@ int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *wh
 	if (b->size < 0 || b->rounded < 0)
 		return pl_jfail(c, where, "negative size");
 	int dead, rc;
-	if ((rc = pl_jbool(c, v, where, "dead_across_boundary", &dead, 0, 0)))
+	if ((rc = pl_jbool(o, "dead_across_boundary", &dead, 0, 0)))
 		return rc;
 	/* Only a buffer live across the boundary has content there. */
 	if (dead && (alloc_at != -1 || free_at != -1))
@@ -61,8 +63,8 @@ int pl_jbuffer_set(struct jctx *c, struct pl_graph *g, json_t *v, const char *wh
 		                (long long)alloc_at, (long long)free_at);
 	b->alloc_at = (int32_t)alloc_at;
 	b->free_at = (int32_t)free_at;
-	b->small = (uint8_t)small;
-	b->persistent = (uint8_t)persistent;
+	b->small = (uint8_t)jb->small;
+	b->persistent = (uint8_t)jb->persistent;
 	b->dead_across = (uint8_t)dead;
 	return 0;
 }
@@ -80,12 +82,24 @@ static enum pl_kind parse_kind(const char *s)
 	return PL_KIND_OTHER;
 }
 
+/* Reading $.ops: where the op's buffers already are in its refs
+ * (seen[b], -1 none), and whether the file is a trace (its members
+ * required, a list element may be an [id, offset, ...] ref). */
+struct jops {
+	struct jctx *c;
+	struct pl_graph *g;
+	int32_t *seen;
+	int trace;
+};
+
 /* Adds the buffer ids of a JSON array to op opi's refs; a buffer listed
- * twice (read and written) gets one ref with both flags.  With `pairs`,
- * an element may also be a trace's [id, offset, ...] ref. */
-static int add_refs(struct jctx *c, struct pl_graph *g, json_t *arr, const char *where,
-                    uint32_t flags, int32_t *seen, int32_t opi, int pairs)
+ * twice (read and written) gets one ref with both flags. */
+static int add_refs(struct jops *in, int32_t opi, json_t *arr, const char *where, uint32_t flags)
 {
+	struct jctx *c = in->c;
+	struct pl_graph *g = in->g;
+	int32_t *seen = in->seen;
+	int pairs = in->trace;
 	size_t k;
 	json_t *v;
 	json_array_foreach(arr, k, v)
@@ -110,9 +124,11 @@ static int add_refs(struct jctx *c, struct pl_graph *g, json_t *arr, const char 
 	return 0;
 }
 
-static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int trace,
-                   int32_t *seen)
+static int load_op(struct jops *in, json_t *v, size_t k)
 {
+	struct jctx *c = in->c;
+	struct pl_graph *g = in->g;
+	int trace = in->trace;
 	char where[96];
 	snprintf(where, sizeof(where), "$.ops[%zu]", k);
 	struct pl_op *op = &g->ops[k];
@@ -121,21 +137,24 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	int repl, coll, rc;
 	json_t *reads, *writes, *refs, *partial;
 	/* A graph file may leave out what a trace always writes. */
-	if ((rc = pl_jint(c, v, where, "i", &i, 1, 0)) ||
-	    (rc = pl_jstr(c, v, where, "kind", &kind, trace, "kernel")) ||
-	    (rc = pl_jstr(c, v, where, "name", &name, 0, "")) ||
-	    (rc = pl_jint_in(c, v, where, "duration_ns", &dur, 1, 0, -1, PL_MAX_AMOUNT)) ||
-	    (rc = pl_jbool(c, v, where, "replayable", &repl, trace, 1)) ||
-	    (rc = pl_jbool(c, v, where, "collective", &coll, 0, 0)) ||
-	    (rc = pl_jstr(c, v, where, "why_not", &why, 0, "")) ||
-	    (rc = pl_jarr(c, v, where, "reads", &reads, 1)) ||
-	    (rc = pl_jarr(c, v, where, "writes", &writes, 1)) ||
-	    (rc = pl_jarr(c, v, where, "refs", &refs, 0)) ||
-	    (rc = pl_jarr(c, v, where, "partial", &partial, 0)) ||
-	    (rc = pl_jint_in(c, v, where, "stream", &stream, 0, 0, 0, INT32_MAX)) ||
-	    (rc = pl_jint_in(c, v, where, "bytes", &bytes, 0, 0, 0, PL_MAX_AMOUNT)) ||
-	    (rc = pl_jstr(c, v, where, "via", &via, 0, "")) ||
-	    (rc = pl_jstr(c, v, where, "copy", &copy, 0, "")))
+	if ((rc = pl_jint(pl_jo(c, v, where), "i", &i, 1, 0)) ||
+	    (rc = pl_jstr(pl_jo(c, v, where), "kind", &kind, trace, "kernel")) ||
+	    (rc = pl_jstr(pl_jo(c, v, where), "name", &name, 0, "")) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), "duration_ns", &dur,
+	                     (struct jint){1, 0, -1, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jbool(pl_jo(c, v, where), "replayable", &repl, trace, 1)) ||
+	    (rc = pl_jbool(pl_jo(c, v, where), "collective", &coll, 0, 0)) ||
+	    (rc = pl_jstr(pl_jo(c, v, where), "why_not", &why, 0, "")) ||
+	    (rc = pl_jarr(pl_jo(c, v, where), "reads", &reads, 1)) ||
+	    (rc = pl_jarr(pl_jo(c, v, where), "writes", &writes, 1)) ||
+	    (rc = pl_jarr(pl_jo(c, v, where), "refs", &refs, 0)) ||
+	    (rc = pl_jarr(pl_jo(c, v, where), "partial", &partial, 0)) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), "stream", &stream,
+	                     (struct jint){0, 0, 0, INT32_MAX})) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), "bytes", &bytes,
+	                     (struct jint){0, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jstr(pl_jo(c, v, where), "via", &via, 0, "")) ||
+	    (rc = pl_jstr(pl_jo(c, v, where), "copy", &copy, 0, "")))
 		return rc;
 	if (i != (int64_t)k)
 		return pl_jfail(c, where, "\"i\" is %lld, expected %zu", (long long)i, k);
@@ -152,20 +171,20 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	op->ref_off = g->nrefs;
 	char w2[128];
 	snprintf(w2, sizeof(w2), "%s.reads", where);
-	if ((rc = add_refs(c, g, reads, w2, PL_REF_READ, seen, (int32_t)k, trace)))
+	if ((rc = add_refs(in, (int32_t)k, reads, w2, PL_REF_READ)))
 		return rc;
 	snprintf(w2, sizeof(w2), "%s.writes", where);
-	if ((rc = add_refs(c, g, writes, w2, PL_REF_WRITE, seen, (int32_t)k, trace)))
+	if ((rc = add_refs(in, (int32_t)k, writes, w2, PL_REF_WRITE)))
 		return rc;
 	if (refs) {
 		snprintf(w2, sizeof(w2), "%s.refs", where);
-		if ((rc = add_refs(c, g, refs, w2, 0, seen, (int32_t)k, trace)))
+		if ((rc = add_refs(in, (int32_t)k, refs, w2, 0)))
 			return rc;
 	}
 	if (partial) {
 		snprintf(w2, sizeof(w2), "%s.partial", where);
 		uint32_t before = op->nrefs;
-		if ((rc = add_refs(c, g, partial, w2, PL_REF_PARTIAL, seen, (int32_t)k, trace)))
+		if ((rc = add_refs(in, (int32_t)k, partial, w2, PL_REF_PARTIAL)))
 			return rc;
 		/* A partial write leaves the rest of the buffer as it was: the
 		 * op depends on the prior version. */
@@ -181,7 +200,7 @@ static int load_op(struct jctx *c, struct pl_graph *g, json_t *v, size_t k, int 
 	/* Only this op's buffers were marked: unmarking them is cheaper than
 	 * clearing all of seen for the next op. */
 	for (uint32_t r = 0; r < op->nrefs; r++)
-		seen[g->refs[op->ref_off + r].buf] = -1;
+		in->seen[g->refs[op->ref_off + r].buf] = -1;
 	return 0;
 }
 
@@ -196,9 +215,10 @@ int pl_jops(struct jctx *c, struct pl_graph *g, json_t *ops, int trace)
 	g->nrefs = 0;
 	int rc = 0;
 	json_t *v;
+	struct jops in = {c, g, seen, trace};
 	json_array_foreach(ops, k, v)
 	{
-		if ((rc = load_op(c, g, v, k, trace, seen)))
+		if ((rc = load_op(&in, v, k)))
 			break;
 	}
 	free(seen);
@@ -215,10 +235,10 @@ int pl_jdevice_copy(struct jctx *c, struct pl_graph *g, json_t *root)
 	/* At least a byte per ns and at most a second of fixed cost: with
 	 * sizes below 2^53 a copy's ns then stay below 2^54. */
 	int rc;
-	if ((rc = pl_jint_in(c, dc, "$.device_copy", "fixed_ns", &g->copy_fixed_ns, 1, 0, 0,
-	                     1000000000)) ||
-	    (rc = pl_jint_in(c, dc, "$.device_copy", "bytes_per_us", &g->copy_bytes_per_us, 1, 0,
-	                     1000, PL_MAX_AMOUNT)))
+	if ((rc = pl_jint_in(pl_jo(c, dc, "$.device_copy"), "fixed_ns", &g->copy_fixed_ns,
+	                     (struct jint){1, 0, 0, 1000000000})) ||
+	    (rc = pl_jint_in(pl_jo(c, dc, "$.device_copy"), "bytes_per_us", &g->copy_bytes_per_us,
+	                     (struct jint){1, 0, 1000, PL_MAX_AMOUNT})))
 		return rc;
 	return 0;
 }
@@ -227,7 +247,8 @@ int pl_jshared(struct jctx *c, struct pl_graph *g, void *root_v)
 {
 	json_t *root = root_v, *arr;
 	int rc;
-	if ((rc = pl_jarr(c, root, "$", "shared_chunks", &arr, 0)) || !arr || !json_array_size(arr))
+	if ((rc = pl_jarr(pl_jo(c, root, "$"), "shared_chunks", &arr, 0)) || !arr ||
+	    !json_array_size(arr))
 		return rc;
 	size_t n = json_array_size(arr), nlist = 0, k;
 	json_t *v;
@@ -254,7 +275,8 @@ int pl_jshared(struct jctx *c, struct pl_graph *g, void *root_v)
 	{
 		snprintf(where, sizeof(where), "$.shared_chunks[%zu]", k);
 		struct pl_shared *s = &g->shared[k];
-		if ((rc = pl_jint_in(c, v, where, "bytes", &s->bytes, 1, 0, 0, PL_MAX_AMOUNT)))
+		if ((rc = pl_jint_in(pl_jo(c, v, where), "bytes", &s->bytes,
+		                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})))
 			return rc;
 		if ((total += s->bytes) > g->const_bytes)
 			return pl_jfail(c, where,

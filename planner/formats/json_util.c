@@ -40,25 +40,23 @@ int pl_jfail(struct jctx *c, const char *where, const char *fmt, ...)
 	return pl_errf(c->err, c->errlen, PL_EINPUT, "%s: %s: %s", c->file, where, msg);
 }
 
-static json_t *member(struct jctx *c, json_t *obj, const char *where, const char *key, int required,
-                      int *rc)
+static json_t *member(struct jobj o, const char *key, int required, int *rc)
 {
 	*rc = 0;
-	if (!json_is_object(obj)) {
-		*rc = pl_jfail(c, where, "expected an object");
+	if (!json_is_object(o.obj)) {
+		*rc = pl_jfail(o.c, o.where, "expected an object");
 		return NULL;
 	}
-	json_t *v = json_object_get(obj, key);
+	json_t *v = json_object_get(o.obj, key);
 	if (!v && required)
-		*rc = pl_jfail(c, where, "missing member \"%s\"", key);
+		*rc = pl_jfail(o.c, o.where, "missing member \"%s\"", key);
 	return v;
 }
 
-int pl_jint(struct jctx *c, json_t *obj, const char *where, const char *key, int64_t *out,
-            int required, int64_t dflt)
+int pl_jint(struct jobj o, const char *key, int64_t *out, int required, int64_t dflt)
 {
 	int rc;
-	json_t *v = member(c, obj, where, key, required, &rc);
+	json_t *v = member(o, key, required, &rc);
 	if (rc)
 		return rc;
 	if (!v) {
@@ -79,30 +77,29 @@ int pl_jint(struct jctx *c, json_t *obj, const char *where, const char *key, int
 			return 0;
 		}
 	}
-	return pl_jfail(c, where, "member \"%s\" must be an integer", key);
+	return pl_jfail(o.c, o.where, "member \"%s\" must be an integer", key);
 }
 
-int pl_jint_in(struct jctx *c, json_t *obj, const char *where, const char *key, int64_t *out,
-               int required, int64_t dflt, int64_t lo, int64_t hi)
+int pl_jint_in(struct jobj o, const char *key, int64_t *out, struct jint rule)
 {
-	int rc = pl_jint(c, obj, where, key, out, required, dflt);
+	int64_t lo = rule.lo, hi = rule.hi;
+	int rc = pl_jint(o, key, out, rule.required, rule.dflt);
 	if (rc || (*out >= lo && *out <= hi))
 		return rc;
 	if (hi == PL_MAX_AMOUNT && lo == -PL_MAX_AMOUNT)
-		return pl_jfail(c, where, "member \"%s\" is %lld, outside -2^53..2^53", key,
+		return pl_jfail(o.c, o.where, "member \"%s\" is %lld, outside -2^53..2^53", key,
 		                (long long)*out);
 	if (hi == PL_MAX_AMOUNT)
-		return pl_jfail(c, where, "member \"%s\" is %lld, outside %lld..2^53", key,
+		return pl_jfail(o.c, o.where, "member \"%s\" is %lld, outside %lld..2^53", key,
 		                (long long)*out, (long long)lo);
-	return pl_jfail(c, where, "member \"%s\" is %lld, outside %lld..%lld", key, (long long)*out,
-	                (long long)lo, (long long)hi);
+	return pl_jfail(o.c, o.where, "member \"%s\" is %lld, outside %lld..%lld", key,
+	                (long long)*out, (long long)lo, (long long)hi);
 }
 
-int pl_jbool(struct jctx *c, json_t *obj, const char *where, const char *key, int *out,
-             int required, int dflt)
+int pl_jbool(struct jobj o, const char *key, int *out, int required, int dflt)
 {
 	int rc;
-	json_t *v = member(c, obj, where, key, required, &rc);
+	json_t *v = member(o, key, required, &rc);
 	if (rc)
 		return rc;
 	if (!v) {
@@ -110,16 +107,15 @@ int pl_jbool(struct jctx *c, json_t *obj, const char *where, const char *key, in
 		return 0;
 	}
 	if (!json_is_boolean(v))
-		return pl_jfail(c, where, "member \"%s\" must be true or false", key);
+		return pl_jfail(o.c, o.where, "member \"%s\" must be true or false", key);
 	*out = json_is_true(v);
 	return 0;
 }
 
-int pl_jstr(struct jctx *c, json_t *obj, const char *where, const char *key, const char **out,
-            int required, const char *dflt)
+int pl_jstr(struct jobj o, const char *key, const char **out, int required, const char *dflt)
 {
 	int rc;
-	json_t *v = member(c, obj, where, key, required, &rc);
+	json_t *v = member(o, key, required, &rc);
 	if (rc)
 		return rc;
 	if (!v) {
@@ -127,29 +123,27 @@ int pl_jstr(struct jctx *c, json_t *obj, const char *where, const char *key, con
 		return 0;
 	}
 	if (!json_is_string(v))
-		return pl_jfail(c, where, "member \"%s\" must be a string", key);
+		return pl_jfail(o.c, o.where, "member \"%s\" must be a string", key);
 	*out = json_string_value(v);
 	return 0;
 }
 
-int pl_jarr(struct jctx *c, json_t *obj, const char *where, const char *key, json_t **out,
-            int required)
+int pl_jarr(struct jobj o, const char *key, json_t **out, int required)
 {
 	int rc;
-	json_t *v = member(c, obj, where, key, required, &rc);
+	json_t *v = member(o, key, required, &rc);
 	if (rc)
 		return rc;
 	if (v && !json_is_array(v))
-		return pl_jfail(c, where, "member \"%s\" must be an array", key);
+		return pl_jfail(o.c, o.where, "member \"%s\" must be an array", key);
 	*out = v;
 	return 0;
 }
 
-int pl_jhash(struct jctx *c, json_t *obj, const char *where, const char *key, uint64_t *out,
-             int *present)
+int pl_jhash(struct jobj o, const char *key, uint64_t *out, int *present)
 {
 	const char *s;
-	int rc = pl_jstr(c, obj, where, key, &s, 0, NULL);
+	int rc = pl_jstr(o, key, &s, 0, NULL);
 	if (rc)
 		return rc;
 	*present = s != NULL;
@@ -157,10 +151,10 @@ int pl_jhash(struct jctx *c, json_t *obj, const char *where, const char *key, ui
 		return 0;
 	char *end;
 	if (strncmp(s, "0x", 2) != 0 || !s[2])
-		return pl_jfail(c, where, "member \"%s\" must be a hex string like 0x1234abcd",
+		return pl_jfail(o.c, o.where, "member \"%s\" must be a hex string like 0x1234abcd",
 		                key);
 	*out = strtoull(s + 2, &end, 16);
 	if (*end)
-		return pl_jfail(c, where, "member \"%s\": bad hex string \"%s\"", key, s);
+		return pl_jfail(o.c, o.where, "member \"%s\": bad hex string \"%s\"", key, s);
 	return 0;
 }

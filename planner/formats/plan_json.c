@@ -130,7 +130,7 @@ static int load_ids(struct plan_in *in, const char *name, int64_t since, int32_t
 	json_t *arr, *v;
 	int rc;
 	char where[96];
-	if ((rc = pl_jarr(c, in->root, "$", name, &arr, 0)) || !arr || !json_array_size(arr))
+	if ((rc = pl_jarr(pl_jo(c, in->root, "$"), name, &arr, 0)) || !arr || !json_array_size(arr))
 		return rc;
 	snprintf(where, sizeof(where), "$.%s", name);
 	if (in->ver < since)
@@ -205,28 +205,28 @@ static int load_header(struct plan_in *in)
 	json_t *root = in->root;
 	const char *fmt;
 	int rc, end, present;
-	if ((rc = pl_jstr(c, root, "$", "format", &fmt, 1, NULL)))
+	if ((rc = pl_jstr(pl_jo(c, root, "$"), "format", &fmt, 1, NULL)))
 		return rc;
 	if (strcmp(fmt, "remat-plan"))
 		return pl_jfail(c, "$.format", "\"%s\" is not a plan (expected \"remat-plan\")",
 		                fmt);
-	if ((rc = pl_jint(c, root, "$", "version", &in->ver, 1, 0)))
+	if ((rc = pl_jint(pl_jo(c, root, "$"), "version", &in->ver, 1, 0)))
 		return rc;
 	if (in->ver < 1 || in->ver > 3)
 		return pl_jfail(c, "$.version",
 		                "plan version %lld, this reader knows versions 1 to 3",
 		                (long long)in->ver);
-	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
+	if ((rc = pl_jbool(pl_jo(c, root, "$"), "end", &end, 0, 0)))
 		return rc;
 	if (!end)
 		return pl_jfail(c, "$", "no \"end\": true member (truncated plan?)");
 	if ((rc = check_sum(c, in->bytes, in->n)))
 		return rc;
-	if ((rc = pl_jhash(c, root, "$", "graph_hash", &in->hash, &present)))
+	if ((rc = pl_jhash(pl_jo(c, root, "$"), "graph_hash", &in->hash, &present)))
 		return rc;
 	if (!present)
 		return pl_jfail(c, "$", "missing member \"graph_hash\"");
-	if ((rc = pl_jint(c, root, "$", "nops", &in->nops, 1, 0)))
+	if ((rc = pl_jint(pl_jo(c, root, "$"), "nops", &in->nops, 1, 0)))
 		return rc;
 	if (in->nops <= 0 || in->nops > INT32_MAX / 2)
 		return pl_jfail(c, "$.nops", "bad op count %lld", (long long)in->nops);
@@ -278,9 +278,9 @@ static int load_op(struct plan_in *in, struct pl_plan_builder *b, size_t k, json
 	int64_t op;
 	json_t *before, *evict, *st;
 	int rc;
-	if ((rc = pl_jint(c, v, where, "op", &op, 1, 0)) ||
-	    (rc = pl_jarr(c, v, where, "before", &before, 0)) ||
-	    (rc = pl_jarr(c, v, where, "evict_after", &evict, 0)))
+	if ((rc = pl_jint(pl_jo(c, v, where), "op", &op, 1, 0)) ||
+	    (rc = pl_jarr(pl_jo(c, v, where), "before", &before, 0)) ||
+	    (rc = pl_jarr(pl_jo(c, v, where), "evict_after", &evict, 0)))
 		return rc;
 	if (op <= *last || op >= in->nops)
 		return pl_jfail(c, where, "op %lld out of order or out of range (0..%lld)",
@@ -315,14 +315,18 @@ static int load_rest(struct plan_in *in, struct pl_plan *p)
 	if ((rc = load_ids(in, "unmapped_at_boundary", 2, &p->boundary, &p->nboundary)) ||
 	    (rc = load_ids(in, "parked_on_host", 3, &p->parked, &p->nparked)))
 		return rc;
-	if ((rc = pl_jint_in(c, root, "$", "budget", &p->budget, 0, -1, -1, INT64_MAX)) ||
-	    (rc = pl_jint_in(c, root, "$", "baseline_peak", &p->baseline_peak, 0, -1, -1,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, root, "$", "peak", &p->peak, 0, -1, -1, PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, root, "$", "recompute_ns", &p->recompute_ns, 0, -1, -1,
-	                     INT64_MAX)) ||
-	    (rc = pl_jint_in(c, root, "$", "stall_ns", &p->stall_ns, 0, -1, -1, INT64_MAX)) ||
-	    (rc = pl_jint_in(c, root, "$", "host_bytes", &p->host_bytes, 0, -1, -1, INT64_MAX)))
+	if ((rc = pl_jint_in(pl_jo(c, root, "$"), "budget", &p->budget,
+	                     (struct jint){0, -1, -1, INT64_MAX})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "baseline_peak", &p->baseline_peak,
+	                     (struct jint){0, -1, -1, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "peak", &p->peak,
+	                     (struct jint){0, -1, -1, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "recompute_ns", &p->recompute_ns,
+	                     (struct jint){0, -1, -1, INT64_MAX})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "stall_ns", &p->stall_ns,
+	                     (struct jint){0, -1, -1, INT64_MAX})) ||
+	    (rc = pl_jint_in(pl_jo(c, root, "$"), "host_bytes", &p->host_bytes,
+	                     (struct jint){0, -1, -1, INT64_MAX})))
 		return rc;
 	return load_gbps(c, root, in->ver, p);
 }
@@ -333,8 +337,8 @@ static int load(struct plan_in *in, struct pl_plan **out)
 	const char *planner;
 	json_t *ops, *v;
 	int rc;
-	if ((rc = load_header(in)) || (rc = pl_jarr(c, in->root, "$", "ops", &ops, 1)) ||
-	    (rc = pl_jstr(c, in->root, "$", "planner", &planner, 0, "")))
+	if ((rc = load_header(in)) || (rc = pl_jarr(pl_jo(c, in->root, "$"), "ops", &ops, 1)) ||
+	    (rc = pl_jstr(pl_jo(c, in->root, "$"), "planner", &planner, 0, "")))
 		return rc;
 	struct pl_plan_builder *b = pl_builder_new((int32_t)in->nops);
 	if (!b)

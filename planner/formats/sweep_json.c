@@ -62,34 +62,34 @@ int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *err, size_t
 	int64_t ver, n = 0;
 	json_t *pts;
 	int present = 0, end = 0;
-	int rc = pl_jstr(&c, root, "$", "format", &fmt, 1, "");
+	int rc = pl_jstr(pl_jo(&c, root, "$"), "format", &fmt, 1, "");
 	if (!rc && strcmp(fmt, "remat-sweep"))
 		rc = pl_jfail(&c, "$.format", "\"%s\", expected \"remat-sweep\"", fmt);
-	if (!rc && !(rc = pl_jint(&c, root, "$", "version", &ver, 1, 0)) && ver != 1)
+	if (!rc && !(rc = pl_jint(pl_jo(&c, root, "$"), "version", &ver, 1, 0)) && ver != 1)
 		rc = pl_jfail(&c, "$.version", "sweep version %lld, this reader reads version 1",
 		              (long long)ver);
 	if (!rc)
-		rc = pl_jstr(&c, root, "$", "graph", &gname, 0, "");
+		rc = pl_jstr(pl_jo(&c, root, "$"), "graph", &gname, 0, "");
 	if (!rc)
 		snprintf(out->graph, sizeof(out->graph), "%s", gname);
 	if (!rc)
-		rc = pl_jhash(&c, root, "$", "graph_hash", &out->graph_hash, &present);
+		rc = pl_jhash(pl_jo(&c, root, "$"), "graph_hash", &out->graph_hash, &present);
 	if (!rc)
-		rc = pl_jint(&c, root, "$", "baseline_peak", &out->baseline_peak, 1, 0);
+		rc = pl_jint(pl_jo(&c, root, "$"), "baseline_peak", &out->baseline_peak, 1, 0);
 	if (!rc)
-		rc = pl_jint(&c, root, "$", "min_peak", &out->min_peak, 1, 0);
+		rc = pl_jint(pl_jo(&c, root, "$"), "min_peak", &out->min_peak, 1, 0);
 	if (!rc)
-		rc = pl_jint(&c, root, "$", "peak_bound", &out->peak_bound, 0, -1);
+		rc = pl_jint(pl_jo(&c, root, "$"), "peak_bound", &out->peak_bound, 0, -1);
 	if (!rc)
-		rc = pl_jint(&c, root, "$", "iteration_ns", &out->iteration_ns, 1, 0);
+		rc = pl_jint(pl_jo(&c, root, "$"), "iteration_ns", &out->iteration_ns, 1, 0);
 	if (!rc)
-		rc = pl_jbool(&c, root, "$", "end", &end, 1, 0);
+		rc = pl_jbool(pl_jo(&c, root, "$"), "end", &end, 1, 0);
 	if (!rc && !end)
 		rc = pl_jfail(&c, "$.end", "not true: the file is truncated");
 	if (!rc && out->baseline_peak <= 0)
 		rc = pl_jfail(&c, "$.baseline_peak", "must be positive");
 	if (!rc)
-		rc = pl_jarr(&c, root, "$", "points", &pts, 1);
+		rc = pl_jarr(pl_jo(&c, root, "$"), "points", &pts, 1);
 	if (!rc) {
 		n = (int64_t)json_array_size(pts);
 		out->points = calloc(n ? (size_t)n : 1, sizeof(*out->points));
@@ -106,15 +106,15 @@ int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *err, size_t
 		if (!json_is_object(v))
 			rc = pl_jfail(&c, where, "not an object");
 		if (!rc)
-			rc = pl_jint(&c, v, where, "budget", &pt->budget, 1, 0);
+			rc = pl_jint(pl_jo(&c, v, where), "budget", &pt->budget, 1, 0);
 		if (!rc)
-			rc = pl_jint(&c, v, where, "peak", &pt->peak, 1, 0);
+			rc = pl_jint(pl_jo(&c, v, where), "peak", &pt->peak, 1, 0);
 		if (!rc)
-			rc = pl_jint(&c, v, where, "recompute_ns", &pt->recompute_ns, 1, 0);
+			rc = pl_jint(pl_jo(&c, v, where), "recompute_ns", &pt->recompute_ns, 1, 0);
 		if (!rc)
-			rc = pl_jint(&c, v, where, "bound_ns", &pt->bound_ns, 0, -1);
+			rc = pl_jint(pl_jo(&c, v, where), "bound_ns", &pt->bound_ns, 0, -1);
 		if (!rc)
-			rc = pl_jstr(&c, v, where, "planner", &pn, 0, "");
+			rc = pl_jstr(pl_jo(&c, v, where), "planner", &pn, 0, "");
 		if (!rc) {
 			snprintf(pt->planner, sizeof(pt->planner), "%s", pn);
 			pt->gap = json_is_number(gap) ? json_number_value(gap) : -1;

@@ -18,10 +18,10 @@ static int check_params(struct jctx *c, json_t *root, const char *dir)
 	int64_t size;
 	uint64_t want;
 	int present;
-	int rc =
-	    pl_jint_in(c, pb, "$.files[\"params.bin\"]", "size", &size, 1, 0, 0, PL_MAX_AMOUNT);
+	int rc = pl_jint_in(pl_jo(c, pb, "$.files[\"params.bin\"]"), "size", &size,
+	                    (struct jint){1, 0, 0, PL_MAX_AMOUNT});
 	if (!rc)
-		rc = pl_jhash(c, pb, "$.files[\"params.bin\"]", "fnv1a64", &want, &present);
+		rc = pl_jhash(pl_jo(c, pb, "$.files[\"params.bin\"]"), "fnv1a64", &want, &present);
 	if (rc)
 		return rc;
 	if (!present)
@@ -82,27 +82,27 @@ static int trace_info(struct jctx *c, json_t *root, struct pl_graph *g)
 	const char *device = "", *note = "";
 	int64_t period, seen;
 	int avail = 1, rc;
-	if ((rc = pl_jstr(c, proc, "$.process", "device", &device, 0, "")) ||
-	    (rc = pl_jint_in(c, proc, "$.process", "device_memory", &t->device_memory, 0, 0, 0,
-	                     PL_MAX_AMOUNT)) ||
-	    (it && (rc = pl_jint_in(c, it, "$.iteration", "period", &period, 0, g->nops, 0,
-	                            INT32_MAX))) ||
-	    (it && (rc = pl_jint_in(c, it, "$.iteration", "iterations_seen", &seen, 0, 0, 0,
-	                            INT32_MAX))) ||
-	    (it && (rc = pl_jint_in(c, it, "$.iteration", "duration_ns", &t->duration_ns, 0, -1, -1,
-	                            PL_MAX_AMOUNT))) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "peak_bytes", &t->peak_bytes, 0, -1, -1,
-	                     PL_MAX_AMOUNT)) ||
-	    (cu && (rc = pl_jbool(c, cu, "$.cupti", "available", &avail, 0, 1))) ||
-	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "kernels", &t->cupti_kernels, 0, -1, -1,
-	                            PL_MAX_AMOUNT))) ||
-	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "launches", &t->cupti_launches, 0, -1, -1,
-	                            PL_MAX_AMOUNT))) ||
+	if ((rc = pl_jstr(pl_jo(c, proc, "$.process"), "device", &device, 0, "")) ||
+	    (rc = pl_jint_in(pl_jo(c, proc, "$.process"), "device_memory", &t->device_memory,
+	                     (struct jint){0, 0, 0, PL_MAX_AMOUNT})) ||
+	    (it && (rc = pl_jint_in(pl_jo(c, it, "$.iteration"), "period", &period,
+	                            (struct jint){0, g->nops, 0, INT32_MAX}))) ||
+	    (it && (rc = pl_jint_in(pl_jo(c, it, "$.iteration"), "iterations_seen", &seen,
+	                            (struct jint){0, 0, 0, INT32_MAX}))) ||
+	    (it && (rc = pl_jint_in(pl_jo(c, it, "$.iteration"), "duration_ns", &t->duration_ns,
+	                            (struct jint){0, -1, -1, PL_MAX_AMOUNT}))) ||
+	    (rc = pl_jint_in(pl_jo(c, mem, "$.memory"), "peak_bytes", &t->peak_bytes,
+	                     (struct jint){0, -1, -1, PL_MAX_AMOUNT})) ||
+	    (cu && (rc = pl_jbool(pl_jo(c, cu, "$.cupti"), "available", &avail, 0, 1))) ||
+	    (cu && (rc = pl_jint_in(pl_jo(c, cu, "$.cupti"), "kernels", &t->cupti_kernels,
+	                            (struct jint){0, -1, -1, PL_MAX_AMOUNT}))) ||
+	    (cu && (rc = pl_jint_in(pl_jo(c, cu, "$.cupti"), "launches", &t->cupti_launches,
+	                            (struct jint){0, -1, -1, PL_MAX_AMOUNT}))) ||
 	    /* Negative where CUPTI delivered fewer kernel records than launches
 	     * were intercepted (records lost, or not matched to their op). */
-	    (cu && (rc = pl_jint_in(c, cu, "$.cupti", "mismatch", &t->cupti_mismatch, 0, 0,
-	                            -PL_MAX_AMOUNT, PL_MAX_AMOUNT))) ||
-	    (cu && (rc = pl_jstr(c, cu, "$.cupti", "note", &note, 0, ""))))
+	    (cu && (rc = pl_jint_in(pl_jo(c, cu, "$.cupti"), "mismatch", &t->cupti_mismatch,
+	                            (struct jint){0, 0, -PL_MAX_AMOUNT, PL_MAX_AMOUNT}))) ||
+	    (cu && (rc = pl_jstr(pl_jo(c, cu, "$.cupti"), "note", &note, 0, ""))))
 		return rc;
 	t->is_trace = 1;
 	t->device = pl_graph_strdup(g, device);
@@ -123,22 +123,22 @@ static int load_header(struct jctx *c, json_t *root, const char *dir, struct pl_
 	const char *fmt;
 	int64_t ver;
 	int rc, present, end;
-	if ((rc = pl_jstr(c, root, "$", "format", &fmt, 1, NULL)))
+	if ((rc = pl_jstr(pl_jo(c, root, "$"), "format", &fmt, 1, NULL)))
 		return rc;
 	if (strcmp(fmt, "remat-trace"))
 		return pl_jfail(c, "$.format", "\"%s\" is not a trace (expected \"remat-trace\")",
 		                fmt);
-	if ((rc = pl_jint(c, root, "$", "version", &ver, 1, 0)))
+	if ((rc = pl_jint(pl_jo(c, root, "$"), "version", &ver, 1, 0)))
 		return rc;
 	if (ver != 1)
 		return pl_jfail(c, "$.version",
 		                "trace version %lld, this planner reads version 1 only",
 		                (long long)ver);
-	if ((rc = pl_jbool(c, root, "$", "end", &end, 0, 0)))
+	if ((rc = pl_jbool(pl_jo(c, root, "$"), "end", &end, 0, 0)))
 		return rc;
 	if (!end)
 		return pl_jfail(c, "$", "no \"end\": true member (truncated trace?)");
-	if ((rc = pl_jhash(c, root, "$", "graph_hash", &g->hash, &present)))
+	if ((rc = pl_jhash(pl_jo(c, root, "$"), "graph_hash", &g->hash, &present)))
 		return rc;
 	if (!present)
 		return pl_jfail(c, "$", "missing member \"graph_hash\"");
@@ -158,13 +158,14 @@ static int load_process(struct jctx *c, json_t *root, struct pl_graph *g, struct
 	int rc;
 	/* Granularity 0: no managed allocation happened, so nothing was
 	 * rounded to chunks (docs/trace-format.md); as 1 for the planner. */
-	if ((rc = pl_jint_in(c, proc, "$.process", "granularity", &g->granularity, 1, 0, 0,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "persistent_bytes", &m->persistent, 1, 0, 0,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "small_pool_bytes", &m->small_pool, 1, 0, 0,
-	                     PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, mem, "$.memory", "edge_bytes", &m->edge, 0, 0, 0, PL_MAX_AMOUNT)))
+	if ((rc = pl_jint_in(pl_jo(c, proc, "$.process"), "granularity", &g->granularity,
+	                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, mem, "$.memory"), "persistent_bytes", &m->persistent,
+	                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, mem, "$.memory"), "small_pool_bytes", &m->small_pool,
+	                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, mem, "$.memory"), "edge_bytes", &m->edge,
+	                     (struct jint){0, 0, 0, PL_MAX_AMOUNT})))
 		return rc;
 	if (g->granularity == 0)
 		g->granularity = 1;
@@ -172,7 +173,7 @@ static int load_process(struct jctx *c, json_t *root, struct pl_graph *g, struct
 	if ((rc = pl_jdevice_copy(c, g, root)))
 		return rc;
 	const char *cmd;
-	if ((rc = pl_jstr(c, proc, "$.process", "cmdline", &cmd, 0, "trace")))
+	if ((rc = pl_jstr(pl_jo(c, proc, "$.process"), "cmdline", &cmd, 0, "trace")))
 		return rc;
 	g->name = strdup(cmd);
 	return 0;
@@ -186,15 +187,17 @@ static int load_buffer(struct jctx *c, struct pl_graph *g, size_t k, json_t *v, 
 	struct pl_buffer *b = &g->bufs[k];
 	int64_t id, a, f;
 	int small, pers, rc;
-	if ((rc = pl_jint(c, v, where, "id", &id, 1, 0)) ||
-	    (rc = pl_jint_in(c, v, where, "size", &b->size, 1, 0, 0, PL_MAX_AMOUNT)) ||
-	    (rc = pl_jint_in(c, v, where, "rounded", &b->rounded, 1, 0, 0, PL_MAX_AMOUNT)) ||
-	    (rc = pl_jbool(c, v, where, "small", &small, 1, 0)) ||
-	    (rc = pl_jint(c, v, where, "alloc_at", &a, 1, 0)) ||
-	    (rc = pl_jint(c, v, where, "free_at", &f, 1, 0)) ||
-	    (rc = pl_jbool(c, v, where, "persistent", &pers, 1, 0)))
+	if ((rc = pl_jint(pl_jo(c, v, where), "id", &id, 1, 0)) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), "size", &b->size,
+	                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jint_in(pl_jo(c, v, where), "rounded", &b->rounded,
+	                     (struct jint){1, 0, 0, PL_MAX_AMOUNT})) ||
+	    (rc = pl_jbool(pl_jo(c, v, where), "small", &small, 1, 0)) ||
+	    (rc = pl_jint(pl_jo(c, v, where), "alloc_at", &a, 1, 0)) ||
+	    (rc = pl_jint(pl_jo(c, v, where), "free_at", &f, 1, 0)) ||
+	    (rc = pl_jbool(pl_jo(c, v, where), "persistent", &pers, 1, 0)))
 		return rc;
-	if ((rc = pl_jbuffer_set(c, g, v, where, k, id, a, f, small, pers)))
+	if ((rc = pl_jbuffer_set(pl_jo(c, v, where), g, k, &(struct jbuf){id, a, f, small, pers})))
 		return rc;
 	json_t *site = json_object_get(v, "site");
 	const char *s0 = json_string_value(json_array_get(site, 0));
@@ -214,8 +217,8 @@ static int load(struct jctx *c, json_t *root, const char *dir, struct pl_graph *
 	json_t *bufs, *ops, *v;
 	int rc;
 	if ((rc = load_header(c, root, dir, g)) || (rc = load_process(c, root, g, &m)) ||
-	    (rc = pl_jarr(c, root, "$", "buffers", &bufs, 1)) ||
-	    (rc = pl_jarr(c, root, "$", "ops", &ops, 1)) ||
+	    (rc = pl_jarr(pl_jo(c, root, "$"), "buffers", &bufs, 1)) ||
+	    (rc = pl_jarr(pl_jo(c, root, "$"), "ops", &ops, 1)) ||
 	    (rc = pl_jreserve(c, g, bufs, ops, "trace")))
 		return rc;
 	size_t k;

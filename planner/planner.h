@@ -199,7 +199,7 @@ int pl_parse_budget(const char *s, int64_t baseline_peak, int64_t *out, char *er
 /* ---- planners ---- */
 
 /* ilp: every other planner, then the ILP from the best of them;
- * chain: the program over the chain of stages (structure.c). */
+ * chain: the program over the chain of stages (planners/structure.c). */
 enum pl_planner {
 	PL_PLANNER_NONE,
 	PL_PLANNER_GREEDY,
@@ -247,7 +247,7 @@ struct pl_result {
 	int32_t evicted_buffers, replays;
 	double solve_s;
 	/* The best proven lower bound of the recompute cost of any plan within
-	 * the budget, whichever planner makes it (bound.c), and the gap of the
+	 * the budget, whichever planner makes it (search/bound.c), and the gap of the
 	 * plan to it: (recompute - bound) / recompute, 0 when both are 0. */
 	int64_t bound_ns;
 	double gap;
@@ -268,12 +268,12 @@ double pl_now(void);
 int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
                  struct pl_plan **out, struct pl_result *res);
 const char *pl_planner_name(enum pl_planner p);
-/* progress.c: with o->progress, "remat-plan: progress: <s> s: <fmt...>" on stderr. */
+/* search/progress.c: with o->progress, "remat-plan: progress: <s> s: <fmt...>" on stderr. */
 void pl_progress(const struct pl_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int pl_planner_parse(const char *s, enum pl_planner *out);
 
-/* ---- the budget curve (sweep.c) ---- */
+/* ---- the budget curve (search/sweep.c) ---- */
 
 struct pl_sweep_point {
 	int64_t budget, peak, recompute_ns, bound_ns;

@@ -7,7 +7,7 @@
  * what to try), 1 internal error.
  *
  * --sweep: the recompute cost at budgets from the baseline down to the
- * smallest reachable one, as JSON (sweep.c), instead of one plan.
+ * smallest reachable one, as JSON (search/sweep.c), instead of one plan.
  */
 #include "planner.h"
 

@@ -419,7 +419,7 @@ int pl_cands_build(const struct pl_graph *g, const struct pl_options *o, struct 
 	if (pl_recipe_init(&rc, g) || pl_cindex_build(g, &ix))
 		goto out;
 	/* A candidate that alone costs more than a quarter of the iteration
-	 * is never part of a plan cheaper than that; the walk (sim.c), which
+	 * is never part of a plan cheaper than that; the walk (planners/sim.c), which
 	 * has no candidates, covers budgets that need such rebuilds.  Without
 	 * this, the accumulation chain of a weight gradient makes every
 	 * gradient's rebuild replay the backward pass up to it: O(ops^2). */

@@ -14,7 +14,7 @@
  *
  * A buffer alive at c that a replay reads is resident there (its gap
  * over c must stay: a forbidden gap), or, on an actual state (`mapped`,
- * the walk in sim.c), it is not mapped and is rebuilt on the way like an
+ * the walk in planners/sim.c), it is not mapped and is rebuilt on the way like an
  * intermediate, then released or kept.  Content the program overwrites
  * before reading it again is dead: a rebuild writes over it without
  * saving it, so a replay that reads it rebuilds it first (on an actual

@@ -1,5 +1,5 @@
 /*
- * sweep_json.c — the file of remat-plan --sweep (sweep.c), read by
+ * sweep_json.c — the file of remat-plan --sweep (search/sweep.c), read by
  * remat-report --sweep:
  *   {"format": "remat-sweep", "version": 1, "graph": "...", "graph_hash": "0x...",
  *    "baseline_peak": B, "min_peak": M, "peak_bound": L, "iteration_ns": T,

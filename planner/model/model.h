@@ -55,7 +55,7 @@ static inline int64_t pl_round_up(int64_t v, int64_t g)
 
 /* Any buffer with physical bytes of its own: the versions of a
  * persistent one written inside the iteration are evicted like
- * activations; what lives across the boundary stays (see candidates.c). */
+ * activations; what lives across the boundary stays (see cands/candidates.c). */
 static inline int pl_buf_evictable(const struct pl_buffer *b)
 {
 	/* (a region with no whole chunk frees the chunks it shares) */
@@ -126,9 +126,9 @@ int64_t pl_map_need(const struct pl_graph *g, const int32_t *count, int32_t b);
  * an equal share of each group it is in whose buffers can all be out
  * (none lives across the boundary).  Exact when all of a group's buffers
  * are out together, optimistic when not: plans are judged by the
- * evaluator, and plan_make.c plans again for less where the shares were
+ * evaluator, and search/plan_make.c plans again for less where the shares were
  * too much.  (The ILP takes the shares back out and counts the groups
- * exactly: ilp_shared.c.) */
+ * exactly: planners/ilp_shared.c.) */
 int64_t pl_model_bytes(const struct pl_graph *g, int32_t b);
 /* The walk's measure of evicting b now: its own bytes and, of each group
  * all of whose buffers can be out, the bytes over how many still hold it

@@ -396,7 +396,7 @@ static int choice_rows(struct model *md)
 	return 0;
 }
 
-/* Copies on one engine run one after another (offload.c): at each
+/* Copies on one engine run one after another (cands/offload.c): at each
  * position where an offload's window starts, the shares of the windows
  * covering it add up to at most 1. */
 static int engine_rows(struct model *md)

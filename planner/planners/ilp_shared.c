@@ -1,5 +1,5 @@
 /*
- * ilp_shared.c — chunks that regions share (shared.c), exactly, in the
+ * ilp_shared.c — chunks that regions share (model/shared.c), exactly, in the
  * MILP.
  *
  * The candidates count evicting a buffer as saving its own bytes and an
@@ -51,8 +51,8 @@ static int cmp_evict(const void *a, const void *b)
 	                        : (x->cand > y->cand) - (x->cand < y->cand);
 }
 
-/* Where candidate j keeps gap q's buffer out (as candidates.c and
- * segments.c make their ranges): from after its last use to before the
+/* Where candidate j keeps gap q's buffer out (as cands/candidates.c and
+ * cands/segments.c make their ranges): from after its last use to before the
  * rebuild, or over the boundary. */
 static int evictions(const struct pl_graph *g, const struct pl_cands *cs, struct ilp_shared *sh,
                      int32_t j, int32_t q)

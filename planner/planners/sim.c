@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* Mapping and unmapping b: its bytes, and those of the shared chunks it
- * is the first to need or the last to leave (shared.c). */
+ * is the first to need or the last to leave (model/shared.c). */
 static void map(struct walk *w, int32_t b)
 {
 	w->mapped[b] = 1;

@@ -4,7 +4,7 @@
  * any plan within a budget.  The gap every planner reports is to this
  * bound, so it means the same whichever planner produced the plan.
  *
- * Why it holds, by what the evaluator (evaluate.c) lets a plan do.  While
+ * Why it holds, by what the evaluator (model/evaluate.c) lets a plan do.  While
  * op p runs, memory holds the constant bytes and every mapped buffer (and
  * any stash); evictions come after an op, steps (replays, maps, saves,
  * restores, stashes, releases) before it.  A buffer alive at p whose
@@ -28,7 +28,7 @@
  * Offload frees any buffer not referenced at no recompute cost: the cost
  * bound is then 0 and only the peak is bounded (what op p references and
  * what is small or excluded stays; persistent buffers go to the host like
- * any other).  That covers parking (park.c): a buffer no op references is
+ * any other).  That covers parking (model/park.c): a buffer no op references is
  * kept at no position, and the shared chunks a parked region leaves are
  * not counted here at all (only buffers' own chunks are).
  *

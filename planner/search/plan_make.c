@@ -121,7 +121,7 @@ static int keep_better(struct outcome *best, struct outcome *o)
 struct pl_ctx {
 	const struct pl_graph *g; /* what the planners plan on: park.view when parking */
 	const struct pl_graph *real;
-	struct pl_park park; /* with offload: what plans keep on the host (park.c) */
+	struct pl_park park; /* with offload: what plans keep on the host (model/park.c) */
 	struct pl_options o;
 	struct level {
 		int built;
@@ -179,7 +179,7 @@ static int level_get(struct pl_ctx *c, int strict, struct level **out)
 	return PL_OK;
 }
 
-/* DTR run offline (sim.c) for budget `walk`, judged by the budget: a plan
+/* DTR run offline (planners/sim.c) for budget `walk`, judged by the budget: a plan
  * without a selection. */
 static int simulate_at(const struct pl_ctx *c, int64_t walk, struct outcome *o)
 {
@@ -571,11 +571,11 @@ void pl_ctx_set_deadline(struct pl_ctx *c, double t)
 	c->deadline = t;
 }
 
-/* Chunks regions share (shared.c) are freed once all their buffers are
+/* Chunks regions share (model/shared.c) are freed once all their buffers are
  * out, which a selection's sum of savings cannot say: the candidates'
  * model counts each buffer's share of them (pl_model_bytes), which is
  * too much where a selection evicts one buffer of a group and not the
- * other (the ILP's own model is exact: ilp_shared.c, but its candidates
+ * other (the ILP's own model is exact: planners/ilp_shared.c, but its candidates
  * may not reach the budget).  What a planner makes is judged by the
  * evaluator's true curve;
  * when no selection met the budget, the selection planners plan again
@@ -676,7 +676,7 @@ static int ctx_plan(struct pl_ctx *c, struct outcome *best)
 	return strict < 2 ? shifted_passes(c, strict, best) : PL_OK;
 }
 
-/* A plan made on the view without the parked buffers (park.c) lists them
+/* A plan made on the view without the parked buffers (model/park.c) lists them
  * and is judged again on the graph itself: the same curve, their bytes
  * on the host.  0, or -1 (out of memory, or the evaluator disagrees:
  * err says so). */

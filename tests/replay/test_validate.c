@@ -1,6 +1,6 @@
 /*
  * test_validate.c — the runtime's plan check (replay/validate.c) against
- * the planner's evaluator (planner/evaluate.c): two implementations of the
+ * the planner's evaluator (planner/model/evaluate.c): two implementations of the
  * same rules, fed the same plans — the planner's own and single random
  * edits of them, mostly invalid — on random training-like graphs.  They
  * must agree on every verdict and, for a valid plan, on its peak.  Also the

@@ -1,7 +1,8 @@
 /*
  * graph.c — libFuzzer harness for the graph file reader
- * (planner/graph_json.c, docs/graph-format.md).  A node-link file given
- * here goes on to the node-link reader, whose own harness is nodelink.c.
+ * (planner/formats/graph_json.c, docs/graph-format.md).  A node-link
+ * file given here goes on to the node-link reader, whose own harness is
+ * nodelink.c.
  */
 #include "../planner/planner.h"
 #include "fuzz.h"

@@ -1,13 +1,13 @@
 /*
  * nodelink.c — libFuzzer harness for the networkx node-link reader
- * (planner/checkmate_load.c: Checkmate training graphs and random layered
- * DAGs, docs/graph-format.md), entered as pl_graph_load_json enters it:
- * a JSON object with "nodes" and "links" and no "format".
+ * (planner/formats/checkmate_load.c: Checkmate training graphs and
+ * random layered DAGs, docs/graph-format.md), entered as
+ * pl_graph_load_json enters it: a JSON object with "nodes" and "links"
+ * and no "format".
  */
 #include <jansson.h>
 
-#include "../planner/internal.h"
-#include "../planner/json_util.h"
+#include "../planner/formats/formats.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /*
  * plan.c — libFuzzer harness for both plan readers (docs/plan-format.md):
- * remat-plan's (planner/plan_json.c, which remat-report also uses) and
- * the runtime's (acquire/plan_read.c, jansson through dlopen).
+ * remat-plan's (planner/formats/plan_json.c, which remat-report also
+ * uses) and the runtime's (acquire/plan_read.c, jansson through dlopen).
  *
  * The graph the plans are read against is the fixture the seed plans were
  * made for (FUZZ_PLAN_TRACE, a trace directory).  remat-plan's reader goes

@@ -1,7 +1,8 @@
 /*
- * trace.c — libFuzzer harness for the trace reader (planner/trace_load.c,
- * docs/trace-format.md): the input is trace.json, beside an empty
- * params.bin (the seeds say so: size 0, the FNV-1a of nothing).
+ * trace.c — libFuzzer harness for the trace reader
+ * (planner/formats/trace_load.c, docs/trace-format.md): the input is
+ * trace.json, beside an empty params.bin (the seeds say so: size 0, the
+ * FNV-1a of nothing).
  */
 #include "../planner/planner.h"
 #include "fuzz.h"

@@ -2,8 +2,8 @@
  * checksum.c — the checksum a plan file carries (docs/plan-format.md,
  * "Checksum"): FNV-1a 64 over the file's bytes up to its last member but
  * one, "checksum", which only "end": true follows.  remat-plan's writer
- * and both readers (planner/plan_json.c, acquire/plan_read.c) use these
- * functions, so the three cannot disagree on which bytes count.
+ * and both readers (planner/formats/plan_json.c, acquire/plan_read.c)
+ * use these functions, so the three cannot disagree on which bytes count.
  *
  * Works on the raw bytes, never on parsed JSON: whatever a later format
  * version adds is covered without a change here.

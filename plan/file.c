@@ -1,6 +1,7 @@
 /*
- * file.c — a plan file read whole: its checksum covers its bytes, so both
- * readers (planner/plan_json.c, acquire/plan_read.c) parse from memory.
+ * file.c — a plan file read whole: its checksum covers its bytes, so
+ * both readers (planner/formats/plan_json.c, acquire/plan_read.c) parse
+ * from memory.
  */
 #include <errno.h>
 #include <stdint.h>

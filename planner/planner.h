@@ -4,7 +4,8 @@
  * planners.  Link $(BUILD)/libplanner.a with -ljansson -lglpk -lm.
  *
  * Every function that can fail returns a PL_* status and writes one
- * human-readable message (naming the file and location) into err.
+ * human-readable message (naming the file and location) into err (for
+ * pl_plan_make, into its result's error).
  */
 #ifndef LIBREMAT_PLANNER_H
 #define LIBREMAT_PLANNER_H
@@ -198,7 +199,7 @@ int pl_parse_budget(const char *s, int64_t baseline_peak, int64_t *out, char *er
 /* ---- planners ---- */
 
 /* ilp: every other planner, then the ILP from the best of them;
- * chain: the program over the chain of stages (structure.c). */
+ * chain: the program over the chain of stages (planners/structure.c). */
 enum pl_planner {
 	PL_PLANNER_NONE,
 	PL_PLANNER_GREEDY,
@@ -234,6 +235,8 @@ struct pl_options {
 	/* with offload_gbps: nothing is recomputed (remat-plan --offload-only,
 	 * for comparisons) */
 	int offload_only;
+	/* pl_sweep_run: how many budgets (at least 2; remat-plan --sweep N) */
+	int32_t sweep_points;
 };
 
 struct pl_result {
@@ -244,7 +247,7 @@ struct pl_result {
 	int32_t evicted_buffers, replays;
 	double solve_s;
 	/* The best proven lower bound of the recompute cost of any plan within
-	 * the budget, whichever planner makes it (bound.c), and the gap of the
+	 * the budget, whichever planner makes it (search/bound.c), and the gap of the
 	 * plan to it: (recompute - bound) / recompute, 0 when both are 0. */
 	int64_t bound_ns;
 	double gap;
@@ -253,22 +256,24 @@ struct pl_result {
 	                     * makes a plan when asked for it again) */
 	int64_t peak_bound; /* no plan of any planner has a lower peak */
 	int32_t candidates;
+	char error[1024]; /* pl_plan_make's message when it fails */
 };
 
 void pl_options_default(struct pl_options *o);
 /* Monotonic seconds, the clock of pl_options.started. */
 double pl_now(void);
 /* Plans for budget bytes.  On PL_EBUDGET res->min_peak says what is reachable.
- * The returned plan has passed pl_evaluate with peak <= budget. */
+ * The returned plan has passed pl_evaluate with peak <= budget.  The
+ * message of a failure is in res->error. */
 int pl_plan_make(const struct pl_graph *g, int64_t budget, const struct pl_options *o,
-                 struct pl_plan **out, struct pl_result *res, char *err, size_t errlen);
+                 struct pl_plan **out, struct pl_result *res);
 const char *pl_planner_name(enum pl_planner p);
-/* progress.c: with o->progress, "remat-plan: progress: <s> s: <fmt...>" on stderr. */
+/* search/progress.c: with o->progress, "remat-plan: progress: <s> s: <fmt...>" on stderr. */
 void pl_progress(const struct pl_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int pl_planner_parse(const char *s, enum pl_planner *out);
 
-/* ---- the budget curve (sweep.c) ---- */
+/* ---- the budget curve (search/sweep.c) ---- */
 
 struct pl_sweep_point {
 	int64_t budget, peak, recompute_ns, bound_ns;
@@ -281,21 +286,24 @@ struct pl_sweep {
 	int32_t npoints; /* by budget, descending; recompute never rises as it falls */
 	struct pl_sweep_point *points;
 	double solve_s;
+	/* what pl_sweep_load_json read of the graph: its name and hash */
+	char graph[256];
+	uint64_t graph_hash;
 };
 
 /* Plans at budgets from the baseline down to the smallest this planner
- * meets (npoints of them, evenly spaced, that one last), sharing the
+ * meets (o->sweep_points of them, evenly spaced, that one last), sharing the
  * candidates and the chain between them, within o->time_limit_s in all.
  * A plan for a budget also meets every larger one, so each point keeps
  * the cheapest plan found at or below its budget: the curve is
  * monotone. */
-int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, int32_t npoints,
-                 struct pl_sweep *out, char *err, size_t errlen);
+int pl_sweep_run(const struct pl_graph *g, const struct pl_options *o, struct pl_sweep *out,
+                 char *err, size_t errlen);
 int pl_sweep_save_json(const struct pl_graph *g, const struct pl_sweep *sw, const char *path,
                        char *err, size_t errlen);
-/* Reads what pl_sweep_save_json wrote (graph name and hash into name/hash). */
-int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *name, size_t namelen,
-                       uint64_t *hash, char *err, size_t errlen);
+/* Reads what pl_sweep_save_json wrote (graph name and hash into
+ * out->graph, out->graph_hash). */
+int pl_sweep_load_json(const char *path, struct pl_sweep *out, char *err, size_t errlen);
 void pl_sweep_free(struct pl_sweep *sw);
 
 #endif

@@ -2,7 +2,7 @@
 #ifndef LIBREMAT_BENCH_PLANNER_GEN_H
 #define LIBREMAT_BENCH_PLANNER_GEN_H
 
-#include "internal.h"
+#include "../../planner/search/search.h"
 
 enum gen_family { GEN_UNIFORM_CHAIN, GEN_HETERO_CHAIN, GEN_RESNET, GEN_TRANSFORMER };
 

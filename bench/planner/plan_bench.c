@@ -55,10 +55,9 @@ static struct run plan(const struct pl_graph *g, int64_t budget, enum pl_planner
 	o.no_min_peak = 1;
 	struct pl_plan *pl = NULL;
 	struct pl_result res;
-	char err[512];
 	struct run r = {0};
 	double t0 = pl_now();
-	r.rc = pl_plan_make(g, budget, &o, &pl, &res, err, sizeof(err));
+	r.rc = pl_plan_make(g, budget, &o, &pl, &res);
 	r.solve = pl_now() - t0;
 	r.pct = 100.0 * (double)res.recompute_ns / (double)(g->iteration_ns ? g->iteration_ns : 1);
 	r.gap = r.rc == 0 ? res.gap : -1;
@@ -125,8 +124,7 @@ static int64_t smallest(const struct pl_graph *g, enum pl_planner p, double tl)
 	o.time_limit_s = tl;
 	struct pl_plan *pl = NULL;
 	struct pl_result res;
-	char err[1024];
-	if (pl_plan_make(g, 1, &o, &pl, &res, err, sizeof(err)) == PL_EBUDGET)
+	if (pl_plan_make(g, 1, &o, &pl, &res) == PL_EBUDGET)
 		return res.min_peak;
 	pl_plan_free(pl);
 	return 1;

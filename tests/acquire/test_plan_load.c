@@ -36,7 +36,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A plan of the given format version as planner/plan_json.c writes it,
+/* A plan of the given format version as planner/formats/plan_json.c writes it,
  * with members replaceable, its checksum matching. */
 static const char *plan_text_v(int version, const char *hash, const char *nops, const char *budget,
                                const char *ops, const char *extra)

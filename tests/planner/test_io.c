@@ -155,12 +155,12 @@ static void trace_loads(void **state)
 
 	struct pl_plan *p;
 	struct pl_result res;
-	assert_int_equal(pl_plan_make(g, 11 * MiB, &o, &p, &res, err, sizeof(err)), 0);
+	assert_int_equal(pl_plan_make(g, 11 * MiB, &o, &p, &res), 0);
 	assert_int_equal(res.peak, 11 * MiB);
 	assert_int_equal(res.recompute_ns, 0); /* dropping the idle workspace is free */
 	assert_true(p->graph_hash == g->hash);
 	pl_plan_free(p);
-	expect_error(pl_plan_make(g, 10 * MiB, &o, &p, &res, err, sizeof(err)), PL_EBUDGET, err,
+	expect_error(pl_plan_make(g, 10 * MiB, &o, &p, &res), PL_EBUDGET, res.error,
 	             "the smallest budget it meets is 11534336 bytes");
 	assert_int_equal(res.min_peak, 11 * MiB);
 	pl_graph_free(g);

@@ -64,10 +64,10 @@ static struct pl_plan *plan_checked(const struct pl_graph *g, int64_t budget, en
 	o.time_limit_s = 5;
 	struct pl_plan *plan = NULL;
 	struct pl_result res;
-	char err[512];
-	int rc = pl_plan_make(g, budget, &o, &plan, &res, err, sizeof(err));
+	int rc = pl_plan_make(g, budget, &o, &plan, &res);
 	if (rc)
-		fail_msg("planner %s, budget %lld: %s", pl_planner_name(p), (long long)budget, err);
+		fail_msg("planner %s, budget %lld: %s", pl_planner_name(p), (long long)budget,
+		         res.error);
 	assert_int_equal(pl_evaluate(g, plan, e), 0);
 	if (!e->valid)
 		fail_msg("%s", e->error);
@@ -287,7 +287,7 @@ static void dead_across_boundary_released(void **state)
 	struct pl_plan *p = NULL;
 	struct pl_result res;
 	char err[512];
-	assert_int_equal(pl_plan_make(g, 1100, &o, &p, &res, err, sizeof(err)), PL_EBUDGET);
+	assert_int_equal(pl_plan_make(g, 1100, &o, &p, &res), PL_EBUDGET);
 	pl_graph_free(g);
 
 	/* Said of a buffer it cannot be true of: one clear message each. */
@@ -739,15 +739,15 @@ static void untouched_buffer_parked(void **state)
 	struct pl_result res;
 	char err[512];
 	/* without offload: not reachable, nothing parked */
-	assert_int_equal(pl_plan_make(g, 1000, &o, &plan, &res, err, sizeof(err)), PL_EBUDGET);
+	assert_int_equal(pl_plan_make(g, 1000, &o, &plan, &res), PL_EBUDGET);
 	assert_null(plan);
-	assert_int_equal(pl_plan_make(g, 1950, &o, &plan, &res, err, sizeof(err)), PL_OK);
+	assert_int_equal(pl_plan_make(g, 1950, &o, &plan, &res), PL_OK);
 	assert_int_equal(plan->nparked, 0);
 	pl_plan_free(plan);
 	/* with it: parked, out of the curve, on the host */
 	o.offload_gbps = 50;
-	if (pl_plan_make(g, 1000, &o, &plan, &res, err, sizeof(err)))
-		fail_msg("%s", err);
+	if (pl_plan_make(g, 1000, &o, &plan, &res))
+		fail_msg("%s", res.error);
 	assert_int_equal(plan->nparked, 1);
 	assert_int_equal(plan->parked[0], 0);
 	assert_int_equal(res.baseline_peak, 1950);

@@ -57,10 +57,9 @@ static void plan_at(const struct pl_graph *g, double gbps, struct pl_plan **p, s
 	pl_options_default(&o);
 	o.offload_gbps = gbps;
 	o.time_limit_s = 10;
-	char err[256];
-	int rc = pl_plan_make(g, g->baseline_peak - MB, &o, p, r, err, sizeof(err));
+	int rc = pl_plan_make(g, g->baseline_peak - MB, &o, p, r);
 	if (rc)
-		fail_msg("pl_plan_make: %s", err);
+		fail_msg("pl_plan_make: %s", r->error);
 }
 
 static int has_step(const struct pl_plan *p, int32_t pos, int kind, int32_t arg)
@@ -295,9 +294,9 @@ static void test_offload_frees_shared_chunks(void **state)
 	struct pl_plan *p;
 	struct pl_result r;
 	char err[256];
-	int rc = pl_plan_make(g, budget, &o, &p, &r, err, sizeof(err));
+	int rc = pl_plan_make(g, budget, &o, &p, &r);
 	if (rc)
-		fail_msg("pl_plan_make: %s", err);
+		fail_msg("pl_plan_make: %s", r.error);
 	assert_int_equal(r.offloads, 2);
 	assert_int_equal(r.recompute_ns, 0);
 	assert_true(r.peak <= budget);
@@ -313,7 +312,10 @@ static void test_offload_frees_shared_chunks(void **state)
 	uint8_t chosen[64];
 	assert_true(cs.ncands <= 64);
 	struct pl_ilp_result ir;
-	assert_int_equal(pl_ilp(g, &cs, budget, 10, NULL, chosen, &ir, 0), 0);
+	assert_int_equal(
+	    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .budget = budget, .time_limit = 10},
+	           chosen, &ir),
+	    0);
 	assert_int_equal(ir.status, 0);
 	int took = 0;
 	for (int32_t j = 0; j < cs.ncands; j++)

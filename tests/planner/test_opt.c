@@ -112,7 +112,12 @@ static void ilp_matches_brute_force(void **state)
 				    (long long)peak_lb, (long long)best);
 			uint8_t *ch = calloc(cs.ncands, 1);
 			struct pl_ilp_result r;
-			assert_int_equal(pl_ilp(g, &cs, budget, 10, NULL, ch, &r, 0), 0);
+			assert_int_equal(pl_ilp(&(struct pl_ilp_task){.g = g,
+			                                              .cs = &cs,
+			                                              .budget = budget,
+			                                              .time_limit = 10},
+			                        ch, &r),
+			                 0);
 			assert_int_equal(r.status, 0);
 			int64_t cost = 0;
 			for (int32_t j = 0; j < cs.ncands; j++)
@@ -125,10 +130,8 @@ static void ilp_matches_brute_force(void **state)
 			/* The whole pipeline gets the same figure, measured by the evaluator. */
 			struct pl_plan *p;
 			struct pl_result res;
-			char err[512];
 			opt.planner = PL_PLANNER_ILP;
-			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err)),
-			                 0);
+			assert_int_equal(pl_plan_make(g, budget, &opt, &p, &res), 0);
 			/* (the walk, outside the candidates, may do better still) */
 			if (res.recompute_ns > best)
 				fail_msg("seed %llu: plan recompute %lld, optimum %lld",
@@ -141,9 +144,16 @@ static void ilp_matches_brute_force(void **state)
 		 * min-peak MILP finds that lowest peak. */
 		uint8_t *ch = calloc(cs.ncands, 1);
 		struct pl_ilp_result r;
-		assert_int_equal(pl_ilp(g, &cs, minp - 1, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(pl_ilp(
+		                     &(struct pl_ilp_task){
+		                         .g = g, .cs = &cs, .budget = minp - 1, .time_limit = 10},
+		                     ch, &r),
+		                 0);
 		assert_int_equal(r.status, 1);
-		assert_int_equal(pl_ilp_min_peak(g, &cs, 10, NULL, ch, &r, 0), 0);
+		assert_int_equal(
+		    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .time_limit = 10, .minpeak = 1},
+		           ch, &r),
+		    0);
 		assert_int_equal(r.status, 0);
 		if (r.peak != minp)
 			fail_msg("seed %llu: min-peak MILP %lld, brute force %lld",
@@ -183,8 +193,7 @@ static void every_plan_passes_the_evaluator(void **state)
 		opt.time_limit_s = 5;
 		struct pl_plan *p = NULL;
 		struct pl_result res;
-		char err[512];
-		int rc = pl_plan_make(g, 1, &opt, &p, &res, err, sizeof(err));
+		int rc = pl_plan_make(g, 1, &opt, &p, &res);
 		assert_int_equal(rc, PL_EBUDGET);
 		int64_t lo = res.min_peak, hi = g->baseline_peak;
 		assert_true(lo > 1 && lo <= hi);
@@ -194,26 +203,26 @@ static void every_plan_passes_the_evaluator(void **state)
 				budget = lo - 1;
 			for (int q = 0; q < 5; q++) {
 				opt.planner = pls[q];
-				rc = pl_plan_make(g, budget, &opt, &p, &res, err, sizeof(err));
+				rc = pl_plan_make(g, budget, &opt, &p, &res);
 				if (rc == PL_EBUDGET) {
 					/* the refusal names the planner and what to try, and
 					 * the smallest budget it reports it then meets */
 					char name[64];
 					snprintf(name, sizeof(name), "planner %s",
 					         pl_planner_name(pls[q]));
-					assert_non_null(strstr(err, "cannot be met"));
-					assert_non_null(strstr(err, name));
-					assert_non_null(strstr(err, "try "));
+					assert_non_null(strstr(res.error, "cannot be met"));
+					assert_non_null(strstr(res.error, name));
+					assert_non_null(strstr(res.error, "try "));
 					assert_true(res.min_peak > 0);
 					assert_true(res.min_peak > budget);
 					int64_t m = res.min_peak;
-					rc = pl_plan_make(g, m, &opt, &p, &res, err, sizeof(err));
+					rc = pl_plan_make(g, m, &opt, &p, &res);
 					if (rc)
 						fail_msg("seed %llu planner %s: reported %lld as "
 						         "reachable, then: %s",
 						         (unsigned long long)seed,
 						         pl_planner_name(pls[q]), (long long)m,
-						         err);
+						         res.error);
 					pl_plan_free(p);
 					unreachable++;
 					continue;
@@ -221,7 +230,7 @@ static void every_plan_passes_the_evaluator(void **state)
 				if (rc)
 					fail_msg("seed %llu planner %s: %s",
 					         (unsigned long long)seed, pl_planner_name(pls[q]),
-					         err);
+					         res.error);
 				struct pl_eval e;
 				assert_int_equal(pl_evaluate(g, p, &e), 0);
 				if (!e.valid)
@@ -256,15 +265,14 @@ static void unreachable_budget_says_what_is_reachable(void **state)
 	pl_options_default(&opt);
 	struct pl_plan *p = NULL;
 	struct pl_result res;
-	char err[512];
-	assert_int_equal(pl_plan_make(g, 1000, &opt, &p, &res, err, sizeof(err)), PL_EBUDGET);
+	assert_int_equal(pl_plan_make(g, 1000, &opt, &p, &res), PL_EBUDGET);
 	assert_null(p);
-	assert_non_null(strstr(err, "budget 1000 bytes cannot be met"));
+	assert_non_null(strstr(res.error, "budget 1000 bytes cannot be met"));
 	char num[32];
 	snprintf(num, sizeof(num), "%lld", (long long)res.min_peak);
-	assert_non_null(strstr(err, num));
+	assert_non_null(strstr(res.error, num));
 	/* and that peak is indeed reachable */
-	assert_int_equal(pl_plan_make(g, res.min_peak, &opt, &p, &res, err, sizeof(err)), 0);
+	assert_int_equal(pl_plan_make(g, res.min_peak, &opt, &p, &res), 0);
 	pl_plan_free(p);
 	pl_graph_free(g);
 }
@@ -398,7 +406,10 @@ static void ilp_beats_dtr_on_resnet32(void **state)
 	int64_t budget = (int64_t)(0.35 * (double)g->baseline_peak);
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
-	assert_int_equal(pl_ilp(g, &cs, budget, 5, NULL, ch, &r, 0), 0);
+	assert_int_equal(
+	    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .budget = budget, .time_limit = 5}, ch,
+	           &r),
+	    0);
 	assert_int_equal(r.status, 0);
 	/* what the plan pays, as the evaluator measures it */
 	int64_t cost = judged(g, &cs, ch, budget);
@@ -427,8 +438,16 @@ static void ilp_worker_answers_as_the_solve_does(void **state)
 	for (int k = 0; k < 2; k++) {
 		int64_t budget = (int64_t)(fr[k] * (double)g->baseline_peak);
 		struct pl_ilp_result a, b;
-		assert_int_equal(pl_ilp(g, &cs, budget, 20, NULL, here, &a, 0), 0);
-		assert_int_equal(pl_ilp_child(g, &cs, budget, 20, NULL, there, &b, 0, 0), 0);
+		assert_int_equal(pl_ilp(
+		                     &(struct pl_ilp_task){
+		                         .g = g, .cs = &cs, .budget = budget, .time_limit = 20},
+		                     here, &a),
+		                 0);
+		assert_int_equal(pl_ilp_child(
+		                     &(struct pl_ilp_task){
+		                         .g = g, .cs = &cs, .budget = budget, .time_limit = 20},
+		                     there, &b),
+		                 0);
 		assert_int_equal(a.status, 0);
 		assert_int_equal(b.status, 0);
 		/* the final answer came up the pipe, proof of optimality with it */
@@ -470,7 +489,11 @@ static void ilp_worker_stops_at_its_deadline(void **state)
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
 	double t0 = pl_now();
-	assert_int_equal(pl_ilp_child(g, &cs, budget, 0.3, NULL, ch, &r, 0, 0), 0);
+	assert_int_equal(
+	    pl_ilp_child(
+	        &(struct pl_ilp_task){.g = g, .cs = &cs, .budget = budget, .time_limit = 0.3}, ch,
+	        &r),
+	    0);
 	double took = pl_now() - t0;
 	if (took > 1.0)
 		fail_msg("a 0.3 s limit took %.2f s", took);
@@ -588,7 +611,10 @@ static void ilp_frees_a_shared_chunk_only_with_all_its_regions(void **state)
 	assert_int_equal(pl_cands_build(g, &opt, &cs, NULL, 0), 0);
 	uint8_t *ch = calloc((size_t)cs.ncands, 1);
 	struct pl_ilp_result r;
-	assert_int_equal(pl_ilp(g, &cs, 282, 10, NULL, ch, &r, 0), 0);
+	assert_int_equal(
+	    pl_ilp(&(struct pl_ilp_task){.g = g, .cs = &cs, .budget = 282, .time_limit = 10}, ch,
+	           &r),
+	    0);
 	assert_int_equal(r.status, 0);
 	struct pl_plan *p = pl_sel_plan(g, &cs, ch);
 	assert_non_null(p);
@@ -618,8 +644,7 @@ static int plan_with(const struct pl_graph *g, int64_t budget, enum pl_planner p
 	opt.no_min_peak = 1;
 	opt.offload_gbps = gbps;
 	struct pl_plan *p = NULL;
-	char err[512];
-	int rc = pl_plan_make(g, budget, &opt, &p, res, err, sizeof(err));
+	int rc = pl_plan_make(g, budget, &opt, &p, res);
 	pl_plan_free(p);
 	return rc;
 }

@@ -6,7 +6,7 @@
 #ifndef LIBREMAT_TESTS_PLANNER_TESTUTIL_H
 #define LIBREMAT_TESTS_PLANNER_TESTUTIL_H
 
-#include "internal.h"
+#include "../../planner/search/search.h"
 
 struct rg_opts {
 	int layers;      /* forward ops; the graph has about 2*layers+1 ops */

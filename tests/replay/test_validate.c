@@ -1,6 +1,6 @@
 /*
  * test_validate.c — the runtime's plan check (replay/validate.c) against
- * the planner's evaluator (planner/evaluate.c): two implementations of the
+ * the planner's evaluator (planner/model/evaluate.c): two implementations of the
  * same rules, fed the same plans — the planner's own and single random
  * edits of them, mostly invalid — on random training-like graphs.  They
  * must agree on every verdict and, for a valid plan, on its peak.  Also the
@@ -287,8 +287,8 @@ static void parked_agrees(void **state)
 	o.offload_gbps = 50;
 	struct pl_plan *pl = NULL;
 	struct pl_result res;
-	if (pl_plan_make(g, 1000, &o, &pl, &res, err, sizeof(err)))
-		fail_msg("%s", err);
+	if (pl_plan_make(g, 1000, &o, &pl, &res))
+		fail_msg("%s", res.error);
 	assert_int_equal(pl->nparked, 1);
 	int nvalid = 0, ninvalid = 0;
 	agree(g, prof, pl, &nvalid, &ninvalid);

@@ -222,7 +222,7 @@ static void test_planner_made_plan(void **state)
 	assert_int_equal(pl_graph_load_trace(FIX, &g, err, sizeof(err)), PL_OK);
 	pl_options_default(&o);
 	o.planner = PL_PLANNER_GREEDY;
-	assert_int_equal(pl_plan_make(g, 140 * MiB, &o, &pp, &res, err, sizeof(err)), PL_OK);
+	assert_int_equal(pl_plan_make(g, 140 * MiB, &o, &pp, &res), PL_OK);
 	assert_int_equal(pl_plan_save_json(pp, out, err, sizeof(err)), PL_OK);
 	assert_int_equal(rr_load_trace(FIX, &t, err, sizeof(err)), 0);
 	assert_int_equal(rr_load_plan(out, &t, &p, err, sizeof(err)), 0);
@@ -337,14 +337,14 @@ static char *draw_chart(const int64_t mem[4], bool unicode)
 	struct pl_graph g;
 	struct rr_trace t;
 	struct rr_stats s;
-	struct rr_style st = {.color = false, .unicode = unicode};
+	struct rr_style st = {.color = false, .unicode = unicode, .width = 20, .height = 4};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
 	hand_trace(&t, &g, ops, 4, bufs, 1, m);
 	rr_analyze(&t, &s);
-	rr_print_chart(f, &t, &s, NULL, &st, 20, 4);
+	rr_print_chart(f, &t, &s, NULL, &st);
 	fclose(f);
 	rr_stats_free(&s);
 	return text;

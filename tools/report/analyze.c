@@ -201,9 +201,9 @@ static int common_site_frames(const struct rr_trace *t)
 	return n >= 2 && common > 0 ? common : 0;
 }
 
-void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
+/* Ops by kind, copies by direction, streams, unknown durations. */
+static void count_ops(const struct rr_trace *t, struct rr_stats *s)
 {
-	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < t->nops; i++) {
 		const struct pl_op *o = &t->ops[i];
 		s->kinds[rr_op_kind(o)]++;
@@ -219,10 +219,12 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 		if (rr_op_ns(o) < 0)
 			s->unknown_duration_ops++;
 	}
-	count_kernels(t, s);
-	count_vias(t, s);
-	count_reasons(t, s);
+}
 
+/* Buffers by kind: regions dead across the boundary, large persistent
+ * ones (and those no op touches), small ones, per-iteration ones. */
+static void count_buffers(const struct rr_trace *t, struct rr_stats *s)
+{
 	bool *touched = calloc((size_t)t->nbufs + 1, sizeof(bool));
 	for (int i = 0; touched && i < t->nops; i++)
 		for (uint32_t k = 0; k < t->ops[i].nrefs; k++) {
@@ -253,11 +255,15 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 		}
 	}
 	free(touched);
-	/* const_bytes: the small pool, and the chunks of split allocations no
-	 * region holds whole (at least the small pool); those regions share
-	 * (not in the graph's const_bytes) are mapped all through the
-	 * unmodified iteration, and persistent where one of their regions
-	 * lives across the boundary. */
+}
+
+/* const_bytes: the small pool, and the chunks of split allocations no
+ * region holds whole (at least the small pool); those regions share
+ * (not in the graph's const_bytes) are mapped all through the
+ * unmodified iteration, and persistent where one of their regions lives
+ * across the boundary. */
+static void count_shared(const struct rr_trace *t, struct rr_stats *s)
+{
 	for (int32_t i = 0; i < t->g->nshared; i++) {
 		const struct pl_shared *sh = &t->g->shared[i];
 		bool dead = true;
@@ -271,6 +277,17 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 			s->nshared_live++;
 		}
 	}
+}
+
+void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	count_ops(t, s);
+	count_kernels(t, s);
+	count_vias(t, s);
+	count_reasons(t, s);
+	count_buffers(t, s);
+	count_shared(t, s);
 	int64_t fixed = t->g->const_bytes + s->shared_live;
 	s->persistent_level =
 	    s->persistent_large + (fixed > t->g->small_pool_bytes ? fixed : t->g->small_pool_bytes);

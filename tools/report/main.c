@@ -67,34 +67,49 @@ static int fail(const char *msg)
 	return 2;
 }
 
+/* The command line. */
+struct opts {
+	const char *plan, *html, *graph, *timeline, *sweep;
+	bool ascii, no_color;
+	int width;
+};
+
+/* Unicode in a UTF-8 locale unless --ascii; colour on a terminal unless
+ * --no-color or NO_COLOR. */
+static struct rr_style style(const struct opts *o)
+{
+	struct rr_style st = {.width = o->width, .height = 12};
+	setlocale(LC_CTYPE, "");
+	st.unicode = !o->ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	st.color = !o->no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	return st;
+}
+
 /* --sweep: the curve alone (no trace needed). */
-static int sweep_report(const char *path, const char *html, int alone, bool ascii, bool no_color,
-                        int width)
+static int sweep_report(const struct opts *o, int alone)
 {
 	if (!alone)
 		return fail("--sweep shows a sweep file on its own: no trace or graph with it");
 	struct pl_sweep sw;
-	char name[256], err[1024];
-	uint64_t hash = 0;
-	if (pl_sweep_load_json(path, &sw, name, sizeof(name), &hash, err, sizeof(err)))
+	char err[1024];
+	if (pl_sweep_load_json(o->sweep, &sw, err, sizeof(err)))
 		return fail(err);
-	struct rr_style st = {0};
-	setlocale(LC_CTYPE, "");
-	st.unicode = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-	st.color = !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	const char *name = sw.graph;
+	struct rr_style st = style(o);
 	int rc = 0;
-	if (html && rr_write_sweep_html(html, &sw, name, err, sizeof(err)))
+	if (o->html && rr_write_sweep_html(o->html, &sw, name, err, sizeof(err)))
 		rc = fail(err);
 	if (!rc) {
-		rr_print_sweep(stdout, &sw, name, &st, width);
-		if (html)
-			printf("\npage written to %s\n", html);
+		rr_print_sweep(stdout, &sw, name, &st, o->width);
+		if (o->html)
+			printf("\npage written to %s\n", o->html);
 	}
 	pl_sweep_free(&sw);
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* -1 to go on, else the exit status (--help: 0). */
+static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 	    {"plan", required_argument, NULL, 'p'},
@@ -108,46 +123,35 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *plan_path = NULL, *html_path = NULL, *graph_path = NULL, *timeline = NULL,
-	           *sweep_path = NULL;
-	char href[4096];
-	struct rr_style st = {0};
-	bool ascii = false, no_color = false;
-	int width = 72, c;
-	char err[1024];
-	struct rr_trace t;
-	struct rr_stats s;
-	struct rr_plan plan;
-	struct stat sb;
+	int c;
 	char *end;
-
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			plan_path = optarg;
+			o->plan = optarg;
 			break;
 		case 'H':
-			html_path = optarg;
+			o->html = optarg;
 			break;
 		case 'g':
-			graph_path = optarg;
+			o->graph = optarg;
 			break;
 		case 'P':
-			timeline = optarg;
+			o->timeline = optarg;
 			break;
 		case 's':
-			sweep_path = optarg;
+			o->sweep = optarg;
 			break;
 		case 'w':
-			width = (int)strtol(optarg, &end, 10);
-			if (*end || width < 20 || width > 200)
+			o->width = (int)strtol(optarg, &end, 10);
+			if (*end || o->width < 20 || o->width > 200)
 				return fail("--width wants a number of columns from 20 to 200");
 			break;
 		case 'a':
-			ascii = true;
+			o->ascii = true;
 			break;
 		case 'n':
-			no_color = true;
+			o->no_color = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -157,8 +161,89 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sweep_path)
-		return sweep_report(sweep_path, html_path, optind == argc, ascii, no_color, width);
+	return -1;
+}
+
+/* The files first: if one cannot be written, the one message is all. */
+static int write_files(const struct opts *o, const struct rr_trace *t, const struct rr_stats *s,
+                       const struct rr_plan *plan)
+{
+	char err[1024], href[4096];
+	if (o->timeline && rr_write_perfetto(o->timeline, t, plan, err, sizeof(err)) != 0)
+		return fail(err);
+	if (o->html &&
+	    rr_write_html(o->html, t, s, plan,
+	                  o->timeline ? link_to(o->timeline, o->html, href, sizeof(href)) : NULL,
+	                  err, sizeof(err)) != 0)
+		return fail(err);
+	return 0;
+}
+
+/* The report on stdout, and what was written. */
+static void print_report(const struct opts *o, const char *dir, const struct rr_trace *t,
+                         const struct rr_stats *s, const struct rr_plan *plan)
+{
+	struct rr_style st = style(o);
+	rr_print_summary(stdout, t, s, &st);
+	if (plan)
+		rr_print_plan(stdout, t, s, plan, &st);
+	fprintf(stdout, "\n%s\n",
+	        plan ? "MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN"
+	             : "MEMORY OVER THE ITERATION");
+	rr_print_chart(stdout, t, s, plan, &st);
+	if (!plan)
+		fprintf(stdout,
+		        "\nTo plan for a budget: remat-plan %s --budget 80%% -o plan.json\n"
+		        "then: remat-report --plan plan.json %s\n",
+		        dir, dir);
+	if (o->graph)
+		fprintf(stdout, "\ngraph written to %s\n", o->graph);
+	if (o->timeline)
+		fprintf(stdout, "%stimeline written to %s (open it in ui.perfetto.dev)\n",
+		        o->graph ? "" : "\n", o->timeline);
+	if (o->html)
+		fprintf(stdout, "%spage written to %s\n", o->graph || o->timeline ? "" : "\n",
+		        o->html);
+}
+
+/* The report of the trace or graph at dir. */
+static int report(const struct opts *o, const char *dir)
+{
+	char err[1024];
+	struct rr_trace t;
+	struct rr_stats s;
+	struct rr_plan plan;
+	if (rr_load_trace(dir, &t, err, sizeof(err)) != 0)
+		return fail(err);
+	if (o->graph && rr_export_graph(&t, o->graph, err, sizeof(err)) != 0) {
+		rr_trace_free(&t);
+		return fail(err);
+	}
+	if (o->plan && rr_load_plan(o->plan, &t, &plan, err, sizeof(err)) != 0) {
+		rr_trace_free(&t);
+		return fail(err);
+	}
+	rr_analyze(&t, &s);
+	int rc = write_files(o, &t, &s, o->plan ? &plan : NULL);
+	if (!rc)
+		print_report(o, dir, &t, &s, o->plan ? &plan : NULL);
+	rr_stats_free(&s);
+	if (o->plan)
+		rr_plan_free(&plan);
+	rr_trace_free(&t);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.width = 72};
+	struct stat sb;
+	char err[1024];
+	int rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (o.sweep)
+		return sweep_report(&o, optind == argc);
 	if (optind != argc - 1) {
 		usage(stderr);
 		return 2;
@@ -168,62 +253,5 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "%s: no such trace directory or graph file", dir);
 		return fail(err);
 	}
-
-	setlocale(LC_CTYPE, "");
-	st.unicode = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-	st.color = !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-
-	if (rr_load_trace(dir, &t, err, sizeof(err)) != 0)
-		return fail(err);
-	if (graph_path && rr_export_graph(&t, graph_path, err, sizeof(err)) != 0) {
-		rr_trace_free(&t);
-		return fail(err);
-	}
-	if (plan_path && rr_load_plan(plan_path, &t, &plan, err, sizeof(err)) != 0) {
-		rr_trace_free(&t);
-		return fail(err);
-	}
-	rr_analyze(&t, &s);
-
-	/* The files first: if one cannot be written, the one message is all. */
-	int rc = 0;
-	if (timeline &&
-	    rr_write_perfetto(timeline, &t, plan_path ? &plan : NULL, err, sizeof(err)) != 0) {
-		rc = fail(err);
-		goto out;
-	}
-	if (html_path &&
-	    rr_write_html(html_path, &t, &s, plan_path ? &plan : NULL,
-	                  timeline ? link_to(timeline, html_path, href, sizeof(href)) : NULL, err,
-	                  sizeof(err)) != 0) {
-		rc = fail(err);
-		goto out;
-	}
-	rr_print_summary(stdout, &t, &s, &st);
-	if (plan_path)
-		rr_print_plan(stdout, &t, &s, &plan, &st);
-	fprintf(stdout, "\n%s\n",
-	        plan_path ? "MEMORY OVER THE ITERATION, BEFORE AND WITH THE PLAN"
-	                  : "MEMORY OVER THE ITERATION");
-	rr_print_chart(stdout, &t, &s, plan_path ? &plan : NULL, &st, width, 12);
-	if (!plan_path)
-		fprintf(stdout,
-		        "\nTo plan for a budget: remat-plan %s --budget 80%% -o plan.json\n"
-		        "then: remat-report --plan plan.json %s\n",
-		        dir, dir);
-	if (graph_path)
-		fprintf(stdout, "\ngraph written to %s\n", graph_path);
-	if (timeline)
-		fprintf(stdout, "%stimeline written to %s (open it in ui.perfetto.dev)\n",
-		        graph_path ? "" : "\n", timeline);
-	if (html_path)
-		fprintf(stdout, "%spage written to %s\n", graph_path || timeline ? "" : "\n",
-		        html_path);
-
-out:
-	rr_stats_free(&s);
-	if (plan_path)
-		rr_plan_free(&plan);
-	rr_trace_free(&t);
-	return rc;
+	return report(&o, dir);
 }

@@ -179,6 +179,7 @@ int rr_nframes(const struct pl_buffer *b);
 struct rr_style {
 	bool color;
 	bool unicode;
+	int width, height; /* rr_print_chart's columns and rows */
 };
 /* A section title on its own line after a blank one, bold in color. */
 void rr_heading(FILE *f, const struct rr_style *st, const char *title);
@@ -187,7 +188,7 @@ void rr_print_summary(FILE *f, const struct rr_trace *t, const struct rr_stats *
 void rr_print_plan(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
                    const struct rr_plan *p, const struct rr_style *st);
 void rr_print_chart(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
-                    const struct rr_plan *p, const struct rr_style *st, int width, int height);
+                    const struct rr_plan *p, const struct rr_style *st);
 
 /* html.c, svg.c: the page */
 /* timeline: the --perfetto file the page links to (as the link's href), or NULL */

@@ -1,9 +1,7 @@
 # planner/: the op-graph model, evaluator, planners and `remat-plan`.
 # libplanner.a is linked by remat-report too (with $(PLANNER_LIBS)).
-# Headers are tracked by the compiler (-MMD -MP: one .d beside each
+# Headers are tracked by the compiler (DEPFLAGS: one .d beside each
 # object), so no list of them is kept here.
-
-SHARED ?= ../shared
 
 # plan/ (the plan model) and core/budget.c (the budget grammar) are
 # shared with the runtime; every .c of planner/'s folders is the library's,
@@ -17,11 +15,11 @@ PLANNER_SAN_OBJS := $(PLANNER_SRCS:%.c=$(BUILD)/san/%.o)
 
 $(PLANNER_OBJS): $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TOOL_SAN) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(TOOL_SAN) -c $< -o $@
 
 $(PLANNER_SAN_OBJS): $(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
 
 $(BUILD)/libplanner.a: $(PLANNER_OBJS)
 	@rm -f $@
@@ -36,7 +34,7 @@ ALL_TARGETS += $(BUILD)/libplanner.a
 
 $(BUILD)/remat-plan: planner/remat_plan.c $(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TOOL_SAN) -MMD -MP $< -o $@ $(BUILD)/libplanner.a $(PLANNER_LIBS)
+	$(CC) $(CFLAGS) $(TOOL_SAN) $< -o $@ $(BUILD)/libplanner.a $(PLANNER_LIBS)
 
 ALL_TARGETS += $(BUILD)/remat-plan
 
@@ -45,12 +43,12 @@ PLANNER_TESTS := $(addprefix $(BUILD)/tests/planner/,test_opt test_eval test_io 
 
 $(BUILD)/san/tests/planner/testutil.o: tests/planner/testutil.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
 
 $(PLANNER_TESTS): $(BUILD)/tests/planner/%: tests/planner/%.c $(BUILD)/san/tests/planner/testutil.o \
 		$(BUILD)/san/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -MMD -MP $< $(BUILD)/san/tests/planner/testutil.o -o $@ \
+	$(CC) $(CFLAGS) $(SAN) $< $(BUILD)/san/tests/planner/testutil.o -o $@ \
 		$(BUILD)/san/libplanner.a $(PLANNER_LIBS) -lcmocka
 
 UNIT_TESTS += $(PLANNER_TESTS)
@@ -60,7 +58,7 @@ PLAN_BENCH_OBJS := $(addprefix $(BUILD)/bench/planner/,plan_bench.o gen.o cover_
 
 $(PLAN_BENCH_OBJS): $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TOOL_SAN) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(TOOL_SAN) -c $< -o $@
 
 $(BUILD)/bench/plan_bench: $(PLAN_BENCH_OBJS) $(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
@@ -71,5 +69,3 @@ BENCHES += bench/planner/run.sh
 
 E2E_TESTS += tests/planner/remat-plan.sh tests/planner/min_budget.sh
 
--include $(wildcard $(PLANNER_OBJS:.o=.d) $(PLANNER_SAN_OBJS:.o=.d) $(BUILD)/remat-plan.d \
-	$(PLANNER_TESTS:=.d) $(BUILD)/san/tests/planner/testutil.d $(PLAN_BENCH_OBJS:.o=.d))

@@ -86,6 +86,9 @@ SAN_SWEEP_STRIDE ?= 19
 # allocation copied and compared per kernel) under it takes ten minutes.
 SAN_TEST_TIMEOUT ?= 1200
 TSAN_TEST_TIMEOUT ?= 2400
+# Lines that call it start with +: make sees no $(MAKE) in them, and
+# would run the sub-make without -jN's job slots (it said so: "jobserver
+# unavailable: using -j1").
 SANITIZED = $(MAKE) --no-print-directory BUILD=$(BUILD)/$(1) TOOL_SAN="$(2)"
 SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(3) \
 	$(call SANITIZED,$(1),$(2)) \
@@ -95,8 +98,8 @@ SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIME
 # normal build (sim/bin/simrun's default), so that build comes first: on a
 # fresh clone nothing else makes it.
 check-asan: all
-	@$(call SANITIZED,asan,$(SAN)) all
-	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
+	+@$(call SANITIZED,asan,$(SAN)) all
+	+@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
 	 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	 $(call SANITIZED_E2E,asan,$(SAN),$(SAN_TEST_TIMEOUT))
 	@sh tests/summary.sh $(BUILD)/asan/test-results
@@ -109,15 +112,15 @@ SAN_CI := tests/e2e/run_budget_mlp.sh tests/e2e/run_threads.sh tests/e2e/run_pla
 	tests/e2e/trace_contents.sh
 .PHONY: check-asan-ci
 check-asan-ci: all
-	@$(call SANITIZED,asan,$(SAN)) all
-	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
+	+@$(call SANITIZED,asan,$(SAN)) all
+	+@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
 	 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	 $(call SANITIZED,asan,$(SAN)) TEST_TIMEOUT=$(SAN_TEST_TIMEOUT) TEST_JOBS=$(JOBS) \
 	 E2E_TESTS="$(SAN_CI)" E2E_NVCC_TESTS= check-e2e-only
 	@sh tests/summary.sh $(BUILD)/asan/test-results
 check-tsan: all
-	@$(call SANITIZED,tsan,-fsanitize=thread) all
-	@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libtsan.so) \
+	+@$(call SANITIZED,tsan,-fsanitize=thread) all
+	+@TEST_SAN_RUNTIME=$$($(CC) -print-file-name=libtsan.so) \
 	 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	 $(call SANITIZED_E2E,tsan,-fsanitize=thread,$(TSAN_TEST_TIMEOUT))
 	@sh tests/summary.sh $(BUILD)/tsan/test-results

@@ -46,6 +46,11 @@ $(BUILD)/tests/core/test_config: tests/core/test_config.c core/config.c core/bud
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 
+# core/'s containers; realloc and calloc wrapped to fail on demand.
+$(BUILD)/tests/core/test_containers: tests/core/test_containers.c core/grow.c core/map.c $(REMAT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(REMAT_TEST_CFLAGS) -Wl,--wrap=realloc,--wrap=calloc -o $@ $(filter %.c,$^) -lcmocka
+
 $(BUILD)/tests/profiler/test_iteration: tests/profiler/test_iteration.c profiler/iteration.c \
 		$(REMAT_HDRS)
 	@mkdir -p $(dir $@)
@@ -86,7 +91,7 @@ $(BUILD)/tests/replay/test_validate: tests/replay/test_validate.c replay/validat
 	$(CC) $(REMAT_TEST_CFLAGS) -Iplanner -o $@ $(filter %.c,$^) $(BUILD)/san/libplanner.a \
 		$(PLANNER_LIBS) -lcmocka
 
-UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/profiler/test_iteration \
+UNIT_TESTS += $(BUILD)/tests/core/test_config $(BUILD)/tests/core/test_containers $(BUILD)/tests/profiler/test_iteration \
 	$(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program \
 	$(BUILD)/tests/profiler/test_trace \
 	$(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park \

@@ -62,12 +62,12 @@ $(BUILD)/tests/profiler/test_trace: tests/profiler/test_trace.c profiler/trace_w
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -ljansson
 
 $(BUILD)/tests/alloc/test_alloc: tests/alloc/test_alloc.c tests/core/fake_driver.c tests/core/fake_driver.h \
-		$(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
+		$(wildcard alloc/*.c) core/capture.c core/grow.c core/map.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
 $(BUILD)/tests/alloc/test_program: tests/alloc/test_program.c tests/core/fake_driver.c \
-		tests/core/fake_driver.h $(wildcard alloc/*.c) core/capture.c $(REMAT_HDRS)
+		tests/core/fake_driver.h $(wildcard alloc/*.c) core/capture.c core/grow.c core/map.c $(REMAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_TEST_CFLAGS) -o $@ $(filter %.c,$^) -lcmocka -lpthread
 
@@ -76,7 +76,7 @@ $(BUILD)/tests/alloc/test_program: tests/alloc/test_program.c tests/core/fake_dr
 # parked buffers.
 REPLAY_TEST_SRCS := $(wildcard replay/*.c) $(wildcard alloc/*.c) profiler/release.c profiler/attrs.c \
 	plan/plan.c \
-	plan/builder.c core/capture.c
+	plan/builder.c core/capture.c core/grow.c core/map.c
 $(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park: $(BUILD)/tests/replay/%: \
 		tests/replay/%.c tests/core/fake_driver.c \
 		tests/core/fake_driver.h $(REPLAY_TEST_SRCS) $(REMAT_HDRS)

@@ -7,7 +7,8 @@ ACQUIRE_SRCS := $(wildcard acquire/*.c)
 # The tests compile the sources with the sanitizers, plus what they print
 # through and read their settings from (core/).  No -ljansson: the tests go
 # through the same dlopen as libremat.so.
-ACQ_TEST_SRCS := $(ACQUIRE_SRCS) core/log.c core/config.c core/budget.c plan/plan.c plan/checksum.c plan/file.c
+ACQ_TEST_SRCS := $(ACQUIRE_SRCS) core/log.c core/config.c core/budget.c core/grow.c plan/plan.c plan/checksum.c \
+	plan/file.c
 
 $(BUILD)/tests/acquire/%: tests/acquire/%.c tests/acquire/acq_testutil.h $(ACQ_TEST_SRCS) \
 		$(REMAT_HDRS)

@@ -7,13 +7,12 @@
 
 #include "alloc.h"
 #include "internal.h"
-#include "table.h"
 
 #define MAX_DEVICES REMAT_MAX_DEVICES
 
 pthread_mutex_t remat_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
-struct remat_table remat_alloc_live;
+struct remat_map remat_alloc_live = REMAT_MAP_INIT(struct remat_entry);
 static uint64_t live_bytes;
 static size_t first_gran;
 static CUdeviceptr *follow;
@@ -168,13 +167,15 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 		    .dev = dev,
 		    .small = small,
 		    .used = __atomic_add_fetch(&remat_alloc_clock, 1, __ATOMIC_RELAXED)};
-		if (remat_table_put(&remat_alloc_live, e)) {
+		struct remat_entry *slot = remat_map_insert(&remat_alloc_live, va);
+		if (!slot) {
 			if (small)
 				remat_small_free(d, va, size, stream, 0);
 			else
 				remat_large_free(d, va, size, stream, 0);
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 		} else {
+			*slot = e;
 			live_bytes += size;
 			*p = va;
 			set_owner(d, va, size, small ? 0 : va);
@@ -340,7 +341,7 @@ int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
 	struct remat_entry e;
-	if (!p || remat_table_del(&remat_alloc_live, p, &e)) {
+	if (!p || remat_map_remove(&remat_alloc_live, p, &e)) {
 		pthread_mutex_unlock(&remat_alloc_lock);
 		return 0;
 	}
@@ -364,7 +365,7 @@ int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 int remat_alloc_owns(CUdeviceptr p, struct remat_alloc_info *info)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_entry *e = remat_table_get(&remat_alloc_live, p);
+	struct remat_entry *e = remat_map_find(&remat_alloc_live, p);
 	if (e && info) {
 		size_t g = remat_alloc_devs[e->dev].gran;
 		info->size = e->size;

@@ -8,8 +8,21 @@
 #include <pthread.h>
 #include "../core/driver.h"
 #include "../core/log.h"
+#include "../core/map.h"
 #include "range.h"
-#include "table.h"
+
+/* A live allocation, in remat_alloc_live. */
+struct remat_entry {
+	uint64_t addr; /* the key: first */
+	uint64_t size;
+	int32_t dev;
+	int32_t small;
+	/* swap.c: when the op checks last saw it used (or it was allocated),
+	 * ops in flight that reference it, and its host copy while swapped. */
+	uint64_t used;
+	int32_t pins;
+	void *host;
+};
 
 /* A free that the stream has not reached yet.  Memory under it may be
  * handed out again at once (addresses stay deterministic), but the new
@@ -75,7 +88,7 @@ extern int remat_alloc_zombies;        /* zombie entries on all devices (read un
 /* alloc.c: every device and the live allocations (swap.c walks them). */
 #define REMAT_MAX_DEVICES 64
 extern struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
-extern struct remat_table remat_alloc_live;
+extern struct remat_map remat_alloc_live; /* of struct remat_entry, by address */
 
 /* alloc.c: device dev's state, initialized at its first use; NULL when it
  * cannot be managed. */

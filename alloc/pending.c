@@ -6,9 +6,8 @@
  * allocation: the host waits).  Chunks return to the pool only once the
  * event has completed.
  */
-#include <stdlib.h>
-
 #include "../core/capture.h"
+#include "../core/grow.h"
 #include "internal.h"
 
 uint64_t remat_alloc_gen;
@@ -29,14 +28,8 @@ CUevent remat_event_get(void)
 
 void remat_event_put(CUevent e)
 {
-	if (nspare_ev == cap_spare_ev) {
-		size_t cap = cap_spare_ev ? cap_spare_ev * 2 : 64;
-		CUevent *p = realloc(spare_ev, cap * sizeof(*p));
-		if (!p)
-			return; /* leaks one event; harmless */
-		spare_ev = p;
-		cap_spare_ev = cap;
-	}
+	if (REMAT_GROW(spare_ev, nspare_ev, cap_spare_ev))
+		return; /* leaks one event; harmless */
 	spare_ev[nspare_ev++] = e;
 }
 
@@ -55,16 +48,10 @@ int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUst
 	for (i = 0; i < d->npending && d->pending[i].used; i++)
 		;
 	if (i == d->npending) {
-		if (d->npending == d->cap_pending) {
-			size_t cap = d->cap_pending ? d->cap_pending * 2 : 64;
-			struct remat_pending *p = realloc(d->pending, cap * sizeof(*p));
-			if (!p) {
-				remat_drv.cuEventSynchronize(ev);
-				remat_event_put(ev);
-				return -1;
-			}
-			d->pending = p;
-			d->cap_pending = cap;
+		if (REMAT_GROW(d->pending, d->npending, d->cap_pending)) {
+			remat_drv.cuEventSynchronize(ev);
+			remat_event_put(ev);
+			return -1;
 		}
 		d->npending++;
 	}

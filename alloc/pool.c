@@ -4,8 +4,7 @@
  * are kept: physical usage must follow live bytes, or a budget means
  * nothing.
  */
-#include <stdlib.h>
-
+#include "../core/grow.h"
 #include "internal.h"
 
 uint64_t remat_alloc_physical, remat_alloc_peak, remat_alloc_small_bytes;
@@ -47,16 +46,10 @@ CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h)
 
 void remat_pool_put(struct remat_device *d, CUmemGenericAllocationHandle h)
 {
-	if (d->npool == d->cap_pool) {
-		size_t cap = d->cap_pool ? d->cap_pool * 2 : 64;
-		CUmemGenericAllocationHandle *p = realloc(d->pool, cap * sizeof(*p));
-		if (!p) {
-			remat_drv.cuMemRelease(h);
-			remat_alloc_physical -= d->gran;
-			return;
-		}
-		d->pool = p;
-		d->cap_pool = cap;
+	if (REMAT_GROW(d->pool, d->npool, d->cap_pool)) {
+		remat_drv.cuMemRelease(h);
+		remat_alloc_physical -= d->gran;
+		return;
 	}
 	d->pool[d->npool++] = h;
 }

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
+#include "../core/search.h"
 #include "alloc.h"
 #include "internal.h"
 
@@ -71,64 +73,46 @@ static struct remat_prog_change *changes;
 static size_t nchanges, capchanges;
 int remat_prog_live;
 
-/* Room for one more element in *v (n used of *cap); 0, or -1. */
-static int room(void **v, size_t n, size_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p = realloc(*v, c * elem);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static void set_live(void)
 {
 	__atomic_store_n(&remat_prog_live, nhandles || nres, __ATOMIC_RELEASE);
 }
 
+/* Keys of the sorted arrays, for search.h. */
+static uint64_t handle_value(const void *v, size_t i)
+{
+	return ((struct prog_handle *const *)v)[i]->value;
+}
+static uint64_t map_end(const void *v, size_t i)
+{
+	return ((const struct prog_map *)v)[i].va + ((const struct prog_map *)v)[i].size;
+}
+static uint64_t res_base(const void *v, size_t i)
+{
+	return ((struct prog_res *const *)v)[i]->base;
+}
+static uint64_t res_end(const void *v, size_t i)
+{
+	return ((struct prog_res *const *)v)[i]->base + ((struct prog_res *const *)v)[i]->size;
+}
+
 static struct prog_handle *handle_find(uint64_t value)
 {
-	size_t lo = 0, hi = nhandles;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (handles[mid]->value < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nhandles && handles[lo]->value == value ? handles[lo] : NULL;
+	size_t i = remat_search_key(handles, nhandles, handle_value, value);
+	return i < nhandles ? handles[i] : NULL;
 }
 
 /* Index of the first mapping ending after va. */
 static size_t map_after(uint64_t va)
 {
-	size_t lo = 0, hi = nmaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (maps[mid].va + maps[mid].size <= va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return remat_range_from(maps, nmaps, map_end, va);
 }
 
 /* The carved range holding va, or NULL. */
 static struct prog_res *res_of(uint64_t va)
 {
-	size_t lo = 0, hi = nres;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (resv[mid]->base <= va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && va - resv[lo - 1]->base < resv[lo - 1]->size ? resv[lo - 1] : NULL;
+	size_t i = remat_range_holding(resv, nres, res_base, res_end, va);
+	return i < nres ? resv[i] : NULL;
 }
 
 static struct remat_device *dev_of(CUdevice dev)
@@ -145,7 +129,7 @@ static size_t page_of(const struct remat_device *d, uint64_t va)
 
 static void change(uint64_t addr, uint64_t size, int added)
 {
-	if (!room((void **)&changes, nchanges, &capchanges, sizeof(*changes)))
+	if (!REMAT_GROW(changes, nchanges, capchanges))
 		changes[nchanges++] = (struct remat_prog_change){addr, size, added};
 	/* Out of host memory: the profiler misses it and its profile holds
 	 * less; nothing outside an extent is ever evicted. */
@@ -172,7 +156,7 @@ static void extents(struct prog_res *r)
 			v[n - 1].size += m->size;
 			continue;
 		}
-		if (room((void **)&v, n, &cap, sizeof(*v)))
+		if (REMAT_GROW(v, n, cap))
 			break;
 		v[n++] = (struct remat_extent){m->va, m->size};
 	}
@@ -288,7 +272,7 @@ CUresult remat_prog_reserve(CUdeviceptr *p, size_t size, size_t align, CUdevicep
 	struct remat_device *d = remat_device_ready(dev);
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	struct prog_res *res = NULL;
-	if (!d || size % d->gran || room((void **)&resv, nres, &capres, sizeof(*resv)) ||
+	if (!d || size % d->gran || REMAT_GROW(resv, nres, capres) ||
 	    !(res = calloc(1, sizeof(*res))))
 		goto out;
 	uint64_t a = align > d->gran ? align : d->gran, va = 0;
@@ -315,9 +299,7 @@ CUresult remat_prog_reserve(CUdeviceptr *p, size_t size, size_t align, CUdevicep
 			remat_large_unmap_page(d, pg);
 		}
 	*res = (struct prog_res){.base = va, .size = size, .dev = dev};
-	size_t i = 0;
-	while (i < nres && resv[i]->base < va)
-		i++;
+	size_t i = remat_search_from(resv, nres, res_base, va);
 	memmove(resv + i + 1, resv + i, (nres - i) * sizeof(*resv));
 	resv[i] = res;
 	nres++;
@@ -390,8 +372,8 @@ CUresult remat_prog_create(CUmemGenericAllocationHandle *out, size_t size,
 	if (!d || size % d->gran)
 		goto out;
 	r = CUDA_ERROR_OUT_OF_MEMORY;
-	if (room((void **)&handles, nhandles, &caphandles, sizeof(*handles)) ||
-	    !(h = calloc(1, sizeof(*h))) || !(h->chunk = calloc(size / d->gran, sizeof(*h->chunk))))
+	if (REMAT_GROW(handles, nhandles, caphandles) || !(h = calloc(1, sizeof(*h))) ||
+	    !(h->chunk = calloc(size / d->gran, sizeof(*h->chunk))))
 		goto out;
 	h->nchunks = size / d->gran;
 	remat_alloc_shortfall = 0;
@@ -505,7 +487,7 @@ static void unmap_chunks(uint64_t va, size_t n, size_t gran)
 
 static CUresult insert_map(struct prog_map m)
 {
-	if (room((void **)&maps, nmaps, &capmaps, sizeof(*maps)))
+	if (REMAT_GROW(maps, nmaps, capmaps))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	size_t i = map_after(m.va);
 	memmove(maps + i + 1, maps + i, (nmaps - i) * sizeof(*maps));
@@ -521,7 +503,7 @@ static CUresult map_foreign(struct prog_res *res, uint64_t va, size_t size, size
 {
 	if (size > res->base + res->size - va)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (room((void **)&maps, nmaps, &capmaps, sizeof(*maps)))
+	if (REMAT_GROW(maps, nmaps, capmaps))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	CUresult r = remat_drv.cuMemMap(va, size, off, v, flags);
 	if (r == CUDA_SUCCESS)

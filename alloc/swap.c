@@ -48,10 +48,9 @@ static size_t dev_index(const struct remat_device *d)
 /* The least recently used large allocation of d that may go, or NULL. */
 static struct remat_entry *victim(struct remat_device *d)
 {
-	struct remat_entry *best = NULL;
-	for (size_t i = 0; i < remat_alloc_live.cap; i++) {
-		struct remat_entry *e = &remat_alloc_live.slot[i];
-		if (!e->addr || e->small || e->host || e->pins || (size_t)e->dev != dev_index(d))
+	struct remat_entry *best = NULL, *e;
+	for (size_t i = 0; (e = remat_map_next(&remat_alloc_live, &i));) {
+		if (e->small || e->host || e->pins || (size_t)e->dev != dev_index(d))
 			continue;
 		if (!best || e->used < best->used)
 			best = e;
@@ -175,7 +174,7 @@ int remat_alloc_touch(uint64_t stamp, const uint64_t *lohi, size_t n, uint64_t *
 			while (pg < d->npages && d->large_base + (uint64_t)pg * d->gran < hi) {
 				uint64_t owner = d->page_owner[pg];
 				struct remat_entry *e =
-				    owner ? remat_table_get(&remat_alloc_live, owner) : NULL;
+				    owner ? remat_map_find(&remat_alloc_live, owner) : NULL;
 				if (!e) {
 					pg++;
 					continue;
@@ -207,7 +206,7 @@ CUresult remat_alloc_swap_in(const uint64_t *addrs, size_t n)
 	pthread_mutex_lock(&remat_alloc_lock);
 	if (addrs) {
 		for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++) {
-			struct remat_entry *e = remat_table_get(&remat_alloc_live, addrs[i]);
+			struct remat_entry *e = remat_map_find(&remat_alloc_live, addrs[i]);
 			if (e && e->host)
 				r = swap_in(e);
 		}
@@ -215,12 +214,10 @@ CUresult remat_alloc_swap_in(const uint64_t *addrs, size_t n)
 		/* Most recently used first: if not all fit, the rest is what is
 		 * least likely to be needed soon. */
 		while (remat_alloc_nswapped && r == CUDA_SUCCESS) {
-			struct remat_entry *best = NULL;
-			for (size_t i = 0; i < remat_alloc_live.cap; i++) {
-				struct remat_entry *e = &remat_alloc_live.slot[i];
-				if (e->addr && e->host && (!best || e->used > best->used))
+			struct remat_entry *best = NULL, *e;
+			for (size_t i = 0; (e = remat_map_next(&remat_alloc_live, &i));)
+				if (e->host && (!best || e->used > best->used))
 					best = e;
-			}
 			r = best ? swap_in(best) : CUDA_ERROR_INVALID_VALUE;
 		}
 	}
@@ -232,7 +229,7 @@ void remat_alloc_unpin(const uint64_t *addrs, size_t n)
 {
 	pthread_mutex_lock(&remat_alloc_lock);
 	for (size_t i = 0; i < n; i++) {
-		struct remat_entry *e = remat_table_get(&remat_alloc_live, addrs[i]);
+		struct remat_entry *e = remat_map_find(&remat_alloc_live, addrs[i]);
 		if (e && e->pins > 0)
 			e->pins--;
 	}

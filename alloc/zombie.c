@@ -5,8 +5,7 @@
  * has completed, then the chunks go back to the pool (and past the pool's
  * bound, to the driver), so physical usage really drops.
  */
-#include <stdlib.h>
-
+#include "../core/grow.h"
 #include "internal.h"
 
 int remat_alloc_zombies;
@@ -29,14 +28,8 @@ static int32_t zombie_slot(struct remat_device *d)
 	for (i = 0; i < d->nzombie && d->zombie[i].used; i++)
 		;
 	if (i == d->nzombie) {
-		if (d->nzombie == d->cap_zombie) {
-			size_t cap = d->cap_zombie ? d->cap_zombie * 2 : 64;
-			struct remat_zombie *z = realloc(d->zombie, cap * sizeof(*z));
-			if (!z)
-				return -1;
-			d->zombie = z;
-			d->cap_zombie = cap;
-		}
+		if (REMAT_GROW(d->zombie, d->nzombie, d->cap_zombie))
+			return -1;
 		d->nzombie++;
 	}
 	d->zombie[i] = (struct remat_zombie){.used = 1};

@@ -6,6 +6,7 @@ SHARED ?= ../shared
 # plan/ (the plan model) and core/budget.c (the budget grammar) are
 # shared with the runtime.
 PLANNER_SRCS := plan/plan.c plan/builder.c plan/checksum.c plan/file.c core/budget.c $(addprefix planner/,graph.c budget.c json_util.c graph_read.c trace_load.c candidates.c recipe.c assemble.c heap.c sort.c sim.c sim_search.c segments.c segtree.c selection.c greedy.c dtr.c graph_json.c atomic_file.c checkmate_load.c evaluate.c plan_json.c ilp.c ilp_shared.c ilp_search.c ilp_worker.c bound.c shared.c structure.c plan_make.c sweep.c progress.c offload.c park.c)
+PLANNER_SRCS += core/grow.c
 PLANNER_HDRS := planner/planner.h planner/internal.h planner/json_util.h planner/cands_internal.h \
 	planner/sim_internal.h planner/ilp_internal.h plan/plan.h core/budget.h core/hash.h
 PLANNER_LIBS := -ljansson -lglpk -lm

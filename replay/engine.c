@@ -22,6 +22,7 @@
 #include "../core/driver.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include "../core/param_words.h"
 #include "internal.h"
 
 struct replay_engine engine;
@@ -394,31 +395,23 @@ static int32_t touches_evicted(const struct prof_op *q, const struct remat_op *o
 {
 	switch (op->kind) {
 	case REMAT_OP_KERNEL: {
+		struct remat_words it;
 		if (q->via_extra) {
 			size_t size;
 			const uint8_t *buf = remat_op_extra_params(op, &size);
-			for (size_t off = 0; buf && off + 8 <= size; off += 8) {
-				uint64_t v;
-				memcpy(&v, buf + off, 8);
-				int32_t b = replay_find_evicted(v, v + 1);
-				if (b >= 0)
-					return b;
-			}
-			return -1;
-		}
-		if (q->kernel < 0) /* not even its name is known: it may touch anything */
+			it = remat_words_packed(buf, size);
+		} else if (q->kernel < 0) { /* not even its name is known: it may touch anything */
 			return engine.niv ? engine.iv[0].buf : -1;
-		const struct prof_kernel *k = &engine.profile->kernels[q->kernel];
-		for (size_t j = 0; j < k->nparams; j++) {
-			uint32_t off = k->param[j][0], size = k->param[j][1];
-			/* Words at 8-aligned offsets of the packed parameters. */
-			for (uint32_t w = (off + 7) & ~7u; w + 8 <= off + size; w += 8) {
-				uint64_t v;
-				memcpy(&v, (const uint8_t *)op->params[j] + (w - off), 8);
-				int32_t b = replay_find_evicted(v, v + 1);
-				if (b >= 0)
-					return b;
-			}
+		} else {
+			const struct prof_kernel *k = &engine.profile->kernels[q->kernel];
+			it = remat_words_params(op->params, (const uint32_t(*)[2])k->param,
+			                        k->nparams);
+		}
+		uint64_t v, off;
+		while (remat_words_next(&it, &v, &off)) {
+			int32_t b = replay_find_evicted(v, v + 1);
+			if (b >= 0)
+				return b;
 		}
 		return -1;
 	}

@@ -13,21 +13,20 @@
 #include "../alloc/alloc.h"
 #include "../core/driver.h"
 #include "../core/log.h"
+#include "../core/search.h"
 #include "internal.h"
 
 /* ---- evicted intervals: the unplanned-access check ---------------------- */
 
+static uint64_t iv_lo(const void *iv, size_t i)
+{
+	return ((const struct replay_iv *)iv)[i].lo;
+}
+
+/* The first interval starting above addr. */
 static int32_t iv_upper(uint64_t addr)
 {
-	int32_t lo = 0, hi = engine.niv;
-	while (lo < hi) {
-		int32_t mid = (lo + hi) / 2;
-		if (engine.iv[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (int32_t)remat_search_after(engine.iv, (size_t)engine.niv, iv_lo, addr);
 }
 
 int32_t replay_find_evicted(uint64_t lo, uint64_t hi)
@@ -76,19 +75,17 @@ void replay_iv_drop(uint64_t lo, uint64_t hi, int (*drop)(int32_t b))
 	engine.niv -= i - kept;
 }
 
+/* by_addr[i]'s address: by_addr lists the buffers by address. */
+static uint64_t by_addr_key(const void *by_addr, size_t i)
+{
+	return engine.profile->bufs[((const int32_t *)by_addr)[i]].addr;
+}
+
 int32_t replay_buf_at(uint64_t addr)
 {
-	const int32_t n = (int32_t)engine.profile->nbufs;
-	int32_t lo = 0, hi = n;
-	while (lo < hi) {
-		int32_t mid = (lo + hi) / 2;
-		if (engine.profile->bufs[engine.by_addr[mid]].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && engine.profile->bufs[engine.by_addr[lo]].addr == addr ? engine.by_addr[lo]
-	                                                                       : -1;
+	size_t n = engine.profile->nbufs,
+	       i = remat_search_key(engine.by_addr, n, by_addr_key, addr);
+	return i < n ? engine.by_addr[i] : -1;
 }
 
 /* ---- replay sources ------------------------------------------------------ */

@@ -15,11 +15,13 @@
 
 #include "../core/config.h"
 #include "../core/driver.h"
+#include "../core/grow.h"
 #include "../core/log.h"
 #include "internal.h"
 
 static int32_t *excluded;
 static int nexcluded;
+static size_t capexcluded;
 static int verified; /* the plan in use has been verified */
 
 int replay_verify_wanted(void)
@@ -32,10 +34,8 @@ static void exclude(int32_t b, int32_t pos, uint64_t off)
 	for (int i = 0; i < nexcluded; i++)
 		if (excluded[i] == b)
 			return;
-	int32_t *v = realloc(excluded, (size_t)(nexcluded + 1) * sizeof(*v));
-	if (!v)
+	if (REMAT_GROW(excluded, nexcluded, capexcluded))
 		return;
-	excluded = v;
 	excluded[nexcluded++] = b;
 	remat_log(REMAT_LOG_INFO,
 	          "verify: buffer %d rebuilt before op %d differs from the original at byte %llu; "

@@ -13,14 +13,46 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <pthread.h>
+
 #include "../plan/plan.h"
+#include "acquire.h"
+
+/* The module's state: the one acquisition at a time (acquire.c), and its
+ * settings. */
+struct acq_state {
+	pthread_mutex_t lock;
+	enum acquire_state st;
+	uint64_t hash;
+	int32_t nops, nbufs;
+	int64_t budget, iter_ns;
+	int trace;   /* the trace file: 1 written, -1 will not come, 0 not yet */
+	pid_t pid;   /* the planner's wrapper, leading its process group; 0 while
+	                PENDING: the planner waits for the trace */
+	int tie;     /* our end of the socket tying the planner to this job, -1 none */
+	pid_t owner; /* the process that started it (a forked child is not) */
+	double deadline, timeout_s, grace_s;
+	char planner[PATH_MAX];
+	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
+	/* Room for a file name after the directory: */
+	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
+	char log[PATH_MAX + 128];
+	off_t progress_off; /* how far the planner's log was relayed */
+	int32_t *excl;      /* buffers the plan must not evict (verification mode) */
+	int nexcl;
+	char trace_dir[PATH_MAX];
+	int from_cache;       /* the plan handed out came from the cache, not a planner run */
+	struct pl_plan *plan; /* READY: not yet handed out */
+	/* spawn.c: > 0: plans may offload at this bandwidth (acquire_offload) */
+	double offload_gbps;
+};
+extern struct acq_state acq;
 
 /* ---- plan_read.c ---- */
 
-/* The soname dlopen()ed to read JSON; tests point it elsewhere to see the
- * "jansson missing" path. */
-extern const char *acq_jansson_soname;
-
+/* The soname dlopen()ed to read JSON (libjansson.so.4); tests point it
+ * elsewhere to see the "jansson missing" path. */
+void acq_json_soname(const char *soname);
 /* 0 when jansson is usable; else -1 with the one message in err. */
 int acq_json_ready(char *err, size_t errlen);
 

@@ -20,8 +20,6 @@
 
 #include "internal.h"
 
-const char *acq_jansson_soname = "libjansson.so.4";
-
 static struct {
 	json_t *(*loadb)(const char *, size_t, size_t, json_error_t *);
 	json_t *(*object_get)(const json_t *, const char *);
@@ -32,15 +30,21 @@ static struct {
 	double (*number_value)(const json_t *);
 	void (*delete_)(json_t *);
 	int state; /* 0 not tried, 1 usable, -1 missing */
-} jansson;
-static pthread_mutex_t jansson_lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_t lock;
+	const char *soname;
+} jansson = {.lock = PTHREAD_MUTEX_INITIALIZER, .soname = "libjansson.so.4"};
+
+void acq_json_soname(const char *soname)
+{
+	jansson.soname = soname;
+}
 
 int acq_json_ready(char *err, size_t errlen)
 {
-	pthread_mutex_lock(&jansson_lock);
+	pthread_mutex_lock(&jansson.lock);
 	if (jansson.state == 0) {
 		/* Kept open for the life of the process: plans may be read again. */
-		void *h = dlopen(acq_jansson_soname, RTLD_NOW | RTLD_LOCAL);
+		void *h = dlopen(jansson.soname, RTLD_NOW | RTLD_LOCAL);
 		int ok = h != NULL;
 #define SYM(field, name)                                                                           \
 	do {                                                                                       \
@@ -59,12 +63,12 @@ int acq_json_ready(char *err, size_t errlen)
 		jansson.state = ok ? 1 : -1;
 	}
 	int st = jansson.state;
-	pthread_mutex_unlock(&jansson_lock);
+	pthread_mutex_unlock(&jansson.lock);
 	if (st < 0)
 		snprintf(err, errlen,
 		         "run mode needs %s (Debian: libjansson4) to read plans; running "
 		         "unmodified",
-		         acq_jansson_soname);
+		         jansson.soname);
 	return st > 0 ? 0 : -1;
 }
 

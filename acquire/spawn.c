@@ -76,22 +76,20 @@ static int on_path(char *out, size_t n)
 	return -1;
 }
 
-static double offload_gbps;
-
 void acquire_offload(double gbps)
 {
-	offload_gbps = gbps;
+	acq.offload_gbps = gbps;
 }
 
 double acq_offload_gbps(void)
 {
-	return offload_gbps;
+	return acq.offload_gbps;
 }
 
 int acq_settings_read(struct acq_settings *s, char *err, size_t errlen)
 {
 	s->timeout_s = remat_cfg.plan_timeout_s;
-	s->offload_gbps = offload_gbps;
+	s->offload_gbps = acq.offload_gbps;
 	const char *pl = remat_cfg.planner;
 	if (pl[0]) {
 		/* Checked at start; it may have gone since. */

@@ -106,7 +106,7 @@ void remat_large_free(struct remat_device *d, uint64_t p, size_t size, CUstream 
 		else
 			remat_large_unmap_page(d, pg);
 	}
-	if (remat_alloc_quarantining)
+	if (alloc_state.quarantining)
 		quarantine(d, p, bytes);
 	else
 		remat_range_free(&d->large_va, p, bytes);

@@ -10,16 +10,10 @@
 #include "../core/grow.h"
 #include "internal.h"
 
-uint64_t remat_alloc_gen;
-
-/* Events are reused: creating one per free would cost a driver call. */
-static CUevent *spare_ev;
-static size_t nspare_ev, cap_spare_ev;
-
 CUevent remat_event_get(void)
 {
-	if (nspare_ev)
-		return spare_ev[--nspare_ev];
+	if (alloc_state.nspare_ev)
+		return alloc_state.spare_ev[--alloc_state.nspare_ev];
 	CUevent e = NULL;
 	if (remat_drv.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		return NULL;
@@ -28,9 +22,9 @@ CUevent remat_event_get(void)
 
 void remat_event_put(CUevent e)
 {
-	if (REMAT_GROW(spare_ev, nspare_ev, cap_spare_ev))
+	if (REMAT_GROW(alloc_state.spare_ev, alloc_state.nspare_ev, alloc_state.cap_spare_ev))
 		return; /* leaks one event; harmless */
-	spare_ev[nspare_ev++] = e;
+	alloc_state.spare_ev[alloc_state.nspare_ev++] = e;
 }
 
 int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUstream stream,
@@ -69,9 +63,9 @@ void remat_pending_order(struct remat_device *d, struct remat_pending *p, CUstre
                          int async)
 {
 	(void)d;
-	if (p->ordered_gen == remat_alloc_gen)
+	if (p->ordered_gen == alloc_state.gen)
 		return;
-	p->ordered_gen = remat_alloc_gen;
+	p->ordered_gen = alloc_state.gen;
 	if (async && p->stream == stream)
 		return;
 	if (async)

@@ -8,12 +8,10 @@
 #include "../core/grow.h"
 #include "internal.h"
 
-int remat_alloc_zombies;
-
 static void zombie_release(struct remat_device *d, int32_t i)
 {
 	struct remat_zombie *z = &d->zombie[i];
-	__atomic_fetch_sub(&remat_alloc_zombies, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&alloc_state.zombies, 1, __ATOMIC_RELAXED);
 	for (int k = 0; k < z->nev; k++)
 		remat_event_put(z->ev[k]);
 	z->nev = 0;
@@ -33,7 +31,7 @@ static int32_t zombie_slot(struct remat_device *d)
 		d->nzombie++;
 	}
 	d->zombie[i] = (struct remat_zombie){.used = 1};
-	__atomic_fetch_add(&remat_alloc_zombies, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&alloc_state.zombies, 1, __ATOMIC_RELAXED);
 	return (int32_t)i;
 }
 

@@ -105,7 +105,7 @@ struct replay_engine {
 	struct replay_totals totals;
 };
 
-extern struct replay_engine engine;
+extern struct replay_engine replay_engine;
 
 /* iter_clock.c: wall-clock time per iteration, with and without the plan. */
 enum replay_clock_kind { REPLAY_CLOCK_SKIP, REPLAY_CLOCK_UNMODIFIED, REPLAY_CLOCK_PLAN };

@@ -350,7 +350,7 @@ static void test_jansson_missing(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		acq_jansson_soname = "libjansson-not-there.so.4";
+		acq_json_soname("libjansson-not-there.so.4");
 		struct pl_plan *p;
 		char err[1024] = "";
 		int rc = acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));

@@ -155,7 +155,7 @@ CUresult replay_launch(int32_t k, CUstream st)
 			size_t len = s->len;
 			void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, s->params,
 			                 CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
-			r = replay_kernel_launch(q, o, st, NULL, extra);
+			r = prof_launch_as(q, o, st, NULL, extra);
 		} else {
 			const struct prof_kernel *ki = &replay_engine.profile->kernels[q->kernel];
 			void *stack[64], **kp = stack;
@@ -164,7 +164,7 @@ CUresult replay_launch(int32_t k, CUstream st)
 			/* kernelParams point into this iteration's copy of the bytes */
 			for (size_t j = 0; j < ki->nparams; j++)
 				kp[j] = s->params + ki->param[j][0];
-			r = replay_kernel_launch(q, o, st, kp, NULL);
+			r = prof_launch_as(q, o, st, kp, NULL);
 			if (kp != stack)
 				free(kp);
 		}

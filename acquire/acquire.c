@@ -290,8 +290,9 @@ static enum acquire_state start_planner(void)
 		return failed("%s", err);
 	snprintf(acq.planner, sizeof(acq.planner), "%s", s.planner);
 	snprintf(acq.log, sizeof(acq.log), "%s/plan.log", acq.trace_dir);
-	pid_t pid = acq_spawn_planner(&s, acq.trace_dir, acq.budget, acq.final, acq.log,
-	                              acq.nexcl ? xlist : NULL, &acq.tie, err, sizeof(err));
+	struct acq_planner_run run = {&s,        acq.trace_dir, acq.budget,
+	                              acq.final, acq.log,       acq.nexcl ? xlist : NULL};
+	pid_t pid = acq_spawn_planner(&run, &acq.tie, err, sizeof(err));
 	if (pid < 0)
 		return failed("%s", err);
 	acq.pid = pid;

@@ -104,16 +104,21 @@ int acq_settings_read(struct acq_settings *s, char *err, size_t errlen);
 /* What acquire_offload set: > 0 when plans may offload. */
 double acq_offload_gbps(void);
 
-/* Starts remat-plan on trace_dir writing its plan to dest, its output
+/* Starts remat-plan on r's trace_dir writing its plan to dest, its output
  * (after a line with the command) in log, in an environment without
  * LD_PRELOAD and REMAT_*, exclude (NULL for none) passed as --exclude,
  * under a wrapper leading its own process group (a timeout kills all of
  * it).  *tie gets the job's end of the socket tying the planner's life to
  * the job's: closing it without a word kills the group; writing
  * "SECONDS\n" kills it that much later.  Returns the pid, or -1 + err. */
-pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
-                        const char *dest, const char *log, const char *exclude, int *tie, char *err,
-                        size_t errlen);
+struct acq_planner_run {
+	const struct acq_settings *settings;
+	const char *trace_dir;
+	int64_t budget;
+	const char *dest, *log;
+	const char *exclude; /* --exclude's list, NULL for none */
+};
+pid_t acq_spawn_planner(const struct acq_planner_run *r, int *tie, char *err, size_t errlen);
 /* The environment given to the planner: env without LD_PRELOAD and
  * REMAT_* (malloc'd array of pointers into env, NULL-terminated). */
 char **acq_child_env(char *const *env);

@@ -477,6 +477,76 @@ static void forget_guess(void)
 	remat_alloc_swap_enable(1);
 }
 
+/* Lost after a divergence: an iteration can only start with the profile's
+ * op 0 at the profile's memory level; the profile's last op may end one.
+ * Lost for as long as MAX_DIVERGED iterations: the program is not doing
+ * what was profiled any more.  1 (with *v) while still lost, 0 when op
+ * starts an iteration. */
+static int still_lost(const struct remat_op *op, enum replay_verdict *v)
+{
+	const struct remat_profile *p = replay_engine.profile;
+	int32_t nops = (int32_t)p->nops;
+	if (!same_op(&p->ops[0], op) || replay_engine.level != p->level0) {
+		if (same_op(&p->ops[nops - 1], op)) {
+			replay_engine.boundary_due = 1;
+			replay_engine.due_tentative = 1;
+		}
+		*v = ++replay_engine.lost_ops >= (uint64_t)MAX_DIVERGED * (uint64_t)nops
+		         ? reprofile("no iteration like the profiled one")
+		         : REPLAY_CONTINUE;
+		return 1;
+	}
+	boundary(0);
+	return 0;
+}
+
+/* Op pos is not the profile's: a guessed boundary was none, or the
+ * iteration diverges. */
+static enum replay_verdict other_op(const struct remat_op *op, int32_t pos)
+{
+	if (replay_engine.tentative) {
+		forget_guess();
+	} else {
+		diverge(op->stream, "another op", pos);
+		if (replay_engine.ndiverged >= MAX_DIVERGED)
+			return reprofile("divergent iterations in a row");
+	}
+	return REPLAY_CONTINUE;
+}
+
+/* The plan at op pos (matching q): its steps before it, the check for an
+ * unplanned access, the evictions after it.  1 when the caller returns *v
+ * at once, 0 when the op goes on (*v: evict after it or not). */
+static int apply_at(struct remat_op *op, int32_t pos, const struct prof_op *q,
+                    enum replay_verdict *v)
+{
+	const struct pl_plan *pl = replay_engine.plan;
+	if (pl->step_off[pos] != pl->step_off[pos + 1]) {
+		CUresult e = replay_steps(pos, op->stream, 0, pos);
+		if (e != CUDA_SUCCESS) {
+			*v = rebuild_failed(op, pos, e);
+			return 1;
+		}
+	}
+	int32_t b = replay_engine.niv ? touches_evicted(q, op) : -1;
+	if (b >= 0) {
+		replay_engine.totals.rebuilds_unplanned++;
+		diverge(op->stream, "an unplanned access to an evicted buffer", pos);
+		remat_log(REMAT_LOG_INFO, "op %d touches evicted buffer %d: rebuilt first", pos, b);
+		*v = REPLAY_CONTINUE;
+		return 1;
+	}
+	if (replay_engine.src_of[pos] >= 0)
+		replay_capture(pos, op);
+	/* Evictions after the op are ordered after it on its stream: they
+	 * wait for the real call. */
+	if (pl->evict_off[pos] != pl->evict_off[pos + 1]) {
+		op->pos = pos;
+		*v = REPLAY_EVICT_AFTER;
+	}
+	return 0;
+}
+
 enum replay_verdict replay_op_begin(struct remat_op *op)
 {
 	enum replay_verdict v = REPLAY_CONTINUE;
@@ -492,36 +562,12 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 		return reprofile("the program changed the memory it maps itself");
 	remat_alloc_poll(0);
 	const struct remat_profile *p = replay_engine.profile;
-	int32_t nops = (int32_t)p->nops;
-	if (replay_engine.pos < 0) {
-		/* Lost after a divergence: an iteration can only start with the
-		 * profile's op 0 at the profile's memory level; the profile's
-		 * last op may end one.  Lost for as long as MAX_DIVERGED
-		 * iterations: the program is not doing what was profiled any
-		 * more. */
-		if (!same_op(&p->ops[0], op) || replay_engine.level != p->level0) {
-			if (same_op(&p->ops[nops - 1], op)) {
-				replay_engine.boundary_due = 1;
-				replay_engine.due_tentative = 1;
-			}
-			if (++replay_engine.lost_ops >= (uint64_t)MAX_DIVERGED * (uint64_t)nops)
-				return reprofile("no iteration like the profiled one");
-			return REPLAY_CONTINUE;
-		}
-		boundary(0);
-	}
+	if (replay_engine.pos < 0 && still_lost(op, &v))
+		return v;
 	int32_t pos = replay_engine.pos;
 	const struct prof_op *q = &p->ops[pos];
-	if (!same_op(q, op)) {
-		if (replay_engine.tentative) {
-			forget_guess();
-		} else {
-			diverge(op->stream, "another op", pos);
-			if (replay_engine.ndiverged >= MAX_DIVERGED)
-				return reprofile("divergent iterations in a row");
-		}
-		return REPLAY_CONTINUE;
-	}
+	if (!same_op(q, op))
+		return other_op(op, pos);
 	if (replay_engine.tentative) {
 		replay_engine.tentative = 0;
 		enforce();
@@ -531,31 +577,10 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 		if (replay_engine.src_of[pos] >= 0)
 			replay_capture(pos, op);
 		replay_verify_begin(pos, op->stream);
-	} else if (replay_engine.applying) {
-		const struct pl_plan *pl = replay_engine.plan;
-		if (pl->step_off[pos] != pl->step_off[pos + 1]) {
-			CUresult e = replay_steps(pos, op->stream, 0, pos);
-			if (e != CUDA_SUCCESS)
-				return rebuild_failed(op, pos, e);
-		}
-		int32_t b = replay_engine.niv ? touches_evicted(q, op) : -1;
-		if (b >= 0) {
-			replay_engine.totals.rebuilds_unplanned++;
-			diverge(op->stream, "an unplanned access to an evicted buffer", pos);
-			remat_log(REMAT_LOG_INFO, "op %d touches evicted buffer %d: rebuilt first",
-			          pos, b);
-			return REPLAY_CONTINUE;
-		}
-		if (replay_engine.src_of[pos] >= 0)
-			replay_capture(pos, op);
-		/* Evictions after the op are ordered after it on its stream: they
-		 * wait for the real call. */
-		if (pl->evict_off[pos] != pl->evict_off[pos + 1]) {
-			op->pos = pos;
-			v = REPLAY_EVICT_AFTER;
-		}
+	} else if (replay_engine.applying && apply_at(op, pos, q, &v)) {
+		return v;
 	}
-	if (++replay_engine.pos == nops) {
+	if (++replay_engine.pos == (int32_t)p->nops) {
 		replay_engine.boundary_due = 1;
 		replay_engine.due_tentative = 0;
 	}

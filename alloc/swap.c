@@ -6,7 +6,7 @@
  * Instead the least recently used large allocation is copied to the host
  * and its chunks are unmapped (its virtual range stays reserved, so every
  * pointer to it stays valid).  From the first swap on, each op is checked
- * before it is issued (profiler/swapcheck.c): the allocations its parameter
+ * before it is issued (session/swap_in.c): the allocations its parameter
  * words, copy or set ranges point into are stamped as used, pinned until
  * the op is issued, and those on the host are mapped again at the same
  * address and copied back.  Slow, synchronous, bit-exact.

@@ -77,6 +77,12 @@ void planning_trace_written(int ok, uint64_t graph_hash);
 void planning_reset(void);
 extern const struct replay_hooks planning_hooks;
 
+/* swap_in.c: once the allocator swapped something to the host, before
+ * every op: what it touches is brought back and pinned; released by
+ * session_swap_release once the op is issued. */
+void session_swap_in(const struct remat_op *op);
+void session_swap_release(void);
+
 /* frameworks.c: the frameworks' allocator variables, set by the
  * constructor; at the first CUDA call, one line (REMAT_LOG=1) for each
  * that the program had set otherwise or changed since. */

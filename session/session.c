@@ -182,7 +182,7 @@ CUresult session_op_begin(struct remat_op *op)
 	 * touches comes back before anyone looks at it (the write-set hashes,
 	 * replay, the op itself). */
 	if (__builtin_expect(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE), 0)) {
-		prof_swap_check(op);
+		session_swap_in(op);
 		op->end |= END_UNPIN;
 	}
 	switch (session.state) {
@@ -204,7 +204,7 @@ CUresult session_op_begin(struct remat_op *op)
 	CUresult r = session.state == SESSION_FAILED ? session.failure : CUDA_SUCCESS;
 	pthread_mutex_unlock(&session.lock);
 	if (r != CUDA_SUCCESS && (op->end & END_UNPIN))
-		prof_swap_release();
+		session_swap_release();
 	return r;
 }
 
@@ -221,7 +221,7 @@ void session_op_end(struct remat_op *op, CUresult rc)
 		pthread_mutex_unlock(&session.lock);
 	}
 	if (op->end & END_UNPIN)
-		prof_swap_release();
+		session_swap_release();
 }
 
 int session_following(void)

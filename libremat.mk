@@ -83,6 +83,8 @@ $(REMAT_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(REMAT_SAN_LIB)
 # test_park: what a free does to parked buffers.
 $(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program: $(FAKE_DRIVER)
 $(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park: $(FAKE_DRIVER) $(BUILD)/san/libplanner.a
+# core/'s containers: realloc and calloc wrapped to fail on demand.
+$(BUILD)/tests/core/test_containers: TEST_LIBS := -Wl,--wrap=realloc,--wrap=calloc
 # The trace test reads what it wrote with jansson (libremat dlopens it).
 $(BUILD)/tests/profiler/test_trace: TEST_LIBS := -ljansson
 # The runtime's plan check against the planner's evaluator, on the same

@@ -32,31 +32,7 @@
 #include "acquire.h"
 #include "internal.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The one acquisition at a time. */
-static struct {
-	enum acquire_state st;
-	uint64_t hash;
-	int32_t nops, nbufs;
-	int64_t budget, iter_ns;
-	int trace;   /* the trace file: 1 written, -1 will not come, 0 not yet */
-	pid_t pid;   /* the planner's wrapper, leading its process group; 0 while
-	                PENDING: the planner waits for the trace */
-	int tie;     /* our end of the socket tying the planner to this job, -1 none */
-	pid_t owner; /* the process that started it (a forked child is not) */
-	double deadline, timeout_s, grace_s;
-	char planner[PATH_MAX];
-	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
-	/* Room for a file name after the directory: */
-	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
-	char log[PATH_MAX + 128];
-	int32_t *excl; /* buffers the plan must not evict (verification mode) */
-	int nexcl;
-	char trace_dir[PATH_MAX];
-	int from_cache;       /* the plan handed out came from the cache, not a planner run */
-	struct pl_plan *plan; /* READY: not yet handed out */
-} acq = {.tie = -1};
+struct acq_state acq = {.lock = PTHREAD_MUTEX_INITIALIZER, .tie = -1};
 
 static double now_s(void)
 {
@@ -117,9 +93,7 @@ static void log_line(const char *needle, char *out, size_t n)
 
 /* The planner's progress lines (remat-plan --progress) written to its log
  * since the last look, relayed into the job's log at REMAT_LOG=1: whole
- * lines only, from where the last look stopped. */
-static off_t progress_off;
-
+ * lines only, from where the last look stopped (acq.progress_off). */
 static void relay_progress(void)
 {
 	static const char tag[] = "remat-plan: progress: ";
@@ -129,9 +103,9 @@ static void relay_progress(void)
 	if (!f)
 		return;
 	char line[1024];
-	if (fseeko(f, progress_off, SEEK_SET) == 0)
+	if (fseeko(f, acq.progress_off, SEEK_SET) == 0)
 		while (fgets(line, sizeof(line), f) && strchr(line, '\n')) {
-			progress_off = ftello(f);
+			acq.progress_off = ftello(f);
 			line[strcspn(line, "\n")] = '\0';
 			if (!strncmp(line, tag, sizeof(tag) - 1))
 				remat_log(REMAT_LOG_INFO, "planner: %s", line + sizeof(tag) - 1);
@@ -316,12 +290,13 @@ static enum acquire_state start_planner(void)
 		return failed("%s", err);
 	snprintf(acq.planner, sizeof(acq.planner), "%s", s.planner);
 	snprintf(acq.log, sizeof(acq.log), "%s/plan.log", acq.trace_dir);
-	pid_t pid = acq_spawn_planner(&s, acq.trace_dir, acq.budget, acq.final, acq.log,
-	                              acq.nexcl ? xlist : NULL, &acq.tie, err, sizeof(err));
+	struct acq_planner_run run = {&s,        acq.trace_dir, acq.budget,
+	                              acq.final, acq.log,       acq.nexcl ? xlist : NULL};
+	pid_t pid = acq_spawn_planner(&run, &acq.tie, err, sizeof(err));
 	if (pid < 0)
 		return failed("%s", err);
 	acq.pid = pid;
-	progress_off = 0;
+	acq.progress_off = 0;
 	acq.timeout_s = s.timeout_s;
 	/* The time limit bounds the ILP; loading the trace and writing the plan
 	 * come on top, hence the grace before the kill. */
@@ -351,7 +326,7 @@ static int begin(const char *trace_dir, const struct acquire_request *rq, const 
                  int n)
 {
 	char err[1536];
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&acq.lock);
 	reset_locked();
 	free(acq.excl);
 	acq.excl = NULL;
@@ -359,7 +334,7 @@ static int begin(const char *trace_dir, const struct acquire_request *rq, const 
 	if (n > 0 && excluded) {
 		if (!(acq.excl = malloc((size_t)n * sizeof(*acq.excl)))) {
 			failed("out of memory for the excluded buffers; running unmodified");
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&acq.lock);
 			return -1;
 		}
 		memcpy(acq.excl, excluded, (size_t)n * sizeof(*acq.excl));
@@ -418,7 +393,7 @@ static int begin(const char *trace_dir, const struct acquire_request *rq, const 
 	acq.owner = getpid();
 	rc = await_trace() == ACQUIRE_FAILED ? -1 : 0;
 out:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 	return rc;
 }
 
@@ -435,9 +410,9 @@ int acquire_begin_excluding(const char *trace_dir, const struct acquire_request 
 
 void acquire_trace_ready(int ok)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&acq.lock);
 	acq.trace = ok ? 1 : -1;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 }
 
 /* The planner exited 0: its plan is in the cache (or the trace directory). */
@@ -539,7 +514,7 @@ enum acquire_state acquire_poll(struct pl_plan **out)
 {
 	if (out)
 		*out = NULL;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&acq.lock);
 	enum acquire_state st = acq.st;
 	/* A forked child inherits the state, not the planner: only the parent
 	 * may wait for it. */
@@ -551,22 +526,22 @@ enum acquire_state acquire_poll(struct pl_plan **out)
 		acq.plan = NULL;
 		acq.st = ACQUIRE_IDLE;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 	return st;
 }
 
 void acquire_reset(void)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&acq.lock);
 	reset_locked();
 	acq.trace = 0; /* a new profile comes, and its own trace */
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 }
 
 void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 128], err[512], xlist[4096], xsuffix[24];
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&acq.lock);
 	/* The plan in force came from the entry of the exclusions it was
 	 * asked with (kept until the next request): that one goes. */
 	if (exclude_args(xlist, sizeof(xlist), xsuffix, sizeof(xsuffix)) == 0 &&
@@ -575,12 +550,12 @@ void acquire_invalidate_cached(uint64_t graph_hash, int64_t budget)
 		if (unlink(path) == 0)
 			remat_log(REMAT_LOG_INFO, "removed cached plan %s", path);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 }
 
 int acquire_reject(const char *why)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&acq.lock);
 	char path[sizeof(acq.final)], dir[sizeof(acq.trace_dir)];
 	snprintf(path, sizeof(path), "%s", acq.final);
 	snprintf(dir, sizeof(dir), "%s", acq.trace_dir);
@@ -592,7 +567,7 @@ int acquire_reject(const char *why)
 		failed("plan %s rejected: %s; remat-plan and libremat disagree about it (a bug: "
 		       "please report it with the trace in %s); training continues unmodified",
 		       path, why, dir);
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&acq.lock);
 		return -1;
 	}
 	/* Anything of the user's can write the cache: a damaged entry goes
@@ -603,7 +578,7 @@ int acquire_reject(const char *why)
 	if (n && (excl = malloc((size_t)n * sizeof(*excl))))
 		memcpy(excl, acq.excl, (size_t)n * sizeof(*excl));
 	struct acquire_request rq = {acq.hash, acq.nops, acq.nbufs, acq.iter_ns, acq.budget};
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 	int rc = n && !excl ? -1 : begin(dir, &rq, excl, n);
 	free(excl);
 	return rc;
@@ -623,7 +598,7 @@ void acquire_fork_child(void)
  * closes the tie without a word and the planner ends at once (spawn.c). */
 __attribute__((destructor)) static void acquire_at_exit(void)
 {
-	if (pthread_mutex_trylock(&lock))
+	if (pthread_mutex_trylock(&acq.lock))
 		return;
 	if (acq.st == ACQUIRE_PENDING && acq.owner == getpid() && acq.tie >= 0) {
 		double left = acq.deadline - now_s();
@@ -659,5 +634,5 @@ __attribute__((destructor)) static void acquire_at_exit(void)
 		}
 		untie();
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&acq.lock);
 }

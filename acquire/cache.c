@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../core/config.h"
+#include "../core/grow.h"
 #include "internal.h"
 
 /* mkdir -p; the leaf gets mode (0700: plans describe the user's jobs). */
@@ -151,13 +152,8 @@ void acq_cache_prune(const char *dir, int keep)
 		if (!k || len >= sizeof(k->e->name) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (k->n == k->cap) {
-			struct entry *ne =
-			    realloc(k->e, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof(*ne));
-			if (!ne)
-				break;
-			k->e = ne;
-		}
+		if (REMAT_GROW(k->e, k->n, k->cap))
+			break;
 		k->e[k->n].mtime = st.st_mtim;
 		snprintf(k->e[k->n].name, sizeof(k->e[k->n].name), "%s", de->d_name);
 		k->n++;

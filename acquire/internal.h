@@ -13,14 +13,46 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <pthread.h>
+
 #include "../plan/plan.h"
+#include "acquire.h"
+
+/* The module's state: the one acquisition at a time (acquire.c), and its
+ * settings. */
+struct acq_state {
+	pthread_mutex_t lock;
+	enum acquire_state st;
+	uint64_t hash;
+	int32_t nops, nbufs;
+	int64_t budget, iter_ns;
+	int trace;   /* the trace file: 1 written, -1 will not come, 0 not yet */
+	pid_t pid;   /* the planner's wrapper, leading its process group; 0 while
+	                PENDING: the planner waits for the trace */
+	int tie;     /* our end of the socket tying the planner to this job, -1 none */
+	pid_t owner; /* the process that started it (a forked child is not) */
+	double deadline, timeout_s, grace_s;
+	char planner[PATH_MAX];
+	char cache_dir[PATH_MAX]; /* "" when plans are not cached */
+	/* Room for a file name after the directory: */
+	char final[PATH_MAX + 128]; /* where the plan ends up (cache entry or trace dir) */
+	char log[PATH_MAX + 128];
+	off_t progress_off; /* how far the planner's log was relayed */
+	int32_t *excl;      /* buffers the plan must not evict (verification mode) */
+	int nexcl;
+	char trace_dir[PATH_MAX];
+	int from_cache;       /* the plan handed out came from the cache, not a planner run */
+	struct pl_plan *plan; /* READY: not yet handed out */
+	/* spawn.c: > 0: plans may offload at this bandwidth (acquire_offload) */
+	double offload_gbps;
+};
+extern struct acq_state acq;
 
 /* ---- plan_read.c ---- */
 
-/* The soname dlopen()ed to read JSON; tests point it elsewhere to see the
- * "jansson missing" path. */
-extern const char *acq_jansson_soname;
-
+/* The soname dlopen()ed to read JSON (libjansson.so.4); tests point it
+ * elsewhere to see the "jansson missing" path. */
+void acq_json_soname(const char *soname);
 /* 0 when jansson is usable; else -1 with the one message in err. */
 int acq_json_ready(char *err, size_t errlen);
 
@@ -72,16 +104,21 @@ int acq_settings_read(struct acq_settings *s, char *err, size_t errlen);
 /* What acquire_offload set: > 0 when plans may offload. */
 double acq_offload_gbps(void);
 
-/* Starts remat-plan on trace_dir writing its plan to dest, its output
+/* Starts remat-plan on r's trace_dir writing its plan to dest, its output
  * (after a line with the command) in log, in an environment without
  * LD_PRELOAD and REMAT_*, exclude (NULL for none) passed as --exclude,
  * under a wrapper leading its own process group (a timeout kills all of
  * it).  *tie gets the job's end of the socket tying the planner's life to
  * the job's: closing it without a word kills the group; writing
  * "SECONDS\n" kills it that much later.  Returns the pid, or -1 + err. */
-pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
-                        const char *dest, const char *log, const char *exclude, int *tie, char *err,
-                        size_t errlen);
+struct acq_planner_run {
+	const struct acq_settings *settings;
+	const char *trace_dir;
+	int64_t budget;
+	const char *dest, *log;
+	const char *exclude; /* --exclude's list, NULL for none */
+};
+pid_t acq_spawn_planner(const struct acq_planner_run *r, int *tie, char *err, size_t errlen);
 /* The environment given to the planner: env without LD_PRELOAD and
  * REMAT_* (malloc'd array of pointers into env, NULL-terminated). */
 char **acq_child_env(char *const *env);

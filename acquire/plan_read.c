@@ -20,8 +20,6 @@
 
 #include "internal.h"
 
-const char *acq_jansson_soname = "libjansson.so.4";
-
 static struct {
 	json_t *(*loadb)(const char *, size_t, size_t, json_error_t *);
 	json_t *(*object_get)(const json_t *, const char *);
@@ -32,15 +30,21 @@ static struct {
 	double (*number_value)(const json_t *);
 	void (*delete_)(json_t *);
 	int state; /* 0 not tried, 1 usable, -1 missing */
-} jansson;
-static pthread_mutex_t jansson_lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_t lock;
+	const char *soname;
+} jansson = {.lock = PTHREAD_MUTEX_INITIALIZER, .soname = "libjansson.so.4"};
+
+void acq_json_soname(const char *soname)
+{
+	jansson.soname = soname;
+}
 
 int acq_json_ready(char *err, size_t errlen)
 {
-	pthread_mutex_lock(&jansson_lock);
+	pthread_mutex_lock(&jansson.lock);
 	if (jansson.state == 0) {
 		/* Kept open for the life of the process: plans may be read again. */
-		void *h = dlopen(acq_jansson_soname, RTLD_NOW | RTLD_LOCAL);
+		void *h = dlopen(jansson.soname, RTLD_NOW | RTLD_LOCAL);
 		int ok = h != NULL;
 #define SYM(field, name)                                                                           \
 	do {                                                                                       \
@@ -59,12 +63,12 @@ int acq_json_ready(char *err, size_t errlen)
 		jansson.state = ok ? 1 : -1;
 	}
 	int st = jansson.state;
-	pthread_mutex_unlock(&jansson_lock);
+	pthread_mutex_unlock(&jansson.lock);
 	if (st < 0)
 		snprintf(err, errlen,
 		         "run mode needs %s (Debian: libjansson4) to read plans; running "
 		         "unmodified",
-		         acq_jansson_soname);
+		         jansson.soname);
 	return st > 0 ? 0 : -1;
 }
 
@@ -101,6 +105,10 @@ struct ctx {
 	const char *path;
 	char *err;
 	size_t errlen;
+	/* A plan: what it must have been made for, and its version once read. */
+	uint64_t hash;
+	int32_t nops, nbufs;
+	int64_t budget, version;
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, const char *where,
@@ -148,100 +156,108 @@ static int get_hash(struct ctx *c, json_t *obj, const char *key, uint64_t *out)
 	return 0;
 }
 
-/* First pass over "ops": checks everything and counts steps and evictions,
- * so the second pass fills arrays of the right size. */
-static int check_ops(struct ctx *c, json_t *ops, int32_t nops, int32_t nbufs, int64_t version,
-                     uint32_t *nsteps, uint32_t *nevict)
+/* One step of op `op`'s "before" list. */
+static int check_step(struct ctx *c, json_t *st, int64_t op, const char *where)
+{
+	json_t *kn = json_is_array(st) ? jansson.array_get(st, 0) : NULL;
+	json_t *av = json_is_array(st) ? jansson.array_get(st, 1) : NULL;
+	const char *name = json_is_string(kn) ? jansson.string_value(kn) : NULL;
+	int kind = -1;
+	for (int t = 0; name && t < PL_STEP_KINDS; t++)
+		if (!strcmp(name, pl_step_names[t]))
+			kind = t;
+	/* Stashes came with version 2, offload with version 3: an older file
+	 * naming one was not written by remat-plan. */
+	if (c->version < 3 && PL_STEP_IS_OFFLOAD(kind))
+		return fail(c, where,
+		            "step \"%s\" in a version %lld plan (offload needs version 3)", name,
+		            (long long)c->version);
+	if (c->version < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH))
+		return fail(c, where, "step \"%s\" in a version %lld plan (it needs version 2)",
+		            name, (long long)c->version);
+	if (!json_is_array(st) || jansson.array_size(st) != 2 || kind < 0 || !json_is_integer(av))
+		return fail(c, where,
+		            "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
+		            "\"release\"|\"stash\"|\"unstash\"|\"offload\"|"
+		            "\"prefetch\"|\"await\", integer]");
+	int64_t arg = (int64_t)jansson.integer_value(av);
+	if (kind == PL_STEP_REPLAY && (arg < 0 || arg >= op))
+		return fail(c, where, "replay %lld: not an earlier op than %lld", (long long)arg,
+		            (long long)op);
+	if (kind != PL_STEP_REPLAY && (arg < 0 || arg >= (c->nbufs >= 0 ? c->nbufs : INT32_MAX)))
+		return fail(c, where, "%s %lld: no such buffer (the trace has %d)", name,
+		            (long long)arg, c->nbufs);
+	return 0;
+}
+
+/* Entry k of "ops": its position (after *last) and its lists, whose
+ * lengths are added to counts (steps, evictions). */
+static int check_op(struct ctx *c, json_t *e, size_t k, int64_t *last, uint64_t counts[2])
 {
 	char where[96];
+	snprintf(where, sizeof(where), "$.ops[%zu]", k);
+	if (!json_is_object(e))
+		return fail(c, where, "expected an object");
+	int64_t op;
+	if (get_int(c, e, where, "op", 1, &op) < 0)
+		return -1;
+	if (op < 0 || op >= c->nops)
+		return fail(c, where, "op %lld out of range (0..%d)", (long long)op, c->nops - 1);
+	if (op <= *last)
+		return fail(c, where, "op %lld after op %lld: positions must increase",
+		            (long long)op, (long long)*last);
+	*last = op;
+	json_t *before = jansson.object_get(e, "before"),
+	       *evict = jansson.object_get(e, "evict_after");
+	if (before && !json_is_array(before))
+		return fail(c, where, "member \"before\" must be an array");
+	if (evict && !json_is_array(evict))
+		return fail(c, where, "member \"evict_after\" must be an array");
+	size_t nb = before ? jansson.array_size(before) : 0;
+	for (size_t j = 0; j < nb; j++) {
+		snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
+		if (check_step(c, jansson.array_get(before, j), op, where) < 0)
+			return -1;
+	}
+	size_t nv = evict ? jansson.array_size(evict) : 0;
+	for (size_t j = 0; j < nv; j++) {
+		json_t *b = jansson.array_get(evict, j);
+		int64_t arg = json_is_integer(b) ? (int64_t)jansson.integer_value(b) : -1;
+		if (arg < 0 || arg >= (c->nbufs >= 0 ? c->nbufs : INT32_MAX)) {
+			snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
+			return fail(c, where, "not a buffer id (the trace has %d buffers)",
+			            c->nbufs);
+		}
+	}
+	counts[0] += nb;
+	counts[1] += nv;
+	return 0;
+}
+
+/* First pass over "ops": checks everything and counts steps and evictions,
+ * so the second pass fills arrays of the right size. */
+static int check_ops(struct ctx *c, json_t *ops, uint32_t *nsteps, uint32_t *nevict)
+{
 	int64_t last = -1;
-	uint64_t ns = 0, ne = 0;
+	uint64_t counts[2] = {0, 0}; /* steps, evictions */
 	size_t n = jansson.array_size(ops);
 	for (size_t k = 0; k < n; k++) {
-		json_t *e = jansson.array_get(ops, k);
-		snprintf(where, sizeof(where), "$.ops[%zu]", k);
-		if (!json_is_object(e))
-			return fail(c, where, "expected an object");
-		int64_t op;
-		if (get_int(c, e, where, "op", 1, &op) < 0)
+		if (check_op(c, jansson.array_get(ops, k), k, &last, counts) < 0)
 			return -1;
-		if (op < 0 || op >= nops)
-			return fail(c, where, "op %lld out of range (0..%d)", (long long)op,
-			            nops - 1);
-		if (op <= last)
-			return fail(c, where, "op %lld after op %lld: positions must increase",
-			            (long long)op, (long long)last);
-		last = op;
-		json_t *before = jansson.object_get(e, "before"),
-		       *evict = jansson.object_get(e, "evict_after");
-		if (before && !json_is_array(before))
-			return fail(c, where, "member \"before\" must be an array");
-		if (evict && !json_is_array(evict))
-			return fail(c, where, "member \"evict_after\" must be an array");
-		size_t nb = before ? jansson.array_size(before) : 0;
-		for (size_t j = 0; j < nb; j++) {
-			json_t *st = jansson.array_get(before, j);
-			snprintf(where, sizeof(where), "$.ops[%zu].before[%zu]", k, j);
-			json_t *kn = json_is_array(st) ? jansson.array_get(st, 0) : NULL;
-			json_t *av = json_is_array(st) ? jansson.array_get(st, 1) : NULL;
-			const char *name = json_is_string(kn) ? jansson.string_value(kn) : NULL;
-			int kind = -1;
-			for (int t = 0; name && t < PL_STEP_KINDS; t++)
-				if (!strcmp(name, pl_step_names[t]))
-					kind = t;
-			/* Stashes came with version 2: an older file naming one was
-			 * not written by remat-plan. */
-			/* Offload came with version 3. */
-			if (version < 3 && PL_STEP_IS_OFFLOAD(kind))
-				return fail(c, where,
-				            "step \"%s\" in a version %lld plan (offload needs "
-				            "version 3)",
-				            name, (long long)version);
-			if (version < 2 && (kind == PL_STEP_STASH || kind == PL_STEP_UNSTASH))
-				return fail(c, where,
-				            "step \"%s\" in a version %lld plan (it needs "
-				            "version 2)",
-				            name, (long long)version);
-			if (!json_is_array(st) || jansson.array_size(st) != 2 || kind < 0 ||
-			    !json_is_integer(av))
-				return fail(c, where,
-				            "expected [\"map\"|\"save\"|\"replay\"|\"restore\"|"
-				            "\"release\"|\"stash\"|\"unstash\"|\"offload\"|"
-				            "\"prefetch\"|\"await\", integer]");
-			int64_t arg = (int64_t)jansson.integer_value(av);
-			if (kind == PL_STEP_REPLAY && (arg < 0 || arg >= op))
-				return fail(c, where, "replay %lld: not an earlier op than %lld",
-				            (long long)arg, (long long)op);
-			if (kind != PL_STEP_REPLAY &&
-			    (arg < 0 || arg >= (nbufs >= 0 ? nbufs : INT32_MAX)))
-				return fail(c, where, "%s %lld: no such buffer (the trace has %d)",
-				            name, (long long)arg, nbufs);
-		}
-		size_t nv = evict ? jansson.array_size(evict) : 0;
-		for (size_t j = 0; j < nv; j++) {
-			json_t *b = jansson.array_get(evict, j);
-			int64_t arg = json_is_integer(b) ? (int64_t)jansson.integer_value(b) : -1;
-			if (arg < 0 || arg >= (nbufs >= 0 ? nbufs : INT32_MAX)) {
-				snprintf(where, sizeof(where), "$.ops[%zu].evict_after[%zu]", k, j);
-				return fail(c, where, "not a buffer id (the trace has %d buffers)",
-				            nbufs);
-			}
-		}
-		ns += nb;
-		ne += nv;
-		if (ns > UINT32_MAX / 2 || ne > UINT32_MAX / 2)
+		if (counts[0] > UINT32_MAX / 2 || counts[1] > UINT32_MAX / 2)
 			return fail(c, "$.ops", "too many steps");
 	}
-	*nsteps = (uint32_t)ns;
-	*nevict = (uint32_t)ne;
+	*nsteps = (uint32_t)counts[0];
+	*nevict = (uint32_t)counts[1];
 	return 0;
 }
 
 /* Member `name`, a list of buffer ids that needs plan version `since`:
  * *out the array (NULL when absent); -1 with the message when wrong. */
-static int id_list(struct ctx *c, json_t *root, const char *name, int64_t since, int64_t ver,
-                   int32_t nbufs, json_t **out)
+static int id_list(struct ctx *c, json_t *root, const char *name, int64_t since, json_t **out)
 {
+	int64_t ver = c->version;
+	int32_t nbufs = c->nbufs;
 	char where[64];
 	snprintf(where, sizeof(where), "$.%s", name);
 	json_t *arr = *out = jansson.object_get(root, name);
@@ -322,8 +338,8 @@ static int check_sum(struct ctx *c, const char *bytes, size_t n)
 	return 0;
 }
 
-static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len, uint64_t hash,
-                      int32_t nops, int64_t budget, int32_t nbufs, struct pl_plan **out)
+/* Format, version, end, checksum, and what the plan was made for. */
+static int check_header(struct ctx *c, json_t *root, const char *bytes, size_t len)
 {
 	json_t *v = jansson.object_get(root, "format");
 	const char *fmt = json_is_string(v) ? jansson.string_value(v) : NULL;
@@ -335,6 +351,7 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	if (ver < 1 || ver > 3)
 		return fail(c, "$.version", "plan version %lld, this reader knows versions 1 to 3",
 		            (long long)ver);
+	c->version = ver;
 	v = jansson.object_get(root, "end");
 	if (!v || json_typeof(v) != JSON_TRUE)
 		return fail(c, "$", "no \"end\": true member (truncated plan?)");
@@ -344,28 +361,33 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	uint64_t h;
 	if (get_hash(c, root, "graph_hash", &h) < 0)
 		return -1;
-	if (h != hash)
+	if (h != c->hash)
 		return fail(c, "$.graph_hash",
 		            "plan made for graph 0x%016llx, this graph is 0x%016llx",
-		            (unsigned long long)h, (unsigned long long)hash);
+		            (unsigned long long)h, (unsigned long long)c->hash);
 	if (get_int(c, root, "$", "nops", 1, &n) < 0)
 		return -1;
-	if (n != nops)
+	if (n != c->nops)
 		return fail(c, "$.nops", "plan has %lld ops, this iteration %d", (long long)n,
-		            nops);
+		            c->nops);
 	if (get_int(c, root, "$", "budget", 1, &b) < 0)
 		return -1;
-	if (b != budget)
+	if (b != c->budget)
 		return fail(c, "$.budget",
 		            "plan made for a budget of %lld bytes, this run has %lld", (long long)b,
-		            (long long)budget);
-	/* Informational figures, -1 when unknown; bytes and times within the
-	 * planner's 2^53 (a recompute sum may count an op many times). */
-	int64_t fig[4] = {-1, -1, -1, -1};
+		            (long long)c->budget);
+	return 0;
+}
+
+/* Informational figures, -1 when unknown; bytes and times within the
+ * planner's 2^53 (a recompute sum may count an op many times). */
+static int read_figures(struct ctx *c, json_t *root, int64_t fig[4])
+{
 	static const char *const figs[4] = {"baseline_peak", "peak", "recompute_ns",
 	                                    "iteration_ns"};
 	for (int i = 0; i < 4; i++) {
 		int64_t max = i == 2 ? INT64_MAX : MAX_AMOUNT;
+		fig[i] = -1;
 		if (get_int(c, root, "$", figs[i], 0, &fig[i]) < 0)
 			return -1;
 		if (fig[i] < -1 || fig[i] > max)
@@ -374,24 +396,22 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	}
 	/* The planner checked its plan against the budget; a file saying
 	 * otherwise was not written by it. */
-	if (fig[1] > budget)
+	if (fig[1] > c->budget)
 		return fail(c, "$.peak", "planned peak %lld bytes is over the budget of %lld",
-		            (long long)fig[1], (long long)budget);
-	v = jansson.object_get(root, "planner");
+		            (long long)fig[1], (long long)c->budget);
+	json_t *v = jansson.object_get(root, "planner");
 	if (v && !json_is_string(v))
 		return fail(c, "$", "member \"planner\" must be a string");
-	json_t *ops = jansson.object_get(root, "ops");
-	if (!json_is_array(ops))
-		return fail(c, "$", "missing member \"ops\" (an array)");
-	uint32_t nsteps = 0, nevict = 0;
-	if (check_ops(c, ops, nops, nbufs, ver, &nsteps, &nevict) < 0)
-		return -1;
-	json_t *bl, *pk;
-	if (id_list(c, root, "unmapped_at_boundary", 2, ver, nbufs, &bl) < 0 ||
-	    id_list(c, root, "parked_on_host", 3, ver, nbufs, &pk) < 0)
-		return -1;
+	return 0;
+}
+
+/* The plan's arrays from its checked "ops" and buffer lists; NULL out of
+ * memory (the message in c). */
+static struct pl_plan *plan_make(struct ctx *c, json_t *ops, const uint32_t counts[2], json_t *bl,
+                                 json_t *pk)
+{
 	size_t nbl = bl ? jansson.array_size(bl) : 0, npk = pk ? jansson.array_size(pk) : 0;
-	struct pl_plan *p = pl_plan_alloc(nops, nsteps, nevict);
+	struct pl_plan *p = pl_plan_alloc(c->nops, counts[0], counts[1]);
 	if (p && ((nbl && !(p->boundary = malloc(nbl * sizeof(*p->boundary)))) ||
 	          (npk && !(p->parked = malloc(npk * sizeof(*p->parked)))))) {
 		pl_plan_free(p);
@@ -399,7 +419,7 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	}
 	if (!p) {
 		snprintf(c->err, c->errlen, "%s: out of memory", c->path);
-		return -1;
+		return NULL;
 	}
 	fill_ops(ops, p);
 	for (size_t j = 0; j < nbl; j++)
@@ -408,27 +428,58 @@ static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len
 	for (size_t j = 0; j < npk; j++)
 		p->parked[j] = (int32_t)jansson.integer_value(jansson.array_get(pk, j));
 	p->nparked = (int32_t)npk;
-	p->graph_hash = h;
-	p->budget = b;
+	return p;
+}
+
+/* Offload (version 3): the bandwidth it was planned for, required when it
+ * offloads (the validator checks that). */
+static int read_offload(struct ctx *c, json_t *root, struct pl_plan *p)
+{
+	json_t *v = jansson.object_get(root, "offload_gbps");
+	if (!v)
+		return 0;
+	double g = json_is_number(v) ? jansson.number_value(v) : -1;
+	if (c->version < 3 || !(g >= 0.001 && g <= 10000))
+		return fail(c, "$.offload_gbps",
+		            c->version < 3 ? "in a version %lld plan (it needs version 3)"
+		                           : "must be GB/s from 0.001 to 10000",
+		            (long long)c->version);
+	p->offload_gbps = g;
+	return 0;
+}
+
+static int parse_plan(struct ctx *c, json_t *root, const char *bytes, size_t len,
+                      struct pl_plan **out)
+{
+	int rc = check_header(c, root, bytes, len);
+	if (rc)
+		return rc;
+	int64_t fig[4];
+	if (read_figures(c, root, fig) < 0)
+		return -1;
+	json_t *ops = jansson.object_get(root, "ops");
+	if (!json_is_array(ops))
+		return fail(c, "$", "missing member \"ops\" (an array)");
+	uint32_t counts[2] = {0, 0};
+	json_t *bl, *pk;
+	if (check_ops(c, ops, &counts[0], &counts[1]) < 0 ||
+	    id_list(c, root, "unmapped_at_boundary", 2, &bl) < 0 ||
+	    id_list(c, root, "parked_on_host", 3, &pk) < 0)
+		return -1;
+	struct pl_plan *p = plan_make(c, ops, counts, bl, pk);
+	if (!p)
+		return -1;
+	p->graph_hash = c->hash;
+	p->budget = c->budget;
 	p->baseline_peak = fig[0];
 	p->peak = fig[1];
 	p->recompute_ns = fig[2];
 	p->iteration_ns = fig[3];
-	/* Offload (version 3): the bandwidth it was planned for, required
-	 * when it offloads (the validator checks that). */
-	v = jansson.object_get(root, "offload_gbps");
-	if (v) {
-		double g = json_is_number(v) ? jansson.number_value(v) : -1;
-		if (ver < 3 || !(g >= 0.001 && g <= 10000)) {
-			pl_plan_free(p);
-			return fail(c, "$.offload_gbps",
-			            ver < 3 ? "in a version %lld plan (it needs version 3)"
-			                    : "must be GB/s from 0.001 to 10000",
-			            (long long)ver);
-		}
-		p->offload_gbps = g;
+	if (read_offload(c, root, p) < 0) {
+		pl_plan_free(p);
+		return -1;
 	}
-	v = jansson.object_get(root, "planner");
+	json_t *v = jansson.object_get(root, "planner");
 	snprintf(p->planner, sizeof(p->planner), "%s", v ? jansson.string_value(v) : "");
 	*out = p;
 	return 0;
@@ -447,8 +498,14 @@ int acq_plan_read(const char *path, uint64_t graph_hash, int32_t nops, int64_t b
 	json_t *root = load(path, bytes, n, err, errlen);
 	int rc = -1;
 	if (root) {
-		struct ctx c = {path, err, errlen};
-		rc = parse_plan(&c, root, bytes, n, graph_hash, nops, budget, nbufs, out);
+		struct ctx c = {path,
+		                err,
+		                errlen,
+		                .hash = graph_hash,
+		                .nops = nops,
+		                .nbufs = nbufs,
+		                .budget = budget};
+		rc = parse_plan(&c, root, bytes, n, out);
 		drop(root);
 	}
 	free(bytes);
@@ -469,7 +526,7 @@ int acq_trace_peek(const char *trace_dir, struct acq_trace_info *ti, char *err, 
 	free(bytes);
 	if (!root)
 		return -1;
-	struct ctx c = {path, err, errlen};
+	struct ctx c = {.path = path, .err = err, .errlen = errlen};
 	json_t *fmt = jansson.object_get(root, "format"),
 	       *bufs = jansson.object_get(root, "buffers");
 	json_t *it = jansson.object_get(root, "iteration");

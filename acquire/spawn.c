@@ -76,22 +76,20 @@ static int on_path(char *out, size_t n)
 	return -1;
 }
 
-static double offload_gbps;
-
 void acquire_offload(double gbps)
 {
-	offload_gbps = gbps;
+	acq.offload_gbps = gbps;
 }
 
 double acq_offload_gbps(void)
 {
-	return offload_gbps;
+	return acq.offload_gbps;
 }
 
 int acq_settings_read(struct acq_settings *s, char *err, size_t errlen)
 {
 	s->timeout_s = remat_cfg.plan_timeout_s;
-	s->offload_gbps = offload_gbps;
+	s->offload_gbps = acq.offload_gbps;
 	const char *pl = remat_cfg.planner;
 	if (pl[0]) {
 		/* Checked at start; it may have gone since. */
@@ -140,63 +138,86 @@ static const char wrapper[] = "{ if read -r left <&3; then sleep \"$left\"; fi; 
                               "kill -KILL $watcher 2>/dev/null\n"
                               "exit $rc\n";
 
-pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int64_t budget,
-                        const char *dest, const char *log, const char *exclude, int *tie, char *err,
-                        size_t errlen)
+/* The wrapper's command line: argv[FIRST..argc) is the planner's own. */
+#define FIRST 4
+struct cmdline {
+	char *argv[20];
+	int argc;
+	char budget[24], time_limit[32], gbps[32];
+};
+
+static void cmdline_make(const struct acq_planner_run *r, struct cmdline *cl)
 {
-	*tie = -1;
-	char bs[24], ts[32], gs[32];
-	snprintf(bs, sizeof(bs), "%lld", (long long)budget);
-	snprintf(gs, sizeof(gs), "%.4g", s->offload_gbps);
-	snprintf(ts, sizeof(ts), "%g", s->timeout_s);
-	char *argv[20] = {"/bin/sh", "-c", (char *)wrapper, "remat-plan-wrapper",
-	                  (char *)s->planner, (char *)trace_dir, "--budget", bs, "--time-limit", ts,
-	                  "-o", (char *)dest,
-	                  /* a line per stage into the log, relayed at REMAT_LOG=1 */
-	                  "--progress",
-	                  /* stashes and buffers unmapped at the boundary: replay/ runs them */
-	                  "--plan-version", "2"};
-	const int first = 4; /* the planner's own command line starts here */
-	int argc = 15;
-	if (exclude) {
-		argv[argc++] = "--exclude";
-		argv[argc++] = (char *)exclude;
+	const struct acq_settings *s = r->settings;
+	snprintf(cl->budget, sizeof(cl->budget), "%lld", (long long)r->budget);
+	snprintf(cl->gbps, sizeof(cl->gbps), "%.4g", s->offload_gbps);
+	snprintf(cl->time_limit, sizeof(cl->time_limit), "%g", s->timeout_s);
+	char *head[] = {"/bin/sh", "-c", (char *)wrapper, "remat-plan-wrapper", (char *)s->planner,
+	                (char *)r->trace_dir, "--budget", cl->budget, "--time-limit",
+	                cl->time_limit, "-o", (char *)r->dest,
+	                /* a line per stage into the log, relayed at REMAT_LOG=1 */
+	                "--progress",
+	                /* stashes and buffers unmapped at the boundary: replay/ runs them */
+	                "--plan-version", "2"};
+	cl->argc = 0;
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		cl->argv[cl->argc++] = head[i];
+	if (r->exclude) {
+		cl->argv[cl->argc++] = "--exclude";
+		cl->argv[cl->argc++] = (char *)r->exclude;
 	}
 	/* offload to host memory: plan version 3 (replay/offload.c) */
 	if (s->offload_gbps > 0) {
-		argv[argc++] = "--offload-gbps";
-		argv[argc++] = gs;
+		cl->argv[cl->argc++] = "--offload-gbps";
+		cl->argv[cl->argc++] = cl->gbps;
 	}
-	argv[argc] = NULL;
+	cl->argv[cl->argc] = NULL;
+}
+
+/* The planner's log, opened with the command first, as a shell would echo
+ * it; -1 + err. */
+static int log_open(const char *log, const struct cmdline *cl, char *err, size_t errlen)
+{
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot write the planner log %s: %s; running unmodified",
 		         log, strerror(errno));
 		return -1;
 	}
-	/* The command first, as a shell would echo it. */
 	dprintf(fd, "+");
-	for (int i = first; i < argc; i++)
-		dprintf(fd, " %s", argv[i]);
+	for (int i = FIRST; i < cl->argc; i++)
+		dprintf(fd, " %s", cl->argv[i]);
 	dprintf(fd, "\n");
-	/* A socket rather than a pipe: the job's word to the planner goes with
-	 * MSG_NOSIGNAL, so a planner already gone raises no SIGPIPE here.  The
-	 * wrapper's end is moved above 3 so that the dup2 onto 3 below always
-	 * clears its close-on-exec flag. */
-	int sv[2] = {-1, -1}, far = -1;
+	return fd;
+}
+
+/* A socket rather than a pipe: the job's word to the planner goes with
+ * MSG_NOSIGNAL, so a planner already gone raises no SIGPIPE here.  The
+ * wrapper's end (*far) is moved above 3 so that the dup2 onto 3 in the
+ * child always clears its close-on-exec flag.  The job's end, or -1 + err. */
+static int tie_open(int *far, char *err, size_t errlen)
+{
+	int sv[2] = {-1, -1};
+	*far = -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
-		far = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+		*far = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
 		close(sv[1]);
 	}
-	if (far < 0) {
+	if (*far < 0) {
 		snprintf(err, errlen,
 		         "cannot tie the planner to this process: %s; running unmodified",
 		         strerror(errno));
 		if (sv[0] >= 0)
 			close(sv[0]);
-		close(fd);
 		return -1;
 	}
+	return sv[0];
+}
+
+/* posix_spawn of the wrapper, its output to fd and the tie's far end on
+ * fd 3: 0 or the error number. */
+static int spawn(const struct cmdline *cl, int fd, int far, pid_t *pid)
+{
 	char **envp = acq_child_env(environ);
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -225,19 +246,36 @@ pid_t acq_spawn_planner(const struct acq_settings *s, const char *trace_dir, int
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
-	pid_t pid = -1;
-	int rc = envp ? posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp) : ENOMEM;
+	int rc = envp ? posix_spawn(pid, "/bin/sh", &fa, &at, cl->argv, envp) : ENOMEM;
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	free(envp);
+	return rc;
+}
+
+pid_t acq_spawn_planner(const struct acq_planner_run *r, int *tie, char *err, size_t errlen)
+{
+	*tie = -1;
+	struct cmdline cl;
+	cmdline_make(r, &cl);
+	int fd = log_open(r->log, &cl, err, errlen);
+	if (fd < 0)
+		return -1;
+	int far, near = tie_open(&far, err, errlen);
+	if (near < 0) {
+		close(fd);
+		return -1;
+	}
+	pid_t pid = -1;
+	int rc = spawn(&cl, fd, far, &pid);
 	close(fd);
 	close(far);
 	if (rc) {
-		close(sv[0]);
+		close(near);
 		snprintf(err, errlen, "cannot start the planner %s: %s; running unmodified",
-		         s->planner, strerror(rc));
+		         r->settings->planner, strerror(rc));
 		return -1;
 	}
-	*tie = sv[0];
+	*tie = near;
 	return pid;
 }

@@ -7,18 +7,11 @@
 
 #include "alloc.h"
 #include "internal.h"
-#include "table.h"
 
 #define MAX_DEVICES REMAT_MAX_DEVICES
 
-pthread_mutex_t remat_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
-struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
-struct remat_table remat_alloc_live;
-static uint64_t live_bytes;
-static size_t first_gran;
-static CUdeviceptr *follow;
-static size_t nfollow, follow_next;
-int remat_alloc_quarantining;
+struct alloc_state alloc_state = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                  .live = REMAT_MAP_INIT(struct remat_entry)};
 
 static int device_init(struct remat_device *d, CUdevice dev)
 {
@@ -87,8 +80,8 @@ static int device_init(struct remat_device *d, CUdevice dev)
 	}
 	memset(d->page_pending, 0xff, d->npages * sizeof(*d->page_pending));
 	memset(d->page_zombie, 0xff, d->npages * sizeof(*d->page_zombie));
-	if (!first_gran)
-		first_gran = d->gran;
+	if (!alloc_state.first_gran)
+		alloc_state.first_gran = d->gran;
 	d->ready = 1;
 	remat_log(REMAT_LOG_INFO,
 	          "device %d: reserved %llu MiB of address space at 0x%llx, granularity %zu",
@@ -111,7 +104,7 @@ struct remat_device *remat_device_ready(CUdevice dev)
 {
 	if (dev < 0 || dev >= MAX_DEVICES)
 		return NULL;
-	struct remat_device *d = &remat_alloc_devs[dev];
+	struct remat_device *d = &alloc_state.devs[dev];
 	if (!d->ready)
 		device_init(d, dev);
 	return d->ready > 0 ? d : NULL;
@@ -119,11 +112,11 @@ struct remat_device *remat_device_ready(CUdevice dev)
 
 void remat_alloc_refused(struct remat_device *d, size_t size, uint64_t need)
 {
-	uint64_t used = remat_alloc_physical - (uint64_t)d->npool * d->gran;
+	uint64_t used = alloc_state.physical - (uint64_t)d->npool * d->gran;
 	remat_warn("allocation of %zu bytes exceeds REMAT_BUDGET=%llu by %llu bytes "
 	           "(%llu bytes in use, %llu more needed); the allocation fails",
-	           size, (unsigned long long)remat_alloc_budget,
-	           (unsigned long long)(used + need - remat_alloc_budget), (unsigned long long)used,
+	           size, (unsigned long long)alloc_state.budget,
+	           (unsigned long long)(used + need - alloc_state.budget), (unsigned long long)used,
 	           (unsigned long long)need);
 }
 
@@ -135,30 +128,32 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 	CUdevice dev;
 	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = remat_device_ready(dev);
 	if (!d) {
-		pthread_mutex_unlock(&remat_alloc_lock);
+		pthread_mutex_unlock(&alloc_state.lock);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	remat_alloc_gen++;
+	alloc_state.gen++;
 	remat_pending_reclaim(d);
-	uint64_t want = follow_next < nfollow ? follow[follow_next++] : 0;
+	uint64_t want = alloc_state.follow_next < alloc_state.nfollow
+	                    ? alloc_state.follow[alloc_state.follow_next++]
+	                    : 0;
 	int small = size < d->gran;
 	uint64_t va = 0;
-	remat_alloc_shortfall = 0;
+	alloc_state.shortfall = 0;
 	CUresult r = small ? remat_small_alloc(d, &va, size, stream, async, want)
 	                   : remat_large_alloc(d, &va, size, stream, async, want);
 	static int told;
-	if (r == CUDA_ERROR_OUT_OF_MEMORY && !remat_alloc_shortfall && !remat_alloc_budget &&
-	    remat_alloc_swapping && !told++)
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && !alloc_state.shortfall && !alloc_state.budget &&
+	    alloc_state.swapping && !told++)
 		remat_warn(
 		    "the device is out of memory (allocation of %zu bytes) while no plan is "
 		    "applied, even after swapping what could go to the host (%d allocation(s)): "
 		    "the iterations before the plan run unmodified and need at least their "
 		    "largest set of buffers used together",
 		    size, remat_alloc_nswapped);
-	if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall)
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && alloc_state.shortfall)
 		remat_alloc_refused(d, size,
 		                    small ? d->gran : (size + d->gran - 1) / d->gran * d->gran);
 	if (r == CUDA_SUCCESS) {
@@ -167,15 +162,17 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 		    .size = size,
 		    .dev = dev,
 		    .small = small,
-		    .used = __atomic_add_fetch(&remat_alloc_clock, 1, __ATOMIC_RELAXED)};
-		if (remat_table_put(&remat_alloc_live, e)) {
+		    .used = __atomic_add_fetch(&alloc_state.clock, 1, __ATOMIC_RELAXED)};
+		struct remat_entry *slot = remat_map_insert(&alloc_state.live, va);
+		if (!slot) {
 			if (small)
 				remat_small_free(d, va, size, stream, 0);
 			else
 				remat_large_free(d, va, size, stream, 0);
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 		} else {
-			live_bytes += size;
+			*slot = e;
+			alloc_state.live_bytes += size;
 			*p = va;
 			set_owner(d, va, size, small ? 0 : va);
 			if (info) {
@@ -186,16 +183,16 @@ CUresult remat_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async,
 			}
 		}
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
 static struct remat_device *device_of(uint64_t addr)
 {
 	for (int i = 0; i < MAX_DEVICES; i++)
-		if (remat_alloc_devs[i].ready > 0 &&
-		    addr - remat_alloc_devs[i].base < remat_alloc_devs[i].size)
-			return &remat_alloc_devs[i];
+		if (alloc_state.devs[i].ready > 0 &&
+		    addr - alloc_state.devs[i].base < alloc_state.devs[i].size)
+			return &alloc_state.devs[i];
 	return NULL;
 }
 
@@ -214,52 +211,52 @@ static struct remat_device *pages_of(uint64_t addr, uint64_t bytes, size_t *firs
 CUresult remat_alloc_map(uint64_t addr, uint64_t bytes, CUstream stream)
 {
 	size_t first, n;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = pages_of(addr, bytes, &first, &n);
-	remat_alloc_shortfall = 0;
+	alloc_state.shortfall = 0;
 	CUresult r = d ? remat_large_map_pages(d, first, n, stream, 1) : CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
 int remat_alloc_unmap_after(uint64_t addr, uint64_t bytes, const CUstream *streams, int n)
 {
 	size_t first, np;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = pages_of(addr, bytes, &first, &np);
 	int r = d ? remat_zombie_add(d, first, np, streams, n) : -1;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
 int remat_alloc_mapped(uint64_t addr, uint64_t bytes)
 {
 	size_t first, n;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = pages_of(addr, bytes, &first, &n);
 	int all = d != NULL;
 	for (size_t k = 0; d && k < n; k++)
 		all &= d->page[first + k] && d->page_zombie[first + k] < 0 &&
 		       d->page_pending[first + k] < 0;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return all;
 }
 
 void remat_alloc_poll(int wait)
 {
 	/* Called for every op in run mode: nothing to do is the common case. */
-	if (!wait && !__atomic_load_n(&remat_alloc_zombies, __ATOMIC_RELAXED))
+	if (!wait && !__atomic_load_n(&alloc_state.zombies, __ATOMIC_RELAXED))
 		return;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	for (int i = 0; i < MAX_DEVICES; i++)
-		if (remat_alloc_devs[i].ready > 0 &&
-		    (remat_alloc_devs[i].nzombie || remat_alloc_devs[i].npending)) {
+		if (alloc_state.devs[i].ready > 0 &&
+		    (alloc_state.devs[i].nzombie || alloc_state.devs[i].npending)) {
 			if (wait)
-				remat_pending_reclaim_wait(&remat_alloc_devs[i]);
+				remat_pending_reclaim_wait(&alloc_state.devs[i]);
 			else
-				remat_pending_reclaim(&remat_alloc_devs[i]);
+				remat_pending_reclaim(&alloc_state.devs[i]);
 		}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream)
@@ -267,13 +264,13 @@ CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream)
 	CUdevice dev;
 	if (remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_device *d = &remat_alloc_devs[dev];
+	pthread_mutex_lock(&alloc_state.lock);
+	struct remat_device *d = &alloc_state.devs[dev];
 	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
 	uint64_t b = d->ready > 0 ? (bytes + d->gran - 1) / d->gran * d->gran : 0;
 	uint64_t va = b ? remat_range_alloc(&d->scratch_va, b, d->gran) : 0;
 	if (va) {
-		remat_alloc_shortfall = 0;
+		alloc_state.shortfall = 0;
 		r = remat_large_map_pages(d, (va - d->large_base) / d->gran, b / d->gran, stream,
 		                          1);
 		if (r == CUDA_SUCCESS)
@@ -281,14 +278,14 @@ CUresult remat_alloc_scratch(uint64_t bytes, uint64_t *addr, CUstream stream)
 		else
 			remat_range_free(&d->scratch_va, va, b);
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
 void remat_alloc_scratch_free(uint64_t addr, uint64_t bytes, CUstream stream)
 {
 	size_t first, n;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = pages_of(addr, bytes, &first, &n);
 	if (d) {
 		/* The range may be handed out again at once: its next user takes
@@ -297,35 +294,35 @@ void remat_alloc_scratch_free(uint64_t addr, uint64_t bytes, CUstream stream)
 		remat_range_free(&d->scratch_va, d->large_base + first * d->gran,
 		                 (uint64_t)n * d->gran);
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 void remat_alloc_set_budget(uint64_t bytes)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	remat_alloc_budget = bytes;
+	pthread_mutex_lock(&alloc_state.lock);
+	alloc_state.budget = bytes;
 	/* Spare chunks kept while uncapped count against the cap now. */
 	for (int i = 0; bytes && i < MAX_DEVICES; i++)
-		if (remat_alloc_devs[i].ready > 0)
-			remat_pool_trim(&remat_alloc_devs[i]);
-	pthread_mutex_unlock(&remat_alloc_lock);
+		if (alloc_state.devs[i].ready > 0)
+			remat_pool_trim(&alloc_state.devs[i]);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 void remat_alloc_quarantine(int on)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	remat_alloc_quarantining = on;
+	pthread_mutex_lock(&alloc_state.lock);
+	alloc_state.quarantining = on;
 	for (int i = 0; !on && i < MAX_DEVICES; i++)
-		if (remat_alloc_devs[i].ready > 0)
-			remat_large_unquarantine(&remat_alloc_devs[i]);
-	pthread_mutex_unlock(&remat_alloc_lock);
+		if (alloc_state.devs[i].ready > 0)
+			remat_large_unquarantine(&alloc_state.devs[i]);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 void remat_alloc_boundary(int wait)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	for (int i = 0; i < MAX_DEVICES; i++) {
-		struct remat_device *d = &remat_alloc_devs[i];
+		struct remat_device *d = &alloc_state.devs[i];
 		if (d->ready <= 0)
 			continue;
 		if (wait && d->nzombie)
@@ -333,18 +330,18 @@ void remat_alloc_boundary(int wait)
 		remat_large_unquarantine(d);
 		remat_pool_trim(d);
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_entry e;
-	if (!p || remat_table_del(&remat_alloc_live, p, &e)) {
-		pthread_mutex_unlock(&remat_alloc_lock);
+	if (!p || remat_map_remove(&alloc_state.live, p, &e)) {
+		pthread_mutex_unlock(&alloc_state.lock);
 		return 0;
 	}
-	struct remat_device *d = &remat_alloc_devs[e.dev];
+	struct remat_device *d = &alloc_state.devs[e.dev];
 	if (e.host)
 		remat_swap_forget(&e);
 	if (e.small) {
@@ -353,9 +350,9 @@ int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 		set_owner(d, p, e.size, 0);
 		remat_large_free(d, p, e.size, stream, async);
 	}
-	live_bytes -= e.size;
+	alloc_state.live_bytes -= e.size;
 	remat_pending_reclaim(d);
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	if (rc)
 		*rc = CUDA_SUCCESS;
 	return 1;
@@ -363,50 +360,50 @@ int remat_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 
 int remat_alloc_owns(CUdeviceptr p, struct remat_alloc_info *info)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_entry *e = remat_table_get(&remat_alloc_live, p);
+	pthread_mutex_lock(&alloc_state.lock);
+	struct remat_entry *e = remat_map_find(&alloc_state.live, p);
 	if (e && info) {
-		size_t g = remat_alloc_devs[e->dev].gran;
+		size_t g = alloc_state.devs[e->dev].gran;
 		info->size = e->size;
 		info->small = e->small;
 		info->rounded = e->small ? 0 : (e->size + g - 1) / g * g;
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return e != NULL;
 }
 
 void remat_alloc_follow(const CUdeviceptr *addrs, size_t n)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	CUdeviceptr *f = n ? malloc(n * sizeof(*f)) : NULL;
 	if (f)
 		memcpy(f, addrs, n * sizeof(*f));
-	free(follow);
-	follow = f;
-	nfollow = f ? n : 0;
-	follow_next = 0;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	free(alloc_state.follow);
+	alloc_state.follow = f;
+	alloc_state.nfollow = f ? n : 0;
+	alloc_state.follow_next = 0;
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 void remat_alloc_stats(struct remat_alloc_stats *s)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	s->physical = remat_alloc_physical;
-	s->peak = remat_alloc_peak;
-	s->small_pool = remat_alloc_small_bytes;
-	s->live = live_bytes;
+	pthread_mutex_lock(&alloc_state.lock);
+	s->physical = alloc_state.physical;
+	s->peak = alloc_state.peak;
+	s->small_pool = alloc_state.small_bytes;
+	s->live = alloc_state.live_bytes;
 	s->pooled = 0;
 	for (int i = 0; i < MAX_DEVICES; i++)
-		if (remat_alloc_devs[i].ready > 0)
-			s->pooled += (uint64_t)remat_alloc_devs[i].npool * remat_alloc_devs[i].gran;
-	s->granularity = first_gran;
+		if (alloc_state.devs[i].ready > 0)
+			s->pooled += (uint64_t)alloc_state.devs[i].npool * alloc_state.devs[i].gran;
+	s->granularity = alloc_state.first_gran;
 	s->program_fixed = remat_prog_fixed();
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 void remat_alloc_reset_peak(void)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	remat_alloc_peak = remat_alloc_physical;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
+	alloc_state.peak = alloc_state.physical;
+	pthread_mutex_unlock(&alloc_state.lock);
 }

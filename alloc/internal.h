@@ -8,8 +8,22 @@
 #include <pthread.h>
 #include "../core/driver.h"
 #include "../core/log.h"
+#include "../core/map.h"
+#include "alloc.h"
 #include "range.h"
-#include "table.h"
+
+/* A live allocation, in alloc_state.live. */
+struct remat_entry {
+	uint64_t addr; /* the key: first */
+	uint64_t size;
+	int32_t dev;
+	int32_t small;
+	/* swap.c: when the op checks last saw it used (or it was allocated),
+	 * ops in flight that reference it, and its host copy while swapped. */
+	uint64_t used;
+	int32_t pins;
+	void *host;
+};
 
 /* A free that the stream has not reached yet.  Memory under it may be
  * handed out again at once (addresses stay deterministic), but the new
@@ -64,24 +78,48 @@ struct remat_device {
 	CUmemAccessDesc access;
 };
 
-extern pthread_mutex_t remat_alloc_lock;
-extern uint64_t remat_alloc_physical, remat_alloc_peak, remat_alloc_small_bytes;
-extern uint64_t remat_alloc_gen;       /* counts allocations, for ordered_gen */
-extern uint64_t remat_alloc_budget;    /* run mode: cap on physical bytes, 0 none */
-extern int remat_alloc_quarantining;   /* run mode: see remat_device.quar */
-extern uint64_t remat_alloc_shortfall; /* bytes missing at the last budget refusal */
-extern int remat_alloc_zombies;        /* zombie entries on all devices (read unlocked) */
-
-/* alloc.c: every device and the live allocations (swap.c walks them). */
 #define REMAT_MAX_DEVICES 64
-extern struct remat_device remat_alloc_devs[REMAT_MAX_DEVICES];
-extern struct remat_table remat_alloc_live;
+
+/* The allocator's state, all guarded by its lock except where a field
+ * says otherwise.  (What other layers read without the lock on the op
+ * path stays apart, in alloc.h: remat_alloc_swap_armed, remat_alloc_nswapped,
+ * remat_prog_live.) */
+struct alloc_state {
+	pthread_mutex_t lock;
+	/* alloc.c: every device and the live allocations (swap.c walks them) */
+	struct remat_device devs[REMAT_MAX_DEVICES];
+	struct remat_map live; /* of struct remat_entry, by address */
+	uint64_t live_bytes;
+	size_t first_gran;
+	/* remat_alloc_follow: the addresses to hand out next, in order */
+	CUdeviceptr *follow;
+	size_t nfollow, follow_next;
+	int quarantining; /* run mode: see remat_device.quar */
+	/* pool.c */
+	uint64_t physical, peak, small_bytes;
+	uint64_t budget;    /* run mode: cap on physical bytes, 0 none */
+	uint64_t shortfall; /* bytes missing at the last budget refusal */
+	/* pending.c */
+	uint64_t gen; /* counts allocations, for ordered_gen */
+	/* events are reused: creating one per free would cost a driver call */
+	CUevent *spare_ev;
+	size_t nspare_ev, cap_spare_ev;
+	/* zombie.c */
+	int zombies; /* zombie entries on all devices (read unlocked) */
+	/* swap.c */
+	int swapping; /* swapping allowed now (run mode, no plan applied) */
+	/* Use stamps: allocations take one when made, op checks when they
+	 * touch them; the smallest is the least recently used. */
+	uint64_t clock;
+	struct remat_swap_stats swap_stats, swap_reported;
+};
+extern struct alloc_state alloc_state;
 
 /* alloc.c: device dev's state, initialized at its first use; NULL when it
  * cannot be managed. */
 struct remat_device *remat_device_ready(CUdevice dev);
 /* One line: an allocation of size bytes needing need more would exceed the
- * budget (remat_alloc_shortfall is set). */
+ * budget (alloc_state.shortfall is set). */
 void remat_alloc_refused(struct remat_device *d, size_t size, uint64_t need);
 
 /* program.c: physical bytes of the program's handles outside every
@@ -89,10 +127,6 @@ void remat_alloc_refused(struct remat_device *d, size_t size, uint64_t need);
 uint64_t remat_prog_fixed(void);
 
 /* swap.c */
-extern int remat_alloc_swapping; /* swapping allowed now (run mode, no plan applied) */
-/* Use stamps: allocations take one when made, op checks when they touch
- * them; the smallest is the least recently used. */
-extern uint64_t remat_alloc_clock;
 /* Device d refused a chunk: swaps one allocation out to the host.  0 when
  * it did (chunks are back in the pool or with the driver), -1 when nothing
  * can go. */

@@ -3,8 +3,7 @@
  * large region, one physical chunk mapped per granularity page, so run
  * mode can later unmap and remap any of them at the same address.
  */
-#include <stdlib.h>
-
+#include "../core/grow.h"
 #include "internal.h"
 
 void remat_large_unmap_page(struct remat_device *d, size_t pg)
@@ -75,15 +74,9 @@ CUresult remat_large_alloc(struct remat_device *d, uint64_t *p, size_t size, CUs
 
 static void quarantine(struct remat_device *d, uint64_t p, uint64_t bytes)
 {
-	if (d->nquar == d->cap_quar) {
-		size_t cap = d->cap_quar ? d->cap_quar * 2 : 256;
-		struct remat_extent *q = realloc(d->quar, cap * sizeof(*q));
-		if (!q) {
-			remat_range_free(&d->large_va, p, bytes);
-			return;
-		}
-		d->quar = q;
-		d->cap_quar = cap;
+	if (REMAT_GROW(d->quar, d->nquar, d->cap_quar)) {
+		remat_range_free(&d->large_va, p, bytes);
+		return;
 	}
 	d->quar[d->nquar++] = (struct remat_extent){p, bytes};
 }
@@ -113,7 +106,7 @@ void remat_large_free(struct remat_device *d, uint64_t p, size_t size, CUstream 
 		else
 			remat_large_unmap_page(d, pg);
 	}
-	if (remat_alloc_quarantining)
+	if (alloc_state.quarantining)
 		quarantine(d, p, bytes);
 	else
 		remat_range_free(&d->large_va, p, bytes);

@@ -6,21 +6,14 @@
  * allocation: the host waits).  Chunks return to the pool only once the
  * event has completed.
  */
-#include <stdlib.h>
-
 #include "../core/capture.h"
+#include "../core/grow.h"
 #include "internal.h"
-
-uint64_t remat_alloc_gen;
-
-/* Events are reused: creating one per free would cost a driver call. */
-static CUevent *spare_ev;
-static size_t nspare_ev, cap_spare_ev;
 
 CUevent remat_event_get(void)
 {
-	if (nspare_ev)
-		return spare_ev[--nspare_ev];
+	if (alloc_state.nspare_ev)
+		return alloc_state.spare_ev[--alloc_state.nspare_ev];
 	CUevent e = NULL;
 	if (remat_drv.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		return NULL;
@@ -29,15 +22,9 @@ CUevent remat_event_get(void)
 
 void remat_event_put(CUevent e)
 {
-	if (nspare_ev == cap_spare_ev) {
-		size_t cap = cap_spare_ev ? cap_spare_ev * 2 : 64;
-		CUevent *p = realloc(spare_ev, cap * sizeof(*p));
-		if (!p)
-			return; /* leaks one event; harmless */
-		spare_ev = p;
-		cap_spare_ev = cap;
-	}
-	spare_ev[nspare_ev++] = e;
+	if (REMAT_GROW(alloc_state.spare_ev, alloc_state.nspare_ev, alloc_state.cap_spare_ev))
+		return; /* leaks one event; harmless */
+	alloc_state.spare_ev[alloc_state.nspare_ev++] = e;
 }
 
 int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUstream stream,
@@ -55,16 +42,10 @@ int remat_pending_add(struct remat_device *d, uint64_t addr, uint64_t size, CUst
 	for (i = 0; i < d->npending && d->pending[i].used; i++)
 		;
 	if (i == d->npending) {
-		if (d->npending == d->cap_pending) {
-			size_t cap = d->cap_pending ? d->cap_pending * 2 : 64;
-			struct remat_pending *p = realloc(d->pending, cap * sizeof(*p));
-			if (!p) {
-				remat_drv.cuEventSynchronize(ev);
-				remat_event_put(ev);
-				return -1;
-			}
-			d->pending = p;
-			d->cap_pending = cap;
+		if (REMAT_GROW(d->pending, d->npending, d->cap_pending)) {
+			remat_drv.cuEventSynchronize(ev);
+			remat_event_put(ev);
+			return -1;
 		}
 		d->npending++;
 	}
@@ -82,9 +63,9 @@ void remat_pending_order(struct remat_device *d, struct remat_pending *p, CUstre
                          int async)
 {
 	(void)d;
-	if (p->ordered_gen == remat_alloc_gen)
+	if (p->ordered_gen == alloc_state.gen)
 		return;
-	p->ordered_gen = remat_alloc_gen;
+	p->ordered_gen = alloc_state.gen;
 	if (async && p->stream == stream)
 		return;
 	if (async)

@@ -4,22 +4,18 @@
  * are kept: physical usage must follow live bytes, or a budget means
  * nothing.
  */
-#include <stdlib.h>
-
+#include "../core/grow.h"
 #include "internal.h"
-
-uint64_t remat_alloc_physical, remat_alloc_peak, remat_alloc_small_bytes;
-uint64_t remat_alloc_budget, remat_alloc_shortfall;
 
 CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h)
 {
-	if (!d->npool && remat_alloc_budget &&
-	    remat_alloc_physical + d->gran > remat_alloc_budget) {
+	if (!d->npool && alloc_state.budget &&
+	    alloc_state.physical + d->gran > alloc_state.budget) {
 		/* Over budget unless pending frees and evictions give memory
 		 * back: wait for them rather than fail. */
 		remat_pending_reclaim_wait(d);
-		if (!d->npool && remat_alloc_physical + d->gran > remat_alloc_budget) {
-			remat_alloc_shortfall = remat_alloc_physical + d->gran - remat_alloc_budget;
+		if (!d->npool && alloc_state.physical + d->gran > alloc_state.budget) {
+			alloc_state.shortfall = alloc_state.physical + d->gran - alloc_state.budget;
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
 	}
@@ -30,7 +26,7 @@ CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h)
 	CUresult r = remat_drv.cuMemCreate(h, d->gran, &d->prop, 0);
 	/* The device is full before a plan applies: swap allocations out to
 	 * the host until a chunk is free (swap.c). */
-	while (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_swapping && !remat_swap_make_room(d)) {
+	while (r == CUDA_ERROR_OUT_OF_MEMORY && alloc_state.swapping && !remat_swap_make_room(d)) {
 		if (d->npool) {
 			*h = d->pool[--d->npool];
 			return CUDA_SUCCESS;
@@ -38,25 +34,19 @@ CUresult remat_pool_get(struct remat_device *d, CUmemGenericAllocationHandle *h)
 		r = remat_drv.cuMemCreate(h, d->gran, &d->prop, 0);
 	}
 	if (r == CUDA_SUCCESS) {
-		remat_alloc_physical += d->gran;
-		if (remat_alloc_physical > remat_alloc_peak)
-			remat_alloc_peak = remat_alloc_physical;
+		alloc_state.physical += d->gran;
+		if (alloc_state.physical > alloc_state.peak)
+			alloc_state.peak = alloc_state.physical;
 	}
 	return r;
 }
 
 void remat_pool_put(struct remat_device *d, CUmemGenericAllocationHandle h)
 {
-	if (d->npool == d->cap_pool) {
-		size_t cap = d->cap_pool ? d->cap_pool * 2 : 64;
-		CUmemGenericAllocationHandle *p = realloc(d->pool, cap * sizeof(*p));
-		if (!p) {
-			remat_drv.cuMemRelease(h);
-			remat_alloc_physical -= d->gran;
-			return;
-		}
-		d->pool = p;
-		d->cap_pool = cap;
+	if (REMAT_GROW(d->pool, d->npool, d->cap_pool)) {
+		remat_drv.cuMemRelease(h);
+		alloc_state.physical -= d->gran;
+		return;
 	}
 	d->pool[d->npool++] = h;
 }
@@ -64,14 +54,14 @@ void remat_pool_put(struct remat_device *d, CUmemGenericAllocationHandle h)
 /* Keeps at most max(16 chunks, 1/16 of what is in use) spare. */
 void remat_pool_trim(struct remat_device *d)
 {
-	uint64_t in_use = remat_alloc_physical - (uint64_t)d->npool * d->gran;
+	uint64_t in_use = alloc_state.physical - (uint64_t)d->npool * d->gran;
 	size_t keep = (size_t)(in_use / d->gran / 16);
 	if (keep < 16)
 		keep = 16;
 	while (d->npool > keep ||
-	       (d->npool && remat_alloc_budget && remat_alloc_physical > remat_alloc_budget)) {
+	       (d->npool && alloc_state.budget && alloc_state.physical > alloc_state.budget)) {
 		remat_drv.cuMemRelease(d->pool[--d->npool]);
-		remat_alloc_physical -= d->gran;
+		alloc_state.physical -= d->gran;
 	}
 }
 

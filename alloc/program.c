@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
+#include "../core/search.h"
 #include "alloc.h"
 #include "internal.h"
 
@@ -60,80 +62,65 @@ struct prog_map {
 	int owns; /* exclusive, in a range of its handle's device: chunks in the pages */
 };
 
-static struct prog_handle **handles; /* by value (values only grow) */
-static size_t nhandles, caphandles;
-static uint64_t serial;
-static struct prog_res **resv; /* by base */
-static size_t nres, capres;
-static struct prog_map *maps; /* by va, never overlapping */
-static size_t nmaps, capmaps;
-static struct remat_prog_change *changes;
-static size_t nchanges, capchanges;
+/* The program's own VMM as libremat sees it (under the allocator's lock). */
+static struct alloc_prog {
+	struct prog_handle **handles; /* by value (values only grow) */
+	size_t nhandles, caphandles;
+	uint64_t serial;
+	struct prog_res **resv; /* by base */
+	size_t nres, capres;
+	struct prog_map *maps; /* by va, never overlapping */
+	size_t nmaps, capmaps;
+	struct remat_prog_change *changes; /* not reported yet */
+	size_t nchanges, capchanges;
+} prog;
 int remat_prog_live;
-
-/* Room for one more element in *v (n used of *cap); 0, or -1. */
-static int room(void **v, size_t n, size_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p = realloc(*v, c * elem);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 static void set_live(void)
 {
-	__atomic_store_n(&remat_prog_live, nhandles || nres, __ATOMIC_RELEASE);
+	__atomic_store_n(&remat_prog_live, prog.nhandles || prog.nres, __ATOMIC_RELEASE);
+}
+
+/* Keys of the sorted arrays, for search.h. */
+static uint64_t handle_value(const void *v, size_t i)
+{
+	return ((struct prog_handle *const *)v)[i]->value;
+}
+static uint64_t map_end(const void *v, size_t i)
+{
+	return ((const struct prog_map *)v)[i].va + ((const struct prog_map *)v)[i].size;
+}
+static uint64_t res_base(const void *v, size_t i)
+{
+	return ((struct prog_res *const *)v)[i]->base;
+}
+static uint64_t res_end(const void *v, size_t i)
+{
+	return ((struct prog_res *const *)v)[i]->base + ((struct prog_res *const *)v)[i]->size;
 }
 
 static struct prog_handle *handle_find(uint64_t value)
 {
-	size_t lo = 0, hi = nhandles;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (handles[mid]->value < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nhandles && handles[lo]->value == value ? handles[lo] : NULL;
+	size_t i = remat_search_key(prog.handles, prog.nhandles, handle_value, value);
+	return i < prog.nhandles ? prog.handles[i] : NULL;
 }
 
 /* Index of the first mapping ending after va. */
 static size_t map_after(uint64_t va)
 {
-	size_t lo = 0, hi = nmaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (maps[mid].va + maps[mid].size <= va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return remat_range_from(prog.maps, prog.nmaps, map_end, va);
 }
 
 /* The carved range holding va, or NULL. */
 static struct prog_res *res_of(uint64_t va)
 {
-	size_t lo = 0, hi = nres;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (resv[mid]->base <= va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && va - resv[lo - 1]->base < resv[lo - 1]->size ? resv[lo - 1] : NULL;
+	size_t i = remat_range_holding(prog.resv, prog.nres, res_base, res_end, va);
+	return i < prog.nres ? prog.resv[i] : NULL;
 }
 
 static struct remat_device *dev_of(CUdevice dev)
 {
-	return &remat_alloc_devs[dev];
+	return &alloc_state.devs[dev];
 }
 
 static size_t page_of(const struct remat_device *d, uint64_t va)
@@ -145,8 +132,8 @@ static size_t page_of(const struct remat_device *d, uint64_t va)
 
 static void change(uint64_t addr, uint64_t size, int added)
 {
-	if (!room((void **)&changes, nchanges, &capchanges, sizeof(*changes)))
-		changes[nchanges++] = (struct remat_prog_change){addr, size, added};
+	if (!REMAT_GROW(prog.changes, prog.nchanges, prog.capchanges))
+		prog.changes[prog.nchanges++] = (struct remat_prog_change){addr, size, added};
 	/* Out of host memory: the profiler misses it and its profile holds
 	 * less; nothing outside an extent is ever evicted. */
 }
@@ -164,15 +151,16 @@ static void extents(struct prog_res *r)
 {
 	struct remat_extent *v = NULL;
 	size_t n = 0, cap = 0;
-	for (size_t i = map_after(r->base); i < nmaps && maps[i].va < r->base + r->size; i++) {
-		const struct prog_map *m = &maps[i];
+	for (size_t i = map_after(r->base); i < prog.nmaps && prog.maps[i].va < r->base + r->size;
+	     i++) {
+		const struct prog_map *m = &prog.maps[i];
 		if (!m->owns || m->access != ACCESS_OWN)
 			continue;
 		if (n && v[n - 1].addr + v[n - 1].size == m->va) {
 			v[n - 1].size += m->size;
 			continue;
 		}
-		if (room((void **)&v, n, &cap, sizeof(*v)))
+		if (REMAT_GROW(v, n, cap))
 			break;
 		v[n++] = (struct remat_extent){m->va, m->size};
 	}
@@ -192,29 +180,30 @@ static void extents(struct prog_res *r)
 static void mark(size_t first, size_t last)
 {
 	for (size_t i = first; i < last; i++)
-		if (maps[i].res)
-			maps[i].res->dirty = 1;
+		if (prog.maps[i].res)
+			prog.maps[i].res->dirty = 1;
 }
 
 static void extents_marked(void)
 {
-	for (size_t i = 0; i < nres; i++)
-		if (resv[i]->dirty) {
-			resv[i]->dirty = 0;
-			extents(resv[i]);
+	for (size_t i = 0; i < prog.nres; i++)
+		if (prog.resv[i]->dirty) {
+			prog.resv[i]->dirty = 0;
+			extents(prog.resv[i]);
 		}
 }
 
 size_t remat_prog_changes(struct remat_prog_change *out, size_t cap)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	size_t n = nchanges < cap ? nchanges : cap;
+	pthread_mutex_lock(&alloc_state.lock);
+	size_t n = prog.nchanges < cap ? prog.nchanges : cap;
 	if (n) {
-		memcpy(out, changes, n * sizeof(*out));
-		memmove(changes, changes + n, (nchanges - n) * sizeof(*changes));
-		nchanges -= n;
+		memcpy(out, prog.changes, n * sizeof(*out));
+		memmove(prog.changes, prog.changes + n,
+		        (prog.nchanges - n) * sizeof(*prog.changes));
+		prog.nchanges -= n;
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return n;
 }
 
@@ -265,9 +254,10 @@ static void handle_destroy(struct prog_handle *h)
 		if (h->chunk[k])
 			remat_pool_put(d, h->chunk[k]);
 	remat_pool_trim(d);
-	for (size_t i = 0; i < nhandles; i++)
-		if (handles[i] == h) {
-			memmove(handles + i, handles + i + 1, (--nhandles - i) * sizeof(*handles));
+	for (size_t i = 0; i < prog.nhandles; i++)
+		if (prog.handles[i] == h) {
+			memmove(prog.handles + i, prog.handles + i + 1,
+			        (--prog.nhandles - i) * sizeof(*prog.handles));
 			break;
 		}
 	free(h->chunk);
@@ -284,11 +274,11 @@ CUresult remat_prog_reserve(CUdeviceptr *p, size_t size, size_t align, CUdevicep
 	if (!p || !size || flags || (align & (align - 1)) ||
 	    remat_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = remat_device_ready(dev);
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	struct prog_res *res = NULL;
-	if (!d || size % d->gran || room((void **)&resv, nres, &capres, sizeof(*resv)) ||
+	if (!d || size % d->gran || REMAT_GROW(prog.resv, prog.nres, prog.capres) ||
 	    !(res = calloc(1, sizeof(*res))))
 		goto out;
 	uint64_t a = align > d->gran ? align : d->gran, va = 0;
@@ -315,25 +305,23 @@ CUresult remat_prog_reserve(CUdeviceptr *p, size_t size, size_t align, CUdevicep
 			remat_large_unmap_page(d, pg);
 		}
 	*res = (struct prog_res){.base = va, .size = size, .dev = dev};
-	size_t i = 0;
-	while (i < nres && resv[i]->base < va)
-		i++;
-	memmove(resv + i + 1, resv + i, (nres - i) * sizeof(*resv));
-	resv[i] = res;
-	nres++;
+	size_t i = remat_search_from(prog.resv, prog.nres, res_base, va);
+	memmove(prog.resv + i + 1, prog.resv + i, (prog.nres - i) * sizeof(*prog.resv));
+	prog.resv[i] = res;
+	prog.nres++;
 	res = NULL;
 	set_live();
 	*p = va;
 	r = CUDA_SUCCESS;
 out:
 	free(res);
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
 CUresult remat_prog_address_free(CUdeviceptr p, size_t size)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct prog_res *res = res_of(p);
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	if (res) {
@@ -341,12 +329,13 @@ CUresult remat_prog_address_free(CUdeviceptr p, size_t size)
 		size_t m = map_after(p);
 		r = CUDA_ERROR_INVALID_VALUE;
 		if (res->base == p && res->size == size &&
-		    (m == nmaps || maps[m].va >= res->base + res->size)) {
+		    (m == prog.nmaps || prog.maps[m].va >= res->base + res->size)) {
 			size_t i = 0;
-			while (resv[i] != res)
+			while (prog.resv[i] != res)
 				i++;
-			memmove(resv + i, resv + i + 1, (nres - i - 1) * sizeof(*resv));
-			nres--;
+			memmove(prog.resv + i, prog.resv + i + 1,
+			        (prog.nres - i - 1) * sizeof(*prog.resv));
+			prog.nres--;
 			remat_range_free(&dev_of(res->dev)->large_va, res->base, res->size);
 			free(res->ext);
 			free(res);
@@ -354,7 +343,7 @@ CUresult remat_prog_address_free(CUdeviceptr p, size_t size)
 			r = CUDA_SUCCESS;
 		}
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -383,21 +372,21 @@ CUresult remat_prog_create(CUmemGenericAllocationHandle *out, size_t size,
 		    size);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct remat_device *d = remat_device_ready(prop->location.id);
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	struct prog_handle *h = NULL;
 	if (!d || size % d->gran)
 		goto out;
 	r = CUDA_ERROR_OUT_OF_MEMORY;
-	if (room((void **)&handles, nhandles, &caphandles, sizeof(*handles)) ||
+	if (REMAT_GROW(prog.handles, prog.nhandles, prog.caphandles) ||
 	    !(h = calloc(1, sizeof(*h))) || !(h->chunk = calloc(size / d->gran, sizeof(*h->chunk))))
 		goto out;
 	h->nchunks = size / d->gran;
-	remat_alloc_shortfall = 0;
+	alloc_state.shortfall = 0;
 	for (size_t k = 0; k < h->nchunks; k++)
 		if ((r = remat_pool_get(d, &h->chunk[k])) != CUDA_SUCCESS) {
-			if (r == CUDA_ERROR_OUT_OF_MEMORY && remat_alloc_shortfall)
+			if (r == CUDA_ERROR_OUT_OF_MEMORY && alloc_state.shortfall)
 				remat_alloc_refused(d, size, size);
 			while (k--)
 				remat_pool_put(d, h->chunk[k]);
@@ -407,11 +396,11 @@ CUresult remat_prog_create(CUmemGenericAllocationHandle *out, size_t size,
 	remat_log(REMAT_LOG_DEBUG,
 	          "the program's cuMemCreate of %zu bytes: %zu chunks of libremat's", size,
 	          h->nchunks);
-	h->value = HANDLE_TAG | ++serial;
+	h->value = HANDLE_TAG | ++prog.serial;
 	h->dev = prop->location.id;
 	h->refs = 1;
 	h->prop = *prop;
-	handles[nhandles++] = h;
+	prog.handles[prog.nhandles++] = h;
 	set_live();
 	*out = h->value;
 	h = NULL;
@@ -420,7 +409,7 @@ out:
 	if (h)
 		free(h->chunk);
 	free(h);
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -428,14 +417,14 @@ CUresult remat_prog_release(CUmemGenericAllocationHandle v)
 {
 	if (!(v & HANDLE_TAG))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct prog_handle *h = handle_find(v);
 	CUresult r = h ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
 	if (h && !h->refs)
 		r = CUDA_ERROR_INVALID_VALUE; /* released already */
 	else if (h && !--h->refs && !h->maps)
 		handle_destroy(h); /* memory still mapped stays until its last unmap */
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -443,14 +432,14 @@ CUresult remat_prog_props(CUmemAllocationProp *prop, CUmemGenericAllocationHandl
 {
 	if (!(v & HANDLE_TAG))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct prog_handle *h = handle_find(v);
 	CUresult r = !h                  ? CUDA_ERROR_NOT_SUPPORTED
 	             : !h->refs || !prop ? CUDA_ERROR_INVALID_VALUE
 	                                 : CUDA_SUCCESS;
 	if (r == CUDA_SUCCESS)
 		*prop = h->prop;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -459,17 +448,17 @@ CUresult remat_prog_props(CUmemAllocationProp *prop, CUmemGenericAllocationHandl
 CUresult remat_prog_retain(CUmemGenericAllocationHandle *out, void *addr)
 {
 	uint64_t va = (uint64_t)(uintptr_t)addr;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	size_t i = map_after(va);
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-	if (i < nmaps && maps[i].va <= va && maps[i].h) {
+	if (i < prog.nmaps && prog.maps[i].va <= va && prog.maps[i].h) {
 		r = out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 		if (out) {
-			maps[i].h->refs++;
-			*out = maps[i].h->value;
+			prog.maps[i].h->refs++;
+			*out = prog.maps[i].h->value;
 		}
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -477,10 +466,10 @@ int remat_prog_mapped_handle(CUmemGenericAllocationHandle v)
 {
 	if (!(v & HANDLE_TAG))
 		return 0;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct prog_handle *h = handle_find(v);
 	int mapped = h && h->maps;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return mapped;
 }
 
@@ -488,11 +477,11 @@ int remat_prog_mapped_handle(CUmemGenericAllocationHandle v)
 
 int remat_prog_touches(uint64_t va, uint64_t size)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	int owns = 0;
-	for (size_t i = map_after(va); !owns && i < nmaps && maps[i].va < va + size; i++)
-		owns = maps[i].owns;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	for (size_t i = map_after(va); !owns && i < prog.nmaps && prog.maps[i].va < va + size; i++)
+		owns = prog.maps[i].owns;
+	pthread_mutex_unlock(&alloc_state.lock);
 	return owns;
 }
 
@@ -505,12 +494,12 @@ static void unmap_chunks(uint64_t va, size_t n, size_t gran)
 
 static CUresult insert_map(struct prog_map m)
 {
-	if (room((void **)&maps, nmaps, &capmaps, sizeof(*maps)))
+	if (REMAT_GROW(prog.maps, prog.nmaps, prog.capmaps))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	size_t i = map_after(m.va);
-	memmove(maps + i + 1, maps + i, (nmaps - i) * sizeof(*maps));
-	maps[i] = m;
-	nmaps++;
+	memmove(prog.maps + i + 1, prog.maps + i, (prog.nmaps - i) * sizeof(*prog.maps));
+	prog.maps[i] = m;
+	prog.nmaps++;
 	return CUDA_SUCCESS;
 }
 
@@ -521,7 +510,7 @@ static CUresult map_foreign(struct prog_res *res, uint64_t va, size_t size, size
 {
 	if (size > res->base + res->size - va)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (room((void **)&maps, nmaps, &capmaps, sizeof(*maps)))
+	if (REMAT_GROW(prog.maps, prog.nmaps, prog.capmaps))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	CUresult r = remat_drv.cuMemMap(va, size, off, v, flags);
 	if (r == CUDA_SUCCESS)
@@ -533,12 +522,12 @@ static CUresult map_foreign(struct prog_res *res, uint64_t va, size_t size, size
  * own and every mapping of it is whole. */
 static CUresult make_whole(struct prog_handle *h)
 {
-	for (size_t i = 0; i < nmaps; i++)
-		if (maps[i].h == h && maps[i].owns) {
-			CUresult r = disown(&maps[i]);
+	for (size_t i = 0; i < prog.nmaps; i++)
+		if (prog.maps[i].h == h && prog.maps[i].owns) {
+			CUresult r = disown(&prog.maps[i]);
 			if (r != CUDA_SUCCESS)
 				return r;
-			extents(maps[i].res);
+			extents(prog.maps[i].res);
 		}
 	h->whole = 1;
 	return CUDA_SUCCESS;
@@ -547,7 +536,7 @@ static CUresult make_whole(struct prog_handle *h)
 CUresult remat_prog_map(CUdeviceptr va, size_t size, size_t off, CUmemGenericAllocationHandle v,
                         unsigned long long flags)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	struct prog_handle *h = v & HANDLE_TAG ? handle_find(v) : NULL;
 	struct prog_res *res = res_of(va);
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
@@ -562,7 +551,8 @@ CUresult remat_prog_map(CUdeviceptr va, size_t size, size_t off, CUmemGenericAll
 	 * reservation, over no other mapping. */
 	r = CUDA_ERROR_INVALID_VALUE;
 	if (!h->refs || flags || off || !size || size > h->nchunks * g || va % g || size % g ||
-	    (res && size > res->base + res->size - va) || (i < nmaps && maps[i].va < va + size))
+	    (res && size > res->base + res->size - va) ||
+	    (i < prog.nmaps && prog.maps[i].va < va + size))
 		goto out;
 	if (h->maps && !h->whole && (r = make_whole(h)) != CUDA_SUCCESS)
 		goto out;
@@ -591,7 +581,7 @@ CUresult remat_prog_map(CUdeviceptr va, size_t size, size_t off, CUmemGenericAll
 		}
 	h->maps++;
 out:
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -601,8 +591,8 @@ static int tiling(uint64_t va, uint64_t size, size_t *first, size_t *last)
 {
 	size_t i = map_after(va), j = i;
 	uint64_t at = va;
-	while (j < nmaps && maps[j].va == at && at < va + size)
-		at += maps[j++].size;
+	while (j < prog.nmaps && prog.maps[j].va == at && at < va + size)
+		at += prog.maps[j++].size;
 	*first = i;
 	*last = j;
 	return at == va + size && j > i ? 0 : -1;
@@ -614,7 +604,7 @@ static int tiling(uint64_t va, uint64_t size, size_t *first, size_t *last)
 static CUresult whole_range(uint64_t va, uint64_t size, size_t *first, size_t *last)
 {
 	size_t i = map_after(va);
-	if (!size || i == nmaps || maps[i].va >= va + size)
+	if (!size || i == prog.nmaps || prog.maps[i].va >= va + size)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return tiling(va, size, first, last) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
@@ -650,27 +640,27 @@ static CUresult unmap_one(struct prog_map *m)
 
 CUresult remat_prog_unmap(CUdeviceptr va, size_t size)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	size_t first, last;
 	CUresult r = whole_range(va, size, &first, &last);
 	if (r != CUDA_SUCCESS)
 		goto out;
 	for (size_t i = first; i < last; i++)
-		if ((r = unmap_one(&maps[i])) != CUDA_SUCCESS) {
+		if ((r = unmap_one(&prog.maps[i])) != CUDA_SUCCESS) {
 			last = i; /* what is done is forgotten, the rest stays */
 			break;
 		}
 	for (size_t i = first; i < last; i++) {
-		struct prog_handle *h = maps[i].h;
+		struct prog_handle *h = prog.maps[i].h;
 		if (h && !--h->maps && !h->refs)
 			handle_destroy(h);
 	}
 	mark(first, last);
-	memmove(maps + first, maps + last, (nmaps - last) * sizeof(*maps));
-	nmaps -= last - first;
+	memmove(prog.maps + first, prog.maps + last, (prog.nmaps - last) * sizeof(*prog.maps));
+	prog.nmaps -= last - first;
 	extents_marked();
 out:
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -689,7 +679,7 @@ static int access_of(const struct prog_handle *h, const CUmemAccessDesc *desc, s
 CUresult remat_prog_set_access(CUdeviceptr va, size_t size, const CUmemAccessDesc *desc,
                                size_t count)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	size_t first, last;
 	CUresult r = whole_range(va, size, &first, &last);
 	if (r == CUDA_SUCCESS && (!desc || !count))
@@ -699,7 +689,7 @@ CUresult remat_prog_set_access(CUdeviceptr va, size_t size, const CUmemAccessDes
 	/* Pages an eviction left empty get a chunk again: the driver changes
 	 * the access of mapped memory only. */
 	for (size_t i = first; i < last; i++) {
-		struct prog_map *m = &maps[i];
+		struct prog_map *m = &prog.maps[i];
 		struct remat_device *d = m->owns ? dev_of(m->h->dev) : NULL;
 		for (size_t k = 0; d && k < m->size / d->gran; k++) {
 			size_t pg = page_of(d, m->va + k * d->gran);
@@ -711,12 +701,12 @@ CUresult remat_prog_set_access(CUdeviceptr va, size_t size, const CUmemAccessDes
 	if ((r = remat_drv.cuMemSetAccess(va, size, desc, count)) != CUDA_SUCCESS)
 		goto out;
 	for (size_t i = first; i < last; i++)
-		if (maps[i].h)
-			maps[i].access = access_of(maps[i].h, desc, count);
+		if (prog.maps[i].h)
+			prog.maps[i].access = access_of(prog.maps[i].h, desc, count);
 	mark(first, last);
 	extents_marked();
 out:
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
@@ -726,11 +716,11 @@ out:
 uint64_t remat_prog_fixed(void)
 {
 	uint64_t bytes = 0;
-	for (size_t i = 0; i < nhandles; i++)
-		for (size_t k = 0; k < handles[i]->nchunks; k++)
-			bytes += handles[i]->chunk[k] ? dev_of(handles[i]->dev)->gran : 0;
-	for (size_t i = 0; i < nmaps; i++) {
-		const struct prog_map *m = &maps[i];
+	for (size_t i = 0; i < prog.nhandles; i++)
+		for (size_t k = 0; k < prog.handles[i]->nchunks; k++)
+			bytes += prog.handles[i]->chunk[k] ? dev_of(prog.handles[i]->dev)->gran : 0;
+	for (size_t i = 0; i < prog.nmaps; i++) {
+		const struct prog_map *m = &prog.maps[i];
 		if (!m->owns || m->access == ACCESS_OWN)
 			continue;
 		struct remat_device *d = dev_of(m->h->dev);

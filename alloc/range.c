@@ -1,9 +1,10 @@
 /*
  * range.c — the free list behind every virtual range libremat hands out.
  */
-#include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
+#include "../core/search.h"
 #include "range.h"
 
 int remat_range_init(struct remat_range *r, uint64_t base, uint64_t size)
@@ -11,9 +12,7 @@ int remat_range_init(struct remat_range *r, uint64_t base, uint64_t size)
 	memset(r, 0, sizeof(*r));
 	r->base = base;
 	r->size = size;
-	r->cap = 16;
-	r->free = malloc(r->cap * sizeof(*r->free));
-	if (!r->free)
+	if (REMAT_RESERVE(r->free, 1, r->cap))
 		return -1;
 	r->free[0] = (struct remat_extent){base, size};
 	r->nfree = size ? 1 : 0;
@@ -22,14 +21,8 @@ int remat_range_init(struct remat_range *r, uint64_t base, uint64_t size)
 
 static int insert_at(struct remat_range *r, size_t i, struct remat_extent e)
 {
-	if (r->nfree == r->cap) {
-		size_t cap = r->cap * 2;
-		struct remat_extent *f = realloc(r->free, cap * sizeof(*f));
-		if (!f)
-			return -1;
-		r->free = f;
-		r->cap = cap;
-	}
+	if (REMAT_GROW(r->free, r->nfree, r->cap))
+		return -1;
 	memmove(r->free + i + 1, r->free + i, (r->nfree - i) * sizeof(*r->free));
 	r->free[i] = e;
 	r->nfree++;
@@ -58,6 +51,11 @@ static int carve(struct remat_range *r, size_t i, uint64_t addr, uint64_t size)
 	else
 		remove_at(r, i);
 	return 0;
+}
+
+static uint64_t extent_addr(const void *free, size_t i)
+{
+	return ((const struct remat_extent *)free)[i].addr;
 }
 
 uint64_t remat_range_alloc(struct remat_range *r, uint64_t size, uint64_t align)
@@ -89,15 +87,7 @@ int remat_range_free(struct remat_range *r, uint64_t addr, uint64_t size)
 	if (!size || addr < r->base || addr + size > r->base + r->size || addr + size < addr)
 		return -1;
 	/* i: first extent after addr. */
-	size_t lo = 0, hi = r->nfree;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (r->free[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t i = lo;
+	size_t i = remat_search_from(r->free, r->nfree, extent_addr, addr);
 	if (i < r->nfree && r->free[i].addr < addr + size)
 		return -1;
 	if (i > 0 && r->free[i - 1].addr + r->free[i - 1].size > addr)

@@ -31,7 +31,7 @@ CUresult remat_small_alloc(struct remat_device *d, uint64_t *p, size_t size, CUs
 			return r;
 		}
 		d->small_top += d->gran;
-		remat_alloc_small_bytes += d->gran;
+		alloc_state.small_bytes += d->gran;
 	}
 	for (size_t i = 0; i < d->npending; i++) {
 		struct remat_pending *pe = &d->pending[i];

@@ -6,7 +6,7 @@
  * Instead the least recently used large allocation is copied to the host
  * and its chunks are unmapped (its virtual range stays reserved, so every
  * pointer to it stays valid).  From the first swap on, each op is checked
- * before it is issued (profiler/swapcheck.c): the allocations its parameter
+ * before it is issued (session/swap_in.c): the allocations its parameter
  * words, copy or set ranges point into are stamped as used, pinned until
  * the op is issued, and those on the host are mapped again at the same
  * address and copied back.  Slow, synchronous, bit-exact.
@@ -22,9 +22,7 @@
 #include "../core/capture.h"
 #include "internal.h"
 
-int remat_alloc_swapping, remat_alloc_swap_armed, remat_alloc_nswapped;
-uint64_t remat_alloc_clock;
-static struct remat_swap_stats st, reported;
+int remat_alloc_swap_armed, remat_alloc_nswapped;
 
 static uint64_t now_ns(void)
 {
@@ -35,23 +33,22 @@ static uint64_t now_ns(void)
 
 void remat_alloc_swap_enable(int on)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	remat_alloc_swapping = on;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
+	alloc_state.swapping = on;
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 static size_t dev_index(const struct remat_device *d)
 {
-	return (size_t)(d - remat_alloc_devs);
+	return (size_t)(d - alloc_state.devs);
 }
 
 /* The least recently used large allocation of d that may go, or NULL. */
 static struct remat_entry *victim(struct remat_device *d)
 {
-	struct remat_entry *best = NULL;
-	for (size_t i = 0; i < remat_alloc_live.cap; i++) {
-		struct remat_entry *e = &remat_alloc_live.slot[i];
-		if (!e->addr || e->small || e->host || e->pins || (size_t)e->dev != dev_index(d))
+	struct remat_entry *best = NULL, *e;
+	for (size_t i = 0; (e = remat_map_next(&alloc_state.live, &i));) {
+		if (e->small || e->host || e->pins || (size_t)e->dev != dev_index(d))
 			continue;
 		if (!best || e->used < best->used)
 			best = e;
@@ -68,9 +65,9 @@ int remat_swap_make_room(struct remat_device *d)
 	/* Frees and unmaps the streams have not reached yet come first: they
 	 * give memory back without a copy. */
 	if (d->npending || d->nzombie) {
-		uint64_t before = remat_alloc_physical - (uint64_t)d->npool * d->gran;
+		uint64_t before = alloc_state.physical - (uint64_t)d->npool * d->gran;
 		remat_pending_reclaim_wait(d);
-		if (d->npool || remat_alloc_physical - (uint64_t)d->npool * d->gran < before)
+		if (d->npool || alloc_state.physical - (uint64_t)d->npool * d->gran < before)
 			return 0;
 	}
 	struct remat_entry *e = victim(d);
@@ -99,12 +96,12 @@ int remat_swap_make_room(struct remat_device *d)
 			remat_large_unmap_page(d, pg);
 	e->host = host;
 	__atomic_add_fetch(&remat_alloc_nswapped, 1, __ATOMIC_RELAXED);
-	st.outs++;
-	st.out_bytes += e->size;
-	st.host += e->size;
-	if (st.host > st.host_max)
-		st.host_max = st.host;
-	st.ns += now_ns() - t0;
+	alloc_state.swap_stats.outs++;
+	alloc_state.swap_stats.out_bytes += e->size;
+	alloc_state.swap_stats.host += e->size;
+	if (alloc_state.swap_stats.host > alloc_state.swap_stats.host_max)
+		alloc_state.swap_stats.host_max = alloc_state.swap_stats.host;
+	alloc_state.swap_stats.ns += now_ns() - t0;
 	if (!remat_alloc_swap_armed) {
 		remat_log(REMAT_LOG_INFO,
 		          "the device is full before a plan applies: swapping least recently "
@@ -121,14 +118,14 @@ int remat_swap_make_room(struct remat_device *d)
 void remat_swap_forget(struct remat_entry *e)
 {
 	free(e->host);
-	st.host -= e->size;
+	alloc_state.swap_stats.host -= e->size;
 	e->host = NULL;
 	__atomic_sub_fetch(&remat_alloc_nswapped, 1, __ATOMIC_RELAXED);
 }
 
 static CUresult swap_in(struct remat_entry *e)
 {
-	struct remat_device *d = &remat_alloc_devs[e->dev];
+	struct remat_device *d = &alloc_state.devs[e->dev];
 	uint64_t t0 = now_ns();
 	size_t first = (e->addr - d->large_base) / d->gran;
 	size_t n = (e->size + d->gran - 1) / d->gran;
@@ -148,26 +145,26 @@ static CUresult swap_in(struct remat_entry *e)
 	 * that needs it may run on any stream. */
 	remat_drv.cuCtxSynchronize();
 	remat_swap_forget(e);
-	st.ins++;
-	st.in_bytes += e->size;
-	st.ns += now_ns() - t0;
+	alloc_state.swap_stats.ins++;
+	alloc_state.swap_stats.in_bytes += e->size;
+	alloc_state.swap_stats.ns += now_ns() - t0;
 	return CUDA_SUCCESS;
 }
 
 uint64_t remat_alloc_touch_begin(void)
 {
-	return __atomic_add_fetch(&remat_alloc_clock, 1, __ATOMIC_RELAXED);
+	return __atomic_add_fetch(&alloc_state.clock, 1, __ATOMIC_RELAXED);
 }
 
 int remat_alloc_touch(uint64_t stamp, const uint64_t *lohi, size_t n, uint64_t *pinned,
                       size_t *npinned, size_t cap)
 {
 	int swapped = 0;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t lo = lohi[2 * i], hi = lohi[2 * i + 1];
 		for (size_t k = 0; k < REMAT_MAX_DEVICES; k++) {
-			struct remat_device *d = &remat_alloc_devs[k];
+			struct remat_device *d = &alloc_state.devs[k];
 			if (d->ready <= 0 || lo < d->large_base ||
 			    lo - d->large_base >= (uint64_t)d->npages * d->gran)
 				continue;
@@ -175,7 +172,7 @@ int remat_alloc_touch(uint64_t stamp, const uint64_t *lohi, size_t n, uint64_t *
 			while (pg < d->npages && d->large_base + (uint64_t)pg * d->gran < hi) {
 				uint64_t owner = d->page_owner[pg];
 				struct remat_entry *e =
-				    owner ? remat_table_get(&remat_alloc_live, owner) : NULL;
+				    owner ? remat_map_find(&alloc_state.live, owner) : NULL;
 				if (!e) {
 					pg++;
 					continue;
@@ -197,17 +194,17 @@ int remat_alloc_touch(uint64_t stamp, const uint64_t *lohi, size_t n, uint64_t *
 		if (swapped < 0)
 			break;
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return swapped;
 }
 
 CUresult remat_alloc_swap_in(const uint64_t *addrs, size_t n)
 {
 	CUresult r = CUDA_SUCCESS;
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	if (addrs) {
 		for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++) {
-			struct remat_entry *e = remat_table_get(&remat_alloc_live, addrs[i]);
+			struct remat_entry *e = remat_map_find(&alloc_state.live, addrs[i]);
 			if (e && e->host)
 				r = swap_in(e);
 		}
@@ -215,35 +212,33 @@ CUresult remat_alloc_swap_in(const uint64_t *addrs, size_t n)
 		/* Most recently used first: if not all fit, the rest is what is
 		 * least likely to be needed soon. */
 		while (remat_alloc_nswapped && r == CUDA_SUCCESS) {
-			struct remat_entry *best = NULL;
-			for (size_t i = 0; i < remat_alloc_live.cap; i++) {
-				struct remat_entry *e = &remat_alloc_live.slot[i];
-				if (e->addr && e->host && (!best || e->used > best->used))
+			struct remat_entry *best = NULL, *e;
+			for (size_t i = 0; (e = remat_map_next(&alloc_state.live, &i));)
+				if (e->host && (!best || e->used > best->used))
 					best = e;
-			}
 			r = best ? swap_in(best) : CUDA_ERROR_INVALID_VALUE;
 		}
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	return r;
 }
 
 void remat_alloc_unpin(const uint64_t *addrs, size_t n)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
 	for (size_t i = 0; i < n; i++) {
-		struct remat_entry *e = remat_table_get(&remat_alloc_live, addrs[i]);
+		struct remat_entry *e = remat_map_find(&alloc_state.live, addrs[i]);
 		if (e && e->pins > 0)
 			e->pins--;
 	}
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 void remat_alloc_swap_stats(struct remat_swap_stats *s)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	*s = st;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_lock(&alloc_state.lock);
+	*s = alloc_state.swap_stats;
+	pthread_mutex_unlock(&alloc_state.lock);
 }
 
 /* Copies over PCIe run at roughly 16 GB/s: what the same swaps would cost
@@ -252,11 +247,11 @@ void remat_alloc_swap_stats(struct remat_swap_stats *s)
 
 void remat_alloc_swap_report(long long iteration)
 {
-	pthread_mutex_lock(&remat_alloc_lock);
-	struct remat_swap_stats s = st, r = reported;
-	reported = st;
+	pthread_mutex_lock(&alloc_state.lock);
+	struct remat_swap_stats s = alloc_state.swap_stats, r = alloc_state.swap_reported;
+	alloc_state.swap_reported = alloc_state.swap_stats;
 	int nswapped = remat_alloc_nswapped;
-	pthread_mutex_unlock(&remat_alloc_lock);
+	pthread_mutex_unlock(&alloc_state.lock);
 	if (s.outs == r.outs && s.ins == r.ins)
 		return;
 	uint64_t bytes = s.out_bytes - r.out_bytes + s.in_bytes - r.in_bytes;

@@ -5,16 +5,13 @@
  * has completed, then the chunks go back to the pool (and past the pool's
  * bound, to the driver), so physical usage really drops.
  */
-#include <stdlib.h>
-
+#include "../core/grow.h"
 #include "internal.h"
-
-int remat_alloc_zombies;
 
 static void zombie_release(struct remat_device *d, int32_t i)
 {
 	struct remat_zombie *z = &d->zombie[i];
-	__atomic_fetch_sub(&remat_alloc_zombies, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&alloc_state.zombies, 1, __ATOMIC_RELAXED);
 	for (int k = 0; k < z->nev; k++)
 		remat_event_put(z->ev[k]);
 	z->nev = 0;
@@ -29,18 +26,12 @@ static int32_t zombie_slot(struct remat_device *d)
 	for (i = 0; i < d->nzombie && d->zombie[i].used; i++)
 		;
 	if (i == d->nzombie) {
-		if (d->nzombie == d->cap_zombie) {
-			size_t cap = d->cap_zombie ? d->cap_zombie * 2 : 64;
-			struct remat_zombie *z = realloc(d->zombie, cap * sizeof(*z));
-			if (!z)
-				return -1;
-			d->zombie = z;
-			d->cap_zombie = cap;
-		}
+		if (REMAT_GROW(d->zombie, d->nzombie, d->cap_zombie))
+			return -1;
 		d->nzombie++;
 	}
 	d->zombie[i] = (struct remat_zombie){.used = 1};
-	__atomic_fetch_add(&remat_alloc_zombies, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&alloc_state.zombies, 1, __ATOMIC_RELAXED);
 	return (int32_t)i;
 }
 

@@ -17,47 +17,51 @@ struct capture {
 };
 
 int remat_capture_active;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct capture table[MAX_CAPTURES];
-static int ncaptures;
-/* Captures we could not keep track of (table full): counted strict, for
- * everyone, until the table empties. */
-static int untracked;
+/* The captures in progress, under lock. */
+static struct capture_state {
+	pthread_mutex_t lock;
+	struct capture table[MAX_CAPTURES];
+	int ncaptures;
+	/* Captures we could not keep track of (table full): counted strict,
+	 * for everyone, until the table empties. */
+	int untracked;
+} captures = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static __thread int thread_mode __attribute__((tls_model("initial-exec")));
 
 static void publish(void)
 {
-	__atomic_store_n(&remat_capture_active, ncaptures + untracked, __ATOMIC_RELEASE);
+	__atomic_store_n(&remat_capture_active, captures.ncaptures + captures.untracked,
+	                 __ATOMIC_RELEASE);
 }
 
 void remat_capture_begun(CUstream s, CUstreamCaptureMode mode)
 {
-	pthread_mutex_lock(&lock);
-	if (ncaptures < MAX_CAPTURES)
-		table[ncaptures++] = (struct capture){s, mode, pthread_self()};
+	pthread_mutex_lock(&captures.lock);
+	if (captures.ncaptures < MAX_CAPTURES)
+		captures.table[captures.ncaptures++] = (struct capture){s, mode, pthread_self()};
 	else
-		untracked++;
+		captures.untracked++;
 	publish();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&captures.lock);
 }
 
 static void drop(int i)
 {
-	table[i] = table[--ncaptures];
-	if (!ncaptures)
-		untracked = 0;
+	captures.table[i] = captures.table[--captures.ncaptures];
+	if (!captures.ncaptures)
+		captures.untracked = 0;
 }
 
 void remat_capture_ended(CUstream s)
 {
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < ncaptures; i++)
-		if (table[i].stream == s) {
+	pthread_mutex_lock(&captures.lock);
+	for (int i = 0; i < captures.ncaptures; i++)
+		if (captures.table[i].stream == s) {
 			drop(i);
 			break;
 		}
 	publish();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&captures.lock);
 }
 
 void remat_capture_thread_mode(CUstreamCaptureMode mode)
@@ -81,25 +85,25 @@ int remat_capture_strict(void)
 	    thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
 		return 0;
 	int strict = 0;
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < ncaptures;) {
+	pthread_mutex_lock(&captures.lock);
+	for (int i = 0; i < captures.ncaptures;) {
 		/* The per-thread stream is another stream in every thread. */
-		int mine = pthread_equal(table[i].thread, pthread_self());
-		if ((mine || table[i].stream != CU_STREAM_PER_THREAD) &&
-		    !still_capturing(table[i].stream)) {
+		int mine = pthread_equal(captures.table[i].thread, pthread_self());
+		if ((mine || captures.table[i].stream != CU_STREAM_PER_THREAD) &&
+		    !still_capturing(captures.table[i].stream)) {
 			drop(i);
 			continue;
 		}
-		const struct capture *c = &table[i++];
+		const struct capture *c = &captures.table[i++];
 		if (c->mode == CU_STREAM_CAPTURE_MODE_RELAXED)
 			continue;
 		strict |= pthread_equal(c->thread, pthread_self()) ||
 		          (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
 		           c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
 	}
-	strict |= untracked > 0;
+	strict |= captures.untracked > 0;
 	publish();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&captures.lock);
 	return strict;
 }
 

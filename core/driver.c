@@ -11,7 +11,12 @@
 #include "log.h"
 
 struct remat_driver remat_drv;
-static void *libcuda; /* dlopen handle of the real driver */
+/* The real driver: its dlopen handle, resolved once. */
+static struct driver_state {
+	void *libcuda;
+	pthread_once_t once;
+	int status;
+} driver = {.once = PTHREAD_ONCE_INIT, .status = -1};
 
 /* glibc's dlsym; hidden (as everything here), so the reference from the
  * dlsym trampoline stays PC-relative. */
@@ -37,14 +42,14 @@ void *remat_real_dlsym(void *handle, const char *name)
 
 static void *driver_handle(void)
 {
-	void *h = __atomic_load_n(&libcuda, __ATOMIC_ACQUIRE);
+	void *h = __atomic_load_n(&driver.libcuda, __ATOMIC_ACQUIRE);
 	if (h)
 		return h;
 	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 	if (h)
-		__atomic_store_n(&libcuda, h, __ATOMIC_RELEASE);
+		__atomic_store_n(&driver.libcuda, h, __ATOMIC_RELEASE);
 	return h;
 }
 
@@ -72,7 +77,7 @@ static int resolve(void)
 	int missing = 0;
 #define GET(field, name)                                                                           \
 	do {                                                                                       \
-		*(void **)&remat_drv.field = remat_real_dlsym(libcuda, name);                      \
+		*(void **)&remat_drv.field = remat_real_dlsym(driver.libcuda, name);               \
 		if (!remat_drv.field) {                                                            \
 			remat_log(REMAT_LOG_INFO, "driver lacks %s", name);                        \
 			missing++;                                                                 \
@@ -143,17 +148,14 @@ static int resolve(void)
 	return 0;
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int status = -1;
-
 static void init_once(void)
 {
 	remat_log_open();
-	status = resolve();
+	driver.status = resolve();
 }
 
 int remat_driver_init(void)
 {
-	pthread_once(&once, init_once);
-	return status;
+	pthread_once(&driver.once, init_once);
+	return driver.status;
 }

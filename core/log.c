@@ -10,7 +10,14 @@
 #include "config.h"
 #include "log.h"
 
-static int log_fd = 2;
+#define MAX_LATER 24 /* above REMAT_CONFIG_MAX_MSGS: every start-up message kept */
+
+static struct log_state {
+	int fd; /* stderr, or REMAT_LOG_FILE's */
+	/* start-up messages, printed at the first CUDA call */
+	char later[MAX_LATER][640];
+	int nlater, later_pending;
+} logs = {.fd = 2};
 
 void remat_log_open(void)
 {
@@ -21,9 +28,9 @@ void remat_log_open(void)
 		remat_warn("cannot open REMAT_LOG_FILE=%s; logging to stderr", remat_cfg.log_file);
 		return;
 	}
-	if (log_fd != 2)
-		close(log_fd);
-	log_fd = fd;
+	if (logs.fd != 2)
+		close(logs.fd);
+	logs.fd = fd;
 }
 
 static void emit(int fd, const char *fmt, va_list ap)
@@ -47,7 +54,7 @@ void remat_log(int level, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	emit(log_fd, fmt, ap);
+	emit(logs.fd, fmt, ap);
 	va_end(ap);
 }
 
@@ -57,33 +64,29 @@ void remat_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	emit(2, fmt, ap);
 	va_end(ap);
-	if (log_fd != 2) {
+	if (logs.fd != 2) {
 		va_start(ap, fmt);
-		emit(log_fd, fmt, ap);
+		emit(logs.fd, fmt, ap);
 		va_end(ap);
 	}
 }
 
-#define MAX_LATER 24 /* above REMAT_CONFIG_MAX_MSGS: every start-up message kept */
-static char later[MAX_LATER][640];
-static int nlater, later_pending;
-
 void remat_warn_later(const char *msg)
 {
 	/* Only the constructor calls this: no other thread runs yet. */
-	if (nlater == MAX_LATER)
+	if (logs.nlater == MAX_LATER)
 		return;
-	snprintf(later[nlater++], sizeof(later[0]), "%s", msg);
-	__atomic_store_n(&later_pending, 1, __ATOMIC_RELEASE);
+	snprintf(logs.later[logs.nlater++], sizeof(logs.later[0]), "%s", msg);
+	__atomic_store_n(&logs.later_pending, 1, __ATOMIC_RELEASE);
 }
 
 void remat_warn_flush(void)
 {
 	/* Called on every driver lookup: one load when there is nothing. */
-	if (__builtin_expect(!__atomic_load_n(&later_pending, __ATOMIC_ACQUIRE), 1))
+	if (__builtin_expect(!__atomic_load_n(&logs.later_pending, __ATOMIC_ACQUIRE), 1))
 		return;
-	if (!__atomic_exchange_n(&later_pending, 0, __ATOMIC_ACQ_REL))
+	if (!__atomic_exchange_n(&logs.later_pending, 0, __ATOMIC_ACQ_REL))
 		return;
-	for (int i = 0; i < nlater; i++)
-		remat_warn("%s", later[i]);
+	for (int i = 0; i < logs.nlater; i++)
+		remat_warn("%s", logs.later[i]);
 }

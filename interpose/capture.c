@@ -5,7 +5,7 @@
  * capture forbids libremat does not do itself.
  */
 #include "../core/capture.h"
-#include "procaddr.h"
+#include "hooks.h"
 
 #undef cuStreamBeginCapture
 #undef cuGraphInstantiate
@@ -26,119 +26,72 @@ static CUresult begun(CUresult r, CUstream s, int pt, CUstreamCaptureMode mode)
 	return r;
 }
 
-/* The real function behind door 0 (the exported symbol) or 1 (the twin
- * cuGetProcAddress handed out). */
-#define REAL(id, door)                                                                             \
-	((door) ? remat_hook_pa_real(&remat_hook_##id) : remat_hook_exp_real(&remat_hook_##id))
-
 /* ---- begin ------------------------------------------------------------- */
 
-#define BEGIN1(id, pt)                                                                             \
-	extern struct remat_hook remat_hook_##id;                                                  \
-	static CUresult impl_##id(int door, CUstream s)                                            \
-	{                                                                                          \
-		void *real = REAL(id, door);                                                       \
-		if (unlikely(!real))                                                               \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
-		/* the CUDA 10.0 form: always a global capture */                                  \
-		return begun(((begin1_fn)real)(s), s, pt, CU_STREAM_CAPTURE_MODE_GLOBAL);          \
-	}                                                                                          \
-	REMAT_EXPORT CUresult id(CUstream s);                                                      \
-	CUresult id(CUstream s)                                                                    \
-	{                                                                                          \
-		return impl_##id(0, s);                                                            \
-	}                                                                                          \
-	static CUresult pa_##id(CUstream s)                                                        \
-	{                                                                                          \
-		return impl_##id(1, s);                                                            \
-	}                                                                                          \
-	REMAT_HOOK(id, "cuStreamBeginCapture", pt, 0, id, pa_##id)
+/* The CUDA 10.0 form: always a global capture. */
+static CUresult begin1(struct remat_hook *h, int door, CUstream s)
+{
+	void *real = remat_door_real(h, door);
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return begun(((begin1_fn)real)(s), s, h->per_thread, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
 
-#define BEGIN2(id, pt)                                                                             \
-	extern struct remat_hook remat_hook_##id;                                                  \
-	static CUresult impl_##id(int door, CUstream s, CUstreamCaptureMode m)                     \
-	{                                                                                          \
-		void *real = REAL(id, door);                                                       \
-		if (unlikely(!real))                                                               \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
-		return begun(((begin2_fn)real)(s, m), s, pt, m);                                   \
-	}                                                                                          \
-	REMAT_EXPORT CUresult id(CUstream s, CUstreamCaptureMode m);                               \
-	CUresult id(CUstream s, CUstreamCaptureMode m)                                             \
-	{                                                                                          \
-		return impl_##id(0, s, m);                                                         \
-	}                                                                                          \
-	static CUresult pa_##id(CUstream s, CUstreamCaptureMode m)                                 \
-	{                                                                                          \
-		return impl_##id(1, s, m);                                                         \
-	}                                                                                          \
-	REMAT_HOOK(id, "cuStreamBeginCapture", pt, 10010, id, pa_##id)
+static CUresult begin2(struct remat_hook *h, int door, CUstream s, CUstreamCaptureMode m)
+{
+	void *real = remat_door_real(h, door);
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return begun(((begin2_fn)real)(s, m), s, h->per_thread, m);
+}
 
-BEGIN1(cuStreamBeginCapture, 0);
-BEGIN1(cuStreamBeginCapture_ptsz, 1);
-BEGIN2(cuStreamBeginCapture_v2, 0);
-BEGIN2(cuStreamBeginCapture_v2_ptsz, 1);
+static CUresult begin_graph(struct remat_hook *h, int door, CUstream s, CUgraph g,
+                            const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
+                            CUstreamCaptureMode m)
+{
+	void *real = remat_door_real(h, door);
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return begun(((begin_graph_fn)real)(s, g, deps, edges, n, m), s, h->per_thread, m);
+}
+
+REMAT_DOORS(cuStreamBeginCapture, "cuStreamBeginCapture", 0, 0, (CUstream s), begin1, s);
+REMAT_DOORS(cuStreamBeginCapture_ptsz, "cuStreamBeginCapture", 1, 0, (CUstream s), begin1, s);
+REMAT_DOORS(cuStreamBeginCapture_v2, "cuStreamBeginCapture", 0, 10010,
+            (CUstream s, CUstreamCaptureMode m), begin2, s, m);
+REMAT_DOORS(cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture", 1, 10010,
+            (CUstream s, CUstreamCaptureMode m), begin2, s, m);
 
 #define BEGIN_GRAPH_PARAMS                                                                         \
-	CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,    \
-	    CUstreamCaptureMode m
-#define BEGIN_GRAPH(id, pt)                                                                        \
-	extern struct remat_hook remat_hook_##id;                                                  \
-	static CUresult impl_##id(int door, BEGIN_GRAPH_PARAMS)                                    \
-	{                                                                                          \
-		void *real = REAL(id, door);                                                       \
-		if (unlikely(!real))                                                               \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
-		return begun(((begin_graph_fn)real)(s, g, deps, edges, n, m), s, pt, m);           \
-	}                                                                                          \
-	REMAT_EXPORT CUresult id(BEGIN_GRAPH_PARAMS);                                              \
-	CUresult id(BEGIN_GRAPH_PARAMS)                                                            \
-	{                                                                                          \
-		return impl_##id(0, s, g, deps, edges, n, m);                                      \
-	}                                                                                          \
-	static CUresult pa_##id(BEGIN_GRAPH_PARAMS)                                                \
-	{                                                                                          \
-		return impl_##id(1, s, g, deps, edges, n, m);                                      \
-	}                                                                                          \
-	REMAT_HOOK(id, "cuStreamBeginCaptureToGraph", pt, 0, id, pa_##id)
-
-BEGIN_GRAPH(cuStreamBeginCaptureToGraph, 0);
-BEGIN_GRAPH(cuStreamBeginCaptureToGraph_ptsz, 1);
+	(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,   \
+	 CUstreamCaptureMode m)
+REMAT_DOORS(cuStreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph", 0, 0, BEGIN_GRAPH_PARAMS,
+            begin_graph, s, g, deps, edges, n, m);
+REMAT_DOORS(cuStreamBeginCaptureToGraph_ptsz, "cuStreamBeginCaptureToGraph", 1, 0,
+            BEGIN_GRAPH_PARAMS, begin_graph, s, g, deps, edges, n, m);
 
 /* ---- end --------------------------------------------------------------- */
 
-#define END(id, pt)                                                                                \
-	extern struct remat_hook remat_hook_##id;                                                  \
-	static CUresult impl_##id(int door, CUstream s, CUgraph *g)                                \
-	{                                                                                          \
-		void *real = REAL(id, door);                                                       \
-		if (unlikely(!real))                                                               \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
-		CUresult r = ((end_fn)real)(s, g);                                                 \
-		/* Ended, well or not, unless it was not this stream's to end. */                  \
-		if (remat_session_active && r != CUDA_ERROR_STREAM_CAPTURE_UNMATCHED &&            \
-		    r != CUDA_ERROR_ILLEGAL_STATE)                                                 \
-			remat_capture_ended(remat_stream(s, pt));                                  \
-		return r;                                                                          \
-	}                                                                                          \
-	REMAT_EXPORT CUresult id(CUstream s, CUgraph *g);                                          \
-	CUresult id(CUstream s, CUgraph *g)                                                        \
-	{                                                                                          \
-		return impl_##id(0, s, g);                                                         \
-	}                                                                                          \
-	static CUresult pa_##id(CUstream s, CUgraph *g)                                            \
-	{                                                                                          \
-		return impl_##id(1, s, g);                                                         \
-	}                                                                                          \
-	REMAT_HOOK(id, "cuStreamEndCapture", pt, 0, id, pa_##id)
-
-END(cuStreamEndCapture, 0);
-END(cuStreamEndCapture_ptsz, 1);
-
-extern struct remat_hook remat_hook_cuThreadExchangeStreamCaptureMode;
-static CUresult exchange(int door, CUstreamCaptureMode *mode)
+static CUresult end(struct remat_hook *h, int door, CUstream s, CUgraph *g)
 {
-	void *real = REAL(cuThreadExchangeStreamCaptureMode, door);
+	void *real = remat_door_real(h, door);
+	if (unlikely(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r = ((end_fn)real)(s, g);
+	/* Ended, well or not, unless it was not this stream's to end. */
+	if (remat_session_active && r != CUDA_ERROR_STREAM_CAPTURE_UNMATCHED &&
+	    r != CUDA_ERROR_ILLEGAL_STATE)
+		remat_capture_ended(remat_stream(s, h->per_thread));
+	return r;
+}
+
+REMAT_DOORS(cuStreamEndCapture, "cuStreamEndCapture", 0, 0, (CUstream s, CUgraph *g), end, s, g);
+REMAT_DOORS(cuStreamEndCapture_ptsz, "cuStreamEndCapture", 1, 0, (CUstream s, CUgraph *g), end, s,
+            g);
+
+static CUresult exchange(struct remat_hook *h, int door, CUstreamCaptureMode *mode)
+{
+	void *real = remat_door_real(h, door);
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	CUstreamCaptureMode want = mode ? *mode : CU_STREAM_CAPTURE_MODE_GLOBAL;
@@ -147,14 +100,5 @@ static CUresult exchange(int door, CUstreamCaptureMode *mode)
 		remat_capture_thread_mode(want);
 	return r;
 }
-REMAT_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode);
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
-{
-	return exchange(0, mode);
-}
-static CUresult pa_exchange(CUstreamCaptureMode *mode)
-{
-	return exchange(1, mode);
-}
-REMAT_HOOK(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", 0, 0,
-           cuThreadExchangeStreamCaptureMode, pa_exchange);
+REMAT_DOORS(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", 0, 0,
+            (CUstreamCaptureMode * mode), exchange, mode);

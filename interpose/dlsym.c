@@ -12,7 +12,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#include "procaddr.h"
+#include "hooks.h"
 
 /* Called by the trampoline: our replacement for name, or NULL to forward
  * to glibc's dlsym (remat_dlsym_next, core/driver.c). */
@@ -23,7 +23,7 @@ remat_dlsym_override(void *handle, const char *name)
 	remat_dlsym_next_resolve();
 	if (!remat_session_active || !name || name[0] != 'c' || name[1] != 'u')
 		return NULL;
-	return remat_procaddr_exported(name);
+	return remat_hooks_exported(name);
 }
 
 #if defined(__x86_64__)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "../core/capture.h"
-#include "procaddr.h"
+#include "hooks.h"
 
 /* cudart types, without including cuda_runtime_api.h (whose declarations
  * would clash with our exported definitions' visibility). */
@@ -148,8 +148,9 @@ typedef CUresult (*memfree_fn)(CUdeviceptr);
 typedef CUresult (*memallocasync_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*memfreeasync_fn)(CUdeviceptr, CUstream);
 
-static CUresult mem_alloc(void *real, CUdeviceptr *p, size_t n)
+REMAT_INLINE CUresult mem_alloc(struct remat_hook *h, int door, CUdeviceptr *p, size_t n)
 {
+	void *real = remat_door_real(h, door);
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (likely(!remat_session_active) || !p || !n || !managing() || captured(0, NULL))
@@ -158,8 +159,9 @@ static CUresult mem_alloc(void *real, CUdeviceptr *p, size_t n)
 	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memalloc_fn)real)(p, n) : r;
 }
 
-static CUresult mem_free(void *real, CUdeviceptr p)
+REMAT_INLINE CUresult mem_free(struct remat_hook *h, int door, CUdeviceptr p)
 {
+	void *real = remat_door_real(h, door);
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	CUresult rc;
@@ -168,8 +170,11 @@ static CUresult mem_free(void *real, CUdeviceptr p)
 	return rc;
 }
 
-static CUresult mem_alloc_async(void *real, int pt, CUdeviceptr *p, size_t n, CUstream s)
+REMAT_INLINE CUresult mem_alloc_async(struct remat_hook *h, int door, CUdeviceptr *p, size_t n,
+                                      CUstream s)
 {
+	void *real = remat_door_real(h, door);
+	int pt = h->per_thread;
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (likely(!remat_session_active) || !p || !n || !managing() ||
@@ -179,8 +184,10 @@ static CUresult mem_alloc_async(void *real, int pt, CUdeviceptr *p, size_t n, CU
 	return r == CUDA_ERROR_NOT_SUPPORTED ? ((memallocasync_fn)real)(p, n, s) : r;
 }
 
-static CUresult mem_free_async(void *real, int pt, CUdeviceptr p, CUstream s)
+REMAT_INLINE CUresult mem_free_async(struct remat_hook *h, int door, CUdeviceptr p, CUstream s)
 {
+	void *real = remat_door_real(h, door);
+	int pt = h->per_thread;
 	if (unlikely(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	CUresult rc;
@@ -189,15 +196,13 @@ static CUresult mem_free_async(void *real, int pt, CUdeviceptr p, CUstream s)
 	return rc;
 }
 
-REMAT_DOORS(cuMemAlloc_v2, "cuMemAlloc", 0, 3020, (CUdeviceptr * p, size_t n),
-            mem_alloc(real, p, n), mem_alloc(real, p, n));
-REMAT_DOORS(cuMemFree_v2, "cuMemFree", 0, 3020, (CUdeviceptr p), mem_free(real, p),
-            mem_free(real, p));
+REMAT_DOORS(cuMemAlloc_v2, "cuMemAlloc", 0, 3020, (CUdeviceptr * p, size_t n), mem_alloc, p, n);
+REMAT_DOORS(cuMemFree_v2, "cuMemFree", 0, 3020, (CUdeviceptr p), mem_free, p);
 REMAT_DOORS(cuMemAllocAsync, "cuMemAllocAsync", 0, 0, (CUdeviceptr * p, size_t n, CUstream s),
-            mem_alloc_async(real, 0, p, n, s), mem_alloc_async(real, 0, p, n, s));
+            mem_alloc_async, p, n, s);
 REMAT_DOORS(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 1, 0, (CUdeviceptr * p, size_t n, CUstream s),
-            mem_alloc_async(real, 1, p, n, s), mem_alloc_async(real, 1, p, n, s));
-REMAT_DOORS(cuMemFreeAsync, "cuMemFreeAsync", 0, 0, (CUdeviceptr p, CUstream s),
-            mem_free_async(real, 0, p, s), mem_free_async(real, 0, p, s));
+            mem_alloc_async, p, n, s);
+REMAT_DOORS(cuMemFreeAsync, "cuMemFreeAsync", 0, 0, (CUdeviceptr p, CUstream s), mem_free_async, p,
+            s);
 REMAT_DOORS(cuMemFreeAsync_ptsz, "cuMemFreeAsync", 1, 0, (CUdeviceptr p, CUstream s),
-            mem_free_async(real, 1, p, s), mem_free_async(real, 1, p, s));
+            mem_free_async, p, s);

@@ -6,9 +6,9 @@
  */
 #include <string.h>
 
-#include "procaddr.h"
+#include "hooks.h"
 
-/* The section REMAT_HOOK fills (procaddr.h); the linker defines its
+/* The section REMAT_DOORS fills (hooks.h); the linker defines its
  * bounds.  Hidden: they are ours, not the process's. */
 extern struct remat_hook __start_remat_hooks[] __attribute__((visibility("hidden")));
 extern struct remat_hook __stop_remat_hooks[] __attribute__((visibility("hidden")));
@@ -99,7 +99,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 	return r;
 }
 
-void *remat_procaddr_exported(const char *name)
+void *remat_hooks_exported(const char *name)
 {
 	if (!strcmp(name, "cuGetProcAddress_v2"))
 		return (void *)cuGetProcAddress_v2;

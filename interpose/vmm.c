@@ -9,7 +9,7 @@
  * came.  Without REMAT_* (and with none of our handles or ranges alive) a
  * call costs two loads on top of the real one.
  */
-#include "procaddr.h"
+#include "hooks.h"
 
 typedef CUresult (*reserve_fn)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 typedef CUresult (*addrfree_fn)(CUdeviceptr, size_t);
@@ -33,6 +33,7 @@ REMAT_INLINE int watching(void)
 /* The session's answer, or the real call when it does not take it. */
 #define VMM_CALL(fn_type, ARGS, session_call)                                                      \
 	do {                                                                                       \
+		void *real = remat_door_real(hook, door);                                          \
 		if (unlikely(!real))                                                               \
 			return CUDA_ERROR_NOT_INITIALIZED;                                         \
 		if (likely(!watching()))                                                           \
@@ -41,52 +42,54 @@ REMAT_INLINE int watching(void)
 		return r_ == CUDA_ERROR_NOT_SUPPORTED ? ((fn_type)real)ARGS : r_;                  \
 	} while (0)
 
-static CUresult reserve(void *real, CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
-                        unsigned long long flags)
+REMAT_INLINE CUresult reserve(struct remat_hook *hook, int door, CUdeviceptr *p, size_t size,
+                              size_t align, CUdeviceptr addr, unsigned long long flags)
 {
 	VMM_CALL(reserve_fn, (p, size, align, addr, flags),
 	         session_vmm_reserve(p, size, align, addr, flags));
 }
 
-static CUresult address_free(void *real, CUdeviceptr p, size_t size)
+REMAT_INLINE CUresult address_free(struct remat_hook *hook, int door, CUdeviceptr p, size_t size)
 {
 	VMM_CALL(addrfree_fn, (p, size), session_vmm_address_free(p, size));
 }
 
-static CUresult create(void *real, CUmemGenericAllocationHandle *h, size_t size,
-                       const CUmemAllocationProp *prop, unsigned long long flags)
+REMAT_INLINE CUresult create(struct remat_hook *hook, int door, CUmemGenericAllocationHandle *h,
+                             size_t size, const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	VMM_CALL(create_fn, (h, size, prop, flags), session_vmm_create(h, size, prop, flags));
 }
 
-static CUresult release(void *real, CUmemGenericAllocationHandle h)
+REMAT_INLINE CUresult release(struct remat_hook *hook, int door, CUmemGenericAllocationHandle h)
 {
 	VMM_CALL(release_fn, (h), session_vmm_release(h));
 }
 
-static CUresult map(void *real, CUdeviceptr va, size_t size, size_t off,
-                    CUmemGenericAllocationHandle h, unsigned long long flags)
+REMAT_INLINE CUresult map(struct remat_hook *hook, int door, CUdeviceptr va, size_t size,
+                          size_t off, CUmemGenericAllocationHandle h, unsigned long long flags)
 {
 	VMM_CALL(map_fn, (va, size, off, h, flags), session_vmm_map(va, size, off, h, flags));
 }
 
-static CUresult unmap(void *real, CUdeviceptr va, size_t size)
+REMAT_INLINE CUresult unmap(struct remat_hook *hook, int door, CUdeviceptr va, size_t size)
 {
 	VMM_CALL(unmap_fn, (va, size), session_vmm_unmap(va, size));
 }
 
-static CUresult set_access(void *real, CUdeviceptr va, size_t size, const CUmemAccessDesc *desc,
-                           size_t count)
+REMAT_INLINE CUresult set_access(struct remat_hook *hook, int door, CUdeviceptr va, size_t size,
+                                 const CUmemAccessDesc *desc, size_t count)
 {
 	VMM_CALL(access_fn, (va, size, desc, count), session_vmm_set_access(va, size, desc, count));
 }
 
-static CUresult retain(void *real, CUmemGenericAllocationHandle *h, void *addr)
+REMAT_INLINE CUresult retain(struct remat_hook *hook, int door, CUmemGenericAllocationHandle *h,
+                             void *addr)
 {
 	VMM_CALL(retain_fn, (h, addr), session_vmm_retain(h, addr));
 }
 
-static CUresult props(void *real, CUmemAllocationProp *prop, CUmemGenericAllocationHandle h)
+REMAT_INLINE CUresult props(struct remat_hook *hook, int door, CUmemAllocationProp *prop,
+                            CUmemGenericAllocationHandle h)
 {
 	VMM_CALL(props_fn, (prop, h), session_vmm_props(prop, h));
 }
@@ -94,27 +97,23 @@ static CUresult props(void *real, CUmemAllocationProp *prop, CUmemGenericAllocat
 REMAT_DOORS(cuMemAddressReserve, "cuMemAddressReserve", 0, 10020,
             (CUdeviceptr * p, size_t size, size_t align, CUdeviceptr addr,
              unsigned long long flags),
-            reserve(real, p, size, align, addr, flags), reserve(real, p, size, align, addr, flags));
+            reserve, p, size, align, addr, flags);
 REMAT_DOORS(cuMemAddressFree, "cuMemAddressFree", 0, 10020, (CUdeviceptr p, size_t size),
-            address_free(real, p, size), address_free(real, p, size));
+            address_free, p, size);
 REMAT_DOORS(cuMemCreate, "cuMemCreate", 0, 10020,
             (CUmemGenericAllocationHandle * h, size_t size, const CUmemAllocationProp *prop,
              unsigned long long flags),
-            create(real, h, size, prop, flags), create(real, h, size, prop, flags));
-REMAT_DOORS(cuMemRelease, "cuMemRelease", 0, 10020, (CUmemGenericAllocationHandle h),
-            release(real, h), release(real, h));
+            create, h, size, prop, flags);
+REMAT_DOORS(cuMemRelease, "cuMemRelease", 0, 10020, (CUmemGenericAllocationHandle h), release, h);
 REMAT_DOORS(cuMemMap, "cuMemMap", 0, 10020,
             (CUdeviceptr va, size_t size, size_t off, CUmemGenericAllocationHandle h,
              unsigned long long flags),
-            map(real, va, size, off, h, flags), map(real, va, size, off, h, flags));
-REMAT_DOORS(cuMemUnmap, "cuMemUnmap", 0, 10020, (CUdeviceptr va, size_t size),
-            unmap(real, va, size), unmap(real, va, size));
+            map, va, size, off, h, flags);
+REMAT_DOORS(cuMemUnmap, "cuMemUnmap", 0, 10020, (CUdeviceptr va, size_t size), unmap, va, size);
 REMAT_DOORS(cuMemSetAccess, "cuMemSetAccess", 0, 10020,
-            (CUdeviceptr va, size_t size, const CUmemAccessDesc *desc, size_t count),
-            set_access(real, va, size, desc, count), set_access(real, va, size, desc, count));
+            (CUdeviceptr va, size_t size, const CUmemAccessDesc *desc, size_t count), set_access,
+            va, size, desc, count);
 REMAT_DOORS(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", 0, 11000,
-            (CUmemGenericAllocationHandle * h, void *addr), retain(real, h, addr),
-            retain(real, h, addr));
+            (CUmemGenericAllocationHandle * h, void *addr), retain, h, addr);
 REMAT_DOORS(cuMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle", 0,
-            10020, (CUmemAllocationProp * prop, CUmemGenericAllocationHandle h),
-            props(real, prop, h), props(real, prop, h));
+            10020, (CUmemAllocationProp * prop, CUmemGenericAllocationHandle h), props, prop, h);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
 #include "plan.h"
 
 struct entry {
@@ -34,15 +35,9 @@ static int push(struct pl_plan_builder *b, int32_t pos, int32_t kind, int32_t ar
 {
 	if (pos < 0 || pos >= b->nops)
 		return -1;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		struct entry *e = realloc(b->e, cap * sizeof(*e));
-		if (!e) {
-			b->oom = 1;
-			return -1;
-		}
-		b->e = e;
-		b->cap = cap;
+	if (REMAT_GROW(b->e, b->n, b->cap)) {
+		b->oom = 1;
+		return -1;
 	}
 	b->e[b->n] = (struct entry){pos, (uint32_t)b->n, kind, arg};
 	b->n++;

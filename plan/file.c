@@ -4,11 +4,11 @@
  * from memory.
  */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
 #include "plan.h"
 
 char *pl_file_read(const char *path, size_t *n, char *err, size_t errlen)
@@ -21,16 +21,12 @@ char *pl_file_read(const char *path, size_t *n, char *err, size_t errlen)
 	char *buf = NULL;
 	size_t len = 0, cap = 0, got;
 	do {
-		if (cap - len < 2) {
-			char *nb =
-			    cap < SIZE_MAX / 4 ? realloc(buf, cap = cap ? 2 * cap : 65536) : NULL;
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				snprintf(err, errlen, "%s: out of memory", path);
-				return NULL;
-			}
-			buf = nb;
+		/* 64 KiB first: most plans are read in one go. */
+		if (REMAT_RESERVE(buf, cap ? len + 2 : 65536, cap)) {
+			free(buf);
+			fclose(f);
+			snprintf(err, errlen, "%s: out of memory", path);
+			return NULL;
 		}
 		got = fread(buf + len, 1, cap - len - 1, f);
 		len += got;

@@ -297,3 +297,20 @@ int prof_cupti_is_internal(uint32_t corr)
 			return 1;
 	return 0;
 }
+
+void prof_own_work(int on)
+{
+	prof_cupti_tls.internal = on;
+}
+
+void prof_swap_copies(uint32_t n)
+{
+	prof_cupti_tls.swap_copies = prof_cupti_tls.rt_depth ? n : 0;
+}
+
+uint32_t prof_swap_copies_take(void)
+{
+	uint32_t n = prof_cupti_tls.swap_copies;
+	prof_cupti_tls.swap_copies = 0;
+	return n;
+}

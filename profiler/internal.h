@@ -139,7 +139,8 @@ struct prof_cupti_tls {
 	uint32_t runtime_corr; /* outermost runtime call in progress, 0 none */
 	const char *runtime_name;
 	int rt_depth;
-	int internal; /* our own launches: their records are not the app's */
+	int internal;         /* our own launches: their records are not the app's */
+	uint32_t swap_copies; /* prof_swap_copies: for the op about to be issued */
 };
 extern __thread struct prof_cupti_tls prof_cupti_tls __attribute__((tls_model("initial-exec")));
 struct prof_activity {
@@ -156,8 +157,8 @@ int prof_cupti_is_internal(uint32_t corr);
 /* A runtime API name without its _vNNNN suffix, interned. */
 const char *prof_intern(const char *s);
 
-/* swapcheck.c: swap copies the last check on this thread issued (reset by
- * the call): CUPTI may report them under the op's runtime call. */
+/* The swap copies prof_swap_copies noted on this thread (reset by the
+ * call): CUPTI may report them under the op's runtime call. */
 uint32_t prof_swap_copies_take(void);
 
 /* attrs.c — a kernel launch's attributes, kept with its op (replay/ launches

@@ -126,6 +126,16 @@ struct prof_kinfo *prof_kinfo_get(void *func)
 	return k;
 }
 
+int prof_kernel_params(void *func, const uint32_t (**param)[2], size_t *nparams)
+{
+	const struct prof_kinfo *k = prof_kinfo_get(func);
+	if (!k || !k->layout_known)
+		return 0;
+	*param = (const uint32_t(*)[2])k->param;
+	*nparams = k->nparams;
+	return 1;
+}
+
 void prof_kinfo_reset_trace_ids(void)
 {
 	for (size_t i = 0; i < cap; i++)

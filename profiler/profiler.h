@@ -233,12 +233,18 @@ void prof_graph_opaque(CUgraphExec exec);
 /* What a launch of exec may touch; NULL when it was never read. */
 const struct remat_graph_refs *prof_graph_refs(CUgraphExec exec);
 
-/* ---- swapped allocations -------------------------------------------------- */
+/* ---- for the swap net (session/swap_in.c) --------------------------------- */
 
-/* Before every op once the allocator has swapped (run mode, before a plan
- * applies): what the op touches is brought back and pinned; released by
- * prof_swap_release once the op is issued. */
-void prof_swap_check(const struct remat_op *op);
-void prof_swap_release(void);
+/* Kernel func's parameter layout (per parameter: its offset and size in
+ * the packed parameters): 1 when known, else 0. */
+int prof_kernel_params(void *func, const uint32_t (**param)[2], size_t *nparams);
+/* Work libremat issues itself on this thread from on = 1 to on = 0 (the
+ * swapped allocations brought back before an op): CUPTI records of it are
+ * not the program's. */
+void prof_own_work(int on);
+/* The copies that brought back what this thread's next op touches: n (0
+ * none); counted for the op when it is inside a runtime call, where CUPTI
+ * files them under the call's id, which the op's own copy shares. */
+void prof_swap_copies(uint32_t n);
 
 #endif

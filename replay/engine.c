@@ -22,72 +22,73 @@
 #include "../core/driver.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include "../core/param_words.h"
 #include "internal.h"
 
-struct replay_engine engine;
+struct replay_engine replay_engine;
 
 #define MAX_DIVERGED 3
 
-static const struct remat_profile *sort_profile;
-static int by_addr_cmp(const void *a, const void *b)
+static int by_addr_cmp(const void *a, const void *b, void *profile)
 {
-	uint64_t x = sort_profile->bufs[*(const int32_t *)a].addr,
-	         y = sort_profile->bufs[*(const int32_t *)b].addr;
+	const struct remat_profile *p = profile;
+	uint64_t x = p->bufs[*(const int32_t *)a].addr, y = p->bufs[*(const int32_t *)b].addr;
 	return x < y ? -1 : x > y;
 }
 
 static void free_state(void)
 {
 	replay_plan_drop();
-	free(engine.live);
-	free(engine.evicted);
-	free(engine.transient);
-	free(engine.lost);
-	free(engine.saved);
-	free(engine.stash);
-	free(engine.boundary);
-	free(engine.bstreams);
-	free(engine.seq);
-	free(engine.src_of);
-	free(engine.iv);
-	free(engine.by_addr);
-	prof_profile_put(engine.profile);
-	struct replay_totals totals = engine.totals;
-	CUstream out = engine.copy_out, in = engine.copy_in;
-	CUevent scratch = engine.off_scratch;
-	memset(&engine, 0, sizeof(engine));
-	engine.totals = totals;
-	engine.copy_out = out;
-	engine.copy_in = in;
-	engine.off_scratch = scratch;
+	free(replay_engine.live);
+	free(replay_engine.evicted);
+	free(replay_engine.transient);
+	free(replay_engine.lost);
+	free(replay_engine.saved);
+	free(replay_engine.stash);
+	free(replay_engine.boundary);
+	free(replay_engine.bstreams);
+	free(replay_engine.seq);
+	free(replay_engine.src_of);
+	free(replay_engine.iv);
+	free(replay_engine.by_addr);
+	prof_profile_put(replay_engine.profile);
+	struct replay_totals totals = replay_engine.totals;
+	CUstream out = replay_engine.copy_out, in = replay_engine.copy_in;
+	CUevent scratch = replay_engine.off_scratch;
+	memset(&replay_engine, 0, sizeof(replay_engine));
+	replay_engine.totals = totals;
+	replay_engine.copy_out = out;
+	replay_engine.copy_in = in;
+	replay_engine.off_scratch = scratch;
 }
 
 /* Per-iteration state back to "everything as the program left it". */
 static void iteration_reset(void)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	for (size_t b = 0; b < p->nbufs; b++) {
-		engine.live[b] = p->bufs[b].alloc_at < 0;
+		replay_engine.live[b] = p->bufs[b].alloc_at < 0;
 		/* What the plan keeps unmapped across the boundary stays so;
 		 * boundary() decides about it. */
-		if (!engine.boundary[b] && !(engine.off && engine.off[b] == REPLAY_OFF_PARKED))
-			engine.evicted[b] = 0;
+		if (!replay_engine.boundary[b] &&
+		    !(replay_engine.off && replay_engine.off[b] == REPLAY_OFF_PARKED))
+			replay_engine.evicted[b] = 0;
 	}
-	memset(engine.transient, 0, p->nbufs);
-	engine.niv = 0;
+	memset(replay_engine.transient, 0, p->nbufs);
+	replay_engine.niv = 0;
 	for (size_t b = 0; b < p->nbufs; b++)
-		if (engine.evicted[b])
+		if (replay_engine.evicted[b])
 			replay_iv_add((int32_t)b);
-	engine.nalloc = 0;
-	engine.diverged = 0;
-	engine.tentative = 0;
+	replay_engine.nalloc = 0;
+	replay_engine.diverged = 0;
+	replay_engine.tentative = 0;
 }
 
 /* The iteration's index in the process, as the profiler counts them (set-up
  * and a partial first iteration are iteration 0), for the log. */
 static unsigned long long abs_iter(void)
 {
-	return (unsigned long long)(engine.first_iter + (int64_t)engine.iter);
+	return (unsigned long long)(replay_engine.first_iter + (int64_t)replay_engine.iter);
 }
 
 /* The allocator's peak since the last reset, folded into the peak of the
@@ -98,8 +99,8 @@ static void note_peak(void)
 	remat_alloc_stats(&st);
 	remat_log(REMAT_LOG_DEBUG, "iteration %llu: physical peak %llu while the plan applied",
 	          abs_iter(), (unsigned long long)st.peak);
-	if (st.peak > engine.totals.applied_peak)
-		engine.totals.applied_peak = st.peak;
+	if (st.peak > replay_engine.totals.applied_peak)
+		replay_engine.totals.applied_peak = st.peak;
 }
 
 static void lift_budget(void)
@@ -114,14 +115,14 @@ static void lift_budget(void)
  * take a buffer a replayed op reads. */
 static void diverge(CUstream s, const char *what, int32_t pos)
 {
-	if (engine.applying) {
+	if (replay_engine.applying) {
 		remat_log(REMAT_LOG_INFO,
 		          "iteration %llu diverges from the profile at op %d (%s): rebuilding "
 		          "%d evicted buffer(s), passing through",
-		          abs_iter(), pos, what, engine.niv);
+		          abs_iter(), pos, what, replay_engine.niv);
 		/* The rest of the iteration runs unmodified, so does the rebuild:
 		 * it may need more than the plan foresaw. */
-		if (!engine.verifying)
+		if (!replay_engine.verifying)
 			note_peak();
 		lift_budget();
 		int32_t lost = 0;
@@ -136,22 +137,22 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		remat_log(REMAT_LOG_DEBUG, "iteration %llu diverges from the profile at op %d (%s)",
 		          abs_iter(), pos, what);
 	}
-	engine.applying = 0;
-	engine.verifying = 0;
+	replay_engine.applying = 0;
+	replay_engine.verifying = 0;
 	/* The rest of the iteration restores nothing: its copies go. */
 	replay_copies_free(s);
 	remat_alloc_swap_enable(1);
-	if (!engine.diverged) {
-		engine.diverged = 1;
-		engine.ndiverged++;
+	if (!replay_engine.diverged) {
+		replay_engine.diverged = 1;
+		replay_engine.ndiverged++;
 	}
-	engine.pos = -1;
+	replay_engine.pos = -1;
 }
 
 void replay_no_plan(void)
 {
-	engine.stopped = 1;
-	engine.applying = engine.verifying = 0;
+	replay_engine.stopped = 1;
+	replay_engine.applying = replay_engine.verifying = 0;
 }
 
 /* Everything the engine changed in the allocator, undone. */
@@ -166,20 +167,21 @@ static void let_go(void)
 static void poll_plan(void)
 {
 	struct pl_plan *pl = NULL;
-	switch (engine.hooks.poll_plan(&pl)) {
+	switch (replay_engine.hooks.poll_plan(&pl)) {
 	case REPLAY_PLAN_READY: {
 		char why[512];
 		if (replay_plan_install(pl, why, sizeof(why))) {
-			if (!engine.hooks.reject_plan(why))
+			if (!replay_engine.hooks.reject_plan(why))
 				replay_no_plan();
 			return;
 		}
 		remat_log(REMAT_LOG_INFO,
 		          "plan for graph 0x%016llx applied from iteration %llu: planned peak %lld "
 		          "bytes (baseline %lld), budget %lld",
-		          (unsigned long long)engine.profile->graph_hash, abs_iter(),
-		          (long long)engine.plan->peak, (long long)engine.plan->baseline_peak,
-		          (long long)engine.budget);
+		          (unsigned long long)replay_engine.profile->graph_hash, abs_iter(),
+		          (long long)replay_engine.plan->peak,
+		          (long long)replay_engine.plan->baseline_peak,
+		          (long long)replay_engine.budget);
 		break;
 	}
 	case REPLAY_PLAN_NONE:
@@ -213,7 +215,7 @@ static int park(int back)
 	if (replay_offload_restore_all(NULL) != CUDA_SUCCESS)
 		remat_warn("a buffer parked on the host cannot be copied back; it stays unmapped: "
 		           "an op that reads it fails on the device");
-	engine.applying = engine.verifying = 0;
+	replay_engine.applying = replay_engine.verifying = 0;
 	replay_boundary_buffers(0);
 	replay_no_plan();
 	return -1;
@@ -223,7 +225,7 @@ static int park(int back)
  * op 0 on (a guessed boundary is confirmed there). */
 static void enforce(void)
 {
-	if (!engine.applying || engine.verifying || park(0))
+	if (!replay_engine.applying || replay_engine.verifying || park(0))
 		return;
 	/* The plan assumes every buffer resident: what went to the host
 	 * before it comes back now, at the iteration's lowest point. */
@@ -232,9 +234,9 @@ static void enforce(void)
 		          remat_alloc_nswapped);
 		remat_alloc_swap_in(NULL, 0);
 	}
-	remat_alloc_set_budget((uint64_t)engine.budget);
+	remat_alloc_set_budget((uint64_t)replay_engine.budget);
 	remat_alloc_poll(1); /* what the unmodified part left pooled goes */
-	engine.totals.peak_reset = 1;
+	replay_engine.totals.peak_reset = 1;
 	remat_alloc_reset_peak();
 }
 
@@ -243,44 +245,45 @@ static void enforce(void)
  * op 0 matches, forgotten quietly when it does not. */
 static void boundary(int tentative)
 {
-	engine.boundary_due = 0;
+	replay_engine.boundary_due = 0;
 	remat_alloc_swap_report((long long)abs_iter());
-	if (!engine.diverged && engine.iter)
-		engine.ndiverged = 0;
-	if (engine.applying)
+	if (!replay_engine.diverged && replay_engine.iter)
+		replay_engine.ndiverged = 0;
+	if (replay_engine.applying)
 		remat_log(REMAT_LOG_DEBUG,
 		          "iteration %llu replayed: %llu evictions, %llu replays so far",
-		          abs_iter(), (unsigned long long)engine.totals.evictions,
-		          (unsigned long long)engine.totals.replays);
-	int had = engine.niv || engine.applying;
+		          abs_iter(), (unsigned long long)replay_engine.totals.evictions,
+		          (unsigned long long)replay_engine.totals.replays);
+	int had = replay_engine.niv || replay_engine.applying;
 	/* The iteration that ends here: a verifying or divergent one is neither. */
-	replay_clock_boundary(engine.verifying || engine.diverged || tentative ? REPLAY_CLOCK_SKIP
-	                      : engine.applying                                ? REPLAY_CLOCK_PLAN
-	                                        : REPLAY_CLOCK_UNMODIFIED);
-	if (engine.applying && !engine.verifying)
+	replay_clock_boundary(replay_engine.verifying || replay_engine.diverged || tentative
+	                          ? REPLAY_CLOCK_SKIP
+	                      : replay_engine.applying ? REPLAY_CLOCK_PLAN
+	                                               : REPLAY_CLOCK_UNMODIFIED);
+	if (replay_engine.applying && !replay_engine.verifying)
 		note_peak();
-	if (engine.verifying && !engine.diverged)
+	if (replay_engine.verifying && !replay_engine.diverged)
 		replay_verify_end_iteration();
-	engine.verifying = 0;
-	engine.iter++;
-	if (!engine.plan && !engine.stopped)
+	replay_engine.verifying = 0;
+	replay_engine.iter++;
+	if (!replay_engine.plan && !replay_engine.stopped)
 		poll_plan();
 	iteration_reset();
-	engine.pos = 0;
-	engine.applying = engine.plan != NULL;
+	replay_engine.pos = 0;
+	replay_engine.applying = replay_engine.plan != NULL;
 	/* A verification iteration evicts nothing: no budget to keep. */
-	engine.verifying = engine.applying && replay_verify_wanted();
-	if (!engine.applying || engine.verifying)
+	replay_engine.verifying = replay_engine.applying && replay_verify_wanted();
+	if (!replay_engine.applying || replay_engine.verifying)
 		park(1);
-	remat_alloc_swap_enable(!engine.applying);
-	replay_boundary_buffers(engine.applying && !engine.verifying);
+	remat_alloc_swap_enable(!replay_engine.applying);
+	replay_boundary_buffers(replay_engine.applying && !replay_engine.verifying);
 
-	if (engine.applying) {
-		const struct remat_profile *p = engine.profile;
-		CUdeviceptr *a = malloc((size_t)(engine.nseq + 1) * sizeof(*a));
-		for (int32_t n = 0; a && n < engine.nseq; n++)
-			a[n] = engine.seq[n] >= 0 ? p->bufs[engine.seq[n]].addr : 0;
-		remat_alloc_follow(a, a ? (size_t)engine.nseq : 0);
+	if (replay_engine.applying) {
+		const struct remat_profile *p = replay_engine.profile;
+		CUdeviceptr *a = malloc((size_t)(replay_engine.nseq + 1) * sizeof(*a));
+		for (int32_t n = 0; a && n < replay_engine.nseq; n++)
+			a[n] = replay_engine.seq[n] >= 0 ? p->bufs[replay_engine.seq[n]].addr : 0;
+		remat_alloc_follow(a, a ? (size_t)replay_engine.nseq : 0);
 		free(a);
 	}
 	/* Deferred unmaps end here, so the quarantined ranges are handed back
@@ -288,8 +291,8 @@ static void boundary(int tentative)
 	 * Only iterations that apply the plan quarantine freed ranges: the
 	 * others reuse memory as the program would. */
 	remat_alloc_boundary(had);
-	remat_alloc_quarantine(engine.applying);
-	engine.tentative = tentative;
+	remat_alloc_quarantine(replay_engine.applying);
+	replay_engine.tentative = tentative;
 	if (!tentative)
 		enforce();
 }
@@ -298,35 +301,36 @@ static void boundary(int tentative)
 static int index_profile(const struct remat_profile *p)
 {
 	size_t nb = p->nbufs ? p->nbufs : 1;
-	engine.live = calloc(nb, 1);
-	engine.evicted = calloc(nb, 1);
-	engine.transient = calloc(nb, 1);
-	engine.lost = calloc(nb, 1);
-	engine.saved = calloc(nb, sizeof(*engine.saved));
-	engine.stash = calloc(nb, sizeof(*engine.stash));
-	engine.boundary = calloc(nb, 1);
-	engine.bstreams = calloc(nb, sizeof(*engine.bstreams));
-	engine.iv = calloc(nb, sizeof(*engine.iv));
-	engine.by_addr = malloc(nb * sizeof(*engine.by_addr));
-	engine.seq = malloc(nb * sizeof(*engine.seq));
-	engine.src_of = malloc((p->nops ? p->nops : 1) * sizeof(*engine.src_of));
-	if (!engine.live || !engine.evicted || !engine.transient || !engine.lost || !engine.saved ||
-	    !engine.stash || !engine.boundary || !engine.bstreams || !engine.iv ||
-	    !engine.by_addr || !engine.seq || !engine.src_of)
+	replay_engine.live = calloc(nb, 1);
+	replay_engine.evicted = calloc(nb, 1);
+	replay_engine.transient = calloc(nb, 1);
+	replay_engine.lost = calloc(nb, 1);
+	replay_engine.saved = calloc(nb, sizeof(*replay_engine.saved));
+	replay_engine.stash = calloc(nb, sizeof(*replay_engine.stash));
+	replay_engine.boundary = calloc(nb, 1);
+	replay_engine.bstreams = calloc(nb, sizeof(*replay_engine.bstreams));
+	replay_engine.iv = calloc(nb, sizeof(*replay_engine.iv));
+	replay_engine.by_addr = malloc(nb * sizeof(*replay_engine.by_addr));
+	replay_engine.seq = malloc(nb * sizeof(*replay_engine.seq));
+	replay_engine.src_of = malloc((p->nops ? p->nops : 1) * sizeof(*replay_engine.src_of));
+	if (!replay_engine.live || !replay_engine.evicted || !replay_engine.transient ||
+	    !replay_engine.lost || !replay_engine.saved || !replay_engine.stash ||
+	    !replay_engine.boundary || !replay_engine.bstreams || !replay_engine.iv ||
+	    !replay_engine.by_addr || !replay_engine.seq || !replay_engine.src_of)
 		return -1;
-	memset(engine.src_of, 0xff, p->nops * sizeof(*engine.src_of));
+	memset(replay_engine.src_of, 0xff, p->nops * sizeof(*replay_engine.src_of));
 	for (size_t b = 0; b < p->nbufs; b++) {
-		engine.by_addr[b] = (int32_t)b;
-		engine.seq[b] = -1;
+		replay_engine.by_addr[b] = (int32_t)b;
+		replay_engine.seq[b] = -1;
 	}
-	sort_profile = p;
-	qsort(engine.by_addr, p->nbufs, sizeof(*engine.by_addr), by_addr_cmp);
+	qsort_r(replay_engine.by_addr, p->nbufs, sizeof(*replay_engine.by_addr), by_addr_cmp,
+	        (void *)p);
 	for (size_t b = 0; b < p->nbufs; b++) {
 		int64_t s = p->bufs[b].alloc_seq;
 		if (s >= 0 && s < (int64_t)p->nbufs) {
-			engine.seq[s] = (int32_t)b;
-			if (s + 1 > engine.nseq)
-				engine.nseq = (int32_t)(s + 1);
+			replay_engine.seq[s] = (int32_t)b;
+			if (s + 1 > replay_engine.nseq)
+				replay_engine.nseq = (int32_t)(s + 1);
 		}
 	}
 	/* Which streams use each buffer: an eviction waits for all of them. */
@@ -335,9 +339,9 @@ static int index_profile(const struct remat_profile *p)
 		if (o->stream < 0 || o->stream >= 64)
 			continue;
 		for (size_t i = 0; i < o->nreads; i++)
-			engine.bstreams[o->reads[i]] |= 1ull << o->stream;
+			replay_engine.bstreams[o->reads[i]] |= 1ull << o->stream;
 		for (size_t i = 0; i < o->nwrites; i++)
-			engine.bstreams[o->writes[i]] |= 1ull << o->stream;
+			replay_engine.bstreams[o->writes[i]] |= 1ull << o->stream;
 	}
 	return 0;
 }
@@ -346,22 +350,22 @@ void replay_start(struct remat_profile *p, int64_t budget, int64_t level, int64_
                   const struct replay_hooks *hooks)
 {
 	free_state();
-	engine.profile = p;
-	engine.hooks = *hooks;
-	engine.budget = budget;
-	engine.totals.budget = budget;
-	engine.first_iter = first_iter;
+	replay_engine.profile = p;
+	replay_engine.hooks = *hooks;
+	replay_engine.budget = budget;
+	replay_engine.totals.budget = budget;
+	replay_engine.first_iter = first_iter;
 	if (index_profile(p)) {
 		remat_warn("out of host memory for run mode; training continues unmodified");
-		engine.stopped = 1;
+		replay_engine.stopped = 1;
 	} else {
 		/* The op being issued now starts the first iteration after the
 		 * profile; the allocations made since the profile's last op are
 		 * its own. */
 		iteration_reset();
 	}
-	engine.level = level;
-	engine.pos = 0;
+	replay_engine.level = level;
+	replay_engine.pos = 0;
 	remat_alloc_quarantine(0);
 	replay_clock_start();
 }
@@ -394,31 +398,23 @@ static int32_t touches_evicted(const struct prof_op *q, const struct remat_op *o
 {
 	switch (op->kind) {
 	case REMAT_OP_KERNEL: {
+		struct remat_words it;
 		if (q->via_extra) {
 			size_t size;
 			const uint8_t *buf = remat_op_extra_params(op, &size);
-			for (size_t off = 0; buf && off + 8 <= size; off += 8) {
-				uint64_t v;
-				memcpy(&v, buf + off, 8);
-				int32_t b = replay_find_evicted(v, v + 1);
-				if (b >= 0)
-					return b;
-			}
-			return -1;
+			it = remat_words_packed(buf, size);
+		} else if (q->kernel < 0) { /* not even its name is known: it may touch anything */
+			return replay_engine.niv ? replay_engine.iv[0].buf : -1;
+		} else {
+			const struct prof_kernel *k = &replay_engine.profile->kernels[q->kernel];
+			it = remat_words_params(op->params, (const uint32_t(*)[2])k->param,
+			                        k->nparams);
 		}
-		if (q->kernel < 0) /* not even its name is known: it may touch anything */
-			return engine.niv ? engine.iv[0].buf : -1;
-		const struct prof_kernel *k = &engine.profile->kernels[q->kernel];
-		for (size_t j = 0; j < k->nparams; j++) {
-			uint32_t off = k->param[j][0], size = k->param[j][1];
-			/* Words at 8-aligned offsets of the packed parameters. */
-			for (uint32_t w = (off + 7) & ~7u; w + 8 <= off + size; w += 8) {
-				uint64_t v;
-				memcpy(&v, (const uint8_t *)op->params[j] + (w - off), 8);
-				int32_t b = replay_find_evicted(v, v + 1);
-				if (b >= 0)
-					return b;
-			}
+		uint64_t v, off;
+		while (remat_words_next(&it, &v, &off)) {
+			int32_t b = replay_find_evicted(v, v + 1);
+			if (b >= 0)
+				return b;
 		}
 		return -1;
 	}
@@ -463,105 +459,130 @@ static enum replay_verdict rebuild_failed(const struct remat_op *op, int32_t pos
 	           "next CUDA call on",
 	           pos, (int)e, (int)again, lost);
 	let_go();
-	engine.totals.error = e;
+	replay_engine.totals.error = e;
 	return REPLAY_FAIL;
 }
 
 CUresult replay_error(void)
 {
-	return engine.totals.error;
+	return replay_engine.totals.error;
 }
 
 /* The guessed boundary was none. */
 static void forget_guess(void)
 {
-	engine.pos = -1;
-	engine.applying = engine.verifying = 0;
+	replay_engine.pos = -1;
+	replay_engine.applying = replay_engine.verifying = 0;
 	lift_budget();
 	remat_alloc_swap_enable(1);
+}
+
+/* Lost after a divergence: an iteration can only start with the profile's
+ * op 0 at the profile's memory level; the profile's last op may end one.
+ * Lost for as long as MAX_DIVERGED iterations: the program is not doing
+ * what was profiled any more.  1 (with *v) while still lost, 0 when op
+ * starts an iteration. */
+static int still_lost(const struct remat_op *op, enum replay_verdict *v)
+{
+	const struct remat_profile *p = replay_engine.profile;
+	int32_t nops = (int32_t)p->nops;
+	if (!same_op(&p->ops[0], op) || replay_engine.level != p->level0) {
+		if (same_op(&p->ops[nops - 1], op)) {
+			replay_engine.boundary_due = 1;
+			replay_engine.due_tentative = 1;
+		}
+		*v = ++replay_engine.lost_ops >= (uint64_t)MAX_DIVERGED * (uint64_t)nops
+		         ? reprofile("no iteration like the profiled one")
+		         : REPLAY_CONTINUE;
+		return 1;
+	}
+	boundary(0);
+	return 0;
+}
+
+/* Op pos is not the profile's: a guessed boundary was none, or the
+ * iteration diverges. */
+static enum replay_verdict other_op(const struct remat_op *op, int32_t pos)
+{
+	if (replay_engine.tentative) {
+		forget_guess();
+	} else {
+		diverge(op->stream, "another op", pos);
+		if (replay_engine.ndiverged >= MAX_DIVERGED)
+			return reprofile("divergent iterations in a row");
+	}
+	return REPLAY_CONTINUE;
+}
+
+/* The plan at op pos (matching q): its steps before it, the check for an
+ * unplanned access, the evictions after it.  1 when the caller returns *v
+ * at once, 0 when the op goes on (*v: evict after it or not). */
+static int apply_at(struct remat_op *op, int32_t pos, const struct prof_op *q,
+                    enum replay_verdict *v)
+{
+	const struct pl_plan *pl = replay_engine.plan;
+	if (pl->step_off[pos] != pl->step_off[pos + 1]) {
+		CUresult e = replay_steps(pos, op->stream, 0, pos);
+		if (e != CUDA_SUCCESS) {
+			*v = rebuild_failed(op, pos, e);
+			return 1;
+		}
+	}
+	int32_t b = replay_engine.niv ? touches_evicted(q, op) : -1;
+	if (b >= 0) {
+		replay_engine.totals.rebuilds_unplanned++;
+		diverge(op->stream, "an unplanned access to an evicted buffer", pos);
+		remat_log(REMAT_LOG_INFO, "op %d touches evicted buffer %d: rebuilt first", pos, b);
+		*v = REPLAY_CONTINUE;
+		return 1;
+	}
+	if (replay_engine.src_of[pos] >= 0)
+		replay_capture(pos, op);
+	/* Evictions after the op are ordered after it on its stream: they
+	 * wait for the real call. */
+	if (pl->evict_off[pos] != pl->evict_off[pos + 1]) {
+		op->pos = pos;
+		*v = REPLAY_EVICT_AFTER;
+	}
+	return 0;
 }
 
 enum replay_verdict replay_op_begin(struct remat_op *op)
 {
 	enum replay_verdict v = REPLAY_CONTINUE;
-	if (!engine.profile)
+	if (!replay_engine.profile)
 		return REPLAY_STOP;
-	if (engine.boundary_due)
-		boundary(engine.due_tentative);
-	if (engine.stopped) {
+	if (replay_engine.boundary_due)
+		boundary(replay_engine.due_tentative);
+	if (replay_engine.stopped) {
 		let_go();
 		return REPLAY_STOP;
 	}
-	if (engine.reshaped)
+	if (replay_engine.reshaped)
 		return reprofile("the program changed the memory it maps itself");
 	remat_alloc_poll(0);
-	const struct remat_profile *p = engine.profile;
-	int32_t nops = (int32_t)p->nops;
-	if (engine.pos < 0) {
-		/* Lost after a divergence: an iteration can only start with the
-		 * profile's op 0 at the profile's memory level; the profile's
-		 * last op may end one.  Lost for as long as MAX_DIVERGED
-		 * iterations: the program is not doing what was profiled any
-		 * more. */
-		if (!same_op(&p->ops[0], op) || engine.level != p->level0) {
-			if (same_op(&p->ops[nops - 1], op)) {
-				engine.boundary_due = 1;
-				engine.due_tentative = 1;
-			}
-			if (++engine.lost_ops >= (uint64_t)MAX_DIVERGED * (uint64_t)nops)
-				return reprofile("no iteration like the profiled one");
-			return REPLAY_CONTINUE;
-		}
-		boundary(0);
-	}
-	int32_t pos = engine.pos;
+	const struct remat_profile *p = replay_engine.profile;
+	if (replay_engine.pos < 0 && still_lost(op, &v))
+		return v;
+	int32_t pos = replay_engine.pos;
 	const struct prof_op *q = &p->ops[pos];
-	if (!same_op(q, op)) {
-		if (engine.tentative) {
-			forget_guess();
-		} else {
-			diverge(op->stream, "another op", pos);
-			if (engine.ndiverged >= MAX_DIVERGED)
-				return reprofile("divergent iterations in a row");
-		}
-		return REPLAY_CONTINUE;
-	}
-	if (engine.tentative) {
-		engine.tentative = 0;
+	if (!same_op(q, op))
+		return other_op(op, pos);
+	if (replay_engine.tentative) {
+		replay_engine.tentative = 0;
 		enforce();
 	}
-	engine.lost_ops = 0;
-	if (engine.verifying) {
-		if (engine.src_of[pos] >= 0)
+	replay_engine.lost_ops = 0;
+	if (replay_engine.verifying) {
+		if (replay_engine.src_of[pos] >= 0)
 			replay_capture(pos, op);
 		replay_verify_begin(pos, op->stream);
-	} else if (engine.applying) {
-		const struct pl_plan *pl = engine.plan;
-		if (pl->step_off[pos] != pl->step_off[pos + 1]) {
-			CUresult e = replay_steps(pos, op->stream, 0, pos);
-			if (e != CUDA_SUCCESS)
-				return rebuild_failed(op, pos, e);
-		}
-		int32_t b = engine.niv ? touches_evicted(q, op) : -1;
-		if (b >= 0) {
-			engine.totals.rebuilds_unplanned++;
-			diverge(op->stream, "an unplanned access to an evicted buffer", pos);
-			remat_log(REMAT_LOG_INFO, "op %d touches evicted buffer %d: rebuilt first",
-			          pos, b);
-			return REPLAY_CONTINUE;
-		}
-		if (engine.src_of[pos] >= 0)
-			replay_capture(pos, op);
-		/* Evictions after the op are ordered after it on its stream: they
-		 * wait for the real call. */
-		if (pl->evict_off[pos] != pl->evict_off[pos + 1]) {
-			op->pos = pos;
-			v = REPLAY_EVICT_AFTER;
-		}
+	} else if (replay_engine.applying && apply_at(op, pos, q, &v)) {
+		return v;
 	}
-	if (++engine.pos == nops) {
-		engine.boundary_due = 1;
-		engine.due_tentative = 0;
+	if (++replay_engine.pos == (int32_t)p->nops) {
+		replay_engine.boundary_due = 1;
+		replay_engine.due_tentative = 0;
 	}
 	return v;
 }
@@ -572,92 +593,92 @@ void replay_op_end(struct remat_op *op, CUresult rc)
 	/* The plan may have been dropped in between (another thread diverged,
 	 * at the same position's evictions or after): evict only what it still
 	 * says, and only while it applies. */
-	if (engine.applying && !engine.verifying && engine.plan)
+	if (replay_engine.applying && !replay_engine.verifying && replay_engine.plan)
 		replay_evict_after(op->pos, op->stream);
 }
 
 void replay_reshape(void)
 {
-	if (!engine.profile)
+	if (!replay_engine.profile)
 		return;
-	if (engine.applying) {
-		diverge(NULL, "the program changes the memory it maps itself", engine.pos);
+	if (replay_engine.applying) {
+		diverge(NULL, "the program changes the memory it maps itself", replay_engine.pos);
 		/* The rebuild is on the legacy stream, the program's next use
 		 * of that memory on any: it completes first. */
 		if (!__atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE))
 			remat_drv.cuCtxSynchronize();
 	}
-	engine.reshaped = 1;
+	replay_engine.reshaped = 1;
 }
 
 void replay_alloc_before(void)
 {
-	if (engine.profile && engine.boundary_due)
-		boundary(engine.due_tentative);
+	if (replay_engine.profile && replay_engine.boundary_due)
+		boundary(replay_engine.due_tentative);
 }
 
 void replay_alloc(CUdeviceptr p, size_t size)
 {
-	if (!engine.profile)
+	if (!replay_engine.profile)
 		return;
-	engine.level += (int64_t)size;
-	if (engine.applying) {
-		int32_t n = engine.nalloc;
-		int32_t b = n < engine.nseq ? engine.seq[n] : -1;
-		const struct prof_buf *u = b >= 0 ? &engine.profile->bufs[b] : NULL;
+	replay_engine.level += (int64_t)size;
+	if (replay_engine.applying) {
+		int32_t n = replay_engine.nalloc;
+		int32_t b = n < replay_engine.nseq ? replay_engine.seq[n] : -1;
+		const struct prof_buf *u = b >= 0 ? &replay_engine.profile->bufs[b] : NULL;
 		if (!u || u->size != size || u->addr != p) {
 			remat_log(
 			    REMAT_LOG_DEBUG,
 			    "allocation %d: %zu bytes at 0x%llx, the profile's %llu at 0x%llx", n,
 			    size, (unsigned long long)p, u ? (unsigned long long)u->size : 0ull,
 			    u ? (unsigned long long)u->addr : 0ull);
-			if (engine.tentative)
+			if (replay_engine.tentative)
 				forget_guess();
 			else
 				diverge(NULL, b < 0 ? "an extra allocation" : "another allocation",
-				        engine.pos);
+				        replay_engine.pos);
 		} else {
-			engine.live[b] = 1;
+			replay_engine.live[b] = 1;
 		}
 	}
-	engine.nalloc++;
+	replay_engine.nalloc++;
 }
 
 void replay_free(CUdeviceptr p)
 {
 	struct remat_alloc_info info;
-	if (!engine.profile || !remat_alloc_owns(p, &info))
+	if (!replay_engine.profile || !remat_alloc_owns(p, &info))
 		return;
 	/* A free after the iteration's last op (a due boundary) still belongs
 	 * to it: its range is quarantined with the iteration's and handed back
 	 * at the boundary, so the next iteration's allocation finds its
 	 * address free again. */
-	engine.level -= (int64_t)info.size;
+	replay_engine.level -= (int64_t)info.size;
 	replay_park_forget(p, info.size);
 	int32_t b = replay_buf_at(p);
 	if (b >= 0) {
-		if (engine.evicted[b]) {
-			engine.evicted[b] = 0;
+		if (replay_engine.evicted[b]) {
+			replay_engine.evicted[b] = 0;
 			replay_iv_del(b);
 		}
-		engine.live[b] = 0;
+		replay_engine.live[b] = 0;
 	}
 }
 
 void replay_shutdown(void)
 {
-	const struct replay_totals *t = &engine.totals;
-	if (engine.profile && engine.applying && !engine.verifying)
+	const struct replay_totals *t = &replay_engine.totals;
+	if (replay_engine.profile && replay_engine.applying && !replay_engine.verifying)
 		note_peak();
 	if (t->peak_reset)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: physical peak %llu bytes in replay iterations, budget %lld",
 		          (unsigned long long)t->applied_peak, (long long)t->budget);
-	if (engine.profile && engine.plan)
+	if (replay_engine.profile && replay_engine.plan)
 		remat_log(REMAT_LOG_INFO,
 		          "run mode: %llu iterations, %llu evictions, %llu replays, %llu unplanned "
 		          "rebuilds, %llu offloads, %llu parked",
-		          (unsigned long long)engine.iter, (unsigned long long)t->evictions,
+		          (unsigned long long)replay_engine.iter, (unsigned long long)t->evictions,
 		          (unsigned long long)t->replays, (unsigned long long)t->rebuilds_unplanned,
 		          (unsigned long long)t->offloads, (unsigned long long)t->parked);
 	replay_clock_report();

@@ -14,7 +14,7 @@ int32_t replay_graph_touches_evicted(const struct remat_op *op)
 {
 	const struct remat_graph_refs *g = op->graph;
 	if (!g || g->opaque)
-		return engine.niv ? engine.iv[0].buf : -1;
+		return replay_engine.niv ? replay_engine.iv[0].buf : -1;
 	for (size_t i = 0; i < g->n; i++) {
 		int32_t b = replay_find_evicted(g->range[i][0], g->range[i][1]);
 		if (b >= 0)

@@ -105,7 +105,7 @@ struct replay_engine {
 	struct replay_totals totals;
 };
 
-extern struct replay_engine engine;
+extern struct replay_engine replay_engine;
 
 /* iter_clock.c: wall-clock time per iteration, with and without the plan. */
 enum replay_clock_kind { REPLAY_CLOCK_SKIP, REPLAY_CLOCK_UNMODIFIED, REPLAY_CLOCK_PLAN };
@@ -166,10 +166,6 @@ int replay_plan_validate(const struct remat_profile *prof, const struct pl_plan 
 /* launch_attrs.c */
 /* Whether op was launched with the attributes the profile's op was. */
 int replay_attrs_same(const struct prof_op *q, const struct remat_op *op);
-/* Launches a replay of kernel op q (as issued: o) on st, with q's
- * attributes through cuLaunchKernelEx when it has any. */
-CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o, CUstream st,
-                              void **params, void **extra);
 
 /* offload.c */
 enum {

@@ -1,9 +1,8 @@
 /*
- * launch_attrs.c — a replayed kernel is launched as the program launched
- * it: with the attributes it gave cuLaunchKernelEx (a cluster shape, a
- * cooperative grid, a priority, ...) or the cooperative entry point's,
- * through cuLaunchKernelEx; plain cuLaunchKernel when it had none.  An
- * op matches the profile's only with the same attributes.
+ * launch_attrs.c — an op matches the profile's only with the same launch
+ * attributes: those it gave cuLaunchKernelEx (a cluster shape, a
+ * cooperative grid, a priority, ...) or the cooperative entry point's.
+ * A replay launches the kernel with them (prof_launch_as, profiler/attrs.c).
  */
 #include <string.h>
 
@@ -30,10 +29,4 @@ int replay_attrs_same(const struct prof_op *q, const struct remat_op *op)
 		return attr_same(&q->attrs[op->nattrs], CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v);
 	}
 	return 1;
-}
-
-CUresult replay_kernel_launch(const struct prof_op *q, const struct remat_op *o, CUstream st,
-                              void **params, void **extra)
-{
-	return prof_launch_as(q, o, st, params, extra);
 }

@@ -43,16 +43,16 @@
  * wait takes the event's latest record). */
 static CUresult follow_users(CUstream waiter, int32_t b, CUstream s)
 {
-	CUresult r = remat_drv.cuEventRecord(engine.off_scratch, s);
+	CUresult r = remat_drv.cuEventRecord(replay_engine.off_scratch, s);
 	if (r == CUDA_SUCCESS)
-		r = remat_drv.cuStreamWaitEvent(waiter, engine.off_scratch, 0);
-	for (int i = 0; r == CUDA_SUCCESS && i < engine.profile->nstreams && i < 64; i++) {
-		CUstream t = engine.profile->streams[i];
-		if (!(engine.bstreams[b] >> i & 1) || t == s)
+		r = remat_drv.cuStreamWaitEvent(waiter, replay_engine.off_scratch, 0);
+	for (int i = 0; r == CUDA_SUCCESS && i < replay_engine.profile->nstreams && i < 64; i++) {
+		CUstream t = replay_engine.profile->streams[i];
+		if (!(replay_engine.bstreams[b] >> i & 1) || t == s)
 			continue;
-		r = remat_drv.cuEventRecord(engine.off_scratch, t);
+		r = remat_drv.cuEventRecord(replay_engine.off_scratch, t);
 		if (r == CUDA_SUCCESS)
-			r = remat_drv.cuStreamWaitEvent(waiter, engine.off_scratch, 0);
+			r = remat_drv.cuStreamWaitEvent(waiter, replay_engine.off_scratch, 0);
 	}
 	return r;
 }
@@ -60,11 +60,11 @@ static CUresult follow_users(CUstream waiter, int32_t b, CUstream s)
 /* Every other stream that uses b waits for the work issued so far on s. */
 static CUresult users_follow(int32_t b, CUstream s)
 {
-	CUresult r = remat_drv.cuEventRecord(engine.off_scratch, s);
-	for (int i = 0; r == CUDA_SUCCESS && i < engine.profile->nstreams && i < 64; i++) {
-		CUstream t = engine.profile->streams[i];
-		if ((engine.bstreams[b] >> i & 1) && t != s)
-			r = remat_drv.cuStreamWaitEvent(t, engine.off_scratch, 0);
+	CUresult r = remat_drv.cuEventRecord(replay_engine.off_scratch, s);
+	for (int i = 0; r == CUDA_SUCCESS && i < replay_engine.profile->nstreams && i < 64; i++) {
+		CUstream t = replay_engine.profile->streams[i];
+		if ((replay_engine.bstreams[b] >> i & 1) && t != s)
+			r = remat_drv.cuStreamWaitEvent(t, replay_engine.off_scratch, 0);
 	}
 	return r;
 }
@@ -73,9 +73,9 @@ static CUresult users_follow(int32_t b, CUstream s)
 static CUresult users_wait(CUevent ev, int32_t b, CUstream s)
 {
 	CUresult r = remat_drv.cuStreamWaitEvent(s, ev, 0);
-	for (int i = 0; r == CUDA_SUCCESS && i < engine.profile->nstreams && i < 64; i++) {
-		CUstream t = engine.profile->streams[i];
-		if ((engine.bstreams[b] >> i & 1) && t != s)
+	for (int i = 0; r == CUDA_SUCCESS && i < replay_engine.profile->nstreams && i < 64; i++) {
+		CUstream t = replay_engine.profile->streams[i];
+		if ((replay_engine.bstreams[b] >> i & 1) && t != s)
 			r = remat_drv.cuStreamWaitEvent(t, ev, 0);
 	}
 	return r;
@@ -84,24 +84,24 @@ static CUresult users_wait(CUevent ev, int32_t b, CUstream s)
 /* Where b's host copy is, and the events of its copy out and copy back. */
 static void *slot(int32_t b)
 {
-	return engine.off_pool + engine.slots.slot[engine.off_copy[b]];
+	return replay_engine.off_pool + replay_engine.slots.slot[replay_engine.off_copy[b]];
 }
 
 static CUevent out_ev(int32_t b)
 {
-	return engine.out_ev[engine.off_copy[b]];
+	return replay_engine.out_ev[replay_engine.off_copy[b]];
 }
 
 static CUevent back_ev(int32_t b)
 {
-	return engine.back_ev[engine.off_copy[b]];
+	return replay_engine.back_ev[replay_engine.off_copy[b]];
 }
 
 /* b's host copy back into b on s, after its copy out; its slot's next
  * user waits for the copy back. */
 static CUresult copy_back(int32_t b, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
+	const struct prof_buf *u = &replay_engine.profile->bufs[b];
 	CUresult r = remat_drv.cuStreamWaitEvent(s, out_ev(b), 0);
 	if (r == CUDA_SUCCESS)
 		r = remat_drv.cuMemcpyHtoDAsync(u->addr, slot(b), u->size, s);
@@ -112,17 +112,17 @@ static CUresult copy_back(int32_t b, CUstream s)
 
 static void present(int32_t b)
 {
-	engine.evicted[b] = 0;
+	replay_engine.evicted[b] = 0;
 	replay_iv_del(b);
-	engine.off[b] = REPLAY_OFF_NONE;
+	replay_engine.off[b] = REPLAY_OFF_NONE;
 }
 
 CUresult replay_offload_restore(int32_t b, CUstream s)
 {
 	CUresult r = CUDA_SUCCESS;
-	switch (engine.off[b]) {
+	switch (replay_engine.off[b]) {
 	case REPLAY_OFF_LEAVING: /* still mapped and whole; the copy out is harmless */
-		engine.off[b] = REPLAY_OFF_NONE;
+		replay_engine.off[b] = REPLAY_OFF_NONE;
 		return CUDA_SUCCESS;
 	case REPLAY_OFF_COMING:
 		if ((r = users_wait(back_ev(b), b, s)) == CUDA_SUCCESS)
@@ -149,75 +149,80 @@ CUresult replay_offload_restore(int32_t b, CUstream s)
 CUresult replay_offload_restore_all(CUstream s)
 {
 	CUresult first = CUDA_SUCCESS;
-	if (!engine.off)
+	if (!replay_engine.off)
 		return first;
-	for (size_t b = 0; b < engine.profile->nbufs; b++) {
+	for (size_t b = 0; b < replay_engine.profile->nbufs; b++) {
 		CUresult r = replay_offload_restore((int32_t)b, s);
 		if (r != CUDA_SUCCESS && first == CUDA_SUCCESS)
 			first = r;
 	}
 	/* Copies skipped from here on break the chain of slot users that each
 	 * copy out follows: every later one waits for every copy back so far. */
-	if (engine.copy_out && engine.copy_in && engine.off_scratch) {
-		if (remat_drv.cuEventRecord(engine.off_scratch, engine.copy_in) == CUDA_SUCCESS)
-			remat_drv.cuStreamWaitEvent(engine.copy_out, engine.off_scratch, 0);
-		if (remat_drv.cuEventRecord(engine.off_scratch, s) == CUDA_SUCCESS)
-			remat_drv.cuStreamWaitEvent(engine.copy_out, engine.off_scratch, 0);
+	if (replay_engine.copy_out && replay_engine.copy_in && replay_engine.off_scratch) {
+		if (remat_drv.cuEventRecord(replay_engine.off_scratch, replay_engine.copy_in) ==
+		    CUDA_SUCCESS)
+			remat_drv.cuStreamWaitEvent(replay_engine.copy_out,
+			                            replay_engine.off_scratch, 0);
+		if (remat_drv.cuEventRecord(replay_engine.off_scratch, s) == CUDA_SUCCESS)
+			remat_drv.cuStreamWaitEvent(replay_engine.copy_out,
+			                            replay_engine.off_scratch, 0);
 	}
 	return first;
 }
 
 CUresult replay_offload_step(int kind, int32_t b, uint32_t step, CUstream s, int mode)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
+	const struct prof_buf *u = &replay_engine.profile->bufs[b];
 	CUresult r;
 	if (mode == 1) /* recovery: whole again, whatever was planned here */
 		return replay_offload_restore(b, s);
 	switch (kind) {
 	case PL_STEP_OFFLOAD: {
-		if (engine.off[b] != REPLAY_OFF_NONE || !engine.live[b] || engine.evicted[b])
+		if (replay_engine.off[b] != REPLAY_OFF_NONE || !replay_engine.live[b] ||
+		    replay_engine.evicted[b])
 			return CUDA_SUCCESS;
-		int32_t c = engine.slots.copy_of_step[step];
-		const struct replay_slots *sl = &engine.slots;
-		r = follow_users(engine.copy_out, b, s);
+		int32_t c = replay_engine.slots.copy_of_step[step];
+		const struct replay_slots *sl = &replay_engine.slots;
+		r = follow_users(replay_engine.copy_out, b, s);
 		for (uint32_t i = sl->after_off[c]; r == CUDA_SUCCESS && i < sl->after_off[c + 1];
 		     i++)
-			r = remat_drv.cuStreamWaitEvent(engine.copy_out,
-			                                engine.back_ev[sl->after[i]], 0);
+			r = remat_drv.cuStreamWaitEvent(replay_engine.copy_out,
+			                                replay_engine.back_ev[sl->after[i]], 0);
 		if (r != CUDA_SUCCESS ||
-		    (r = remat_drv.cuMemcpyDtoHAsync(engine.off_pool + sl->slot[c], u->addr,
-		                                     u->size, engine.copy_out)) != CUDA_SUCCESS ||
-		    (r = remat_drv.cuEventRecord(engine.out_ev[c], engine.copy_out)) !=
-		        CUDA_SUCCESS)
+		    (r = remat_drv.cuMemcpyDtoHAsync(replay_engine.off_pool + sl->slot[c], u->addr,
+		                                     u->size, replay_engine.copy_out)) !=
+		        CUDA_SUCCESS ||
+		    (r = remat_drv.cuEventRecord(replay_engine.out_ev[c],
+		                                 replay_engine.copy_out)) != CUDA_SUCCESS)
 			return r;
-		engine.off[b] = REPLAY_OFF_LEAVING;
-		engine.off_copy[b] = c;
-		engine.totals.offloads++;
+		replay_engine.off[b] = REPLAY_OFF_LEAVING;
+		replay_engine.off_copy[b] = c;
+		replay_engine.totals.offloads++;
 		return CUDA_SUCCESS;
 	}
 	case PL_STEP_PREFETCH:
 		if (mode == 2) {
 			/* verification evicts nothing: the copy comes back in place,
 			 * to be compared with what the buffer holds (verify.c) */
-			if (engine.off[b] != REPLAY_OFF_LEAVING)
+			if (replay_engine.off[b] != REPLAY_OFF_LEAVING)
 				return CUDA_SUCCESS;
 			if ((r = copy_back(b, s)) != CUDA_SUCCESS)
 				return r;
-			engine.off[b] = REPLAY_OFF_NONE;
+			replay_engine.off[b] = REPLAY_OFF_NONE;
 			return CUDA_SUCCESS;
 		}
-		if (engine.off[b] != REPLAY_OFF_HOST)
+		if (replay_engine.off[b] != REPLAY_OFF_HOST)
 			return CUDA_SUCCESS;
-		if ((r = replay_map_buf(b, engine.copy_in, "prefetch")) != CUDA_SUCCESS)
+		if ((r = replay_map_buf(b, replay_engine.copy_in, "prefetch")) != CUDA_SUCCESS)
 			return r;
-		if ((r = copy_back(b, engine.copy_in)) != CUDA_SUCCESS) {
-			replay_unmap_fresh(b, engine.copy_in);
+		if ((r = copy_back(b, replay_engine.copy_in)) != CUDA_SUCCESS) {
+			replay_unmap_fresh(b, replay_engine.copy_in);
 			return r;
 		}
-		engine.off[b] = REPLAY_OFF_COMING;
+		replay_engine.off[b] = REPLAY_OFF_COMING;
 		return CUDA_SUCCESS;
 	default: /* PL_STEP_AWAIT */
-		if (engine.off[b] != REPLAY_OFF_COMING)
+		if (replay_engine.off[b] != REPLAY_OFF_COMING)
 			return CUDA_SUCCESS;
 		if ((r = users_wait(back_ev(b), b, s)) != CUDA_SUCCESS)
 			return r;
@@ -256,8 +261,8 @@ double replay_offload_measure(void)
 	struct remat_alloc_stats as;
 	remat_alloc_stats(&as);
 	uint64_t gran = as.granularity ? as.granularity : 1;
-	uint64_t room = engine.budget > 0 && (uint64_t)engine.budget > as.physical
-	                    ? (uint64_t)engine.budget - as.physical
+	uint64_t room = replay_engine.budget > 0 && (uint64_t)replay_engine.budget > as.physical
+	                    ? (uint64_t)replay_engine.budget - as.physical
 	                    : 0;
 	size_t bytes = 4u << 20;
 	if (as.pooled + room < bytes)
@@ -271,10 +276,11 @@ double replay_offload_measure(void)
 	if (!remat_drv.cuMemAllocHost || !remat_drv.cuEventElapsedTime ||
 	    !remat_drv.cuMemcpyHtoDAsync || !remat_drv.cuEventDestroy)
 		return measured;
-	if (!engine.copy_out &&
-	    remat_drv.cuStreamCreate(&engine.copy_out, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
-		engine.copy_out = NULL;
-	CUstream st = engine.copy_out;
+	if (!replay_engine.copy_out &&
+	    remat_drv.cuStreamCreate(&replay_engine.copy_out, CU_STREAM_NON_BLOCKING) !=
+	        CUDA_SUCCESS)
+		replay_engine.copy_out = NULL;
+	CUstream st = replay_engine.copy_out;
 	int ok = st && remat_drv.cuMemAllocHost(&host, bytes) == CUDA_SUCCESS &&
 	         remat_alloc_scratch(bytes, &dev, st) == CUDA_SUCCESS;
 	if (!ok)
@@ -325,40 +331,40 @@ double replay_offload_measure(void)
 
 void replay_offload_drop(void)
 {
-	if (!engine.off)
+	if (!replay_engine.off)
 		return;
 	/* The pool goes with the plan: nothing may still be on the host. */
 	replay_offload_restore_all(NULL);
-	if (engine.copy_out)
-		remat_drv.cuStreamSynchronize(engine.copy_out);
-	if (engine.copy_in)
-		remat_drv.cuStreamSynchronize(engine.copy_in);
+	if (replay_engine.copy_out)
+		remat_drv.cuStreamSynchronize(replay_engine.copy_out);
+	if (replay_engine.copy_in)
+		remat_drv.cuStreamSynchronize(replay_engine.copy_in);
 	remat_drv.cuCtxSynchronize();
-	for (int32_t c = 0; c < engine.slots.ncopies; c++) {
-		if (engine.out_ev && engine.out_ev[c])
-			remat_drv.cuEventDestroy(engine.out_ev[c]);
-		if (engine.back_ev && engine.back_ev[c])
-			remat_drv.cuEventDestroy(engine.back_ev[c]);
+	for (int32_t c = 0; c < replay_engine.slots.ncopies; c++) {
+		if (replay_engine.out_ev && replay_engine.out_ev[c])
+			remat_drv.cuEventDestroy(replay_engine.out_ev[c]);
+		if (replay_engine.back_ev && replay_engine.back_ev[c])
+			remat_drv.cuEventDestroy(replay_engine.back_ev[c]);
 	}
-	if (engine.off_pool)
-		remat_drv.cuMemFreeHost(engine.off_pool);
-	free(engine.off);
-	free(engine.off_copy);
-	free(engine.park_at);
-	engine.park_at = NULL;
-	free(engine.out_ev);
-	free(engine.back_ev);
-	replay_slots_free(&engine.slots);
-	engine.off = NULL;
-	engine.off_copy = NULL;
-	engine.out_ev = engine.back_ev = NULL;
-	engine.off_pool = NULL;
-	engine.off_pool_bytes = 0;
+	if (replay_engine.off_pool)
+		remat_drv.cuMemFreeHost(replay_engine.off_pool);
+	free(replay_engine.off);
+	free(replay_engine.off_copy);
+	free(replay_engine.park_at);
+	replay_engine.park_at = NULL;
+	free(replay_engine.out_ev);
+	free(replay_engine.back_ev);
+	replay_slots_free(&replay_engine.slots);
+	replay_engine.off = NULL;
+	replay_engine.off_copy = NULL;
+	replay_engine.out_ev = replay_engine.back_ev = NULL;
+	replay_engine.off_pool = NULL;
+	replay_engine.off_pool_bytes = 0;
 }
 
 int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 {
-	size_t nb = engine.profile->nbufs;
+	size_t nb = replay_engine.profile->nbufs;
 	int any = pl->nparked > 0;
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
 		any |= PL_STEP_IS_OFFLOAD(pl->steps[i].kind);
@@ -376,32 +382,36 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 		         "the plan offloads to host memory and the driver lacks what that needs");
 		return -1;
 	}
-	if (!(engine.off = calloc(nb, 1)) || !(engine.off_copy = calloc(nb, sizeof(int32_t))) ||
-	    replay_slots_plan(engine.profile, pl, &engine.slots))
+	if (!(replay_engine.off = calloc(nb, 1)) ||
+	    !(replay_engine.off_copy = calloc(nb, sizeof(int32_t))) ||
+	    replay_slots_plan(replay_engine.profile, pl, &replay_engine.slots))
 		goto oom;
-	size_t nc = engine.slots.ncopies ? (size_t)engine.slots.ncopies : 1;
-	engine.out_ev = calloc(nc, sizeof(CUevent));
-	engine.back_ev = calloc(nc, sizeof(CUevent));
-	if (!engine.out_ev || !engine.back_ev)
+	size_t nc = replay_engine.slots.ncopies ? (size_t)replay_engine.slots.ncopies : 1;
+	replay_engine.out_ev = calloc(nc, sizeof(CUevent));
+	replay_engine.back_ev = calloc(nc, sizeof(CUevent));
+	if (!replay_engine.out_ev || !replay_engine.back_ev)
 		goto oom;
-	if ((!engine.copy_out &&
-	     remat_drv.cuStreamCreate(&engine.copy_out, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ||
-	    (!engine.copy_in &&
-	     remat_drv.cuStreamCreate(&engine.copy_in, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ||
-	    (!engine.off_scratch &&
-	     remat_drv.cuEventCreate(&engine.off_scratch, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS))
+	if ((!replay_engine.copy_out &&
+	     remat_drv.cuStreamCreate(&replay_engine.copy_out, CU_STREAM_NON_BLOCKING) !=
+	         CUDA_SUCCESS) ||
+	    (!replay_engine.copy_in &&
+	     remat_drv.cuStreamCreate(&replay_engine.copy_in, CU_STREAM_NON_BLOCKING) !=
+	         CUDA_SUCCESS) ||
+	    (!replay_engine.off_scratch &&
+	     remat_drv.cuEventCreate(&replay_engine.off_scratch, CU_EVENT_DISABLE_TIMING) !=
+	         CUDA_SUCCESS))
 		goto oom;
-	for (int32_t c = 0; c < engine.slots.ncopies; c++)
-		if (remat_drv.cuEventCreate(&engine.out_ev[c], CU_EVENT_DISABLE_TIMING) ||
-		    remat_drv.cuEventCreate(&engine.back_ev[c], CU_EVENT_DISABLE_TIMING))
+	for (int32_t c = 0; c < replay_engine.slots.ncopies; c++)
+		if (remat_drv.cuEventCreate(&replay_engine.out_ev[c], CU_EVENT_DISABLE_TIMING) ||
+		    remat_drv.cuEventCreate(&replay_engine.back_ev[c], CU_EVENT_DISABLE_TIMING))
 			goto oom;
 	/* the parked buffers' host copies after the slots, 256-byte aligned */
-	uint64_t total = (engine.slots.pool_bytes + 255) & ~(uint64_t)255, parked = total;
-	if (pl->nparked && !(engine.park_at = calloc(nb, sizeof(uint64_t))))
+	uint64_t total = (replay_engine.slots.pool_bytes + 255) & ~(uint64_t)255, parked = total;
+	if (pl->nparked && !(replay_engine.park_at = calloc(nb, sizeof(uint64_t))))
 		goto oom;
 	for (int32_t i = 0; i < pl->nparked; i++) {
-		engine.park_at[pl->parked[i]] = total + 1;
-		total += (engine.profile->bufs[pl->parked[i]].size + 255) & ~(uint64_t)255;
+		replay_engine.park_at[pl->parked[i]] = total + 1;
+		total += (replay_engine.profile->bufs[pl->parked[i]].size + 255) & ~(uint64_t)255;
 	}
 	parked = total - parked;
 	void *pool;
@@ -414,13 +424,14 @@ int replay_offload_install(const struct pl_plan *pl, char *why, size_t n)
 		replay_offload_drop();
 		return -1;
 	}
-	engine.off_pool = pool;
-	engine.off_pool_bytes = total;
+	replay_engine.off_pool = pool;
+	replay_engine.off_pool_bytes = total;
 	remat_log(REMAT_LOG_INFO,
 	          "offload: %llu bytes of pinned host memory for the plan (%d copies of %llu "
 	          "bytes, at most %llu held at once)",
-	          (unsigned long long)(total - parked), engine.slots.ncopies,
-	          (unsigned long long)engine.slots.sum, (unsigned long long)engine.slots.live_peak);
+	          (unsigned long long)(total - parked), replay_engine.slots.ncopies,
+	          (unsigned long long)replay_engine.slots.sum,
+	          (unsigned long long)replay_engine.slots.live_peak);
 	if (pl->nparked)
 		remat_log(REMAT_LOG_INFO,
 		          "offload: %d buffers no op touches parked on the host while the plan "

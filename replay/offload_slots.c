@@ -73,6 +73,74 @@ static int32_t followed(const struct replay_slots *s, int32_t j, struct held *cu
 	return nout;
 }
 
+/* Scratch of replay_slots_plan: the ranges held now (sorted by lo), the
+ * copy holding each, the open copy of each buffer. */
+struct placing {
+	struct held *held, *spare;
+	int32_t *holder, *open, *tmp;
+	int32_t nheld, ncopy;
+	uint64_t live;
+};
+
+/* Copy number pg->ncopy, of buffer b for plan step i, takes the first
+ * slot that fits. */
+static void place(struct replay_slots *s, struct placing *pg, uint32_t i, int32_t b, uint64_t bytes)
+{
+	int32_t at, c = pg->ncopy++;
+	uint64_t lo = first_fit(pg->held, pg->nheld, bytes, &at);
+	size_t after = (size_t)(pg->nheld - at);
+	memmove(pg->held + at + 1, pg->held + at, after * sizeof(*pg->held));
+	memmove(pg->holder + at + 1, pg->holder + at, after * sizeof(*pg->holder));
+	pg->held[at] = (struct held){lo, lo + bytes};
+	pg->holder[at] = c;
+	pg->nheld++;
+	s->copy_of_step[i] = c;
+	s->buf[c] = b;
+	s->slot[c] = lo;
+	s->bytes[c] = bytes;
+	pg->open[b] = c;
+	s->sum += bytes;
+	pg->live += bytes;
+	if (lo + bytes > s->pool_bytes)
+		s->pool_bytes = lo + bytes;
+	if (pg->live > s->live_peak)
+		s->live_peak = pg->live;
+}
+
+/* Buffer b's copy is awaited: its slot is free again. */
+static void release(const struct replay_slots *s, struct placing *pg, int32_t b)
+{
+	int32_t done = pg->open[b];
+	pg->open[b] = -1;
+	for (int32_t k = 0; k < pg->nheld; k++)
+		if (pg->holder[k] == done) {
+			size_t after = (size_t)(pg->nheld - k - 1);
+			memmove(pg->held + k, pg->held + k + 1, after * sizeof(*pg->held));
+			memmove(pg->holder + k, pg->holder + k + 1, after * sizeof(*pg->holder));
+			pg->nheld--;
+			break;
+		}
+	pg->live -= s->bytes[done];
+}
+
+/* The lists of copies each copy follows, in two passes: their total
+ * length, then the lists.  0, or -1 out of memory. */
+static int followed_lists(struct replay_slots *s, struct placing *pg)
+{
+	uint32_t total = 0;
+	for (int32_t j = 0; j < s->ncopies; j++) {
+		s->after_off[j] = total;
+		total += (uint32_t)followed(s, j, pg->held, pg->spare, pg->tmp);
+	}
+	s->after_off[s->ncopies] = total;
+	s->after = malloc((total ? total : 1) * sizeof(int32_t));
+	if (!s->after)
+		return -1;
+	for (int32_t j = 0; j < s->ncopies; j++)
+		followed(s, j, pg->held, pg->spare, s->after + s->after_off[j]);
+	return 0;
+}
+
 int replay_slots_plan(const struct remat_profile *prof, const struct pl_plan *pl,
                       struct replay_slots *s)
 {
@@ -87,77 +155,33 @@ int replay_slots_plan(const struct remat_profile *prof, const struct pl_plan *pl
 	s->slot = malloc(nc * sizeof(uint64_t));
 	s->bytes = malloc(nc * sizeof(uint64_t));
 	s->after_off = malloc((nc + 1) * sizeof(uint32_t));
-	struct held *held = malloc((nc + 2) * sizeof(*held)),
-	            *spare = malloc((nc + 2) * sizeof(*spare));
-	int32_t *holder = malloc((nc + 1) * sizeof(int32_t)); /* copy of each held range */
-	int32_t *open = malloc(nb * sizeof(int32_t));
-	int32_t *tmp = malloc(nc * sizeof(int32_t));
+	struct placing pg = {.held = malloc((nc + 2) * sizeof(*pg.held)),
+	                     .spare = malloc((nc + 2) * sizeof(*pg.spare)),
+	                     .holder = malloc((nc + 1) * sizeof(int32_t)),
+	                     .open = malloc(nb * sizeof(int32_t)),
+	                     .tmp = malloc(nc * sizeof(int32_t))};
 	int rc = -1;
-	if (!s->copy_of_step || !s->buf || !s->slot || !s->bytes || !s->after_off || !held ||
-	    !spare || !holder || !open || !tmp)
+	if (!s->copy_of_step || !s->buf || !s->slot || !s->bytes || !s->after_off || !pg.held ||
+	    !pg.spare || !pg.holder || !pg.open || !pg.tmp)
 		goto out;
-	memset(open, 0xff, nb * sizeof(int32_t));
-	int32_t nheld = 0, c = 0;
-	uint64_t live = 0;
+	memset(pg.open, 0xff, nb * sizeof(int32_t));
 	for (uint32_t i = 0; i < nsteps; i++) {
 		const struct pl_step *st = &pl->steps[i];
 		s->copy_of_step[i] = -1;
-		if (st->kind == PL_STEP_OFFLOAD) {
-			uint64_t bytes =
-			    (prof->bufs[st->arg].size + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
-			int32_t at;
-			uint64_t lo = first_fit(held, nheld, bytes, &at);
-			memmove(held + at + 1, held + at, (size_t)(nheld - at) * sizeof(*held));
-			memmove(holder + at + 1, holder + at,
-			        (size_t)(nheld - at) * sizeof(*holder));
-			held[at] = (struct held){lo, lo + bytes};
-			holder[at] = c;
-			nheld++;
-			s->copy_of_step[i] = c;
-			s->buf[c] = st->arg;
-			s->slot[c] = lo;
-			s->bytes[c] = bytes;
-			open[st->arg] = c++;
-			s->sum += bytes;
-			live += bytes;
-			if (lo + bytes > s->pool_bytes)
-				s->pool_bytes = lo + bytes;
-			if (live > s->live_peak)
-				s->live_peak = live;
-		} else if (st->kind == PL_STEP_AWAIT && open[st->arg] >= 0) {
-			int32_t done = open[st->arg];
-			open[st->arg] = -1;
-			for (int32_t k = 0; k < nheld; k++)
-				if (holder[k] == done) {
-					memmove(held + k, held + k + 1,
-					        (size_t)(nheld - k - 1) * sizeof(*held));
-					memmove(holder + k, holder + k + 1,
-					        (size_t)(nheld - k - 1) * sizeof(*holder));
-					nheld--;
-					break;
-				}
-			live -= s->bytes[done];
-		}
+		if (st->kind == PL_STEP_OFFLOAD)
+			place(s, &pg, i, st->arg,
+			      (prof->bufs[st->arg].size + SLOT_ALIGN - 1) / SLOT_ALIGN *
+			          SLOT_ALIGN);
+		else if (st->kind == PL_STEP_AWAIT && pg.open[st->arg] >= 0)
+			release(s, &pg, st->arg);
 	}
-	/* The lists, in two passes: their total length, then the lists. */
-	uint32_t total = 0;
-	for (int32_t j = 0; j < s->ncopies; j++) {
-		s->after_off[j] = total;
-		total += (uint32_t)followed(s, j, held, spare, tmp);
-	}
-	s->after_off[s->ncopies] = total;
-	s->after = malloc((total ? total : 1) * sizeof(int32_t));
-	if (!s->after)
-		goto out;
-	for (int32_t j = 0; j < s->ncopies; j++)
-		followed(s, j, held, spare, s->after + s->after_off[j]);
-	rc = 0;
+	rc = followed_lists(s, &pg);
 out:
-	free(held);
-	free(spare);
-	free(holder);
-	free(open);
-	free(tmp);
+	free(pg.held);
+	free(pg.spare);
+	free(pg.holder);
+	free(pg.open);
+	free(pg.tmp);
 	if (rc)
 		replay_slots_free(s);
 	return rc;

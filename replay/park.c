@@ -24,19 +24,19 @@
 
 static void *host_copy(int32_t b)
 {
-	return engine.off_pool + engine.park_at[b] - 1;
+	return replay_engine.off_pool + replay_engine.park_at[b] - 1;
 }
 
 CUresult replay_park_all(void)
 {
-	if (!engine.park_at)
+	if (!replay_engine.park_at)
 		return CUDA_SUCCESS;
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	int synced = 0;
 	for (size_t i = 0; i < p->nbufs; i++) {
 		int32_t b = (int32_t)i;
-		if (!engine.park_at[b] || !engine.live[b] || engine.evicted[b] ||
-		    engine.off[b] != REPLAY_OFF_NONE)
+		if (!replay_engine.park_at[b] || !replay_engine.live[b] ||
+		    replay_engine.evicted[b] || replay_engine.off[b] != REPLAY_OFF_NONE)
 			continue;
 		/* Once, before the first copy out: whatever the program's
 		 * streams still do with it (set-up, an earlier iteration) ends
@@ -55,17 +55,17 @@ CUresult replay_park_all(void)
 		if (r != CUDA_SUCCESS)
 			return r; /* still mapped, whole */
 		replay_unmap_fresh(b, NULL);
-		engine.off[b] = REPLAY_OFF_PARKED;
-		engine.evicted[b] = 1;
+		replay_engine.off[b] = REPLAY_OFF_PARKED;
+		replay_engine.evicted[b] = 1;
 		replay_iv_add(b);
-		engine.totals.parked++;
+		replay_engine.totals.parked++;
 	}
 	return CUDA_SUCCESS;
 }
 
 CUresult replay_park_restore(int32_t b, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
+	const struct prof_buf *u = &replay_engine.profile->bufs[b];
 	CUresult r = replay_map_buf(b, s, NULL);
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -78,8 +78,8 @@ CUresult replay_park_restore(int32_t b, CUstream s)
 		replay_unmap_fresh(b, s);
 		return r;
 	}
-	engine.off[b] = REPLAY_OFF_NONE;
-	engine.evicted[b] = 0;
+	replay_engine.off[b] = REPLAY_OFF_NONE;
+	replay_engine.evicted[b] = 0;
 	replay_iv_del(b);
 	return CUDA_SUCCESS;
 }
@@ -88,17 +88,17 @@ CUresult replay_park_restore(int32_t b, CUstream s)
  * and it is gone (neither evicted nor live). */
 static int forget(int32_t b)
 {
-	if (engine.off[b] != REPLAY_OFF_PARKED)
+	if (replay_engine.off[b] != REPLAY_OFF_PARKED)
 		return 0;
-	engine.off[b] = REPLAY_OFF_NONE;
-	engine.evicted[b] = 0;
-	engine.live[b] = 0;
+	replay_engine.off[b] = REPLAY_OFF_NONE;
+	replay_engine.evicted[b] = 0;
+	replay_engine.live[b] = 0;
 	return 1;
 }
 
 void replay_park_forget(CUdeviceptr p, size_t size)
 {
-	if (!engine.park_at)
+	if (!replay_engine.park_at)
 		return;
 	/* parked regions of the allocation too (only its first region
 	 * starts at p): none of them may be mapped again into a range the

@@ -13,53 +13,54 @@
 #include "../alloc/alloc.h"
 #include "../core/driver.h"
 #include "../core/log.h"
+#include "../core/search.h"
 #include "internal.h"
 
 /* ---- evicted intervals: the unplanned-access check ---------------------- */
 
+static uint64_t iv_lo(const void *iv, size_t i)
+{
+	return ((const struct replay_iv *)iv)[i].lo;
+}
+
+/* The first interval starting above addr. */
 static int32_t iv_upper(uint64_t addr)
 {
-	int32_t lo = 0, hi = engine.niv;
-	while (lo < hi) {
-		int32_t mid = (lo + hi) / 2;
-		if (engine.iv[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (int32_t)remat_search_after(replay_engine.iv, (size_t)replay_engine.niv, iv_lo,
+	                                   addr);
 }
 
 int32_t replay_find_evicted(uint64_t lo, uint64_t hi)
 {
-	if (!engine.niv || hi <= lo)
+	if (!replay_engine.niv || hi <= lo)
 		return -1;
 	int32_t i = iv_upper(hi - 1); /* first interval starting at or after hi */
-	if (i > 0 && engine.iv[i - 1].hi > lo)
-		return engine.iv[i - 1].buf;
+	if (i > 0 && replay_engine.iv[i - 1].hi > lo)
+		return replay_engine.iv[i - 1].buf;
 	return -1;
 }
 
 void replay_iv_add(int32_t b)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
+	const struct prof_buf *u = &replay_engine.profile->bufs[b];
 	int32_t i = iv_upper(u->addr);
-	memmove(engine.iv + i + 1, engine.iv + i, (size_t)(engine.niv - i) * sizeof(*engine.iv));
-	engine.iv[i] = (struct replay_iv){u->addr, u->addr + u->size, b};
-	engine.niv++;
+	memmove(replay_engine.iv + i + 1, replay_engine.iv + i,
+	        (size_t)(replay_engine.niv - i) * sizeof(*replay_engine.iv));
+	replay_engine.iv[i] = (struct replay_iv){u->addr, u->addr + u->size, b};
+	replay_engine.niv++;
 }
 
 void replay_iv_del(int32_t b)
 {
 	/* Found by its address (the list is sorted by it): the first interval
 	 * starting there or after, then b among those starting there. */
-	uint64_t addr = engine.profile->bufs[b].addr;
-	for (int32_t i = addr ? iv_upper(addr - 1) : 0; i < engine.niv && engine.iv[i].lo == addr;
-	     i++)
-		if (engine.iv[i].buf == b) {
-			memmove(engine.iv + i, engine.iv + i + 1,
-			        (size_t)(engine.niv - i - 1) * sizeof(*engine.iv));
-			engine.niv--;
+	uint64_t addr = replay_engine.profile->bufs[b].addr;
+	for (int32_t i = addr ? iv_upper(addr - 1) : 0;
+	     i < replay_engine.niv && replay_engine.iv[i].lo == addr; i++)
+		if (replay_engine.iv[i].buf == b) {
+			memmove(replay_engine.iv + i, replay_engine.iv + i + 1,
+			        (size_t)(replay_engine.niv - i - 1) * sizeof(*replay_engine.iv));
+			replay_engine.niv--;
 			return;
 		}
 }
@@ -67,37 +68,36 @@ void replay_iv_del(int32_t b)
 void replay_iv_drop(uint64_t lo, uint64_t hi, int (*drop)(int32_t b))
 {
 	int32_t i = lo ? iv_upper(lo - 1) : 0, kept = i;
-	for (; i < engine.niv && engine.iv[i].lo < hi; i++)
-		if (!drop(engine.iv[i].buf))
-			engine.iv[kept++] = engine.iv[i];
+	for (; i < replay_engine.niv && replay_engine.iv[i].lo < hi; i++)
+		if (!drop(replay_engine.iv[i].buf))
+			replay_engine.iv[kept++] = replay_engine.iv[i];
 	if (kept == i)
 		return;
-	memmove(engine.iv + kept, engine.iv + i, (size_t)(engine.niv - i) * sizeof(*engine.iv));
-	engine.niv -= i - kept;
+	memmove(replay_engine.iv + kept, replay_engine.iv + i,
+	        (size_t)(replay_engine.niv - i) * sizeof(*replay_engine.iv));
+	replay_engine.niv -= i - kept;
+}
+
+/* by_addr[i]'s address: by_addr lists the buffers by address. */
+static uint64_t by_addr_key(const void *by_addr, size_t i)
+{
+	return replay_engine.profile->bufs[((const int32_t *)by_addr)[i]].addr;
 }
 
 int32_t replay_buf_at(uint64_t addr)
 {
-	const int32_t n = (int32_t)engine.profile->nbufs;
-	int32_t lo = 0, hi = n;
-	while (lo < hi) {
-		int32_t mid = (lo + hi) / 2;
-		if (engine.profile->bufs[engine.by_addr[mid]].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && engine.profile->bufs[engine.by_addr[lo]].addr == addr ? engine.by_addr[lo]
-	                                                                       : -1;
+	size_t n = replay_engine.profile->nbufs,
+	       i = remat_search_key(replay_engine.by_addr, n, by_addr_key, addr);
+	return i < n ? replay_engine.by_addr[i] : -1;
 }
 
 /* ---- replay sources ------------------------------------------------------ */
 
 void replay_capture(int32_t pos, const struct remat_op *op)
 {
-	struct replay_src *s = &engine.srcs[engine.src_of[pos]];
-	const struct prof_op *q = &engine.profile->ops[pos];
-	s->iter = engine.iter;
+	struct replay_src *s = &replay_engine.srcs[replay_engine.src_of[pos]];
+	const struct prof_op *q = &replay_engine.profile->ops[pos];
+	s->iter = replay_engine.iter;
 	s->op = *op;
 	s->op.params = s->op.extra = NULL; /* the caller's, gone after the call */
 	if (q->kind != REMAT_OP_KERNEL)
@@ -109,7 +109,7 @@ void replay_capture(int32_t pos, const struct remat_op *op)
 			memcpy(s->params, buf, s->len);
 		return;
 	}
-	const struct prof_kernel *k = &engine.profile->kernels[q->kernel];
+	const struct prof_kernel *k = &replay_engine.profile->kernels[q->kernel];
 	for (size_t j = 0; j < k->nparams; j++)
 		memcpy(s->params + k->param[j][0], op->params[j], k->param[j][1]);
 }
@@ -119,14 +119,14 @@ void replay_capture(int32_t pos, const struct remat_op *op)
  * their users, so their evictions and copies out wait for it too. */
 static void note_users(const struct prof_op *q, CUstream st)
 {
-	for (int i = 0; i < engine.profile->nstreams && i < 64; i++) {
-		if (engine.profile->streams[i] != st)
+	for (int i = 0; i < replay_engine.profile->nstreams && i < 64; i++) {
+		if (replay_engine.profile->streams[i] != st)
 			continue;
 		if (i != q->stream) {
 			for (size_t j = 0; j < q->nreads; j++)
-				engine.bstreams[q->reads[j]] |= 1ull << i;
+				replay_engine.bstreams[q->reads[j]] |= 1ull << i;
 			for (size_t j = 0; j < q->nwrites; j++)
-				engine.bstreams[q->writes[j]] |= 1ull << i;
+				replay_engine.bstreams[q->writes[j]] |= 1ull << i;
 		}
 		return;
 	}
@@ -134,20 +134,20 @@ static void note_users(const struct prof_op *q, CUstream st)
 
 CUresult replay_launch(int32_t k, CUstream st)
 {
-	int32_t si = engine.src_of[k];
-	struct replay_src *s = si >= 0 ? &engine.srcs[si] : NULL;
-	if (!s || s->iter != engine.iter) {
-		if (!engine.warned_src++)
+	int32_t si = replay_engine.src_of[k];
+	struct replay_src *s = si >= 0 ? &replay_engine.srcs[si] : NULL;
+	if (!s || s->iter != replay_engine.iter) {
+		if (!replay_engine.warned_src++)
 			remat_warn(
 			    "replay of op %d: it was not recorded in this iteration; the buffer "
 			    "it writes cannot be rebuilt",
 			    k);
 		return CUDA_ERROR_NOT_FOUND;
 	}
-	const struct prof_op *q = &engine.profile->ops[k];
+	const struct prof_op *q = &replay_engine.profile->ops[k];
 	const struct remat_op *o = &s->op;
 	CUresult r = CUDA_SUCCESS;
-	engine.totals.replays++;
+	replay_engine.totals.replays++;
 	note_users(q, st);
 	switch (q->kind) {
 	case REMAT_OP_KERNEL:
@@ -155,16 +155,16 @@ CUresult replay_launch(int32_t k, CUstream st)
 			size_t len = s->len;
 			void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, s->params,
 			                 CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
-			r = replay_kernel_launch(q, o, st, NULL, extra);
+			r = prof_launch_as(q, o, st, NULL, extra);
 		} else {
-			const struct prof_kernel *ki = &engine.profile->kernels[q->kernel];
+			const struct prof_kernel *ki = &replay_engine.profile->kernels[q->kernel];
 			void *stack[64], **kp = stack;
 			if (ki->nparams > 64 && !(kp = malloc(ki->nparams * sizeof(*kp))))
 				return CUDA_ERROR_OUT_OF_MEMORY;
 			/* kernelParams point into this iteration's copy of the bytes */
 			for (size_t j = 0; j < ki->nparams; j++)
 				kp[j] = s->params + ki->param[j][0];
-			r = replay_kernel_launch(q, o, st, kp, NULL);
+			r = prof_launch_as(q, o, st, kp, NULL);
 			if (kp != stack)
 				free(kp);
 		}
@@ -199,8 +199,9 @@ static int run_held(const struct remat_profile *p, uint32_t r, int32_t b)
 	const struct prof_shared *sh = &p->shared[r];
 	for (uint32_t k = 0; k < sh->n; k++) {
 		int32_t o = sh->first + (int32_t)k;
-		int coming = engine.off && engine.off[o] == REPLAY_OFF_COMING;
-		if (o != b && (engine.live[o] ? !engine.evicted[o] || coming : engine.transient[o]))
+		int coming = replay_engine.off && replay_engine.off[o] == REPLAY_OFF_COMING;
+		if (o != b && (replay_engine.live[o] ? !replay_engine.evicted[o] || coming
+		                                     : replay_engine.transient[o]))
 			return 1;
 	}
 	return 0;
@@ -211,7 +212,7 @@ static int run_held(const struct remat_profile *p, uint32_t r, int32_t b)
  * (fresh ones where every other buffer of the run was evicted). */
 CUresult replay_map_buf(int32_t b, CUstream s, const char *what)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	const struct prof_buf *u = &p->bufs[b];
 	/* (a region with no whole chunk has only shared ones) */
 	CUresult r =
@@ -224,7 +225,7 @@ CUresult replay_map_buf(int32_t b, CUstream s, const char *what)
 		remat_log(REMAT_LOG_INFO,
 		          "%s of buffer %d (%llu bytes) does not fit in the budget of %lld bytes "
 		          "(CUDA error %d)",
-		          what, b, (unsigned long long)u->rounded, (long long)engine.budget,
+		          what, b, (unsigned long long)u->rounded, (long long)replay_engine.budget,
 		          (int)r);
 	return r;
 }
@@ -239,14 +240,14 @@ static CUresult map_buf(int32_t b, CUstream s)
 static void streams_of(int32_t b, CUstream *st, int *n)
 {
 	/* bstreams has a bit for each of the first 64 stream ids. */
-	for (int i = 0; i < engine.profile->nstreams && *n < 64; i++) {
-		if (!(engine.bstreams[b] >> i & 1))
+	for (int i = 0; i < replay_engine.profile->nstreams && *n < 64; i++) {
+		if (!(replay_engine.bstreams[b] >> i & 1))
 			continue;
 		int seen = 0;
 		for (int j = 0; j < *n && !seen; j++)
-			seen = st[j] == engine.profile->streams[i];
+			seen = st[j] == replay_engine.profile->streams[i];
 		if (!seen)
-			st[(*n)++] = engine.profile->streams[i];
+			st[(*n)++] = replay_engine.profile->streams[i];
 	}
 }
 
@@ -256,7 +257,7 @@ static void streams_of(int32_t b, CUstream *st, int *n)
  * with work of theirs still running on it). */
 static void unmap_with_runs(int32_t b, CUstream *st, int n)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	const struct prof_buf *u = &p->bufs[b];
 	if (u->rounded)
 		remat_alloc_unmap_after(prof_buf_map_addr(u), u->rounded, st, n);
@@ -268,8 +269,8 @@ static void unmap_with_runs(int32_t b, CUstream *st, int n)
 		int m = n;
 		for (uint32_t j = 0; j < sh->n; j++)
 			streams_of(sh->first + (int32_t)j, st, &m);
-		if (engine.off && m < 64)
-			st[m++] = engine.copy_out; /* an offload's copy out of one of them */
+		if (replay_engine.off && m < 64)
+			st[m++] = replay_engine.copy_out; /* an offload's copy out of one of them */
 		remat_alloc_unmap_after(sh->addr, sh->bytes, st, m);
 	}
 }
@@ -289,24 +290,24 @@ static void unmap_buf(int32_t b, CUstream s)
 	st[n++] = s;
 	streams_of(b, st, &n);
 	/* an offload's copy out reads it too (offload.c) */
-	if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING && n < 64)
-		st[n++] = engine.copy_out;
+	if (replay_engine.off && replay_engine.off[b] == REPLAY_OFF_LEAVING && n < 64)
+		st[n++] = replay_engine.copy_out;
 	unmap_with_runs(b, st, n);
 }
 
 void replay_evict_after(int32_t p, CUstream s)
 {
-	const struct pl_plan *pl = engine.plan;
+	const struct pl_plan *pl = replay_engine.plan;
 	for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++) {
 		int32_t b = pl->evict[i];
-		if (!engine.live[b] || engine.evicted[b])
+		if (!replay_engine.live[b] || replay_engine.evicted[b])
 			continue;
 		unmap_buf(b, s);
-		engine.evicted[b] = 1;
+		replay_engine.evicted[b] = 1;
 		replay_iv_add(b);
-		engine.totals.evictions++;
-		if (engine.off && engine.off[b] == REPLAY_OFF_LEAVING)
-			engine.off[b] = REPLAY_OFF_HOST;
+		replay_engine.totals.evictions++;
+		if (replay_engine.off && replay_engine.off[b] == REPLAY_OFF_LEAVING)
+			replay_engine.off[b] = REPLAY_OFF_HOST;
 	}
 }
 
@@ -314,7 +315,7 @@ void replay_evict_after(int32_t p, CUstream s)
  * chunks, within the budget), slot[b] its address. */
 static CUresult copy_aside(int32_t b, uint64_t *slot, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
+	const struct prof_buf *u = &replay_engine.profile->bufs[b];
 	if (slot[b])
 		return CUDA_SUCCESS; /* recovery runs steps again */
 	uint64_t a;
@@ -322,7 +323,7 @@ static CUresult copy_aside(int32_t b, uint64_t *slot, CUstream s)
 	if (r != CUDA_SUCCESS) {
 		remat_log(REMAT_LOG_INFO,
 		          "no room for a copy of buffer %d within the budget of %lld bytes", b,
-		          (long long)engine.budget);
+		          (long long)replay_engine.budget);
 		return r;
 	}
 	if ((r = remat_drv.cuMemcpyDtoDAsync(a, u->addr, u->size, s)) != CUDA_SUCCESS) {
@@ -337,7 +338,7 @@ static CUresult copy_aside(int32_t b, uint64_t *slot, CUstream s)
  * it is back: a failed copy leaves it for the recovery to try again. */
 static CUresult copy_back(int32_t b, uint64_t *slot, CUstream s)
 {
-	const struct prof_buf *u = &engine.profile->bufs[b];
+	const struct prof_buf *u = &replay_engine.profile->bufs[b];
 	if (!slot[b])
 		return CUDA_SUCCESS;
 	CUresult r = remat_drv.cuMemcpyDtoDAsync(u->addr, slot[b], u->size, s);
@@ -357,27 +358,27 @@ static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur
 	*mapped = 0;
 	switch (st->kind) {
 	case PL_STEP_MAP:
-		if (engine.live[b] ? !engine.evicted[b] : engine.transient[b])
+		if (replay_engine.live[b] ? !replay_engine.evicted[b] : replay_engine.transient[b])
 			return CUDA_SUCCESS; /* mapped already (recovery runs steps out of place) */
 		if ((r = map_buf(b, s)) != CUDA_SUCCESS)
 			return r;
-		if (engine.live[b]) {
-			engine.evicted[b] = 0;
+		if (replay_engine.live[b]) {
+			replay_engine.evicted[b] = 0;
 			replay_iv_del(b);
 			*mapped = 1;
 		} else {
-			engine.transient[b] = 1;
+			replay_engine.transient[b] = 1;
 		}
 		return CUDA_SUCCESS;
 	case PL_STEP_SAVE:
-		return copy_aside(b, engine.saved, s);
+		return copy_aside(b, replay_engine.saved, s);
 	case PL_STEP_RESTORE:
-		return copy_back(b, engine.saved, s);
+		return copy_back(b, replay_engine.saved, s);
 	case PL_STEP_STASH:
 		/* Kept past this position, until the UNSTASH that puts it back. */
-		return copy_aside(b, engine.stash, s);
+		return copy_aside(b, replay_engine.stash, s);
 	case PL_STEP_UNSTASH:
-		return copy_back(b, engine.stash, s);
+		return copy_back(b, replay_engine.stash, s);
 	case PL_STEP_REPLAY:
 		if (mode == 1 && b >= cur)
 			return CUDA_SUCCESS; /* not issued yet in this iteration */
@@ -385,20 +386,20 @@ static CUresult step(const struct pl_step *st, CUstream s, int mode, int32_t cur
 	case PL_STEP_OFFLOAD:
 	case PL_STEP_PREFETCH:
 	case PL_STEP_AWAIT:
-		return replay_offload_step(st->kind, b, (uint32_t)(st - engine.plan->steps), s,
-		                           mode);
+		return replay_offload_step(st->kind, b, (uint32_t)(st - replay_engine.plan->steps),
+		                           s, mode);
 	case PL_STEP_RELEASE:
-		if (engine.live[b]) {
+		if (replay_engine.live[b]) {
 			/* In recovery, a live buffer stays: the ops after cur will
 			 * not run as planned. */
-			if (engine.evicted[b] || mode)
+			if (replay_engine.evicted[b] || mode)
 				return CUDA_SUCCESS;
 			unmap_buf(b, s);
-			engine.evicted[b] = 1;
+			replay_engine.evicted[b] = 1;
 			replay_iv_add(b);
-		} else if (engine.transient[b]) {
+		} else if (replay_engine.transient[b]) {
 			unmap_buf(b, s);
-			engine.transient[b] = 0;
+			replay_engine.transient[b] = 0;
 		}
 		return CUDA_SUCCESS;
 	}
@@ -413,14 +414,14 @@ static void undo_maps(const int32_t *bufs, int n, CUstream s)
 {
 	for (int i = 0; i < n; i++) {
 		unmap_buf(bufs[i], s);
-		engine.evicted[bufs[i]] = 1;
+		replay_engine.evicted[bufs[i]] = 1;
 		replay_iv_add(bufs[i]);
 	}
 }
 
 CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 {
-	const struct pl_plan *pl = engine.plan;
+	const struct pl_plan *pl = replay_engine.plan;
 	int32_t done[MAX_UNDO];
 	int ndone = 0;
 	for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1]; i++) {
@@ -441,7 +442,7 @@ CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 /* The op before position cur that last wrote buffer b, or -1. */
 static int32_t last_writer(int32_t b, int32_t cur)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	for (int32_t k = cur - 1; k >= 0; k--)
 		for (size_t i = 0; i < p->ops[k].nwrites; i++)
 			if (p->ops[k].writes[i] == b)
@@ -453,7 +454,7 @@ static int32_t last_writer(int32_t b, int32_t cur)
  * references it. */
 static int untouched_from(int32_t b, int32_t cur)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	if (p->bufs[b].free_at < 0)
 		return 0;
 	for (size_t k = (size_t)cur; k < p->nops; k++) {
@@ -476,15 +477,15 @@ static int untouched_from(int32_t b, int32_t cur)
  * (so it reads what it read then). */
 static int replay_safe(int32_t k, int32_t b, int32_t cur)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	const struct prof_op *q = &p->ops[k];
-	if (!q->replayable || engine.src_of[k] < 0 || q->nwrites != 1 || q->writes[0] != b)
+	if (!q->replayable || replay_engine.src_of[k] < 0 || q->nwrites != 1 || q->writes[0] != b)
 		return 0;
 	for (size_t i = 0; i < q->nreads; i++) {
 		int32_t r = q->reads[i];
 		if (r == b)
 			continue;
-		if (!p->bufs[r].small && (!engine.live[r] || engine.evicted[r]))
+		if (!p->bufs[r].small && (!replay_engine.live[r] || replay_engine.evicted[r]))
 			return 0;
 		if (last_writer(r, cur) > k)
 			return 0;
@@ -495,18 +496,20 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 {
 	/* What is on its way to or from the host comes back first. */
-	CUresult first = engine.plan ? replay_offload_restore_all(s) : CUDA_SUCCESS;
-	if (!engine.plan || !engine.niv)
+	CUresult first = replay_engine.plan ? replay_offload_restore_all(s) : CUDA_SUCCESS;
+	if (!replay_engine.plan || !replay_engine.niv)
 		return first;
-	int32_t cur = engine.pos < 0 ? (int32_t)engine.profile->nops : engine.pos;
+	int32_t cur =
+	    replay_engine.pos < 0 ? (int32_t)replay_engine.profile->nops : replay_engine.pos;
 	/* The plan's own recipes, in plan order: an input rebuilt earlier in
 	 * the plan is rebuilt here first too. */
-	for (int32_t q = cur; q < (int32_t)engine.profile->nops && engine.niv; q++) {
-		const struct pl_plan *pl = engine.plan;
+	for (int32_t q = cur; q < (int32_t)replay_engine.profile->nops && replay_engine.niv; q++) {
+		const struct pl_plan *pl = replay_engine.plan;
 		int touches = 0;
 		for (uint32_t i = pl->step_off[q]; i < pl->step_off[q + 1] && !touches; i++)
 			touches = pl->steps[i].kind == PL_STEP_MAP &&
-			          engine.live[pl->steps[i].arg] && engine.evicted[pl->steps[i].arg];
+			          replay_engine.live[pl->steps[i].arg] &&
+			          replay_engine.evicted[pl->steps[i].arg];
 		CUresult r = touches ? replay_steps(q, s, 1, cur) : CUDA_SUCCESS;
 		if (r != CUDA_SUCCESS && first == CUDA_SUCCESS)
 			first = r;
@@ -515,30 +518,30 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 	 * the op that last wrote it, when that is safe.  One that cannot be
 	 * rebuilt stays unmapped: an op reading it then fails on the device
 	 * rather than computing with wrong data. */
-	for (int32_t i = 0; i < engine.niv;) {
-		int32_t b = engine.iv[i].buf;
+	for (int32_t i = 0; i < replay_engine.niv;) {
+		int32_t b = replay_engine.iv[i].buf;
 		int32_t k = last_writer(b, cur);
 		/* Kept unmapped across the boundary and not written yet in this
 		 * iteration: nothing in it is read before its first write. */
-		int dead = engine.boundary[b] && k < 0;
+		int dead = replay_engine.boundary[b] && k < 0;
 		CUresult r = dead || (k >= 0 && replay_safe(k, b, cur)) ? map_buf(b, s)
 		                                                        : CUDA_ERROR_NOT_FOUND;
 		if (r == CUDA_SUCCESS && dead) {
-			engine.evicted[b] = 0;
+			replay_engine.evicted[b] = 0;
 			replay_iv_del(b);
 		} else if (r == CUDA_SUCCESS) {
-			engine.evicted[b] = 0;
+			replay_engine.evicted[b] = 0;
 			replay_iv_del(b);
 			r = replay_launch(k, s);
 			if (r != CUDA_SUCCESS) {
 				unmap_buf(b, s);
-				engine.evicted[b] = 1;
+				replay_engine.evicted[b] = 1;
 				replay_iv_add(b);
 			}
 		}
 		if (r == CUDA_SUCCESS) {
-			if (engine.off)
-				engine.off[b] = REPLAY_OFF_NONE;
+			if (replay_engine.off)
+				replay_engine.off[b] = REPLAY_OFF_NONE;
 			continue; /* iv[i] is the next one now */
 		}
 		/* Freed in this iteration and touched by no op before that: its
@@ -550,14 +553,14 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 		}
 		if (first == CUDA_SUCCESS)
 			first = r;
-		if (!engine.lost[b]++ && newly_lost)
+		if (!replay_engine.lost[b]++ && newly_lost)
 			(*newly_lost)++;
 		i++;
 	}
-	for (size_t b = 0; b < engine.profile->nbufs; b++)
-		if (engine.transient[b]) {
+	for (size_t b = 0; b < replay_engine.profile->nbufs; b++)
+		if (replay_engine.transient[b]) {
 			unmap_buf((int32_t)b, s);
-			engine.transient[b] = 0;
+			replay_engine.transient[b] = 0;
 		}
 	return first;
 }
@@ -566,33 +569,34 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 
 void replay_copies_free(CUstream s)
 {
-	if (!engine.profile)
+	if (!replay_engine.profile)
 		return;
-	for (size_t b = 0; b < engine.profile->nbufs; b++) {
-		const struct prof_buf *u = &engine.profile->bufs[b];
-		if (engine.saved[b])
-			remat_alloc_scratch_free(engine.saved[b], u->size, s);
-		if (engine.stash[b])
-			remat_alloc_scratch_free(engine.stash[b], u->size, s);
-		engine.saved[b] = engine.stash[b] = 0;
+	for (size_t b = 0; b < replay_engine.profile->nbufs; b++) {
+		const struct prof_buf *u = &replay_engine.profile->bufs[b];
+		if (replay_engine.saved[b])
+			remat_alloc_scratch_free(replay_engine.saved[b], u->size, s);
+		if (replay_engine.stash[b])
+			remat_alloc_scratch_free(replay_engine.stash[b], u->size, s);
+		replay_engine.saved[b] = replay_engine.stash[b] = 0;
 	}
 }
 
 void replay_boundary_buffers(int keep)
 {
-	const struct remat_profile *p = engine.profile;
+	const struct remat_profile *p = replay_engine.profile;
 	for (size_t i = 0; i < p->nbufs; i++) {
 		int32_t b = (int32_t)i;
-		if (!engine.boundary[b] || !engine.live[b] || engine.evicted[b] == keep)
+		if (!replay_engine.boundary[b] || !replay_engine.live[b] ||
+		    replay_engine.evicted[b] == keep)
 			continue;
 		if (keep) {
 			unmap_buf(b, NULL);
-			engine.evicted[b] = 1;
+			replay_engine.evicted[b] = 1;
 			replay_iv_add(b);
 		} else if (map_buf(b, NULL) == CUDA_SUCCESS) {
-			engine.evicted[b] = 0;
+			replay_engine.evicted[b] = 0;
 			replay_iv_del(b);
-		} else if (!engine.lost[b]++) {
+		} else if (!replay_engine.lost[b]++) {
 			remat_warn("buffer %d, kept unmapped at the iteration boundary, cannot be "
 			           "mapped again; an op that uses it fails on the device",
 			           b);
@@ -604,61 +608,64 @@ void replay_plan_drop(void)
 {
 	replay_offload_drop();
 	replay_copies_free(NULL);
-	if (engine.boundary)
-		memset(engine.boundary, 0, engine.profile->nbufs);
-	for (int32_t i = 0; i < engine.nsrcs; i++)
-		free(engine.srcs[i].params);
-	free(engine.srcs);
-	engine.srcs = NULL;
-	engine.nsrcs = 0;
-	if (engine.src_of)
-		memset(engine.src_of, 0xff, (size_t)engine.profile->nops * sizeof(*engine.src_of));
-	if (engine.plan)
-		pl_plan_free(engine.plan);
-	engine.plan = NULL;
+	if (replay_engine.boundary)
+		memset(replay_engine.boundary, 0, replay_engine.profile->nbufs);
+	for (int32_t i = 0; i < replay_engine.nsrcs; i++)
+		free(replay_engine.srcs[i].params);
+	free(replay_engine.srcs);
+	replay_engine.srcs = NULL;
+	replay_engine.nsrcs = 0;
+	if (replay_engine.src_of)
+		memset(replay_engine.src_of, 0xff,
+		       (size_t)replay_engine.profile->nops * sizeof(*replay_engine.src_of));
+	if (replay_engine.plan)
+		pl_plan_free(replay_engine.plan);
+	replay_engine.plan = NULL;
 }
 
 int replay_plan_install(struct pl_plan *pl, char *why, size_t whylen)
 {
-	if (replay_plan_validate(engine.profile, pl, engine.budget, NULL, why, whylen)) {
+	if (replay_plan_validate(replay_engine.profile, pl, replay_engine.budget, NULL, why,
+	                         whylen)) {
 		pl_plan_free(pl);
 		return -1;
 	}
 	replay_plan_drop();
-	engine.plan = pl;
+	replay_engine.plan = pl;
 	if (replay_offload_install(pl, why, whylen)) {
 		replay_plan_drop();
 		return -1;
 	}
 	for (int32_t i = 0; i < pl->nboundary; i++)
-		engine.boundary[pl->boundary[i]] = 1;
+		replay_engine.boundary[pl->boundary[i]] = 1;
 	int32_t n = 0;
 	for (uint32_t i = 0; i < pl->step_off[pl->nops]; i++)
-		if (pl->steps[i].kind == PL_STEP_REPLAY && engine.src_of[pl->steps[i].arg] < 0)
-			engine.src_of[pl->steps[i].arg] = n++;
+		if (pl->steps[i].kind == PL_STEP_REPLAY &&
+		    replay_engine.src_of[pl->steps[i].arg] < 0)
+			replay_engine.src_of[pl->steps[i].arg] = n++;
 	/* The last writer of each evicted buffer is kept too: a divergence may
 	 * need a buffer the plan never rebuilds (evicted until its free). */
 	for (int32_t p = 0; p < pl->nops; p++)
 		for (uint32_t i = pl->evict_off[p]; i < pl->evict_off[p + 1]; i++) {
 			int32_t k = last_writer(pl->evict[i], p + 1);
-			if (k >= 0 && engine.src_of[k] < 0 &&
-			    replay_op_replayable(engine.profile, k))
-				engine.src_of[k] = n++;
+			if (k >= 0 && replay_engine.src_of[k] < 0 &&
+			    replay_op_replayable(replay_engine.profile, k))
+				replay_engine.src_of[k] = n++;
 		}
-	engine.srcs = calloc(n ? (size_t)n : 1, sizeof(*engine.srcs));
-	if (!engine.srcs) {
+	replay_engine.srcs = calloc(n ? (size_t)n : 1, sizeof(*replay_engine.srcs));
+	if (!replay_engine.srcs) {
 		replay_plan_drop();
 		return -1;
 	}
-	engine.nsrcs = n;
+	replay_engine.nsrcs = n;
 	for (int32_t k = 0; k < pl->nops; k++) {
-		int32_t si = engine.src_of[k];
+		int32_t si = replay_engine.src_of[k];
 		if (si < 0)
 			continue;
-		engine.srcs[si].len = (uint32_t)engine.profile->ops[k].params_len;
-		engine.srcs[si].params = calloc(1, engine.srcs[si].len + 8);
-		engine.srcs[si].iter = UINT64_MAX;
-		if (!engine.srcs[si].params) {
+		replay_engine.srcs[si].len = (uint32_t)replay_engine.profile->ops[k].params_len;
+		replay_engine.srcs[si].params = calloc(1, replay_engine.srcs[si].len + 8);
+		replay_engine.srcs[si].iter = UINT64_MAX;
+		if (!replay_engine.srcs[si].params) {
 			replay_plan_drop();
 			return -1;
 		}

@@ -271,38 +271,19 @@ static int offload_step(struct check *c, int kind, int32_t b, int32_t pos, uint3
 	}
 }
 
-static int step(struct check *c, const struct versions *v, const struct pl_step *st, int32_t pos,
-                uint32_t idx)
+static const char *step_name(int kind)
 {
-	const struct remat_profile *p = c->prof;
+	return kind >= 0 && kind < PL_STEP_KINDS ? pl_step_names[kind] : "?";
+}
+
+/* MAP, SAVE, STASH, RESTORE, UNSTASH, RELEASE of an existing, resident
+ * buffer (live: allocated at pos). */
+static int memory_step(struct check *c, const struct pl_step *st, int32_t pos, uint32_t idx,
+                       int live)
+{
 	int32_t b = st->arg;
-	if (st->kind == PL_STEP_REPLAY) {
-		if (b < 0 || b >= pos)
-			return wrong(c, "step %u before op %d replays op %d, not an earlier op",
-			             idx, pos, b);
-		if (!replay_op_replayable(p, b))
-			return wrong(c,
-			             "step %u before op %d replays op %d, which cannot be replayed",
-			             idx, pos, b);
-		expect_for(c, v, b);
-		return run_op(c, b, pos);
-	}
-	if (b < 0 || b >= (int32_t)p->nbufs)
-		return wrong(c, "step %u before op %d names buffer %d, which does not exist", idx,
-		             pos, b);
-	const struct prof_buf *u = &p->bufs[b];
-	int live = alive(u, pos, (int32_t)p->nops);
-	const char *name =
-	    st->kind >= 0 && st->kind < PL_STEP_KINDS ? pl_step_names[st->kind] : "?";
-	if (c->boundary[b] == PARKED)
-		return wrong(c,
-		             "step %u before op %d: %s of buffer %d, which is parked on the host",
-		             idx, pos, name, b);
-	if (PL_STEP_IS_OFFLOAD(st->kind))
-		return offload_step(c, st->kind, b, pos, idx, live);
-	if (c->off[b] != OFF_NONE)
-		return wrong(c, "step %u before op %d: %s of buffer %d, which is offloaded", idx,
-		             pos, name, b);
+	const struct prof_buf *u = &c->prof->bufs[b];
+	const char *name = step_name(st->kind);
 	switch (st->kind) {
 	case PL_STEP_MAP:
 		if (u->small || c->mapped[b])
@@ -356,6 +337,40 @@ static int step(struct check *c, const struct versions *v, const struct pl_step 
 		return 0;
 	}
 	return wrong(c, "step %u before op %d has unknown kind %d", idx, pos, st->kind);
+}
+
+static int step(struct check *c, const struct versions *v, const struct pl_step *st, int32_t pos,
+                uint32_t idx)
+{
+	const struct remat_profile *p = c->prof;
+	int32_t b = st->arg;
+	if (st->kind == PL_STEP_REPLAY) {
+		if (b < 0 || b >= pos)
+			return wrong(c, "step %u before op %d replays op %d, not an earlier op",
+			             idx, pos, b);
+		if (!replay_op_replayable(p, b))
+			return wrong(c,
+			             "step %u before op %d replays op %d, which cannot be replayed",
+			             idx, pos, b);
+		expect_for(c, v, b);
+		return run_op(c, b, pos);
+	}
+	if (b < 0 || b >= (int32_t)p->nbufs)
+		return wrong(c, "step %u before op %d names buffer %d, which does not exist", idx,
+		             pos, b);
+	const struct prof_buf *u = &p->bufs[b];
+	int live = alive(u, pos, (int32_t)p->nops);
+	const char *name = step_name(st->kind);
+	if (c->boundary[b] == PARKED)
+		return wrong(c,
+		             "step %u before op %d: %s of buffer %d, which is parked on the host",
+		             idx, pos, name, b);
+	if (PL_STEP_IS_OFFLOAD(st->kind))
+		return offload_step(c, st->kind, b, pos, idx, live);
+	if (c->off[b] != OFF_NONE)
+		return wrong(c, "step %u before op %d: %s of buffer %d, which is offloaded", idx,
+		             pos, name, b);
+	return memory_step(c, st, pos, idx, live);
 }
 
 /* Frees before op pos, then allocations, as the program makes them. */
@@ -422,11 +437,12 @@ static int check_parked(struct check *c)
 	return 0;
 }
 
-static int run_plan(struct check *c, const struct versions *v, int64_t budget)
+/* The buffers the plan keeps unmapped at the boundary: each once, dead
+ * across it. */
+static int check_boundary(struct check *c)
 {
 	const struct remat_profile *p = c->prof;
 	const struct pl_plan *pl = c->plan;
-	int32_t nops = (int32_t)p->nops;
 	for (int32_t i = 0; i < pl->nboundary; i++) {
 		int32_t b = pl->boundary[i];
 		if (b < 0 || b >= (int32_t)p->nbufs || c->boundary[b] || !p->bufs[b].dead_across)
@@ -437,8 +453,13 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			                                    : "its content there is live");
 		c->boundary[b] = 1;
 	}
-	if (check_parked(c))
-		return -1;
+	return 0;
+}
+
+/* Memory and buffers as the iteration starts. */
+static void start_iteration(struct check *c)
+{
+	const struct remat_profile *p = c->prof;
 	/* edge_bytes holds the shared runs: they count from their first
 	 * buffer mapped on */
 	c->mem = (int64_t)(p->small_pool_bytes + p->edge_bytes);
@@ -450,60 +471,79 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 		if (u->alloc_at < 0 && !c->boundary[b])
 			map_buf(c, (int32_t)b);
 	}
-	for (int32_t pos = 0; pos < nops; pos++) {
-		if (lifetimes(c, pos))
-			return -1;
-		for (uint32_t i = pl->step_off[pos]; i < pl->step_off[pos + 1]; i++) {
-			if (step(c, v, &pl->steps[i], pos, i - pl->step_off[pos]))
-				return -1;
-			if (c->mem > c->peak)
-				c->peak = c->mem;
-		}
-		if (c->ntransient || c->nsaved)
-			return wrong(c,
-			             "op %d runs with %d transient mapping(s) and %d saved copies "
-			             "left by the steps before it",
-			             pos, c->ntransient, c->nsaved);
-		expect_for(c, v, pos);
-		if (run_op(c, pos, pos))
+}
+
+/* The evictions after op pos. */
+static int evictions(struct check *c, int32_t pos)
+{
+	const struct remat_profile *p = c->prof;
+	const struct pl_plan *pl = c->plan;
+	int32_t nops = (int32_t)p->nops;
+	for (uint32_t i = pl->evict_off[pos]; i < pl->evict_off[pos + 1]; i++) {
+		int32_t b = pl->evict[i];
+		const struct prof_buf *u = b >= 0 && b < (int32_t)p->nbufs ? &p->bufs[b] : NULL;
+		/* A stashed buffer may go: its copy stays aside until the
+		 * UNSTASH that puts it back once it is mapped again (the
+		 * planner's evaluator allows it too). */
+		if (!u || u->small || !c->mapped[b] || !alive(u, pos, nops) || c->saved[b] ||
+		    c->off[b] == OFF_COMING)
+			return wrong(c, "eviction after op %d of buffer %d, which is %s", pos, b,
+			             !u                     ? "not a buffer"
+			             : u->small             ? "small (shares its chunk)"
+			             : !alive(u, pos, nops) ? "not allocated"
+			             : !c->mapped[b]        ? "not mapped"
+			             : c->off[b]            ? "being prefetched"
+			                                    : "saved");
+		/* its content stays on the host when it was copied out */
+		if (c->off[b] == OFF_LEAVING)
+			c->off[b] = OFF_HOST;
+		unmap_buf(c, b);
+		c->holds[b] = HOLDS_LOST;
+	}
+	return 0;
+}
+
+/* Position pos: frees and allocations, the steps before the op, the op,
+ * the evictions after it, within the budget. */
+static int run_position(struct check *c, const struct versions *v, int32_t pos, int64_t budget)
+{
+	const struct pl_plan *pl = c->plan;
+	if (lifetimes(c, pos))
+		return -1;
+	for (uint32_t i = pl->step_off[pos]; i < pl->step_off[pos + 1]; i++) {
+		if (step(c, v, &pl->steps[i], pos, i - pl->step_off[pos]))
 			return -1;
 		if (c->mem > c->peak)
 			c->peak = c->mem;
-		for (uint32_t i = pl->evict_off[pos]; i < pl->evict_off[pos + 1]; i++) {
-			int32_t b = pl->evict[i];
-			const struct prof_buf *u =
-			    b >= 0 && b < (int32_t)p->nbufs ? &p->bufs[b] : NULL;
-			/* A stashed buffer may go: its copy stays aside until the
-			 * UNSTASH that puts it back once it is mapped again (the
-			 * planner's evaluator allows it too). */
-			if (!u || u->small || !c->mapped[b] || !alive(u, pos, nops) ||
-			    c->saved[b] || c->off[b] == OFF_COMING)
-				return wrong(c, "eviction after op %d of buffer %d, which is %s",
-				             pos, b,
-				             !u                     ? "not a buffer"
-				             : u->small             ? "small (shares its chunk)"
-				             : !alive(u, pos, nops) ? "not allocated"
-				             : !c->mapped[b]        ? "not mapped"
-				             : c->off[b]            ? "being prefetched"
-				                                    : "saved");
-			/* its content stays on the host when it was copied out */
-			if (c->off[b] == OFF_LEAVING)
-				c->off[b] = OFF_HOST;
-			unmap_buf(c, b);
-			c->holds[b] = HOLDS_LOST;
-		}
-		if (c->peak > budget)
-			return wrong(c,
-			             "at op %d the plan needs %lld bytes, over the budget of %lld",
-			             pos, (long long)c->peak, (long long)budget);
 	}
-	/* What outlives the iteration: there, with the content the next one
-	 * reads; no copy left. */
+	if (c->ntransient || c->nsaved)
+		return wrong(c,
+		             "op %d runs with %d transient mapping(s) and %d saved copies "
+		             "left by the steps before it",
+		             pos, c->ntransient, c->nsaved);
+	expect_for(c, v, pos);
+	if (run_op(c, pos, pos))
+		return -1;
+	if (c->mem > c->peak)
+		c->peak = c->mem;
+	if (evictions(c, pos))
+		return -1;
+	if (c->peak > budget)
+		return wrong(c, "at op %d the plan needs %lld bytes, over the budget of %lld", pos,
+		             (long long)c->peak, (long long)budget);
+	return 0;
+}
+
+/* What outlives the iteration: there, with the content the next one
+ * reads; no copy left. */
+static int check_end(struct check *c)
+{
+	const struct remat_profile *p = c->prof;
 	int32_t *final = c->saved_holds;
 	for (size_t b = 0; b < p->nbufs; b++)
 		final[b] =
 		    p->bufs[b].alloc_at < 0 && !p->bufs[b].dead_across ? HOLDS_PRE : HOLDS_FRESH;
-	for (int32_t k = 0; k < nops; k++)
+	for (int32_t k = 0; k < (int32_t)p->nops; k++)
 		for (size_t i = 0; i < p->ops[k].nwrites; i++)
 			final[p->ops[k].writes[i]] = k;
 	for (size_t b = 0; b < p->nbufs; b++) {
@@ -529,6 +569,17 @@ static int run_plan(struct check *c, const struct versions *v, int64_t budget)
 			    b, c->holds[b], final[b]);
 	}
 	return 0;
+}
+
+static int run_plan(struct check *c, const struct versions *v, int64_t budget)
+{
+	if (check_boundary(c) || check_parked(c))
+		return -1;
+	start_iteration(c);
+	for (int32_t pos = 0; pos < (int32_t)c->prof->nops; pos++)
+		if (run_position(c, v, pos, budget))
+			return -1;
+	return check_end(c);
 }
 
 int replay_plan_validate(const struct remat_profile *prof, const struct pl_plan *pl, int64_t budget,

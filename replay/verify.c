@@ -15,28 +15,32 @@
 
 #include "../core/config.h"
 #include "../core/driver.h"
+#include "../core/grow.h"
 #include "../core/log.h"
 #include "internal.h"
 
-static int32_t *excluded;
-static int nexcluded;
-static int verified; /* the plan in use has been verified */
+/* Kept across plans (the engine is reset at each): the buffers
+ * verification excluded so far, and whether the plan in use was verified. */
+static struct replay_verify {
+	int32_t *excluded;
+	int nexcluded;
+	size_t capexcluded;
+	int verified;
+} verify_state;
 
 int replay_verify_wanted(void)
 {
-	return remat_cfg.verify && !verified;
+	return remat_cfg.verify && !verify_state.verified;
 }
 
 static void exclude(int32_t b, int32_t pos, uint64_t off)
 {
-	for (int i = 0; i < nexcluded; i++)
-		if (excluded[i] == b)
+	for (int i = 0; i < verify_state.nexcluded; i++)
+		if (verify_state.excluded[i] == b)
 			return;
-	int32_t *v = realloc(excluded, (size_t)(nexcluded + 1) * sizeof(*v));
-	if (!v)
+	if (REMAT_GROW(verify_state.excluded, verify_state.nexcluded, verify_state.capexcluded))
 		return;
-	excluded = v;
-	excluded[nexcluded++] = b;
+	verify_state.excluded[verify_state.nexcluded++] = b;
 	remat_log(REMAT_LOG_INFO,
 	          "verify: buffer %d rebuilt before op %d differs from the original at byte %llu; "
 	          "excluded",
@@ -45,7 +49,7 @@ static void exclude(int32_t b, int32_t pos, uint64_t off)
 
 void replay_verify_begin(int32_t pos, CUstream s)
 {
-	const struct pl_plan *pl = engine.plan;
+	const struct pl_plan *pl = replay_engine.plan;
 	uint32_t s0 = pl->step_off[pos], s1 = pl->step_off[pos + 1];
 	if (s0 == s1)
 		return;
@@ -58,9 +62,9 @@ void replay_verify_begin(int32_t pos, CUstream s)
 		int32_t b = pl->steps[i].arg;
 		/* a rebuild's map, or a prefetch (its copy comes back in place) */
 		if ((pl->steps[i].kind != PL_STEP_MAP && pl->steps[i].kind != PL_STEP_PREFETCH) ||
-		    !engine.live[b])
+		    !replay_engine.live[b])
 			continue;
-		const struct prof_buf *u = &engine.profile->bufs[b];
+		const struct prof_buf *u = &replay_engine.profile->bufs[b];
 		uint8_t *h = malloc(u->size);
 		if (!h || remat_drv.cuMemcpyDtoH(h, u->addr, u->size) != CUDA_SUCCESS) {
 			free(h);
@@ -82,7 +86,7 @@ void replay_verify_begin(int32_t pos, CUstream s)
 		for (uint32_t i = s0; i < s1 && transient[k]; i++) {
 			if (pl->steps[i].kind != PL_STEP_REPLAY)
 				continue;
-			const struct prof_op *o = &engine.profile->ops[pl->steps[i].arg];
+			const struct prof_op *o = &replay_engine.profile->ops[pl->steps[i].arg];
 			for (size_t r = 0; r < o->nreads && transient[k]; r++)
 				transient[k] = o->reads[r] != ids[k];
 		}
@@ -91,7 +95,7 @@ void replay_verify_begin(int32_t pos, CUstream s)
 	remat_drv.cuCtxSynchronize();
 	int restored = 0;
 	for (int k = 0; k < n; k++) {
-		const struct prof_buf *u = &engine.profile->bufs[ids[k]];
+		const struct prof_buf *u = &replay_engine.profile->bufs[ids[k]];
 		uint8_t *h = malloc(u->size);
 		if (h && remat_drv.cuMemcpyDtoH(h, u->addr, u->size) == CUDA_SUCCESS) {
 			if (memcmp(h, orig[k], u->size)) {
@@ -118,21 +122,21 @@ void replay_verify_begin(int32_t pos, CUstream s)
  * without the buffers whose rebuild differs. */
 void replay_verify_end_iteration(void)
 {
-	verified = 1;
-	if (!nexcluded) {
+	verify_state.verified = 1;
+	if (!verify_state.nexcluded) {
 		remat_warn("verify: every planned rebuild is bit-identical; the plan is applied "
 		           "from the next iteration");
 		return;
 	}
 	char list[512];
 	int w = 0;
-	for (int i = 0; i < nexcluded && w < (int)sizeof(list) - 16; i++)
-		w +=
-		    snprintf(list + w, sizeof(list) - (size_t)w, "%s%d", i ? "," : "", excluded[i]);
+	for (int i = 0; i < verify_state.nexcluded && w < (int)sizeof(list) - 16; i++)
+		w += snprintf(list + w, sizeof(list) - (size_t)w, "%s%d", i ? "," : "",
+		              verify_state.excluded[i]);
 	remat_warn("verify: %d buffer(s) rebuild differently (%s); planning again without them",
-	           nexcluded, list);
+	           verify_state.nexcluded, list);
 	replay_plan_drop();
-	verified = 0; /* the new plan is verified too */
-	if (engine.hooks.replan(excluded, nexcluded))
+	verify_state.verified = 0; /* the new plan is verified too */
+	if (replay_engine.hooks.replan(verify_state.excluded, verify_state.nexcluded))
 		replay_no_plan();
 }

@@ -16,9 +16,6 @@
 #include "../core/log.h"
 #include "internal.h"
 
-static struct remat_env_setting set[REMAT_ENV_SETTINGS];
-static int nset;
-
 static const char *env(const char *name)
 {
 	return getenv(name);
@@ -26,31 +23,34 @@ static const char *env(const char *name)
 
 void frameworks_set(void)
 {
-	if (remat_frameworks_env(env, set)) {
+	if (remat_frameworks_env(env, session.frameworks)) {
 		remat_warn_later("PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF is too long to add "
 		                 "backend:cudaMallocAsync to; left as it is");
 		return;
 	}
 	for (int i = 0; i < REMAT_ENV_SETTINGS; i++)
-		if (setenv(set[i].name, set[i].value, 1) == 0)
-			nset = i + 1;
+		if (setenv(session.frameworks[i].name, session.frameworks[i].value, 1) == 0)
+			session.nframeworks = i + 1;
 }
 
 void frameworks_check(void)
 {
-	for (int i = 0; i < nset; i++) {
-		const char *now = getenv(set[i].name);
-		if (set[i].before && strcmp(set[i].before, set[i].value))
+	for (int i = 0; i < session.nframeworks; i++) {
+		const char *now = getenv(session.frameworks[i].name);
+		if (session.frameworks[i].before &&
+		    strcmp(session.frameworks[i].before, session.frameworks[i].value))
 			remat_log(REMAT_LOG_INFO,
-			          "%s was \"%s\" at start; libremat set it to \"%s\"", set[i].name,
-			          set[i].before, set[i].value);
-		if (!now || strcmp(now, set[i].value))
+			          "%s was \"%s\" at start; libremat set it to \"%s\"",
+			          session.frameworks[i].name, session.frameworks[i].before,
+			          session.frameworks[i].value);
+		if (!now || strcmp(now, session.frameworks[i].value))
 			remat_log(
 			    REMAT_LOG_INFO,
 			    "%s was changed by the program after libremat set it: \"%s\" "
 			    "instead of \"%s\"; the framework's allocator reads the program's "
 			    "value, and tensors it allocates in blocks of its own are not "
 			    "managed one by one",
-			    set[i].name, now ? now : "(unset)", set[i].value);
+			    session.frameworks[i].name, now ? now : "(unset)",
+			    session.frameworks[i].value);
 	}
 }

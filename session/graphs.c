@@ -9,21 +9,21 @@ void session_graph_instantiated(CUgraphExec exec, CUgraph g)
 {
 	if (session_ready())
 		return;
-	pthread_mutex_lock(&session_lock);
+	pthread_mutex_lock(&session.lock);
 	prof_graph_read(exec, g);
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 }
 
 void session_graph_destroyed(CUgraphExec exec)
 {
-	pthread_mutex_lock(&session_lock);
+	pthread_mutex_lock(&session.lock);
 	prof_graph_forget(exec);
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 }
 
 void session_graph_changed(CUgraphExec exec)
 {
-	pthread_mutex_lock(&session_lock);
+	pthread_mutex_lock(&session.lock);
 	prof_graph_opaque(exec);
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 }

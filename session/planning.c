@@ -12,63 +12,56 @@
 #include "../core/log.h"
 #include "internal.h"
 
-static struct {
-	struct acquire_request request;
-	uint64_t graph_hash; /* request.graph_hash, 0 after a reset (atomic: the writer reads it) */
-	int trace_status;    /* 0 not yet, 1 written, -1 failed (atomic: the writer sets it) */
-	int acquiring;       /* acquire_begin was called */
-} plan;
-
 void planning_begin(const struct remat_profile *p, int64_t budget)
 {
 	/* Everything a cached plan is checked against comes from the profile
 	 * itself: the cache is read without waiting for the trace file. */
-	plan.request = (struct acquire_request){
+	session.planning.request = (struct acquire_request){
 	    .graph_hash = p->graph_hash,
 	    .nops = (int32_t)p->nops,
 	    .nbufs = p->nbufs <= INT32_MAX ? (int32_t)p->nbufs : -1,
 	    .iteration_ns = p->duration_ns >= 0 ? p->duration_ns : -1,
 	    .budget = budget,
 	};
-	__atomic_store_n(&plan.graph_hash, p->graph_hash, __ATOMIC_RELEASE);
-	plan.acquiring = 0;
+	__atomic_store_n(&session.planning.graph_hash, p->graph_hash, __ATOMIC_RELEASE);
+	session.planning.acquiring = 0;
 }
 
 void planning_trace_written(int ok, uint64_t graph_hash)
 {
 	/* A writer of an earlier profile's trace (the job diverged and was
 	 * profiled again while it wrote) says nothing about this one. */
-	if (graph_hash == __atomic_load_n(&plan.graph_hash, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&plan.trace_status, ok ? 1 : -1, __ATOMIC_RELEASE);
+	if (graph_hash == __atomic_load_n(&session.planning.graph_hash, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&session.planning.trace_status, ok ? 1 : -1, __ATOMIC_RELEASE);
 }
 
 void planning_reset(void)
 {
 	acquire_reset();
-	__atomic_store_n(&plan.trace_status, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&plan.graph_hash, 0, __ATOMIC_RELEASE);
-	plan.acquiring = 0;
+	__atomic_store_n(&session.planning.trace_status, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&session.planning.graph_hash, 0, __ATOMIC_RELEASE);
+	session.planning.acquiring = 0;
 }
 
 static enum replay_plan_answer poll_plan(struct pl_plan **out)
 {
 	/* The writer's word, passed on (here, on the training thread, so that
 	 * acquire/ never hears from a writer after a reset). */
-	int ts = __atomic_load_n(&plan.trace_status, __ATOMIC_ACQUIRE);
+	int ts = __atomic_load_n(&session.planning.trace_status, __ATOMIC_ACQUIRE);
 	if (ts)
 		acquire_trace_ready(ts > 0);
-	if (!plan.acquiring) {
+	if (!session.planning.acquiring) {
 		/* unless REMAT_OFFLOAD=0, plans may also offload, at the rate measured here */
 		acquire_offload(remat_cfg.offload ? replay_offload_measure() : 0);
-		if (acquire_begin(remat_cfg.trace_dir, &plan.request)) {
+		if (acquire_begin(remat_cfg.trace_dir, &session.planning.request)) {
 			remat_log(REMAT_LOG_INFO, "no plan: training continues unmodified");
 			return REPLAY_PLAN_NONE;
 		}
-		plan.acquiring = 1;
+		session.planning.acquiring = 1;
 	}
 	switch (acquire_poll(out)) {
 	case ACQUIRE_READY:
-		plan.acquiring = 0;
+		session.planning.acquiring = 0;
 		if (!*out)
 			return REPLAY_PLAN_NONE;
 		session_set_state(SESSION_RUN);
@@ -85,17 +78,18 @@ static int reject_plan(const char *why)
 	if (acquire_reject(why))
 		return 0;
 	session_set_state(SESSION_PLAN);
-	plan.acquiring = 1;
+	session.planning.acquiring = 1;
 	return 1;
 }
 
 static int replan(const int32_t *excluded, int n)
 {
-	acquire_invalidate_cached(plan.request.graph_hash, plan.request.budget);
+	acquire_invalidate_cached(session.planning.request.graph_hash,
+	                          session.planning.request.budget);
 	session_set_state(SESSION_PLAN);
-	if (acquire_begin_excluding(remat_cfg.trace_dir, &plan.request, excluded, n))
+	if (acquire_begin_excluding(remat_cfg.trace_dir, &session.planning.request, excluded, n))
 		return -1;
-	plan.acquiring = 1;
+	session.planning.acquiring = 1;
 	return 0;
 }
 

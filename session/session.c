@@ -22,9 +22,10 @@
 #include "internal.h"
 
 int remat_session_active, remat_session_watch;
-pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
-enum session_state session_state = SESSION_OFF;
-CUresult session_failure; /* FAILED: what every op gets */
+struct session session = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                          .state = SESSION_OFF,
+                          .ready_once = PTHREAD_ONCE_INIT,
+                          .ready_status = -1};
 
 /* What session_op_end has to do for an op (op->end). */
 enum {
@@ -35,8 +36,8 @@ enum {
 
 void session_update_watch(void)
 {
-	int watch = session_state != SESSION_OFF &&
-	            (session_state != SESSION_DONE ||
+	int watch = session.state != SESSION_OFF &&
+	            (session.state != SESSION_DONE ||
 	             __atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE));
 	/* FAILED watches too: every op gets the error. */
 	__atomic_store_n(&remat_session_watch, watch, __ATOMIC_RELEASE);
@@ -44,7 +45,7 @@ void session_update_watch(void)
 
 void session_set_state(enum session_state s)
 {
-	session_state = s;
+	session.state = s;
 	__atomic_store_n(&remat_session_active, s != SESSION_OFF, __ATOMIC_RELEASE);
 	session_update_watch();
 }
@@ -52,7 +53,6 @@ void session_set_state(enum session_state s)
 /* The profiled iteration is complete; op is op 0 of the next one.  Trace
  * mode writes the trace and is done; run mode also hands the profile to
  * replay, which follows the iterations from this op on. */
-static struct timespec profile_start; /* when the profiled iteration began */
 
 static void profile_complete(void)
 {
@@ -69,8 +69,8 @@ static void profile_complete(void)
 	          "profiled iteration recorded: %zu ops, %zu buffers in %.2f s; "
 	          "writing the trace",
 	          (size_t)p->nops, (size_t)p->nbufs,
-	          (double)(now.tv_sec - profile_start.tv_sec) +
-	              1e-9 * (double)(now.tv_nsec - profile_start.tv_nsec));
+	          (double)(now.tv_sec - session.profile_start.tv_sec) +
+	              1e-9 * (double)(now.tv_nsec - session.profile_start.tv_nsec));
 	if (remat_cfg.mode != REMAT_MODE_RUN) {
 		prof_publish(p, remat_cfg.trace_dir, NULL);
 		session_set_state(SESSION_DONE);
@@ -106,7 +106,7 @@ static int to_replay(struct remat_op *op)
 	case REPLAY_EVICT_AFTER:
 		return 1;
 	case REPLAY_FAIL:
-		session_failure = replay_error();
+		session.failure = replay_error();
 		session_set_state(SESSION_FAILED);
 		return 0;
 	case REPLAY_REPROFILE:
@@ -135,9 +135,9 @@ static int to_profiler(struct remat_op *op)
 	int run = remat_cfg.mode == REMAT_MODE_RUN;
 	switch (prof_op(op)) {
 	case PROF_RECORD:
-		if (session_state == SESSION_DETECT) {
+		if (session.state == SESSION_DETECT) {
 			session_set_state(SESSION_PROFILE);
-			clock_gettime(CLOCK_MONOTONIC, &profile_start);
+			clock_gettime(CLOCK_MONOTONIC, &session.profile_start);
 			/* Run mode: no address is reused within the profiled
 			 * iteration (remat_alloc_quarantine), so each buffer of
 			 * the profile has an address of its own that a replay may
@@ -150,14 +150,14 @@ static int to_profiler(struct remat_op *op)
 		return 1;
 	case PROF_COMPLETE:
 		profile_complete();
-		if (session_state == SESSION_PLAN && to_replay(op))
+		if (session.state == SESSION_PLAN && to_replay(op))
 			op->end |= END_EVICT;
 		return 0;
 	case PROF_GIVE_UP:
 		session_set_state(SESSION_DONE);
 		return 0;
 	case PROF_DETECTING:
-		if (session_state == SESSION_PROFILE) /* the profile was dropped */
+		if (session.state == SESSION_PROFILE) /* the profile was dropped */
 			session_profile_dropped();
 		return 0;
 	}
@@ -175,17 +175,17 @@ CUresult session_op_begin(struct remat_op *op)
 	if (__builtin_expect(__atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE), 0) &&
 	    remat_capture_stream(op->stream))
 		return CUDA_SUCCESS;
-	pthread_mutex_lock(&session_lock);
+	pthread_mutex_lock(&session.lock);
 	if (op->kind == REMAT_OP_GRAPH)
 		op->graph = prof_graph_refs(op->func);
 	/* Something went to the host before a plan applied: what this op
 	 * touches comes back before anyone looks at it (the write-set hashes,
 	 * replay, the op itself). */
 	if (__builtin_expect(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_ACQUIRE), 0)) {
-		prof_swap_check(op);
+		session_swap_in(op);
 		op->end |= END_UNPIN;
 	}
-	switch (session_state) {
+	switch (session.state) {
 	case SESSION_DETECT:
 	case SESSION_PROFILE:
 		if (to_profiler(op)) {
@@ -201,10 +201,10 @@ CUresult session_op_begin(struct remat_op *op)
 	default:
 		break;
 	}
-	CUresult r = session_state == SESSION_FAILED ? session_failure : CUDA_SUCCESS;
-	pthread_mutex_unlock(&session_lock);
+	CUresult r = session.state == SESSION_FAILED ? session.failure : CUDA_SUCCESS;
+	pthread_mutex_unlock(&session.lock);
 	if (r != CUDA_SUCCESS && (op->end & END_UNPIN))
-		prof_swap_release();
+		session_swap_release();
 	return r;
 }
 
@@ -212,21 +212,21 @@ void session_op_end(struct remat_op *op, CUresult rc)
 {
 	if (op->end & END_PROFILE) {
 		prof_op_after(op, rc);
-		pthread_mutex_unlock(&session_lock);
+		pthread_mutex_unlock(&session.lock);
 	}
 	if (op->end & END_EVICT) {
-		pthread_mutex_lock(&session_lock);
-		if (session_state == SESSION_RUN)
+		pthread_mutex_lock(&session.lock);
+		if (session.state == SESSION_RUN)
 			replay_op_end(op, rc);
-		pthread_mutex_unlock(&session_lock);
+		pthread_mutex_unlock(&session.lock);
 	}
 	if (op->end & END_UNPIN)
-		prof_swap_release();
+		session_swap_release();
 }
 
 int session_following(void)
 {
-	return session_state >= SESSION_DETECT && session_state <= SESSION_RUN;
+	return session.state >= SESSION_DETECT && session.state <= SESSION_RUN;
 }
 
 CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
@@ -234,19 +234,19 @@ CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
 	struct remat_alloc_info info;
 	/* Held across the allocator's work (which takes its own lock inside):
 	 * replay must see allocations in the order they are made. */
-	pthread_mutex_lock(&session_lock);
-	if (session_state == SESSION_FAILED) {
-		pthread_mutex_unlock(&session_lock);
-		return session_failure;
+	pthread_mutex_lock(&session.lock);
+	if (session.state == SESSION_FAILED) {
+		pthread_mutex_unlock(&session.lock);
+		return session.failure;
 	}
-	int replaying = session_state == SESSION_PLAN || session_state == SESSION_RUN;
+	int replaying = session.state == SESSION_PLAN || session.state == SESSION_RUN;
 	if (replaying)
 		replay_alloc_before();
 	CUresult r = remat_alloc(p, size, stream, async, &info);
 	if (r == CUDA_SUCCESS && session_following()) {
 		/* Unwinding the allocating stack costs more than the allocation:
 		 * only while a profile may be recorded. */
-		int stack = session_state == SESSION_DETECT || session_state == SESSION_PROFILE;
+		int stack = session.state == SESSION_DETECT || session.state == SESSION_PROFILE;
 		prof_alloc(*p, info.size, info.rounded, info.small, stack);
 		if (replaying)
 			replay_alloc(*p, info.size);
@@ -255,7 +255,7 @@ CUresult session_alloc(CUdeviceptr *p, size_t size, CUstream stream, int async)
 	 * must be checked. */
 	if (!__atomic_load_n(&remat_session_watch, __ATOMIC_RELAXED))
 		session_update_watch();
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 	return r;
 }
 
@@ -277,12 +277,12 @@ int session_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 		if (*rc != CUDA_SUCCESS)
 			return 1;
 	}
-	pthread_mutex_lock(&session_lock);
-	if (session_state == SESSION_PLAN || session_state == SESSION_RUN)
+	pthread_mutex_lock(&session.lock);
+	if (session.state == SESSION_PLAN || session.state == SESSION_RUN)
 		replay_free(p); /* while the allocator still knows it */
 	if (session_following())
 		prof_free(p);
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 	if (!async)
 		remat_drv.cuCtxSynchronize();
 	return remat_free(p, stream, async, rc);
@@ -290,7 +290,7 @@ int session_free(CUdeviceptr p, CUstream stream, int async, CUresult *rc)
 
 void session_function_name(void *func, const char *name, int is_kernel)
 {
-	pthread_mutex_lock(&session_lock);
+	pthread_mutex_lock(&session.lock);
 	prof_function_name(func, name, is_kernel);
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 }

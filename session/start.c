@@ -29,9 +29,9 @@ static const char *env(const char *name)
  * threads the child does not have: the child passes through. */
 static void fork_child(void)
 {
-	session_state = SESSION_OFF;
+	session.state = SESSION_OFF;
 	remat_session_active = remat_session_watch = 0;
-	session_forked = 1;
+	session.forked = 1;
 	acquire_fork_child();
 }
 
@@ -48,15 +48,12 @@ __attribute__((constructor)) static void session_constructor(void)
 	session_set_state(SESSION_DETECT);
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int ready_status = -1;
-
 static void lazy_init(void)
 {
 	if (remat_driver_init()) {
-		pthread_mutex_lock(&session_lock);
+		pthread_mutex_lock(&session.lock);
 		session_set_state(SESSION_OFF);
-		pthread_mutex_unlock(&session_lock);
+		pthread_mutex_unlock(&session.lock);
 		remat_log(REMAT_LOG_INFO,
 		          "pass-through from now on: the CUDA driver is not usable");
 		return;
@@ -68,27 +65,27 @@ static void lazy_init(void)
 	/* Until a plan applies, a full device swaps to the host (alloc/swap.c). */
 	if (remat_cfg.mode == REMAT_MODE_RUN)
 		remat_alloc_swap_enable(1);
-	ready_status = 0;
+	session.ready_status = 0;
 }
 
 int session_ready(void)
 {
-	pthread_once(&once, lazy_init);
-	return ready_status;
+	pthread_once(&session.ready_once, lazy_init);
+	return session.ready_status;
 }
 
 __attribute__((destructor)) static void session_destructor(void)
 {
 	if (!remat_session_active)
 		return;
-	pthread_mutex_lock(&session_lock);
+	pthread_mutex_lock(&session.lock);
 	prof_shutdown();
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 	prof_publish_join();
 	if (remat_cfg.mode == REMAT_MODE_RUN) {
-		pthread_mutex_lock(&session_lock);
+		pthread_mutex_lock(&session.lock);
 		replay_shutdown();
-		pthread_mutex_unlock(&session_lock);
+		pthread_mutex_unlock(&session.lock);
 		remat_alloc_swap_summary();
 	}
 }

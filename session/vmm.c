@@ -12,19 +12,17 @@
 #include "../profiler/profiler.h"
 #include "internal.h"
 
-int session_forked;
-
 int session_vmm_live(void)
 {
 	/* A forked child cannot use the parent's device memory anyway: its
 	 * calls go to the driver, which refuses them. */
-	return !session_forked && __atomic_load_n(&remat_prog_live, __ATOMIC_ACQUIRE);
+	return !session.forked && __atomic_load_n(&remat_prog_live, __ATOMIC_ACQUIRE);
 }
 
 /* Before a call that changes the extents (session lock held). */
 static void reshape(void)
 {
-	switch (session_state) {
+	switch (session.state) {
 	case SESSION_PROFILE:
 		prof_reshaped();
 		session_profile_dropped();
@@ -43,7 +41,7 @@ static void report(void)
 {
 	struct remat_prog_change c[16];
 	size_t n;
-	int stack = session_state == SESSION_DETECT || session_state == SESSION_PROFILE;
+	int stack = session.state == SESSION_DETECT || session.state == SESSION_PROFILE;
 	while ((n = remat_prog_changes(c, sizeof(c) / sizeof(c[0]))))
 		for (size_t i = 0; i < n && session_following(); i++) {
 			if (c[i].added)
@@ -58,16 +56,16 @@ static void report(void)
  * does. */
 #define RESHAPING(touches, call)                                                                   \
 	do {                                                                                       \
-		pthread_mutex_lock(&session_lock);                                                 \
-		if (session_state == SESSION_FAILED) {                                             \
-			pthread_mutex_unlock(&session_lock);                                       \
-			return session_failure;                                                    \
+		pthread_mutex_lock(&session.lock);                                                 \
+		if (session.state == SESSION_FAILED) {                                             \
+			pthread_mutex_unlock(&session.lock);                                       \
+			return session.failure;                                                    \
 		}                                                                                  \
 		if (touches)                                                                       \
 			reshape();                                                                 \
 		CUresult r_ = call;                                                                \
 		report();                                                                          \
-		pthread_mutex_unlock(&session_lock);                                               \
+		pthread_mutex_unlock(&session.lock);                                               \
 		return r_;                                                                         \
 	} while (0)
 
@@ -92,10 +90,10 @@ CUresult session_vmm_create(CUmemGenericAllocationHandle *h, size_t size,
 	if (!remat_session_active || session_ready() ||
 	    (__atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE) && remat_capture_strict()))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	pthread_mutex_lock(&session_lock);
-	CUresult r = session_state == SESSION_FAILED ? session_failure
+	pthread_mutex_lock(&session.lock);
+	CUresult r = session.state == SESSION_FAILED ? session.failure
 	                                             : remat_prog_create(h, size, prop, flags);
-	pthread_mutex_unlock(&session_lock);
+	pthread_mutex_unlock(&session.lock);
 	return r;
 }
 

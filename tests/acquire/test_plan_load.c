@@ -145,7 +145,6 @@ static void test_invalid_plans(void **state)
 {
 	(void)state;
 	const char *H = "0x2d9addb2c6334337";
-	char t[4096];
 	expect_rejected("{\"format\": \"remat-plan\", ", "not valid JSON");
 	expect_rejected("[1, 2]", "expected a JSON object");
 	expect_rejected("{\"format\": \"remat-trace\", \"end\": true}", "not a plan");
@@ -190,8 +189,15 @@ static void test_invalid_plans(void **state)
 	BAD(H, "10", "3211264", "[]", "  \"baseline_peak\": 9223372036854775807,\n",
 	    "member \"baseline_peak\" is 9223372036854775807");
 #undef BAD
-	/* Version, end marker, peak over budget: edit the good text (and seal
-	 * it again: the edit is what is refused, not the checksum). */
+}
+
+/* Version, end marker, peak over budget: the good text edited (and sealed
+ * again: the edit is what is refused, not the checksum). */
+static void test_invalid_versions(void **state)
+{
+	(void)state;
+	const char *H = "0x2d9addb2c6334337";
+	char t[4096];
 	snprintf(t, sizeof(t), "%s", plan_text(H, "10", "3211264", "[]", ""));
 	char *v = strstr(t, "\"version\": 1");
 	v[11] = '4';
@@ -350,7 +356,7 @@ static void test_jansson_missing(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		acq_jansson_soname = "libjansson-not-there.so.4";
+		acq_json_soname("libjansson-not-there.so.4");
 		struct pl_plan *p;
 		char err[1024] = "";
 		int rc = acq_plan_read(path, HASH, NOPS, BUDG, NBUFS, &p, err, sizeof(err));
@@ -376,6 +382,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_valid_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_empty_plan_and_unknown_nbufs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_plans, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invalid_versions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_version2, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_checksum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),

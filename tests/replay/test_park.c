@@ -70,17 +70,17 @@ static int setup(void **state)
 	replay_start(make_profile(), 1 << 30, 0, 0, &none);
 	/* What an applied plan that parks leaves: the parked buffers on the
 	 * host, unmapped, in the evicted list. */
-	engine.off = calloc(NB, 1);
-	engine.park_at = calloc(NB, sizeof(*engine.park_at));
-	assert_non_null(engine.off);
-	assert_non_null(engine.park_at);
+	replay_engine.off = calloc(NB, 1);
+	replay_engine.park_at = calloc(NB, sizeof(*replay_engine.park_at));
+	assert_non_null(replay_engine.off);
+	assert_non_null(replay_engine.park_at);
 	for (int32_t b = 0; b < NB; b++) {
-		engine.live[b] = 1;
+		replay_engine.live[b] = 1;
 		if (!parked_slot(slot_of(b)))
 			continue;
-		engine.park_at[b] = 1 + slot_of(b) * STEP;
-		engine.off[b] = REPLAY_OFF_PARKED;
-		engine.evicted[b] = 1;
+		replay_engine.park_at[b] = 1 + slot_of(b) * STEP;
+		replay_engine.off[b] = REPLAY_OFF_PARKED;
+		replay_engine.evicted[b] = 1;
 		replay_iv_add(b);
 	}
 	return 0;
@@ -91,18 +91,18 @@ static int teardown(void **state)
 	(void)state;
 	/* No plan installed these: taken back here, so that nothing tries to
 	 * copy the parked buffers back from a pool that does not exist. */
-	free(engine.off);
-	free(engine.park_at);
-	engine.off = NULL;
-	engine.park_at = NULL;
+	free(replay_engine.off);
+	free(replay_engine.park_at);
+	replay_engine.off = NULL;
+	replay_engine.park_at = NULL;
 	replay_shutdown();
 	return 0;
 }
 
 static int in_evicted_list(int32_t b)
 {
-	for (int32_t i = 0; i < engine.niv; i++)
-		if (engine.iv[i].buf == b)
+	for (int32_t i = 0; i < replay_engine.niv; i++)
+		if (replay_engine.iv[i].buf == b)
 			return 1;
 	return 0;
 }
@@ -111,28 +111,28 @@ static int in_evicted_list(int32_t b)
 static void test_forget_parked_in_range(void **state)
 {
 	(void)state;
-	int32_t niv = engine.niv;
+	int32_t niv = replay_engine.niv;
 	replay_park_forget(BASE + 16 * STEP, 8 * STEP);
-	assert_int_equal(engine.niv, niv - 4);
+	assert_int_equal(replay_engine.niv, niv - 4);
 	for (int32_t b = 0; b < NB; b++) {
 		uint64_t s = slot_of(b);
 		int inside = s >= 16 && s < 24, parked = parked_slot(s);
 		if (inside && parked) {
-			assert_int_equal(engine.off[b], REPLAY_OFF_NONE);
-			assert_int_equal(engine.evicted[b], 0);
-			assert_int_equal(engine.live[b], 0);
+			assert_int_equal(replay_engine.off[b], REPLAY_OFF_NONE);
+			assert_int_equal(replay_engine.evicted[b], 0);
+			assert_int_equal(replay_engine.live[b], 0);
 			assert_false(in_evicted_list(b));
 		} else {
-			assert_int_equal(engine.off[b],
+			assert_int_equal(replay_engine.off[b],
 			                 parked ? REPLAY_OFF_PARKED : REPLAY_OFF_NONE);
-			assert_int_equal(engine.evicted[b], parked);
-			assert_int_equal(engine.live[b], 1);
+			assert_int_equal(replay_engine.evicted[b], parked);
+			assert_int_equal(replay_engine.live[b], 1);
 			assert_int_equal(in_evicted_list(b), parked);
 		}
 	}
 	/* The evicted list stays sorted by address. */
-	for (int32_t i = 1; i < engine.niv; i++)
-		assert_true(engine.iv[i - 1].lo < engine.iv[i].lo);
+	for (int32_t i = 1; i < replay_engine.niv; i++)
+		assert_true(replay_engine.iv[i - 1].lo < replay_engine.iv[i].lo);
 }
 
 /* A range that starts inside a buffer and one past every buffer forget
@@ -140,13 +140,13 @@ static void test_forget_parked_in_range(void **state)
 static void test_forget_nothing_outside(void **state)
 {
 	(void)state;
-	int32_t niv = engine.niv;
+	int32_t niv = replay_engine.niv;
 	replay_park_forget(BASE + 2 * STEP + 1, STEP - 1);
 	replay_park_forget(BASE + NB * STEP, 4 * STEP);
 	replay_park_forget(BASE - 4 * STEP, 4 * STEP);
-	assert_int_equal(engine.niv, niv);
+	assert_int_equal(replay_engine.niv, niv);
 	for (int32_t b = 0; b < NB; b++)
-		assert_int_equal(engine.off[b],
+		assert_int_equal(replay_engine.off[b],
 		                 parked_slot(slot_of(b)) ? REPLAY_OFF_PARKED : REPLAY_OFF_NONE);
 }
 
@@ -155,10 +155,10 @@ static void test_forget_all(void **state)
 {
 	(void)state;
 	replay_park_forget(BASE, NB * STEP);
-	assert_int_equal(engine.niv, 0);
+	assert_int_equal(replay_engine.niv, 0);
 	for (int32_t b = 0; b < NB; b++) {
-		assert_int_equal(engine.off[b], REPLAY_OFF_NONE);
-		assert_int_equal(engine.live[b], !parked_slot(slot_of(b)));
+		assert_int_equal(replay_engine.off[b], REPLAY_OFF_NONE);
+		assert_int_equal(replay_engine.live[b], !parked_slot(slot_of(b)));
 	}
 }
 

@@ -67,12 +67,13 @@ check-e2e-only: $(TEST_INPUTS_OK)
 # What a sanitizer pass leaves to make test: the scripts that run none of
 # the instrumented programs (the simulator's ABI and nvcc checks, simcc,
 # the trainers alone) are reported as not run, since running the same
-# binaries again asserts nothing new.  The fault sweeps run, sampling other
-# N than make test does (every SAN_SWEEP_STRIDE-th allocation and launch
-# fault of fault_*.sh, make test every 7th; every 4th kernel fault of
-# run_replay_errors.sh, whose out-of-memory faults, with the few N where a
-# rebuild is done again, are all tried): libremat's error paths under the
-# sanitizer, at a third of the runs.
+# binaries again asserts nothing new.  The fault sweeps run in a process
+# per N, sampling (make test tries every N, forked from one run, which a
+# sanitizer's threads do not survive: tests/e2e/fault_lib.sh): every
+# SAN_SWEEP_STRIDE-th allocation and launch fault of fault_*.sh, every 4th
+# kernel fault of run_replay_errors.sh, whose out-of-memory faults, with the
+# few N where a rebuild is done again, are all tried: libremat's error paths
+# under the sanitizer.
 SAN_SKIP := sim/tests/abi_exports.sh sim/tests/abi_real_link.sh \
 	sim/tests/abi_cublas_link.sh sim/tests/abi_nccl.sh \
 	sim/tests/runtime_nvcc_stub.sh sim/tests/runtime_nvcc_host.sh \
@@ -90,7 +91,7 @@ TSAN_TEST_TIMEOUT ?= 2400
 # would run the sub-make without -jN's job slots (it said so: "jobserver
 # unavailable: using -j1").
 SANITIZED = $(MAKE) --no-print-directory BUILD=$(BUILD)/$(1) TOOL_SAN="$(2)"
-SANITIZED_E2E = SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(3) \
+SANITIZED_E2E = SWEEP_FORK=0 SWEEP_STRIDE=$(SAN_SWEEP_STRIDE) REPLAY_FAULT_STRIDE=4 TEST_TIMEOUT=$(3) \
 	$(call SANITIZED,$(1),$(2)) \
 	E2E_SKIP="$(SAN_SKIP)" E2E_SKIP_WHY="runs nothing instrumented: make test runs it" \
 	TEST_JOBS=$(JOBS) check-e2e-only
@@ -125,9 +126,10 @@ check-tsan: all
 	 $(call SANITIZED_E2E,tsan,-fsanitize=thread,$(TSAN_TEST_TIMEOUT))
 	@sh tests/summary.sh $(BUILD)/tsan/test-results
 
-# The fault sweeps at every N and every edit of a cached plan, one that
-# rebuilds by replay and one that offloads (make test tries every 7th and
-# every 4th).
+# The fault sweeps with every N also in a process of its own, which must
+# end as the forked child did (make test: two N a sweep), and every edit of
+# a cached plan, one that rebuilds by replay and one that offloads (make
+# test: every 4th).
 .PHONY: check-faults
 check-faults: all
 	@rm -rf $(BUILD)/fault-results && mkdir -p $(BUILD)/fault-results

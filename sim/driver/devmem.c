@@ -58,6 +58,12 @@ int devmem_init(void)
 
 CUresult phys_charge(uint64_t bytes)
 {
+	if (sim_cfg.sweep == SWEEP_ALLOC) {
+		pthread_mutex_lock(&phys_lock);
+		uint64_t next = alloc_count + 1;
+		pthread_mutex_unlock(&phys_lock);
+		sweep_point(SWEEP_ALLOC, next);
+	}
 	pthread_mutex_lock(&phys_lock);
 	uint64_t n = ++alloc_count;
 	CUresult r = CUDA_SUCCESS;

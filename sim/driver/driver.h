@@ -34,6 +34,11 @@ struct sim_config {
 	unsigned slow_stream_ms;    /* SIMCUDA_SLOW_STREAM */
 	double pcie_bytes_per_ns;   /* SIMCUDA_PCIE_GBPS (1 GB/s = 1 byte/ns) */
 	enum { FILL_POISON, FILL_ZERO, FILL_RANDOM } fill; /* SIMCUDA_FILL */
+	/* SIMCUDA_FAIL_ALLOC or _LAUNCH=A-B (or A-): a sweep (sweep.c) forks a
+	 * child at each of those events from A to B, into SIMCUDA_SWEEP_DIR. */
+	enum sim_sweep_kind { SWEEP_NONE, SWEEP_ALLOC, SWEEP_LAUNCH } sweep;
+	uint64_t sweep_from, sweep_to;
+	const char *sweep_dir;
 };
 extern struct sim_config sim_cfg;
 void sim_config_load(void);
@@ -227,7 +232,8 @@ struct sim_stream {
 	unsigned flags; /* CU_STREAM_NON_BLOCKING */
 	int priority;
 	bool legacy, per_thread;
-	bool dead; /* destroyed: only its worker still uses it (ctx->lock) */
+	bool dead;         /* destroyed: only its worker still uses it (ctx->lock) */
+	_Atomic bool park; /* its worker ends at the next op (sweep.c) */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -254,6 +260,11 @@ CUresult stream_create(struct sim_ctx *ctx, unsigned flags, int priority, bool l
 void stream_destroy(struct sim_stream *s);
 /* The last enqueued op of s with a reference, or NULL. */
 struct sim_marker *stream_last(struct sim_stream *s);
+/* For a fork (sweep.c): every worker ended, queued work left queued, the
+ * process down to the calling thread; false when other threads stay (the
+ * program's own).  streams_resume starts a worker for every stream again. */
+bool streams_park(void);
+void streams_resume(void);
 
 /* Runs on the worker: executes one op (exec.c). */
 void op_execute(struct sim_stream *s, struct sim_op *op, uint64_t start, uint64_t *end);
@@ -357,6 +368,8 @@ void engine_enqueue(struct sim_stream *s, struct sim_op *op);
  * op did not wait for it: on a GPU it would read a half-written buffer). */
 void engine_check(const struct sim_stream *s, const struct sim_op *op, uint64_t start);
 void engine_hazards_free(struct sim_op *op);
+/* The completion of op's i-th noted copy (i < op->nhazards). */
+struct sim_marker *engine_hazard_done(const struct sim_op *op, unsigned i);
 
 /* ---- fill.c: the contents of fresh memory (SIMCUDA_FILL) --------------- */
 /* Fills bytes of memory just mapped (so zeroed) at p by the policy. */
@@ -371,7 +384,8 @@ static inline bool dev_addr(uintptr_t a)
 }
 int devmem_init(void);
 /* Charges bytes of physical memory; CUDA_ERROR_OUT_OF_MEMORY past capacity
- * or when fault injection picks this allocation. */
+ * or when fault injection picks this allocation.  Called on host threads
+ * only (a sweep forks there). */
 CUresult phys_charge(uint64_t bytes);
 void phys_release(uint64_t bytes);
 uint64_t phys_in_use(void);
@@ -408,6 +422,9 @@ bool alloc_disown_range(uintptr_t base);
 /* The live allocation or VMM mapping holding p. */
 bool alloc_range_of(uintptr_t p, uintptr_t *base, size_t *size);
 bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size);
+/* In a sweep's child: VMM memory, shared with the parent (memfd pages),
+ * becomes a copy of its own at the same addresses; 0, or -1 (errno). */
+int vmm_unshare(void);
 
 /* ---- pool.c: the default memory pool ----------------------------------- */
 
@@ -451,7 +468,16 @@ void fault_set_op(const char *kind, const char *name, uint32_t stream_id);
 void *fault_thread_init(void); /* returns the alternate stack */
 void fault_thread_fini(void *stack);
 
+/* ---- sweep.c: fault sweeps that share the run's prefix ----------------- */
+
+/* Before the n-th event of kind (the counter not yet moved): in a sweep
+ * covering n, forks the child in which event n fails and waits for it. */
+void sweep_point(enum sim_sweep_kind kind, uint64_t n);
+
 /* ---- stats.c ----------------------------------------------------------- */
+
+/* A sweep's child reports as a process of its own, into path. */
+void stats_adopt(const char *path);
 
 extern struct sim_counters {
 	atomic_uint_fast64_t ops, kernels, memcpy, memset, host_funcs, allocs, frees;

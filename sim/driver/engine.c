@@ -189,6 +189,11 @@ void engine_check(const struct sim_stream *s, const struct sim_op *op, uint64_t 
 	}
 }
 
+struct sim_marker *engine_hazard_done(const struct sim_op *op, unsigned i)
+{
+	return op->hazards[i].done;
+}
+
 void engine_hazards_free(struct sim_op *op)
 {
 	for (unsigned i = 0; i < op->nhazards; i++)

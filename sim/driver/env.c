@@ -74,6 +74,51 @@ static uint64_t parse_count(const char *var, const char *val, const char *want)
 	return n;
 }
 
+/* SIMCUDA_FAIL_ALLOC/_LAUNCH: "N" fails the N-th event, "A-B" or "A-"
+ * sweeps from A to B (or to the last event): sweep.c. */
+static void parse_fail(const char *var, const char *what, enum sim_sweep_kind kind, uint64_t *fail)
+{
+	const char *v = getenv(var);
+	if (v == NULL || !*v)
+		return;
+	char want[160];
+	snprintf(want, sizeof(want),
+	         "N >= 1, the %s to fail, or A-B or A- (from A to B or to the "
+	         "last), a sweep",
+	         what);
+	const char *dash = strchr(v, '-');
+	if (dash == NULL) {
+		*fail = parse_count(var, v, want);
+		return;
+	}
+	char from[24];
+	size_t n = (size_t)(dash - v);
+	if (n == 0 || n >= sizeof(from))
+		bad(var, v, want);
+	memcpy(from, v, n);
+	from[n] = '\0';
+	uint64_t a = parse_count(var, from, want);
+	uint64_t b = dash[1] ? parse_count(var, dash + 1, want) : UINT64_MAX;
+	if (a == 0 || b < a)
+		bad(var, v, want);
+	if (sim_cfg.sweep)
+		bad(var, v, "one sweep at a time: SIMCUDA_FAIL_ALLOC or SIMCUDA_FAIL_LAUNCH");
+	sim_cfg.sweep = kind;
+	sim_cfg.sweep_from = a;
+	sim_cfg.sweep_to = b;
+}
+
+/* SIMCUDA_SWEEP_DIR, needed by a sweep: where each child gets a directory. */
+static void parse_sweep_dir(void)
+{
+	const char *v = getenv("SIMCUDA_SWEEP_DIR");
+	char *dir = v && *v ? realpath(v, NULL) : NULL;
+	if (dir == NULL)
+		bad("SIMCUDA_SWEEP_DIR", v ? v : "",
+		    "an existing directory: a sweep's children go there");
+	sim_cfg.sweep_dir = dir;
+}
+
 void sim_config_load(void)
 {
 	const char *v;
@@ -95,12 +140,10 @@ void sim_config_load(void)
 	}
 	if ((v = getenv("SIMCUDA_REPORT_FILE")) && *v)
 		sim_cfg.report_file = v;
-	if ((v = getenv("SIMCUDA_FAIL_ALLOC")) && *v)
-		sim_cfg.fail_alloc =
-		    parse_count("SIMCUDA_FAIL_ALLOC", v, "N >= 1, the allocation to fail");
-	if ((v = getenv("SIMCUDA_FAIL_LAUNCH")) && *v)
-		sim_cfg.fail_launch =
-		    parse_count("SIMCUDA_FAIL_LAUNCH", v, "N >= 1, the launch to fail");
+	parse_fail("SIMCUDA_FAIL_ALLOC", "allocation", SWEEP_ALLOC, &sim_cfg.fail_alloc);
+	parse_fail("SIMCUDA_FAIL_LAUNCH", "launch", SWEEP_LAUNCH, &sim_cfg.fail_launch);
+	if (sim_cfg.sweep)
+		parse_sweep_dir();
 	if ((v = getenv("SIMCUDA_FAIL_COPY")) && *v)
 		sim_cfg.fail_copy = parse_count("SIMCUDA_FAIL_COPY", v,
 		                                "N >= 1, the copy with page-locked memory to fail");

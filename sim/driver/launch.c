@@ -108,6 +108,7 @@ static CUresult launch(struct sim_func *f, simcuda_dim3 grid, simcuda_dim3 block
 	r = pack(f->k, params, extra, &packed);
 	if (r != CUDA_SUCCESS)
 		return r;
+	sweep_point(SWEEP_LAUNCH, atomic_load(&launch_count) + 1);
 	uint64_t n = atomic_fetch_add(&launch_count, 1) + 1;
 	if (sim_cfg.fail_launch && n == sim_cfg.fail_launch) {
 		/* Fault injection.  A kernel that faults was launched fine: the

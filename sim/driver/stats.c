@@ -54,7 +54,8 @@ static pid_t loader_pid;
 static void report_at_exit(void)
 {
 	/* A forked child (a test harness, a data-loader worker) inherits the
-	 * handler but is not the program whose device use is reported. */
+	 * handler but is not the program whose device use is reported (a
+	 * sweep's child is: stats_adopt). */
 	if (getpid() != loader_pid)
 		return;
 	if (sim_cfg.report)
@@ -69,6 +70,12 @@ static void report_at_exit(void)
 		report_line(f);
 		fclose(f);
 	}
+}
+
+void stats_adopt(const char *path)
+{
+	loader_pid = getpid();
+	sim_cfg.report_file = path;
 }
 
 /* Configuration is read when the library loads, so a bad SIMCUDA_* value

@@ -15,15 +15,18 @@
 #include "driver.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sync_cond = PTHREAD_COND_INITIALIZER;
 static _Atomic uint32_t next_stream_id = 1;
+static _Atomic int workers; /* started and not yet past their last op */
 
 static _Noreturn void out_of_memory(void)
 {
@@ -146,30 +149,66 @@ static void unlink_stream(struct sim_stream *s)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The worker's wait for what op waits for (and for the copies engine_check
+ * looks at): its simulated start, or UINT64_MAX when the stream was parked
+ * first (the op is put back). */
+static uint64_t wait_for_start(struct sim_stream *s, struct sim_op *op)
+{
+	uint64_t start = atomic_load(&s->time);
+	if (op->host_floor > start)
+		start = op->host_floor;
+	unsigned nw = op->nwaits + op->nmore;
+	pthread_mutex_lock(&sync_lock);
+	for (unsigned i = 0; i < nw + op->nhazards; i++) {
+		struct sim_marker *m = i < op->nwaits ? op->waits[i]
+		                       : i < nw       ? op->more_waits[i - op->nwaits]
+		                                      : engine_hazard_done(op, i - nw);
+		while (!m->done && !atomic_load(&s->park))
+			pthread_cond_wait(&sync_cond, &sync_lock);
+		if (!m->done) {
+			start = UINT64_MAX;
+			break;
+		}
+		if (i < nw && m->end_ns > start)
+			start = m->end_ns;
+	}
+	pthread_mutex_unlock(&sync_lock);
+	if (start == UINT64_MAX) {
+		pthread_mutex_lock(&s->lock);
+		op->next = s->head;
+		s->head = op;
+		if (s->tail == NULL)
+			s->tail = op;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return start;
+}
+
 static void *worker(void *arg)
 {
 	struct sim_stream *s = arg;
 	void *altstack = fault_thread_init();
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
-		while (s->head == NULL)
+		while (s->head == NULL && !atomic_load(&s->park))
 			pthread_cond_wait(&s->cond, &s->lock);
+		if (atomic_load(&s->park)) {
+			/* Parked for a fork (streams_park): the stream and its
+			 * queue stay for the next worker. */
+			pthread_mutex_unlock(&s->lock);
+			fault_thread_fini(altstack);
+			atomic_fetch_sub(&workers, 1);
+			return NULL;
+		}
 		struct sim_op *op = s->head;
 		s->head = op->next;
 		if (s->head == NULL)
 			s->tail = NULL;
 		pthread_mutex_unlock(&s->lock);
 
-		uint64_t start = atomic_load(&s->time);
-		if (op->host_floor > start)
-			start = op->host_floor;
-		for (unsigned i = 0; i < op->nwaits + op->nmore; i++) {
-			struct sim_marker *m =
-			    i < op->nwaits ? op->waits[i] : op->more_waits[i - op->nwaits];
-			uint64_t t = marker_block(m);
-			if (t > start)
-				start = t;
-		}
+		uint64_t start = wait_for_start(s, op);
+		if (start == UINT64_MAX)
+			continue;
 		engine_check(s, op, start);
 		bool exiting = op->kind == OP_EXIT;
 		/* Fault injection: a slow user stream makes any missing
@@ -201,6 +240,7 @@ static void *worker(void *arg)
 	pthread_cond_destroy(&s->cond);
 	free(s);
 	fault_thread_fini(altstack);
+	atomic_fetch_sub(&workers, 1);
 	return NULL;
 }
 
@@ -264,6 +304,30 @@ struct sim_marker *stream_last(struct sim_stream *s)
 	return m;
 }
 
+/* Workers take no asynchronous signals: those belong to the program's own
+ * threads.  Faults still arrive (they are synchronous). */
+static int start_worker(struct sim_stream *s)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGABRT);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&workers, 1);
+	int rc = pthread_create(&s->thread, &attr, worker, s);
+	if (rc)
+		atomic_fetch_sub(&workers, 1);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 CUresult stream_create(struct sim_ctx *ctx, unsigned flags, int priority, bool legacy,
                        bool per_thread, struct sim_stream **out)
 {
@@ -278,23 +342,7 @@ CUresult stream_create(struct sim_ctx *ctx, unsigned flags, int priority, bool l
 	s->id = atomic_fetch_add(&next_stream_id, 1);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	/* Workers take no asynchronous signals: those belong to the
-	 * program's own threads.  Faults still arrive (they are synchronous). */
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGFPE);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGABRT);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	int rc = pthread_create(&s->thread, &attr, worker, s);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
+	if (start_worker(s)) {
 		pthread_mutex_destroy(&s->lock);
 		pthread_cond_destroy(&s->cond);
 		free(s);
@@ -338,6 +386,76 @@ void stream_destroy(struct sim_stream *s)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	push(s, op_new(OP_EXIT));
+}
+
+/* ---- parking the workers for a fork (sweep.c) -------------------------- */
+
+static void nap(void)
+{
+	struct timespec ts = {0, 100000};
+	nanosleep(&ts, NULL);
+}
+
+/* Threads of this process, from /proc/self/status; -1 when unreadable. */
+static long thread_count(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	const char *t = strstr(buf, "\nThreads:");
+	return t ? strtol(t + 10, NULL, 10) : -1;
+}
+
+/* Each worker ends after the op it is running, or while it waits for
+ * another stream, its queue left as it is: the fork sees the device as far
+ * as it got, as a fresh process would at that point, not a synchronized
+ * one (a synchronization would also move the host's simulated clock). */
+bool streams_park(void)
+{
+	struct sim_ctx *ctx = &sim_primary;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct sim_stream *s = ctx->streams; s; s = s->next) {
+		pthread_mutex_lock(&s->lock);
+		atomic_store(&s->park, true);
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_lock(&sync_lock);
+	pthread_cond_broadcast(&sync_cond);
+	pthread_mutex_unlock(&sync_lock);
+	/* As long as their ops take (a synchronization would wait as long). */
+	while (atomic_load(&workers) > 0)
+		nap();
+	/* Then a thread is gone once the kernel says so (its exit code, which
+	 * may take locks, has run): 1 s is ample; a thread of the program's
+	 * own stays. */
+	for (int i = 0; i < 10000; i++) {
+		if (thread_count() == 1)
+			return true;
+		nap();
+	}
+	return false;
+}
+
+void streams_resume(void)
+{
+	struct sim_ctx *ctx = &sim_primary;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct sim_stream *s = ctx->streams; s; s = s->next) {
+		atomic_store(&s->park, false);
+		if (start_worker(s)) {
+			fprintf(stderr, "simcuda: cannot start a stream worker again\n");
+			abort();
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 /* ---- the per-thread default stream ------------------------------------- */

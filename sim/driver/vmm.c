@@ -31,6 +31,8 @@ struct phys {
 	CUmemAllocationProp prop;
 	int refs; /* handle references: cuMemCreate, cuMemRetainAllocationHandle */
 	int maps; /* live mappings */
+	/* In the list of every allocation not yet destroyed (lock). */
+	struct phys *prev, *next;
 };
 
 struct mapping {
@@ -50,6 +52,7 @@ struct reservation {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reservation *res; /* sorted by base */
 static size_t nres, capres;
+static struct phys *all_phys;
 
 static bool aligned(uint64_t v)
 {
@@ -100,6 +103,14 @@ EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity_out,
 
 static void phys_destroy(struct phys *h)
 {
+	pthread_mutex_lock(&lock);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		all_phys = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	pthread_mutex_unlock(&lock);
 	if (h->fd >= 0)
 		close(h->fd);
 	munmap(h->holder, h->size);
@@ -139,6 +150,31 @@ static bool mremap_duplicates(void)
 	return works;
 }
 
+/* The pages of a new allocation: a memfd of size bytes and its holder
+ * mapping, read-write for the caller to fill (then PROT_NONE), or NULL;
+ * *fd: the descriptor where mappings need it (see above), else -1. */
+static void *new_backing(size_t size, int *fd_out)
+{
+	int fd = memfd_create("simcuda-physical", MFD_CLOEXEC);
+	void *holder = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0)
+		holder =
+		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	int keep_fd = fd >= 0 && holder != MAP_FAILED && !mremap_duplicates();
+	if (fd >= 0 && !keep_fd)
+		close(fd);
+	*fd_out = keep_fd ? fd : -1;
+	return holder == MAP_FAILED ? NULL : holder;
+}
+
+/* One more mapping of h's pages, at va, inaccessible like the holder. */
+static bool map_at(const struct phys *h, uintptr_t va, size_t size)
+{
+	return (h->fd >= 0 ? mmap((void *)va, size, PROT_NONE, MAP_SHARED | MAP_FIXED, h->fd, 0)
+	                   : mremap(h->holder, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED,
+	                            (void *)va)) != MAP_FAILED;
+}
+
 /* Changing what the device maps needs a healthy context; after a launch
  * failure these fail with its sticky error (releasing handles and address
  * ranges, host-side bookkeeping, still works). */
@@ -162,32 +198,32 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct phys *h = calloc(1, sizeof(*h));
-	int fd = memfd_create("simcuda-physical", MFD_CLOEXEC);
-	void *holder = MAP_FAILED;
-	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0)
-		holder =
-		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	int keep_fd = fd >= 0 && holder != MAP_FAILED && !mremap_duplicates();
-	if (fd >= 0 && !keep_fd)
-		close(fd);
-	if (holder != MAP_FAILED) {
+	int fd;
+	void *holder = new_backing(size, &fd);
+	if (holder) {
 		fresh_fill(holder, size);
 		mprotect(holder, size, PROT_NONE);
 	}
-	if (h == NULL || holder == MAP_FAILED) {
-		if (holder != MAP_FAILED)
+	if (h == NULL || holder == NULL) {
+		if (holder)
 			munmap(holder, size);
-		if (keep_fd)
+		if (fd >= 0)
 			close(fd);
 		free(h);
 		phys_release(size);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	h->fd = keep_fd ? fd : -1;
+	h->fd = fd;
 	h->holder = holder;
 	h->size = size;
 	h->prop = *prop;
 	h->refs = 1;
+	pthread_mutex_lock(&lock);
+	h->next = all_phys;
+	if (all_phys)
+		all_phys->prev = h;
+	all_phys = h;
+	pthread_mutex_unlock(&lock);
 	handle_add(h, H_MEMHANDLE);
 	*handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
 	return CUDA_SUCCESS;
@@ -407,12 +443,7 @@ static CUresult mem_map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGeneri
 			r->cap = nc;
 		}
 	}
-	/* A second mapping of the holder's pages, inaccessible like it. */
-	if (rc == CUDA_SUCCESS &&
-	    (h->fd >= 0
-	         ? mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, h->fd, 0)
-	         : mremap(h->holder, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED,
-	                  (void *)(uintptr_t)ptr)) == MAP_FAILED)
+	if (rc == CUDA_SUCCESS && !map_at(h, (uintptr_t)ptr, size))
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	if (rc == CUDA_SUCCESS) {
 		memmove(&r->maps[i + 1], &r->maps[i], (r->nmaps - i) * sizeof(*r->maps));
@@ -612,4 +643,38 @@ bool vmm_range_of(uintptr_t p, uintptr_t *base, size_t *size)
 	}
 	pthread_mutex_unlock(&lock);
 	return ok;
+}
+
+/* ---- a sweep's child (sweep.c) ----------------------------------------- */
+
+/* A fork shares MAP_SHARED pages: each allocation gets pages of its own,
+ * a copy, and every mapping is made again from them, with its access. */
+int vmm_unshare(void)
+{
+	int rc = 0;
+	pthread_mutex_lock(&lock);
+	for (struct phys *h = all_phys; h && !rc; h = h->next) {
+		int fd;
+		void *own = new_backing(h->size, &fd);
+		if (own == NULL || mprotect(h->holder, h->size, PROT_READ)) {
+			rc = -1;
+			break;
+		}
+		memcpy(own, h->holder, h->size);
+		mprotect(own, h->size, PROT_NONE);
+		munmap(h->holder, h->size);
+		if (h->fd >= 0)
+			close(h->fd);
+		h->holder = own;
+		h->fd = fd;
+	}
+	for (size_t i = 0; i < nres && !rc; i++)
+		for (size_t j = 0; j < res[i].nmaps && !rc; j++) {
+			const struct mapping *m = &res[i].maps[j];
+			if (!map_at(m->h, m->va, m->size) ||
+			    mprotect((void *)m->va, m->size, m->prot))
+				rc = -1;
+		}
+	pthread_mutex_unlock(&lock);
+	return rc;
 }

@@ -2,11 +2,11 @@
  * collective.c — collectives in the profiled iteration.  An NCCL kernel
  * waits for the other ranks' processes, which go at their own pace: the
  * profiler must not make this process wait for one before the others can
- * reach it.  So a collective is recorded without hashing around it (every
- * buffer it references counts as read and written), an event after it
- * says when it is done, and while one is in flight the synchronisations
- * around the next ops wait for their own stream only, never for the
- * whole context.
+ * reach it.  So a collective is recorded without host copies around it
+ * (every buffer it references counts as read and written), an event after
+ * it says when it is done, and while one is in flight the
+ * synchronisations around the next ops wait for their own stream only,
+ * never for the whole context.
  */
 #include <string.h>
 

@@ -172,10 +172,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 			const CUpti_ActivityKernel10 *k = (const void *)r;
 			delivered[0]++;
-			/* libremat's own hashing kernel (writeset.c) runs inside the
-			 * app's call and may carry its correlation id: by name. */
-			if (!k->name || strcmp(k->name, PROF_HASH_KERNEL))
-				keep(k->correlationId, 0, k->start, k->end);
+			keep(k->correlationId, 0, k->start, k->end);
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -1,10 +1,13 @@
 /*
- * delta.c — what each op of the profiled iteration changed, byte by byte,
- * and whether what it wrote depends on what was there before.
+ * delta.c — which buffers each op of the profiled iteration wrote, what it
+ * changed in them byte by byte, and whether what it wrote depends on what
+ * was there before.
  *
- * For a kernel, every referenced buffer that can be evicted (not packed
- * small) is copied to the host before and after it; the bytes that differ
- * are its changes (a write of the value already there is no change).
+ * For a kernel or a graph launch, every referenced buffer is copied to the
+ * host before and after it (docs/trace-format.md says why host copies and
+ * not content hashes); a buffer whose bytes differ is among its writes.  A
+ * kernel's changes are those bytes, in every buffer that can be evicted
+ * (not packed small): a write of the value already there is no change.
  * These copies only read and always run; what follows launches the kernel
  * again from content it never ran on (not with REMAT_WRITE_PROOF=0), and
  * a kernel that synchronizes its blocks through memory (cuBLAS split-K
@@ -75,6 +78,19 @@ void prof_delta_drop(void)
 	deltas = NULL;
 	ndeltas = 0;
 	prof_unread_reset();
+	/* The host copies' room goes too: as large as what one op references. */
+	for (size_t r = 0; r < npre; r++)
+		free(pre[r]);
+	free(pre);
+	free(pre_cap);
+	pre = NULL;
+	pre_cap = NULL;
+	npre = 0;
+	free(post);
+	free(mask);
+	free(wanted);
+	post = again = mask = wanted = NULL;
+	post_cap = mask_cap = wanted_cap = 0;
 }
 
 int prof_delta_begin(size_t nops)
@@ -207,10 +223,10 @@ static int evictable(const struct prof_live *b)
 	return !b->small && b->size;
 }
 
-void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb)
+uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb)
 {
 	if (k >= ndeltas)
-		return;
+		return 0;
 	deltas[k].blind = -1;
 	if (o->nreads > npre) {
 		uint8_t **p = realloc(pre, o->nreads * sizeof(*pre));
@@ -218,7 +234,7 @@ void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *cons
 		if (p)
 			pre = p;
 		if (!c)
-			return;
+			return 0;
 		pre_cap = c;
 		for (size_t i = npre; i < o->nreads; i++) {
 			pre[i] = NULL;
@@ -226,15 +242,18 @@ void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *cons
 		}
 		npre = o->nreads;
 	}
+	uint32_t copies = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!b->size)
 			continue;
 		if (grow(&pre[r], &pre_cap[r], b->size) ||
-		    prof_ws_copy(pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
-			return;
+		    prof_host_copy(pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
+			return copies;
+		copies++;
 	}
 	snapped = k; /* the snapshots are complete */
+	return copies;
 }
 
 /* The op's lowest pointer into buf above offset off, or end. */
@@ -467,9 +486,9 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			same &= again[i] == posts[r][i];
 		}
 		if (!same)
-			ok = prof_ws_copy(again, b->addr, b->size, 0) == CUDA_SUCCESS;
+			ok = prof_host_copy(again, b->addr, b->size, 0) == CUDA_SUCCESS;
 	}
-	/* The copies are complete (prof_ws_copy): the second run sees them. */
+	/* The copies are complete (prof_host_copy): the second run sees them. */
 	CUresult rc = ok ? relaunch(k, o, op) : CUDA_ERROR_UNKNOWN;
 	ok = rc == CUDA_SUCCESS;
 	int lost = 0;
@@ -477,7 +496,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
-		int read = ok && prof_ws_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
+		int read = ok && prof_host_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
 		ok &= read;
 		int tested = only < 0 || only == o->reads[r];
 		tested_bytes(d, o, r, b, posts[r], tested, unit);
@@ -522,7 +541,7 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			i = j;
 		}
 		if ((!read || memcmp(again, posts[r], b->size)) &&
-		    prof_ws_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
+		    prof_host_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
 			lost++;
 	}
 	/* After a failed second run the context is gone (the program gets the
@@ -775,43 +794,47 @@ static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
 		free(cand);
 }
 
-void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
-                      struct prof_live *const *pb)
+/* Host copies after the op of every buffer it references (posts[r], into
+ * post, with room for the proofs after them); each one whose content
+ * changed is among its writes.  The number of copies, or -1 when one
+ * failed or there was no room. */
+static int snap_after(struct prof_op *o, struct prof_live *const *pb, uint8_t **posts)
 {
-	for (size_t r = 0; r < o->nrefs; r++)
-		prof_unread_cut(o->refs[r].buf, o->refs[r].off);
-	if (k >= ndeltas || snapped != k)
-		return;
-	snapped = SIZE_MAX;
-	struct op_delta *d = &deltas[k];
-	d->blind = 0; /* known from here on, unless something fails */
-	size_t total = 0, off = 0;
-	for (size_t r = 0; r < o->nreads; r++)
-		total += pb[o->reads[r]]->size;
-	uint8_t *stack[64], **posts = o->nreads <= 64 ? stack : calloc(o->nreads, sizeof(*posts));
-	size_t biggest = 0;
-	for (size_t r = 0; r < o->nreads; r++)
-		if (pb[o->reads[r]]->size > biggest)
-			biggest = pb[o->reads[r]]->size;
-	if (!posts || grow(&post, &post_cap, total + biggest) || grow(&mask, &mask_cap, biggest) ||
-	    grow(&wanted, &wanted_cap, biggest) || !(again = post + total)) {
-		d->blind = -1;
-		goto out;
+	size_t total = 0, biggest = 0, off = 0;
+	for (size_t r = 0; r < o->nreads; r++) {
+		size_t size = pb[o->reads[r]]->size;
+		total += size;
+		biggest = size > biggest ? size : biggest;
 	}
+	if (grow(&post, &post_cap, total + biggest) || grow(&mask, &mask_cap, biggest) ||
+	    grow(&wanted, &wanted_cap, biggest) || !(again = post + total))
+		return -1;
+	int copies = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
-		/* Every buffer the op references is put back after the proof,
-		 * small ones too: the second run must leave nothing behind. */
 		posts[r] = NULL;
 		if (!b->size)
 			continue;
 		posts[r] = post + off;
 		off += b->size;
-		if (prof_ws_copy(posts[r], b->addr, b->size, 1) != CUDA_SUCCESS) {
-			d->blind = -1;
-			goto out;
-		}
-		for (uint64_t i = 0; evictable(b) && i < b->size;) {
+		if (prof_host_copy(posts[r], b->addr, b->size, 1) != CUDA_SUCCESS)
+			return -1;
+		copies++;
+		if (memcmp(posts[r], pre[r], b->size))
+			prof_op_wrote(o, o->reads[r]);
+	}
+	return copies;
+}
+
+/* Kernel op k's changes: in each buffer that can be evicted, the runs of
+ * bytes that differ after it. */
+static void find_changes(size_t k, const struct prof_op *o, struct prof_live *const *pb,
+                         uint8_t *const *posts)
+{
+	struct op_delta *d = &deltas[k];
+	for (size_t r = 0; r < o->nreads; r++) {
+		const struct prof_live *b = pb[o->reads[r]];
+		for (uint64_t i = 0; posts[r] && evictable(b) && i < b->size;) {
 			i = first_diff(posts[r], pre[r], i, b->size);
 			if (i == b->size)
 				break;
@@ -824,18 +847,37 @@ void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
 			i = j;
 		}
 	}
-	/* REMAT_WRITE_PROOF=0: no second launch; every change is then an
-	 * update of what was there (saves less). */
-	if (d->blind >= 0 && d->n && o->replayable && proofs != REMAT_PROOF_OFF)
-		prove_blind(k, o, op, pb, posts);
-	for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
-		if (d->chg[c].blind)
-			prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
-	/* The same switch: both proofs launch the kernel once more with
-	 * bytes it may read set to what it never saw. */
-	if (d->blind >= 0 && o->replayable && proofs != REMAT_PROOF_OFF)
-		prove_unread(k, o, op, pb, posts);
-out:
-	if (posts && posts != stack)
+}
+
+uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
+                          struct prof_live *const *pb)
+{
+	int kernel = o->kind == REMAT_OP_KERNEL;
+	for (size_t r = 0; kernel && r < o->nrefs; r++)
+		prof_unread_cut(o->refs[r].buf, o->refs[r].off);
+	uint8_t *stack[64], **posts = o->nreads <= 64 ? stack : calloc(o->nreads, sizeof(*posts));
+	int copies = k < ndeltas && snapped == k && posts ? snap_after(o, pb, posts) : -1;
+	snapped = SIZE_MAX;
+	/* What it wrote is not known: all it references may have changed. */
+	for (size_t r = 0; copies < 0 && r < o->nreads; r++)
+		prof_op_wrote(o, o->reads[r]);
+	if (copies >= 0 && kernel) {
+		struct op_delta *d = &deltas[k];
+		d->blind = 0; /* known from here on, unless something fails */
+		find_changes(k, o, pb, posts);
+		/* REMAT_WRITE_PROOF=0: no second launch; every change is then
+		 * an update of what was there (saves less). */
+		if (d->blind >= 0 && d->n && o->replayable && proofs != REMAT_PROOF_OFF)
+			prove_blind(k, o, op, pb, posts);
+		for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
+			if (d->chg[c].blind)
+				prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
+		/* The same switch: both proofs launch the kernel once more with
+		 * bytes it may read set to what it never saw. */
+		if (d->blind >= 0 && o->replayable && proofs != REMAT_PROOF_OFF)
+			prove_unread(k, o, op, pb, posts);
+	}
+	if (posts != stack)
 		free(posts);
+	return copies > 0 ? (uint32_t)copies : 0;
 }

@@ -161,7 +161,7 @@ enum prof_step prof_op(struct remat_op *op)
 	if (__builtin_expect(__atomic_load_n(&remat_alloc_swap_armed, __ATOMIC_RELAXED), 0) &&
 	    remat_det_steady(&det) && remat_det_is_boundary(&det, i))
 		remat_alloc_swap_report((long long)remat_det_iteration_index(&det, i) - 1);
-	/* The profile synchronizes and hashes around every op: a capture in
+	/* The profile synchronizes and copies around every op: a capture in
 	 * progress forbids that (and is no steady iteration anyway). */
 	int capturing = __atomic_load_n(&remat_capture_active, __ATOMIC_ACQUIRE) != 0;
 	if (profiling && capturing)
@@ -248,7 +248,6 @@ void prof_alloc(CUdeviceptr p, size_t size, size_t rounded, int small, int stack
 	b->small = small;
 	b->nsite = stack ? prof_stack_capture(&b->site) : 0;
 	b->trace_id = -1;
-	b->hash_at = -1;
 	b->alloc_at = b->free_at = b->alloc_seq = -1;
 	if (prof_live_add(b)) {
 		prof_live_free(b);

@@ -24,7 +24,6 @@ static int64_t next_seq;
 static CUstream streams[256]; /* stream id i + 1 */
 static int nstreams;
 static uint32_t corr_min, corr_max;
-static uint64_t *before; /* hashes before the current op, per read buffer */
 
 #define MIX(v) (graph_hash = remat_fnv1a(graph_hash, &(v), sizeof(v)))
 
@@ -76,11 +75,10 @@ int prof_profile_begin(uint64_t start_op, size_t ops, size_t iteration, int cupt
 	prof.cupti_available = cupti_ok;
 	prof.cupti_note = cupti_note;
 	prof_kinfo_reset_trace_ids();
-	prof_ws_init();
+	prof_host_copy_init();
 	for (size_t i = 0; i < prof_live_count(); i++) {
 		struct prof_live *b = prof_live_at(i);
 		b->alloc_at = b->free_at = b->alloc_seq = -1;
-		b->hash_at = -1;
 		if (add_pbuf(b))
 			return -1;
 	}
@@ -203,6 +201,11 @@ static void push_id(int32_t **v, size_t *n, int32_t id)
 	(*v)[(*n)++] = id;
 }
 
+void prof_op_wrote(struct prof_op *o, int32_t id)
+{
+	push_id(&o->writes, &o->nwrites, id);
+}
+
 /* Every aligned 8-byte word of the parameters that points into a live
  * managed buffer is a reference to it. */
 static void scan_refs(struct prof_op *o)
@@ -289,60 +292,18 @@ static void graph_refs(struct prof_op *o, const struct remat_op *op)
 	}
 }
 
-/* Room for the hashes of an op's n referenced buffers (before[], and the
- * ranges to hash). */
-static uint64_t (*ranges)[2];
-static size_t *slot;
-static uint64_t *hashed;
-static size_t capranges;
-
-static int reserve(size_t n)
-{
-	if (n <= capranges)
-		return 0;
-	void *a = realloc(ranges, n * sizeof(*ranges)), *b = realloc(slot, n * sizeof(*slot)),
-	     *c = realloc(hashed, n * sizeof(*hashed)), *d = realloc(before, n * sizeof(*before));
-	ranges = a ? a : ranges;
-	slot = b ? b : slot;
-	hashed = c ? c : hashed;
-	before = d ? d : before;
-	if (!a || !b || !c || !d)
-		return -1;
-	capranges = n;
-	return 0;
-}
-
-/* Hashes of everything op k references, before it: those that differ
- * after it are its writes (prof_profile_op_after).  A buffer hashed right
- * after op k - 1 needs no new hash (no op ran in between, and everything
- * before was waited for then).  A collective is not hashed around
- * (collective.c): all it references it may write. */
-static void hash_inputs(struct prof_op *o, uint64_t k)
+/* Host copies of everything kernel or graph op k references, before it:
+ * those that differ after it are its writes (delta.c).  A collective gets
+ * none (collective.c): all it references it may write. */
+static void copy_inputs(struct prof_op *o, uint64_t k)
 {
 	if (o->collective) {
 		for (size_t r = 0; r < o->nreads; r++)
-			push_id(&o->writes, &o->nwrites, o->reads[r]);
+			prof_op_wrote(o, o->reads[r]);
 		return;
 	}
-	if (reserve(o->nreads))
-		return;
-	size_t n = 0;
-	for (size_t r = 0; r < o->nreads; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		if (b->hash_at >= 0 && (uint64_t)b->hash_at + 1 == k) {
-			before[r] = b->hash;
-			continue;
-		}
-		ranges[n][0] = b->addr;
-		ranges[n][1] = b->size;
-		slot[n++] = r;
-	}
-	if (n) {
-		prof_sync(o->cstream);
-		prof_ws_hash((const uint64_t(*)[2])ranges, n, hashed);
-		for (size_t i = 0; i < n; i++)
-			before[slot[i]] = hashed[i];
-	}
+	prof_sync(o->cstream);
+	o->own_copies[0] = prof_delta_before(k, o, pb);
 }
 
 void prof_profile_op_before(struct remat_op *op, uint64_t k)
@@ -382,12 +343,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		pack_params(o, ki, op);
 		graph_hash = prof_attrs_record(o, op, graph_hash);
 		scan_refs(o);
-		/* Host copies before it, for its changes byte by byte (delta.c). */
-		if (!o->collective) {
-			prof_sync(o->cstream);
-			prof_delta_before(k, o, pb);
-		}
-		hash_inputs(o, k);
+		copy_inputs(o, k);
 		break;
 	}
 	case REMAT_OP_MEMCPY:
@@ -412,7 +368,7 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->why_not = "graph launch";
 		o->collective = op->graph && op->graph->collective;
 		graph_refs(o, op);
-		hash_inputs(o, k);
+		copy_inputs(o, k);
 		break;
 	}
 	int32_t kind = o->kind;
@@ -455,25 +411,10 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 		prof_collective_issued(op->stream);
 		return;
 	}
-	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads ||
-	    o->nreads > capranges)
+	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads)
 		return;
 	prof_sync(op->stream);
-	for (size_t r = 0; r < o->nreads; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		ranges[r][0] = b->addr;
-		ranges[r][1] = b->size;
-	}
-	prof_ws_hash((const uint64_t(*)[2])ranges, o->nreads, hashed);
-	for (size_t r = 0; r < o->nreads; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		if (hashed[r] != before[r])
-			push_id(&o->writes, &o->nwrites, o->reads[r]);
-		b->hash = hashed[r];
-		b->hash_at = (int64_t)k;
-	}
-	if (op->kind == REMAT_OP_KERNEL)
-		prof_delta_after(k, o, op, pb);
+	o->own_copies[1] = prof_delta_after(k, o, op, pb);
 }
 
 void prof_profile_alloc(struct prof_live *b, uint64_t k)
@@ -562,8 +503,9 @@ static void durations(void)
 			kernels++;
 		struct corr_idx key = {c, 0},
 		                *hit = ix ? bsearch(&key, ix, m, sizeof(*ix), cmp_corr) : NULL;
-		/* Our own hashing copies and kernels run inside the app's runtime
-		 * call and carry its id: only records of the op's own kind count. */
+		/* Our own host copies and second launches (delta.c) run inside
+		 * the app's call and carry its id: only records of the op's own
+		 * kind count (all of a graph's: its nodes' kinds vary). */
 		int graph = hit && prof.ops[hit->op].kind == REMAT_OP_GRAPH;
 		if (!hit || (!graph && kind_of_op(prof.ops[hit->op].kind) != rec[r].kind)) {
 			unmatched[rec[r].kind]++;
@@ -580,16 +522,23 @@ static void durations(void)
 			k++;
 		struct prof_op *o = &prof.ops[mt[j].op];
 		if (o->kind == REMAT_OP_KERNEL || o->kind == REMAT_OP_GRAPH) {
-			/* The hashing kernels around it are not among the records
-			 * (cupti.c drops them by name): the op's own kernel, or a
-			 * graph's kernels from the first start to the last end. */
-			size_t last = o->kind == REMAT_OP_GRAPH ? k : j + 1;
+			/* The op's own kernel, or a graph's nodes from the first
+			 * start to the last end.  Inside a runtime call our host
+			 * copies (delta.c) carry its id: in start order those
+			 * before the graph, its nodes, those after it. */
+			size_t first = j, last = j + 1;
+			if (o->kind == REMAT_OP_GRAPH) {
+				int ours =
+				    o->corr_runtime && k - j > o->own_copies[0] + o->own_copies[1];
+				first = ours ? j + o->own_copies[0] : j;
+				last = ours ? k - o->own_copies[1] : k;
+			}
 			/* A kernel's other records are the write-set proof's second
 			 * run (delta.c), not the program's. */
 			if (o->kind == REMAT_OP_KERNEL)
 				ours += k - j - 1;
 			o->duration_ns = (int64_t)(mt[last - 1].start + (uint64_t)mt[last - 1].dur -
-			                           mt[j].start);
+			                           mt[first].start);
 		} else {
 			/* In start order: the swap copies libremat made for the op
 			 * (done before it was issued), then the op's own. */
@@ -660,8 +609,6 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 {
 	/* The last ops may still be running: their records come at completion. */
 	prof_sync_all();
-	/* Nothing is in flight now (a collective included): the scratch can go. */
-	prof_ws_end();
 	prof_copy_rate(&prof.copy_fixed_ns, &prof.copy_bytes_per_us);
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);

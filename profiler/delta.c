@@ -454,6 +454,74 @@ static void tested_bytes(const struct op_delta *d, const struct prof_op *o, size
 		keep_data_words(mask, pre[r], post, b->addr, b->size);
 }
 
+/* The second run's content of a buffer (size bytes) into again: the
+ * complement of what the op left (post) at the tested bytes (mask), its
+ * content before the op (pre) elsewhere.  1 when that is what the op
+ * left. */
+static int perturb(uint64_t size, const uint8_t *pre, const uint8_t *post)
+{
+	int same = 1;
+	uint64_t i = 0;
+	for (; i + 8 <= size; i += 8) {
+		uint64_t m = load8(mask + i) * 0xff, p = load8(post + i);
+		uint64_t w = (~p & m) | (load8(pre + i) & ~m);
+		memcpy(again + i, &w, sizeof(w));
+		same &= w == p;
+	}
+	for (; i < size; i++) {
+		again[i] = mask[i] ? (uint8_t)~post[i] : pre[i];
+		same &= again[i] == post[i];
+	}
+	return same;
+}
+
+/* Buffer buf (size bytes) after the second run (again) against after the
+ * first (post) and before it (pre): 0 when what the op wrote depends on
+ * what it overwrote; else 1, with the bytes it wrote among the tested ones
+ * appended to *out, blind, and its changes among the untested words of
+ * wanted as they were found, unproven. */
+static int second_run_agrees(struct op_delta *out, int32_t buf, uint64_t size, const uint8_t *pre,
+                             const uint8_t *post, long unit)
+{
+	for (uint64_t i = 0; i < size;) {
+		if (i + 8 <= size && !load8(wanted + i) && load8(again + i) == load8(post + i)) {
+			i += 8; /* untested and as the first run left it */
+			continue;
+		}
+		uint8_t canary = (uint8_t)~post[i];
+		/* A byte the first run changed must be written again: left as
+		 * the canary, the op added to it something too small to show on
+		 * the canary's value (a float made huge). */
+		int changed = pre[i] != post[i];
+		if (again[i] != post[i] && (!mask[i] || again[i] != canary || changed))
+			return 0; /* depends on what it overwrote */
+		/* Changes among the words left as they were (not data) are
+		 * reported, unproven, as they were found. */
+		if (!mask[i] && wanted[i] && unit != UNREAD && changed) {
+			uint64_t j = i + 1;
+			while (j < size && !mask[j] && wanted[j] && pre[j] != post[j] &&
+			       again[j] == post[j])
+				j++;
+			add_change(out, buf, i, j, 0);
+			i = j;
+			continue;
+		}
+		if (!mask[i] || again[i] != post[i]) {
+			i++;
+			continue;
+		}
+		uint64_t j = i;
+		while (j + 8 <= size && load8(mask + j) == ONES &&
+		       load8(again + j) == load8(post + j))
+			j += 8;
+		while (j < size && mask[j] && again[j] == post[j])
+			j++;
+		add_change(out, buf, i, j, 1);
+		i = j;
+	}
+	return 1;
+}
+
 /* One run of the proof: every referenced buffer as it was before the op,
  * except the tested bytes of buffer `only` (of every buffer with changes
  * when -1), set to the complement of what the op left there; the op once
@@ -471,21 +539,9 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
-		int tested = only < 0 || only == o->reads[r];
-		tested_bytes(d, o, r, b, posts[r], tested, unit);
-		int same = 1; /* nothing to write: leave it alone (another stream may use it) */
-		uint64_t i = 0;
-		for (; i + 8 <= b->size; i += 8) {
-			uint64_t m = load8(mask + i) * 0xff, p = load8(posts[r] + i);
-			uint64_t w = (~p & m) | (load8(pre[r] + i) & ~m);
-			memcpy(again + i, &w, sizeof(w));
-			same &= w == p;
-		}
-		for (; i < b->size; i++) {
-			again[i] = mask[i] ? (uint8_t)~posts[r][i] : pre[r][i];
-			same &= again[i] == posts[r][i];
-		}
-		if (!same)
+		tested_bytes(d, o, r, b, posts[r], only < 0 || only == o->reads[r], unit);
+		/* Nothing to write: leave it alone (another stream may use it). */
+		if (!perturb(b->size, pre[r], posts[r]))
 			ok = prof_host_copy(again, b->addr, b->size, 0) == CUDA_SUCCESS;
 	}
 	/* The copies are complete (prof_host_copy): the second run sees them. */
@@ -498,48 +554,9 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 			continue;
 		int read = ok && prof_host_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
 		ok &= read;
-		int tested = only < 0 || only == o->reads[r];
-		tested_bytes(d, o, r, b, posts[r], tested, unit);
-		for (uint64_t i = 0; ok && i < b->size;) {
-			if (i + 8 <= b->size && !load8(wanted + i) &&
-			    load8(again + i) == load8(posts[r] + i)) {
-				i += 8; /* untested and as the first run left it */
-				continue;
-			}
-			uint8_t canary = (uint8_t)~posts[r][i];
-			/* A byte the first run changed must be written again: left
-			 * as the canary, the op added to it something too small to
-			 * show on the canary's value (a float made huge). */
-			int changed = pre[r][i] != posts[r][i];
-			if (again[i] != posts[r][i] &&
-			    (!mask[i] || again[i] != canary || changed)) {
-				ok = 0; /* depends on what it overwrote */
-				break;
-			}
-			/* Changes among the words left as they were (not data)
-			 * are reported, unproven, as they were found. */
-			if (!mask[i] && wanted[i] && unit != UNREAD && pre[r][i] != posts[r][i]) {
-				uint64_t j = i + 1;
-				while (j < b->size && !mask[j] && wanted[j] &&
-				       pre[r][j] != posts[r][j] && again[j] == posts[r][j])
-					j++;
-				add_change(out, o->reads[r], i, j, 0);
-				i = j;
-				continue;
-			}
-			if (!mask[i] || again[i] != posts[r][i]) {
-				i++;
-				continue;
-			}
-			uint64_t j = i;
-			while (j + 8 <= b->size && load8(mask + j) == ONES &&
-			       load8(again + j) == load8(posts[r] + j))
-				j += 8;
-			while (j < b->size && mask[j] && again[j] == posts[r][j])
-				j++;
-			add_change(out, o->reads[r], i, j, 1);
-			i = j;
-		}
+		tested_bytes(d, o, r, b, posts[r], only < 0 || only == o->reads[r], unit);
+		if (ok)
+			ok = second_run_agrees(out, o->reads[r], b->size, pre[r], posts[r], unit);
 		if ((!read || memcmp(again, posts[r], b->size)) &&
 		    prof_host_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
 			lost++;

@@ -145,6 +145,10 @@ struct prof_activity {
 int prof_cupti_start(const char **note);
 /* Flushes, stops, and hands back every record since start (caller frees). */
 size_t prof_cupti_collect(struct prof_activity **out);
+/* durations.c: the ops' durations from the records since start, matched
+ * by the ops' correlation ids (corr_min..corr_max), and CUPTI's kernel
+ * count against the launches (p's cupti_* members). */
+void prof_durations(struct remat_profile *p, uint32_t corr_min, uint32_t corr_max);
 int prof_cupti_is_internal(uint32_t corr);
 /* A runtime API name without its _vNNNN suffix, interned. */
 const char *prof_intern(const char *s);

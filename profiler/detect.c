@@ -293,8 +293,3 @@ int64_t prof_live_bytes(void)
 {
 	return dt.level;
 }
-
-void prof_function_name(void *func, const char *name, int is_kernel)
-{
-	prof_kinfo_name(func, name, is_kernel);
-}

@@ -24,7 +24,6 @@ struct prof_kinfo {
 	int32_t trace_id; /* index in the profile being built, -1 none */
 };
 struct prof_kinfo *prof_kinfo_get(void *func);
-void prof_kinfo_name(void *func, const char *name, int is_kernel);
 void prof_kinfo_reset_trace_ids(void);
 
 /* live.c — managed allocations as the profiler sees them. */

@@ -65,7 +65,7 @@ static struct prof_kinfo *insert(void *f)
 	return k;
 }
 
-void prof_kinfo_name(void *func, const char *name, int is_kernel)
+void prof_function_name(void *func, const char *name, int is_kernel)
 {
 	struct prof_kinfo **p = find(func);
 	struct prof_kinfo *k = p && *p ? *p : insert(func);

@@ -1,42 +1,13 @@
 /*
- * delta.c — which buffers each op of the profiled iteration wrote, what it
- * changed in them byte by byte, and whether what it wrote depends on what
- * was there before.
- *
- * For a kernel or a graph launch, every referenced buffer is copied to the
- * host before and after it (docs/trace-format.md says why host copies and
- * not content hashes); a buffer whose bytes differ is among its writes.  A
- * kernel's changes are those bytes, in every buffer that can be evicted
- * (not packed small): a write of the value already there is no change.
- * These copies only read and always run; what follows launches the kernel
- * again from content it never ran on (not with REMAT_WRITE_PROOF=0), and
- * a kernel that synchronizes its blocks through memory (cuBLAS split-K
- * semaphores in its workspace, a persistent kernel's work queue) can spin
- * forever on that: no kernel can be stopped on a GPU without losing the
- * context.  So by default only words that held data are perturbed
- * (keep_data_words); REMAT_WRITE_PROOF=1 perturbs every tested byte.  Then
- * the proof of a blind write: the changed bytes are set to the complement
- * of what the kernel left there, the kernel is launched once more with the
- * same parameters, and every referenced buffer must come out exactly as
- * the first launch left it.  Then nothing the kernel wrote depends on the
- * prior content of the bytes it changed: it reads none of them, and a
- * region it changed in full is overwritten whole.  When the proof fails
- * (an update in place among the writes), it is run again for each written
- * buffer and then for each pointer into it on its own (prove_units), so
- * an output next to running statistics in one allocation is still blind.
- * Whatever the outcome,
- * the first launch's results are copied back before the program goes on.
- * A memset or a copy changes exactly its destination range, blindly.
- * Then the proof of unread bytes (prove_unread): bytes past the tensor a
- * pointer starts, which the pointer's reach may take in (unread.c chooses
- * them), set to their complement, the kernel once more from the content
- * before it: the same results show it does not read them.
- *
- * regions.c turns this into write sets, partial writes and reads per
- * region.  Cost: two host copies of each referenced buffer per kernel,
- * and with the proofs one extra launch per writing kernel and one per
- * kernel with a pointer into a long-lived allocation, in the profiled
- * iteration only.
+ * delta.c — which buffers each op of the profiled iteration wrote, which
+ * bytes it changed, and whether its writes depend on what was there: every
+ * buffer a kernel or graph launch references is copied to the host before
+ * and after it (copies, not hashes: the proofs need the bytes), and a
+ * kernel runs again from perturbed content (data words only by default:
+ * a kernel that synchronizes through memory must not spin) to prove its
+ * writes blind and bytes past its tensors unread, its first results put
+ * back.  docs/trace-format.md ("How the profiler proves writes, reads and
+ * regions") says how; regions.c uses the result.
  */
 #include <stdlib.h>
 #include <string.h>

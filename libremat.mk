@@ -17,21 +17,6 @@ $(BUILD)/libremat/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REMAT_CFLAGS) -c $< -o $@
 
-# The hashing kernel's PTX is embedded with .incbin; regenerate it when nvcc
-# exists, else keep the committed one.  Its simcc module (for the simulated
-# device, which takes no PTX) is embedded beside it.
-REMAT_HASH_SIM := $(BUILD)/libremat/profiler/hash_sim.so
-$(REMAT_HASH_SIM): profiler/hash.cu $(SIMCC_DEPS)
-	@mkdir -p $(@D)
-	$(SIMCC) $(SIMCC_FLAGS) $< -o $@
-$(BUILD)/libremat/profiler/writeset.o: profiler/hash.ptx $(REMAT_HASH_SIM)
-$(BUILD)/libremat/profiler/writeset.o: REMAT_CFLAGS += -DREMAT_HASH_SIM='"$(REMAT_HASH_SIM)"'
-profiler/hash.ptx: profiler/hash.cu
-	@if [ -x "$(NVCC)" ]; then $(NVCC) -ptx -arch=compute_75 $< -o $@; else touch $@; fi
-# The same for the unit tests' sanitized copy (below): goes with the above.
-$(BUILD)/san/libremat/profiler/writeset.o: profiler/hash.ptx $(REMAT_HASH_SIM)
-$(BUILD)/san/libremat/profiler/writeset.o: REMAT_SAN_CFLAGS += -DREMAT_HASH_SIM='"$(REMAT_HASH_SIM)"'
-
 $(BUILD)/libremat.so: $(REMAT_OBJS) interpose/exports.map
 	$(CC) -shared -fvisibility=hidden -Wl,--no-undefined -Wl,-z,defs $(TOOL_SAN) \
 		-Wl,--version-script=interpose/exports.map -o $@ $(REMAT_OBJS) -lunwind -ldl -lpthread

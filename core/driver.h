@@ -58,7 +58,7 @@ struct remat_driver {
 	CUresult (*cuMemFree)(CUdeviceptr);
 	CUresult (*cuGetProcAddress)(const char *, void **, int, cuuint64_t,
 	                             CUdriverProcAddressQueryResult *);
-	/* the profile's hashing stream (profiler/writeset.c) */
+	/* the profile's host copies (profiler/host_copy.c) */
 	CUresult (*cuStreamCreate)(CUstream *, unsigned);
 	CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 	/* planned offload (replay/offload.c): pinned host memory, copy streams */

@@ -37,15 +37,20 @@ static int timed(CUstream s, CUevent ev[2], CUdeviceptr base, size_t bytes, floa
 	return 0;
 }
 
+/* The stream the copies are timed on, kept: a profile may come again. */
+static struct prof_copy_rate {
+	CUstream stream;
+} cr;
+
 void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us)
 {
-	static CUstream stream; /* kept: a profile may come again */
 	*fixed_ns = *bytes_per_us = 0;
 	if (!remat_drv.cuMemAlloc || !remat_drv.cuEventElapsedTime || !remat_drv.cuEventDestroy ||
 	    !remat_drv.cuStreamCreate)
 		return;
-	if (!stream && remat_drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
-		stream = NULL;
+	if (!cr.stream &&
+	    remat_drv.cuStreamCreate(&cr.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+		cr.stream = NULL;
 		return;
 	}
 	CUdeviceptr base = 0;
@@ -54,8 +59,8 @@ void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us)
 	int ok = remat_drv.cuMemAlloc(&base, 2 * (size_t)LARGE) == CUDA_SUCCESS &&
 	         remat_drv.cuEventCreate(&ev[0], 0) == CUDA_SUCCESS &&
 	         remat_drv.cuEventCreate(&ev[1], 0) == CUDA_SUCCESS &&
-	         timed(stream, ev, base, SMALL, &small_ms) == 0 &&
-	         timed(stream, ev, base, LARGE, &large_ms) == 0;
+	         timed(cr.stream, ev, base, SMALL, &small_ms) == 0 &&
+	         timed(cr.stream, ev, base, LARGE, &large_ms) == 0;
 	/* per copy, in ns */
 	double small_ns = small_ms * 1e6 / COPIES, large_ns = large_ms * 1e6 / COPIES;
 	if (ok && large_ns > small_ns) {
@@ -71,7 +76,7 @@ void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us)
 		if (ev[i])
 			remat_drv.cuEventDestroy(ev[i]);
 	if (base) {
-		remat_drv.cuStreamSynchronize(stream);
+		remat_drv.cuStreamSynchronize(cr.stream);
 		remat_drv.cuMemFree(base);
 	}
 	if (*bytes_per_us)

@@ -23,35 +23,40 @@
 
 __thread struct prof_cupti_tls prof_cupti_tls __attribute__((tls_model("initial-exec")));
 
-static struct {
-	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
-	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
-	CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
-	CUptiResult (*register_cb)(CUpti_BuffersCallbackRequestFunc,
-	                           CUpti_BuffersCallbackCompleteFunc);
-	CUptiResult (*enable)(CUpti_ActivityKind);
-	CUptiResult (*disable)(CUpti_ActivityKind);
-	CUptiResult (*flush)(uint32_t);
-	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
-	CUptiResult (*finalize)(void);                         /* optional */
-	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *); /* optional */
-} api;
-
-static CUpti_SubscriberHandle sub;
-static int running;
-static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct prof_activity *recs;
-static size_t nrecs, caprecs;
-/* Every record delivered, by kind, for the debug log: a record CUPTI never
- * delivered and one we could not match look alike in the cross-check. */
-static uint64_t delivered[4];
-static uint32_t *internal_ids;
-static size_t ninternal, capinternal;
+/* CUPTI, reached at run time, and what it delivered. */
+static struct prof_cupti {
+	struct {
+		CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+		CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+		CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle,
+		                             CUpti_CallbackDomain);
+		CUptiResult (*register_cb)(CUpti_BuffersCallbackRequestFunc,
+		                           CUpti_BuffersCallbackCompleteFunc);
+		CUptiResult (*enable)(CUpti_ActivityKind);
+		CUptiResult (*disable)(CUpti_ActivityKind);
+		CUptiResult (*flush)(uint32_t);
+		CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+		CUptiResult (*finalize)(void);                         /* optional */
+		CUptiResult (*dropped)(CUcontext, uint32_t, size_t *); /* optional */
+	} api;
+	CUpti_SubscriberHandle sub;
+	int running;
+	pthread_mutex_t rec_lock; /* the records and internal ids (CUPTI's threads) */
+	struct prof_activity *recs;
+	size_t nrecs, caprecs;
+	/* Every record delivered, by kind, for the debug log: a record CUPTI
+	 * never delivered and one we could not match look alike in the
+	 * cross-check. */
+	uint64_t delivered[4];
+	uint32_t *internal_ids;
+	size_t ninternal, capinternal;
+	/* interned strings (runtime API names as "via") */
+	char **interned;
+	size_t ninterned;
+	char note[96]; /* why CUPTI could not start, when not a constant */
+} cu = {.rec_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- interned strings (runtime API names as "via") ---------------------- */
-
-static char **interned;
-static size_t ninterned;
 
 const char *prof_intern(const char *s)
 {
@@ -66,17 +71,17 @@ const char *prof_intern(const char *s)
 	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' &&
 	    strspn(v + 2, "0123456789") == strlen(v + 2))
 		*v = '\0';
-	for (size_t i = 0; i < ninterned; i++)
-		if (!strcmp(interned[i], buf))
-			return interned[i];
-	char **p = realloc(interned, (ninterned + 1) * sizeof(*p));
+	for (size_t i = 0; i < cu.ninterned; i++)
+		if (!strcmp(cu.interned[i], buf))
+			return cu.interned[i];
+	char **p = realloc(cu.interned, (cu.ninterned + 1) * sizeof(*p));
 	if (!p)
 		return "?";
-	interned = p;
+	cu.interned = p;
 	char *c = strdup(buf);
 	if (!c)
 		return "?";
-	interned[ninterned++] = c;
+	cu.interned[cu.ninterned++] = c;
 	return c;
 }
 
@@ -90,18 +95,18 @@ static int is_op_call(const char *f)
 
 static void note_internal(uint32_t id)
 {
-	pthread_mutex_lock(&rec_lock);
-	if (ninternal == capinternal) {
-		size_t c = capinternal ? capinternal * 2 : 64;
-		uint32_t *p = realloc(internal_ids, c * sizeof(*p));
+	pthread_mutex_lock(&cu.rec_lock);
+	if (cu.ninternal == cu.capinternal) {
+		size_t c = cu.capinternal ? cu.capinternal * 2 : 64;
+		uint32_t *p = realloc(cu.internal_ids, c * sizeof(*p));
 		if (p) {
-			internal_ids = p;
-			capinternal = c;
+			cu.internal_ids = p;
+			cu.capinternal = c;
 		}
 	}
-	if (ninternal < capinternal)
-		internal_ids[ninternal++] = id;
-	pthread_mutex_unlock(&rec_lock);
+	if (cu.ninternal < cu.capinternal)
+		cu.internal_ids[cu.ninternal++] = id;
+	pthread_mutex_unlock(&cu.rec_lock);
 }
 
 static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -147,15 +152,15 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 
 static void keep(uint32_t corr, int kind, uint64_t start, uint64_t end)
 {
-	if (nrecs == caprecs) {
-		size_t c = caprecs ? caprecs * 2 : 1024;
-		struct prof_activity *p = realloc(recs, c * sizeof(*p));
+	if (cu.nrecs == cu.caprecs) {
+		size_t c = cu.caprecs ? cu.caprecs * 2 : 1024;
+		struct prof_activity *p = realloc(cu.recs, c * sizeof(*p));
 		if (!p)
 			return;
-		recs = p;
-		caprecs = c;
+		cu.recs = p;
+		cu.caprecs = c;
 	}
-	recs[nrecs++] = (struct prof_activity){corr, kind, start, (int64_t)(end - start)};
+	cu.recs[cu.nrecs++] = (struct prof_activity){corr, kind, start, (int64_t)(end - start)};
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -165,37 +170,34 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	(void)stream;
 	(void)size;
 	CUpti_Activity *r = NULL;
-	pthread_mutex_lock(&rec_lock);
-	while (buffer && api.next(buffer, valid, &r) == CUPTI_SUCCESS) {
+	pthread_mutex_lock(&cu.rec_lock);
+	while (buffer && cu.api.next(buffer, valid, &r) == CUPTI_SUCCESS) {
 		switch (r->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 			const CUpti_ActivityKernel10 *k = (const void *)r;
-			delivered[0]++;
-			/* libremat's own hashing kernel (writeset.c) runs inside the
-			 * app's call and may carry its correlation id: by name. */
-			if (!k->name || strcmp(k->name, PROF_HASH_KERNEL))
-				keep(k->correlationId, 0, k->start, k->end);
+			cu.delivered[0]++;
+			keep(k->correlationId, 0, k->start, k->end);
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMCPY: {
 			const CUpti_ActivityMemcpy6 *m = (const void *)r;
-			delivered[1]++;
+			cu.delivered[1]++;
 			keep(m->correlationId, 1, m->start, m->end);
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMSET: {
 			const CUpti_ActivityMemset4 *m = (const void *)r;
-			delivered[2]++;
+			cu.delivered[2]++;
 			keep(m->correlationId, 2, m->start, m->end);
 			break;
 		}
 		default:
-			delivered[3]++;
+			cu.delivered[3]++;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&rec_lock);
+	pthread_mutex_unlock(&cu.rec_lock);
 	free(buffer);
 }
 
@@ -213,7 +215,7 @@ int prof_cupti_start(const char **note)
 		return -1;
 	}
 #define GET(f, name)                                                                               \
-	if (!(*(void **)&api.f = remat_real_dlsym(h, name))) {                                     \
+	if (!(*(void **)&cu.api.f = remat_real_dlsym(h, name))) {                                  \
 		*note = "CUPTI lacks " name;                                                       \
 		return -1;                                                                         \
 	}
@@ -226,32 +228,32 @@ int prof_cupti_start(const char **note)
 	GET(flush, "cuptiActivityFlushAll");
 	GET(next, "cuptiActivityGetNextRecord");
 #undef GET
-	*(void **)&api.finalize = remat_real_dlsym(h, "cuptiFinalize");
-	*(void **)&api.dropped = remat_real_dlsym(h, "cuptiActivityGetNumDroppedRecords");
-	memset(delivered, 0, sizeof(delivered));
-	CUptiResult r = api.subscribe(&sub, on_api, NULL);
+	*(void **)&cu.api.finalize = remat_real_dlsym(h, "cuptiFinalize");
+	*(void **)&cu.api.dropped = remat_real_dlsym(h, "cuptiActivityGetNumDroppedRecords");
+	memset(cu.delivered, 0, sizeof(cu.delivered));
+	CUptiResult r = cu.api.subscribe(&cu.sub, on_api, NULL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		*note = "CUPTI already has a subscriber (another profiler?)";
 		return -1;
 	}
 	if (r != CUPTI_SUCCESS) {
-		static char msg[96];
-		snprintf(msg, sizeof(msg), "cuptiSubscribe failed (CUptiResult %d)", (int)r);
-		*note = msg;
+		snprintf(cu.note, sizeof(cu.note), "cuptiSubscribe failed (CUptiResult %d)",
+		         (int)r);
+		*note = cu.note;
 		return -1;
 	}
-	if (api.enable_domain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS ||
-	    api.enable_domain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
-	    api.register_cb(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
-	    api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
-		api.unsubscribe(sub);
+	if (cu.api.enable_domain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS ||
+	    cu.api.enable_domain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+	    cu.api.register_cb(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
+	    cu.api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+		cu.api.unsubscribe(cu.sub);
 		*note = "CUPTI refused the callbacks or kernel activity";
 		return -1;
 	}
 	/* Copies and sets are nice to have; their absence is not fatal. */
-	api.enable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	api.enable(CUPTI_ACTIVITY_KIND_MEMSET);
-	running = 1;
+	cu.api.enable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	cu.api.enable(CUPTI_ACTIVITY_KIND_MEMSET);
+	cu.running = 1;
 	*note = "";
 	return 0;
 }
@@ -259,41 +261,41 @@ int prof_cupti_start(const char **note)
 size_t prof_cupti_collect(struct prof_activity **out)
 {
 	*out = NULL;
-	if (!running)
+	if (!cu.running)
 		return 0;
-	api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	cu.api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	size_t lost = 0;
-	if (api.dropped && api.dropped(NULL, 0, &lost) != CUPTI_SUCCESS)
+	if (cu.api.dropped && cu.api.dropped(NULL, 0, &lost) != CUPTI_SUCCESS)
 		lost = 0;
 	remat_log(REMAT_LOG_DEBUG,
 	          "CUPTI delivered %llu kernel, %llu copy, %llu set and %llu other records; "
 	          "%zu dropped",
-	          (unsigned long long)delivered[0], (unsigned long long)delivered[1],
-	          (unsigned long long)delivered[2], (unsigned long long)delivered[3], lost);
-	api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	api.disable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	api.disable(CUPTI_ACTIVITY_KIND_MEMSET);
-	api.enable_domain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
-	api.enable_domain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
-	api.unsubscribe(sub);
+	          (unsigned long long)cu.delivered[0], (unsigned long long)cu.delivered[1],
+	          (unsigned long long)cu.delivered[2], (unsigned long long)cu.delivered[3], lost);
+	cu.api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	cu.api.disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	cu.api.disable(CUPTI_ACTIVITY_KIND_MEMSET);
+	cu.api.enable_domain(0, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	cu.api.enable_domain(0, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+	cu.api.unsubscribe(cu.sub);
 	/* Detach: CUPTI left attached keeps a cost on every API call for the
 	 * rest of the run. */
-	if (api.finalize)
-		api.finalize();
-	running = 0;
-	pthread_mutex_lock(&rec_lock);
-	*out = recs;
-	size_t n = nrecs;
-	recs = NULL;
-	nrecs = caprecs = 0;
-	pthread_mutex_unlock(&rec_lock);
+	if (cu.api.finalize)
+		cu.api.finalize();
+	cu.running = 0;
+	pthread_mutex_lock(&cu.rec_lock);
+	*out = cu.recs;
+	size_t n = cu.nrecs;
+	cu.recs = NULL;
+	cu.nrecs = cu.caprecs = 0;
+	pthread_mutex_unlock(&cu.rec_lock);
 	return n;
 }
 
 int prof_cupti_is_internal(uint32_t corr)
 {
-	for (size_t i = 0; i < ninternal; i++)
-		if (internal_ids[i] == corr)
+	for (size_t i = 0; i < cu.ninternal; i++)
+		if (cu.internal_ids[i] == corr)
 			return 1;
 	return 0;
 }

@@ -1,39 +1,13 @@
 /*
- * delta.c — what each op of the profiled iteration changed, byte by byte,
- * and whether what it wrote depends on what was there before.
- *
- * For a kernel, every referenced buffer that can be evicted (not packed
- * small) is copied to the host before and after it; the bytes that differ
- * are its changes (a write of the value already there is no change).
- * These copies only read and always run; what follows launches the kernel
- * again from content it never ran on (not with REMAT_WRITE_PROOF=0), and
- * a kernel that synchronizes its blocks through memory (cuBLAS split-K
- * semaphores in its workspace, a persistent kernel's work queue) can spin
- * forever on that: no kernel can be stopped on a GPU without losing the
- * context.  So by default only words that held data are perturbed
- * (keep_data_words); REMAT_WRITE_PROOF=1 perturbs every tested byte.  Then
- * the proof of a blind write: the changed bytes are set to the complement
- * of what the kernel left there, the kernel is launched once more with the
- * same parameters, and every referenced buffer must come out exactly as
- * the first launch left it.  Then nothing the kernel wrote depends on the
- * prior content of the bytes it changed: it reads none of them, and a
- * region it changed in full is overwritten whole.  When the proof fails
- * (an update in place among the writes), it is run again for each written
- * buffer and then for each pointer into it on its own (prove_units), so
- * an output next to running statistics in one allocation is still blind.
- * Whatever the outcome,
- * the first launch's results are copied back before the program goes on.
- * A memset or a copy changes exactly its destination range, blindly.
- * Then the proof of unread bytes (prove_unread): bytes past the tensor a
- * pointer starts, which the pointer's reach may take in (unread.c chooses
- * them), set to their complement, the kernel once more from the content
- * before it: the same results show it does not read them.
- *
- * regions.c turns this into write sets, partial writes and reads per
- * region.  Cost: two host copies of each referenced buffer per kernel,
- * and with the proofs one extra launch per writing kernel and one per
- * kernel with a pointer into a long-lived allocation, in the profiled
- * iteration only.
+ * delta.c — which buffers each op of the profiled iteration wrote, which
+ * bytes it changed, and whether its writes depend on what was there: every
+ * buffer a kernel or graph launch references is copied to the host before
+ * and after it (copies, not hashes: the proofs need the bytes), and a
+ * kernel runs again from perturbed content (data words only by default:
+ * a kernel that synchronizes through memory must not spin) to prove its
+ * writes blind and bytes past its tensors unread, its first results put
+ * back.  docs/trace-format.md ("How the profiler proves writes, reads and
+ * regions") says how; regions.c uses the result.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,67 +27,87 @@ struct op_delta {
 	int blind; /* -1 unknown, 0 changes known */
 };
 
-static struct op_delta *deltas;
-static size_t ndeltas;
-static size_t snapped = SIZE_MAX; /* the op whose host copies before it are complete */
-static int proofs; /* REMAT_WRITE_PROOF for this profile (proof_guard.c may switch it off) */
-/* Host copies of the current op's buffers before it ran, by slot in its
- * read list. */
-static uint8_t **pre;
-static size_t *pre_cap, npre;
-static uint8_t *post, *again, *mask, *wanted;
-static size_t post_cap, mask_cap, wanted_cap;
+/* The changes of the profile's ops, and the host copies of the op being
+ * recorded. */
+static struct prof_delta {
+	struct op_delta *deltas;
+	size_t ndeltas;
+	size_t snapped; /* the op whose host copies before it are complete */
+	int proofs;     /* REMAT_WRITE_PROOF for this profile (proof_guard.c may switch it off) */
+	/* Host copies of the current op's buffers before it ran, by slot in
+	 * its read list. */
+	uint8_t **pre;
+	size_t *pre_cap, npre;
+	/* After it (slot by slot), then room for one buffer: the proofs' */
+	uint8_t *post, *again;
+	/* The proofs' bytes of one buffer: those tested, those wanted */
+	uint8_t *mask, *wanted;
+	size_t post_cap, mask_cap, wanted_cap;
+} dl = {.snapped = SIZE_MAX};
 
 void prof_delta_drop(void)
 {
-	for (size_t k = 0; k < ndeltas; k++) {
-		free(deltas[k].chg);
-		free(deltas[k].src);
-		free(deltas[k].unread);
+	for (size_t k = 0; k < dl.ndeltas; k++) {
+		free(dl.deltas[k].chg);
+		free(dl.deltas[k].src);
+		free(dl.deltas[k].unread);
 	}
-	free(deltas);
-	deltas = NULL;
-	ndeltas = 0;
+	free(dl.deltas);
+	dl.deltas = NULL;
+	dl.ndeltas = 0;
 	prof_unread_reset();
+	/* The host copies' room goes too: as large as what one op references. */
+	for (size_t r = 0; r < dl.npre; r++)
+		free(dl.pre[r]);
+	free(dl.pre);
+	free(dl.pre_cap);
+	dl.pre = NULL;
+	dl.pre_cap = NULL;
+	dl.npre = 0;
+	free(dl.post);
+	free(dl.mask);
+	free(dl.wanted);
+	dl.post = dl.again = dl.mask = dl.wanted = NULL;
+	dl.post_cap = dl.mask_cap = dl.wanted_cap = 0;
 }
 
 int prof_delta_begin(size_t nops)
 {
 	prof_delta_drop();
-	proofs = remat_cfg.write_proof;
-	if (proofs != REMAT_PROOF_OFF && prof_guard_begin())
-		proofs = REMAT_PROOF_OFF;
-	deltas = calloc(nops ? nops : 1, sizeof(*deltas));
-	if (!deltas)
+	dl.proofs = remat_cfg.write_proof;
+	if (dl.proofs != REMAT_PROOF_OFF && prof_guard_begin())
+		dl.proofs = REMAT_PROOF_OFF;
+	dl.deltas = calloc(nops ? nops : 1, sizeof(*dl.deltas));
+	if (!dl.deltas)
 		return -1;
-	ndeltas = nops;
+	dl.ndeltas = nops;
 	for (size_t k = 0; k < nops; k++)
-		deltas[k].blind = -1; /* until its changes are known */
+		dl.deltas[k].blind = -1; /* until its changes are known */
 	return 0;
 }
 
 const struct prof_change *prof_delta_changes(size_t k, uint32_t *n, int *blind)
 {
-	if (k >= ndeltas) {
+	if (k >= dl.ndeltas) {
 		*n = 0;
 		*blind = -1;
 		return NULL;
 	}
-	*n = deltas[k].n;
-	*blind = deltas[k].blind;
-	return deltas[k].chg;
+	*n = dl.deltas[k].n;
+	*blind = dl.deltas[k].blind;
+	return dl.deltas[k].chg;
 }
 
 const struct prof_change *prof_delta_source(size_t k, uint32_t *n)
 {
-	*n = k < ndeltas ? deltas[k].nsrc : 0;
-	return k < ndeltas ? deltas[k].src : NULL;
+	*n = k < dl.ndeltas ? dl.deltas[k].nsrc : 0;
+	return k < dl.ndeltas ? dl.deltas[k].src : NULL;
 }
 
 const struct prof_change *prof_delta_unread(size_t k, uint32_t *n)
 {
-	*n = k < ndeltas ? deltas[k].nunread : 0;
-	return k < ndeltas ? deltas[k].unread : NULL;
+	*n = k < dl.ndeltas ? dl.deltas[k].nunread : 0;
+	return k < dl.ndeltas ? dl.deltas[k].unread : NULL;
 }
 
 static void add_change(struct op_delta *d, int32_t buf, uint64_t lo, uint64_t hi, int blind)
@@ -133,11 +127,11 @@ static void add_change(struct op_delta *d, int32_t buf, uint64_t lo, uint64_t hi
 
 void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write)
 {
-	if (k >= ndeltas || hi <= lo)
+	if (k >= dl.ndeltas || hi <= lo)
 		return;
 	prof_unread_cut(buf, lo);
 	prof_unread_cut(buf, hi);
-	struct op_delta *d = &deltas[k];
+	struct op_delta *d = &dl.deltas[k];
 	if (d->blind < 0 && !d->n && !d->nsrc)
 		d->blind = 0; /* a copy or a set: exactly its ranges */
 	if (write) {
@@ -207,34 +201,37 @@ static int evictable(const struct prof_live *b)
 	return !b->small && b->size;
 }
 
-void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb)
+uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb)
 {
-	if (k >= ndeltas)
-		return;
-	deltas[k].blind = -1;
-	if (o->nreads > npre) {
-		uint8_t **p = realloc(pre, o->nreads * sizeof(*pre));
-		size_t *c = p ? realloc(pre_cap, o->nreads * sizeof(*pre_cap)) : NULL;
+	if (k >= dl.ndeltas)
+		return 0;
+	dl.deltas[k].blind = -1;
+	if (o->nreads > dl.npre) {
+		uint8_t **p = realloc(dl.pre, o->nreads * sizeof(*dl.pre));
+		size_t *c = p ? realloc(dl.pre_cap, o->nreads * sizeof(*dl.pre_cap)) : NULL;
 		if (p)
-			pre = p;
+			dl.pre = p;
 		if (!c)
-			return;
-		pre_cap = c;
-		for (size_t i = npre; i < o->nreads; i++) {
-			pre[i] = NULL;
-			pre_cap[i] = 0;
+			return 0;
+		dl.pre_cap = c;
+		for (size_t i = dl.npre; i < o->nreads; i++) {
+			dl.pre[i] = NULL;
+			dl.pre_cap[i] = 0;
 		}
-		npre = o->nreads;
+		dl.npre = o->nreads;
 	}
+	uint32_t copies = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!b->size)
 			continue;
-		if (grow(&pre[r], &pre_cap[r], b->size) ||
-		    prof_ws_copy(pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
-			return;
+		if (grow(&dl.pre[r], &dl.pre_cap[r], b->size) ||
+		    prof_host_copy(dl.pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
+			return copies;
+		copies++;
 	}
-	snapped = k; /* the snapshots are complete */
+	dl.snapped = k; /* the snapshots are complete */
+	return copies;
 }
 
 /* The op's lowest pointer into buf above offset off, or end. */
@@ -290,18 +287,17 @@ static long change_unit(const struct prof_op *o, const struct prof_change *c)
  * the op's next pointer into the buffer or its end, so that bytes written
  * with the value they had are tested too; changes below every pointer
  * alone.  Only the changes of `unit` (EVERY_UNIT: all of them).  Marks
- * them in mask (per byte of the buffer). */
+ * them in m (per byte of the buffer). */
 static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_t buf,
-                       uint64_t size, uint8_t *mask, int tested, long unit)
+                       uint64_t size, uint8_t *m, int tested, long unit)
 {
-	memset(mask, 0, size);
+	memset(m, 0, size);
 	if (!tested)
 		return;
 	if (unit == UNREAD) { /* the proof of unread bytes: its ranges */
 		for (uint32_t i = 0; i < d->nunread; i++)
 			if (d->unread[i].buf == buf)
-				memset(mask + d->unread[i].lo, 1,
-				       d->unread[i].hi - d->unread[i].lo);
+				memset(m + d->unread[i].lo, 1, d->unread[i].hi - d->unread[i].lo);
 		return;
 	}
 	uint8_t out[MASK_REFS]; /* per reference: a change went through it */
@@ -316,7 +312,7 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
 		if (u >= 0)
 			out[u] = 1;
 		else
-			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
+			memset(m + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
 	}
 	for (size_t r = 0; r < nrefs; r++) {
 		if (!out[r] || o->refs[r].off >= size)
@@ -325,14 +321,14 @@ static void proof_mask(const struct op_delta *d, const struct prof_op *o, int32_
 		for (size_t q = 0; q < nrefs; q++)
 			if (o->refs[q].buf == buf && o->refs[q].off > lo && o->refs[q].off < hi)
 				hi = o->refs[q].off;
-		memset(mask + lo, 1, hi - lo);
+		memset(m + lo, 1, hi - lo);
 	}
 	/* Changes past the next pointer (a write that crossed it) are tested
 	 * as they are. */
 	for (uint32_t c = 0; c < d->n; c++)
-		if (d->chg[c].buf == buf && !mask[d->chg[c].hi - 1] &&
+		if (d->chg[c].buf == buf && !m[d->chg[c].hi - 1] &&
 		    (unit == EVERY_UNIT || change_unit(o, &d->chg[c]) == unit))
-			memset(mask + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
+			memset(m + d->chg[c].lo, 1, d->chg[c].hi - d->chg[c].lo);
 }
 
 /* REMAT_WRITE_PROOF=data (the default): which tested bytes the second
@@ -374,8 +370,8 @@ static int word_class(const uint8_t *content, uint64_t addr, uint64_t i, uint64_
 	return v >> 47 == 0 && v >> 32 && prof_live_find(v) ? 2 : 1;
 }
 
-/* Clears mask (bytes [0, size) of a buffer at addr; pre and post its
- * content before and after the op, post NULL when unknown) wherever a
+/* Clears keep (bytes [0, size) of a buffer at addr; before and after its
+ * content before and after the op, after NULL when unknown) wherever a
  * word may not be perturbed, and at partial words.  A word that held data
  * is perturbed.  A zero is perturbed only inside a 256-byte block (the
  * alignment of cudaMalloc and of cuBLAS's workspace partitions) where the
@@ -388,12 +384,12 @@ static int word_class(const uint8_t *content, uint64_t addr, uint64_t i, uint64_
  * iteration) is written as it was, and with its zeros untested the whole
  * output was a partial write whose rebuild needs the content before it
  * (the arena at 50% recomputed twice its iteration). */
-static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *post, uint64_t addr,
-                            uint64_t size)
+static void keep_data_words(uint8_t *keep, const uint8_t *before, const uint8_t *after,
+                            uint64_t addr, uint64_t size)
 {
 	uint64_t i = 0;
 	for (; i < size && (addr + i) % 4; i++)
-		mask[i] = 0;
+		keep[i] = 0;
 	while (i + 4 <= size) {
 		uint64_t end = i + (256 - (addr + i) % 256);
 		if (end > size)
@@ -401,38 +397,108 @@ static void keep_data_words(uint8_t *mask, const uint8_t *pre, const uint8_t *po
 		int writes_data = 0, other = 0, any = 0;
 		for (uint64_t w = i; w < end; w += 4) {
 			uint32_t m;
-			memcpy(&m, mask + w, 4);
+			memcpy(&m, keep + w, 4);
 			any |= m != 0;
 		}
-		for (uint64_t w = i; any && post && w < end && !other; w += 4) {
-			int c = word_class(pre, addr, w, size), d = word_class(post, addr, w, size);
+		for (uint64_t w = i; any && after && w < end && !other; w += 4) {
+			int c = word_class(before, addr, w, size),
+			    d = word_class(after, addr, w, size);
 			uint32_t m;
-			memcpy(&m, mask + w, 4);
+			memcpy(&m, keep + w, 4);
 			other = c == 2 || d == 2;
 			writes_data |= d == 1 && m != 0;
 		}
 		int zeros = writes_data && !other;
 		for (uint64_t w = i; any && w < end; w += 4) {
-			int c = word_class(pre, addr, w, size);
+			int c = word_class(before, addr, w, size);
 			if (c != 1 && !(c == 0 && zeros))
-				memset(mask + w, 0, 4);
+				memset(keep + w, 0, 4);
 		}
 		i = end;
 	}
 	for (; i < size; i++)
-		mask[i] = 0;
+		keep[i] = 0;
 }
 
 /* The tested bytes of buffer slot r into mask and, before the data words
  * are kept (REMAT_WRITE_PROOF=data), into wanted: a change in wanted that
  * mask leaves out is reported as an update. */
 static void tested_bytes(const struct op_delta *d, const struct prof_op *o, size_t r,
-                         const struct prof_live *b, const uint8_t *post, int tested, long unit)
+                         const struct prof_live *b, const uint8_t *after, int tested, long unit)
 {
-	proof_mask(d, o, o->reads[r], b->size, mask, tested, unit);
-	memcpy(wanted, mask, b->size);
-	if (proofs == REMAT_PROOF_DATA)
-		keep_data_words(mask, pre[r], post, b->addr, b->size);
+	proof_mask(d, o, o->reads[r], b->size, dl.mask, tested, unit);
+	memcpy(dl.wanted, dl.mask, b->size);
+	if (dl.proofs == REMAT_PROOF_DATA)
+		keep_data_words(dl.mask, dl.pre[r], after, b->addr, b->size);
+}
+
+/* The second run's content of a buffer (size bytes) into again: the
+ * complement of what the op left (after) at the tested bytes (mask), its
+ * content before the op (before) elsewhere.  1 when that is what the op
+ * left. */
+static int perturb(uint64_t size, const uint8_t *before, const uint8_t *after)
+{
+	int same = 1;
+	uint64_t i = 0;
+	for (; i + 8 <= size; i += 8) {
+		uint64_t m = load8(dl.mask + i) * 0xff, p = load8(after + i);
+		uint64_t w = (~p & m) | (load8(before + i) & ~m);
+		memcpy(dl.again + i, &w, sizeof(w));
+		same &= w == p;
+	}
+	for (; i < size; i++) {
+		dl.again[i] = dl.mask[i] ? (uint8_t)~after[i] : before[i];
+		same &= dl.again[i] == after[i];
+	}
+	return same;
+}
+
+/* Buffer buf (size bytes) after the second run (again) against after the
+ * first (after) and before it (before): 0 when what the op wrote depends on
+ * what it overwrote; else 1, with the bytes it wrote among the tested ones
+ * appended to *out, blind, and its changes among the untested words of
+ * wanted as they were found, unproven. */
+static int second_run_agrees(struct op_delta *out, int32_t buf, uint64_t size,
+                             const uint8_t *before, const uint8_t *after, long unit)
+{
+	for (uint64_t i = 0; i < size;) {
+		if (i + 8 <= size && !load8(dl.wanted + i) &&
+		    load8(dl.again + i) == load8(after + i)) {
+			i += 8; /* untested and as the first run left it */
+			continue;
+		}
+		uint8_t canary = (uint8_t)~after[i];
+		/* A byte the first run changed must be written again: left as
+		 * the canary, the op added to it something too small to show on
+		 * the canary's value (a float made huge). */
+		int changed = before[i] != after[i];
+		if (dl.again[i] != after[i] && (!dl.mask[i] || dl.again[i] != canary || changed))
+			return 0; /* depends on what it overwrote */
+		/* Changes among the words left as they were (not data) are
+		 * reported, unproven, as they were found. */
+		if (!dl.mask[i] && dl.wanted[i] && unit != UNREAD && changed) {
+			uint64_t j = i + 1;
+			while (j < size && !dl.mask[j] && dl.wanted[j] && before[j] != after[j] &&
+			       dl.again[j] == after[j])
+				j++;
+			add_change(out, buf, i, j, 0);
+			i = j;
+			continue;
+		}
+		if (!dl.mask[i] || dl.again[i] != after[i]) {
+			i++;
+			continue;
+		}
+		uint64_t j = i;
+		while (j + 8 <= size && load8(dl.mask + j) == ONES &&
+		       load8(dl.again + j) == load8(after + j))
+			j += 8;
+		while (j < size && dl.mask[j] && dl.again[j] == after[j])
+			j++;
+		add_change(out, buf, i, j, 1);
+		i = j;
+	}
+	return 1;
 }
 
 /* One run of the proof: every referenced buffer as it was before the op,
@@ -446,30 +512,18 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
                      struct prof_live *const *pb, uint8_t **posts, int32_t only, long unit,
                      struct op_delta *out)
 {
-	const struct op_delta *d = &deltas[k];
+	const struct op_delta *d = &dl.deltas[k];
 	int ok = 1;
 	for (size_t r = 0; r < o->nreads && ok; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
-		int tested = only < 0 || only == o->reads[r];
-		tested_bytes(d, o, r, b, posts[r], tested, unit);
-		int same = 1; /* nothing to write: leave it alone (another stream may use it) */
-		uint64_t i = 0;
-		for (; i + 8 <= b->size; i += 8) {
-			uint64_t m = load8(mask + i) * 0xff, p = load8(posts[r] + i);
-			uint64_t w = (~p & m) | (load8(pre[r] + i) & ~m);
-			memcpy(again + i, &w, sizeof(w));
-			same &= w == p;
-		}
-		for (; i < b->size; i++) {
-			again[i] = mask[i] ? (uint8_t)~posts[r][i] : pre[r][i];
-			same &= again[i] == posts[r][i];
-		}
-		if (!same)
-			ok = prof_ws_copy(again, b->addr, b->size, 0) == CUDA_SUCCESS;
+		tested_bytes(d, o, r, b, posts[r], only < 0 || only == o->reads[r], unit);
+		/* Nothing to write: leave it alone (another stream may use it). */
+		if (!perturb(b->size, dl.pre[r], posts[r]))
+			ok = prof_host_copy(dl.again, b->addr, b->size, 0) == CUDA_SUCCESS;
 	}
-	/* The copies are complete (prof_ws_copy): the second run sees them. */
+	/* The copies are complete (prof_host_copy): the second run sees them. */
 	CUresult rc = ok ? relaunch(k, o, op) : CUDA_ERROR_UNKNOWN;
 	ok = rc == CUDA_SUCCESS;
 	int lost = 0;
@@ -477,52 +531,14 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		const struct prof_live *b = pb[o->reads[r]];
 		if (!posts[r])
 			continue;
-		int read = ok && prof_ws_copy(again, b->addr, b->size, 1) == CUDA_SUCCESS;
+		int read = ok && prof_host_copy(dl.again, b->addr, b->size, 1) == CUDA_SUCCESS;
 		ok &= read;
-		int tested = only < 0 || only == o->reads[r];
-		tested_bytes(d, o, r, b, posts[r], tested, unit);
-		for (uint64_t i = 0; ok && i < b->size;) {
-			if (i + 8 <= b->size && !load8(wanted + i) &&
-			    load8(again + i) == load8(posts[r] + i)) {
-				i += 8; /* untested and as the first run left it */
-				continue;
-			}
-			uint8_t canary = (uint8_t)~posts[r][i];
-			/* A byte the first run changed must be written again: left
-			 * as the canary, the op added to it something too small to
-			 * show on the canary's value (a float made huge). */
-			int changed = pre[r][i] != posts[r][i];
-			if (again[i] != posts[r][i] &&
-			    (!mask[i] || again[i] != canary || changed)) {
-				ok = 0; /* depends on what it overwrote */
-				break;
-			}
-			/* Changes among the words left as they were (not data)
-			 * are reported, unproven, as they were found. */
-			if (!mask[i] && wanted[i] && unit != UNREAD && pre[r][i] != posts[r][i]) {
-				uint64_t j = i + 1;
-				while (j < b->size && !mask[j] && wanted[j] &&
-				       pre[r][j] != posts[r][j] && again[j] == posts[r][j])
-					j++;
-				add_change(out, o->reads[r], i, j, 0);
-				i = j;
-				continue;
-			}
-			if (!mask[i] || again[i] != posts[r][i]) {
-				i++;
-				continue;
-			}
-			uint64_t j = i;
-			while (j + 8 <= b->size && load8(mask + j) == ONES &&
-			       load8(again + j) == load8(posts[r] + j))
-				j += 8;
-			while (j < b->size && mask[j] && again[j] == posts[r][j])
-				j++;
-			add_change(out, o->reads[r], i, j, 1);
-			i = j;
-		}
-		if ((!read || memcmp(again, posts[r], b->size)) &&
-		    prof_ws_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
+		tested_bytes(d, o, r, b, posts[r], only < 0 || only == o->reads[r], unit);
+		if (ok)
+			ok =
+			    second_run_agrees(out, o->reads[r], b->size, dl.pre[r], posts[r], unit);
+		if ((!read || memcmp(dl.again, posts[r], b->size)) &&
+		    prof_host_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
 			lost++;
 	}
 	/* After a failed second run the context is gone (the program gets the
@@ -569,7 +585,7 @@ static int prove_units(size_t k, struct prof_op *o, const struct remat_op *op,
                        struct prof_live *const *pb, uint8_t **posts, uint32_t c, uint32_t e,
                        struct op_delta *next)
 {
-	const struct op_delta *d = &deltas[k];
+	const struct op_delta *d = &dl.deltas[k];
 	struct op_delta got = {0};
 	long *unit = malloc((e - c) * sizeof(*unit));
 	uint8_t seen[MASK_REFS + 1] = {0}; /* per unit (BELOW_ALL last): it has changes */
@@ -622,7 +638,7 @@ static int prove_units(size_t k, struct prof_op *o, const struct remat_op *op,
 static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
                         struct prof_live *const *pb, uint8_t **posts)
 {
-	struct op_delta *d = &deltas[k], all = {0};
+	struct op_delta *d = &dl.deltas[k], all = {0};
 	int r = proof_run(k, o, op, pb, posts, -1, EVERY_UNIT, &all);
 	if (r == 1) {
 		free(d->chg);
@@ -682,7 +698,7 @@ static int unread_run(size_t k, struct prof_op *o, const struct remat_op *op,
                       struct prof_live *const *pb, uint8_t **posts, struct prof_change *ranges,
                       uint32_t n)
 {
-	struct op_delta *d = &deltas[k], wrote = {0};
+	struct op_delta *d = &dl.deltas[k], wrote = {0};
 	d->unread = ranges; /* what proof_mask tests */
 	d->nunread = n;
 	int r = proof_run(k, o, op, pb, posts, -1, UNREAD, &wrote);
@@ -708,18 +724,18 @@ static uint32_t data_runs(const struct prof_op *o, struct prof_live *const *pb,
 		while (r < o->nreads && o->reads[r] != x->buf)
 			r++;
 		(*ends)[c] = runs.n;
-		if (r == o->nreads || !pre[r] || x->hi > pb[x->buf]->size)
+		if (r == o->nreads || !dl.pre[r] || x->hi > pb[x->buf]->size)
 			continue;
 		uint64_t len = x->hi - x->lo;
-		memset(wanted, 1, len);
-		keep_data_words(wanted, pre[r] + x->lo, NULL, pb[x->buf]->addr + x->lo, len);
+		memset(dl.wanted, 1, len);
+		keep_data_words(dl.wanted, dl.pre[r] + x->lo, NULL, pb[x->buf]->addr + x->lo, len);
 		for (uint64_t i = 0; i < len;) {
-			if (!wanted[i]) {
+			if (!dl.wanted[i]) {
 				i++;
 				continue;
 			}
 			uint64_t j = i;
-			while (j < len && wanted[j])
+			while (j < len && dl.wanted[j])
 				j++;
 			add_change(&runs, x->buf, x->lo + i, x->lo + j, 0);
 			i = j;
@@ -747,11 +763,11 @@ static uint32_t data_runs(const struct prof_op *o, struct prof_live *const *pb,
 static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
                          struct prof_live *const *pb, uint8_t **posts)
 {
-	struct op_delta *d = &deltas[k];
+	struct op_delta *d = &dl.deltas[k];
 	struct prof_change *cand;
 	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0, *ends = NULL,
 	         groups = n;
-	if (n && proofs == REMAT_PROOF_DATA) {
+	if (n && dl.proofs == REMAT_PROOF_DATA) {
 		n = data_runs(o, pb, &cand, n, &ends);
 		groups = ends ? groups : 0; /* out of memory: nothing to prove */
 	}
@@ -775,67 +791,91 @@ static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
 		free(cand);
 }
 
-void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
-                      struct prof_live *const *pb)
+/* Host copies after the op of every buffer it references (posts[r], into
+ * post, with room for the proofs after them); each one whose content
+ * changed is among its writes.  The number of copies, or -1 when one
+ * failed or there was no room. */
+static int snap_after(struct prof_op *o, struct prof_live *const *pb, uint8_t **posts)
 {
-	for (size_t r = 0; r < o->nrefs; r++)
-		prof_unread_cut(o->refs[r].buf, o->refs[r].off);
-	if (k >= ndeltas || snapped != k)
-		return;
-	snapped = SIZE_MAX;
-	struct op_delta *d = &deltas[k];
-	d->blind = 0; /* known from here on, unless something fails */
-	size_t total = 0, off = 0;
-	for (size_t r = 0; r < o->nreads; r++)
-		total += pb[o->reads[r]]->size;
-	uint8_t *stack[64], **posts = o->nreads <= 64 ? stack : calloc(o->nreads, sizeof(*posts));
-	size_t biggest = 0;
-	for (size_t r = 0; r < o->nreads; r++)
-		if (pb[o->reads[r]]->size > biggest)
-			biggest = pb[o->reads[r]]->size;
-	if (!posts || grow(&post, &post_cap, total + biggest) || grow(&mask, &mask_cap, biggest) ||
-	    grow(&wanted, &wanted_cap, biggest) || !(again = post + total)) {
-		d->blind = -1;
-		goto out;
+	size_t total = 0, biggest = 0, off = 0;
+	for (size_t r = 0; r < o->nreads; r++) {
+		size_t size = pb[o->reads[r]]->size;
+		total += size;
+		biggest = size > biggest ? size : biggest;
 	}
+	if (grow(&dl.post, &dl.post_cap, total + biggest) ||
+	    grow(&dl.mask, &dl.mask_cap, biggest) || grow(&dl.wanted, &dl.wanted_cap, biggest) ||
+	    !(dl.again = dl.post + total))
+		return -1;
+	int copies = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
-		/* Every buffer the op references is put back after the proof,
-		 * small ones too: the second run must leave nothing behind. */
 		posts[r] = NULL;
 		if (!b->size)
 			continue;
-		posts[r] = post + off;
+		posts[r] = dl.post + off;
 		off += b->size;
-		if (prof_ws_copy(posts[r], b->addr, b->size, 1) != CUDA_SUCCESS) {
-			d->blind = -1;
-			goto out;
-		}
-		for (uint64_t i = 0; evictable(b) && i < b->size;) {
-			i = first_diff(posts[r], pre[r], i, b->size);
+		if (prof_host_copy(posts[r], b->addr, b->size, 1) != CUDA_SUCCESS)
+			return -1;
+		copies++;
+		if (memcmp(posts[r], dl.pre[r], b->size))
+			prof_op_wrote(o, o->reads[r]);
+	}
+	return copies;
+}
+
+/* Kernel op k's changes: in each buffer that can be evicted, the runs of
+ * bytes that differ after it. */
+static void find_changes(size_t k, const struct prof_op *o, struct prof_live *const *pb,
+                         uint8_t *const *posts)
+{
+	struct op_delta *d = &dl.deltas[k];
+	for (size_t r = 0; r < o->nreads; r++) {
+		const struct prof_live *b = pb[o->reads[r]];
+		for (uint64_t i = 0; posts[r] && evictable(b) && i < b->size;) {
+			i = first_diff(posts[r], dl.pre[r], i, b->size);
 			if (i == b->size)
 				break;
 			/* A run of changed bytes ends at the next pointer: what
 			 * lies past it went through that one (the regions' reach,
 			 * the proof a pointer at a time). */
 			uint64_t stop = next_ref(o, o->reads[r], i, b->size);
-			uint64_t j = first_same(posts[r], pre[r], i, stop);
+			uint64_t j = first_same(posts[r], dl.pre[r], i, stop);
 			add_change(d, o->reads[r], i, j, 0);
 			i = j;
 		}
 	}
-	/* REMAT_WRITE_PROOF=0: no second launch; every change is then an
-	 * update of what was there (saves less). */
-	if (d->blind >= 0 && d->n && o->replayable && proofs != REMAT_PROOF_OFF)
-		prove_blind(k, o, op, pb, posts);
-	for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
-		if (d->chg[c].blind)
-			prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
-	/* The same switch: both proofs launch the kernel once more with
-	 * bytes it may read set to what it never saw. */
-	if (d->blind >= 0 && o->replayable && proofs != REMAT_PROOF_OFF)
-		prove_unread(k, o, op, pb, posts);
-out:
-	if (posts && posts != stack)
+}
+
+uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
+                          struct prof_live *const *pb)
+{
+	int kernel = o->kind == REMAT_OP_KERNEL;
+	for (size_t r = 0; kernel && r < o->nrefs; r++)
+		prof_unread_cut(o->refs[r].buf, o->refs[r].off);
+	uint8_t *stack[64], **posts = o->nreads <= 64 ? stack : calloc(o->nreads, sizeof(*posts));
+	int copies = k < dl.ndeltas && dl.snapped == k && posts ? snap_after(o, pb, posts) : -1;
+	dl.snapped = SIZE_MAX;
+	/* What it wrote is not known: all it references may have changed. */
+	for (size_t r = 0; copies < 0 && r < o->nreads; r++)
+		prof_op_wrote(o, o->reads[r]);
+	if (copies >= 0 && kernel) {
+		struct op_delta *d = &dl.deltas[k];
+		d->blind = 0; /* known from here on, unless something fails */
+		find_changes(k, o, pb, posts);
+		/* REMAT_WRITE_PROOF=0: no second launch; every change is then
+		 * an update of what was there (saves less). */
+		if (d->blind >= 0 && d->n && o->replayable && dl.proofs != REMAT_PROOF_OFF)
+			prove_blind(k, o, op, pb, posts);
+		for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
+			if (d->chg[c].blind)
+				prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
+		/* The same switch: both proofs launch the kernel once more with
+		 * bytes it may read set to what it never saw. */
+		if (d->blind >= 0 && o->replayable && dl.proofs != REMAT_PROOF_OFF)
+			prove_unread(k, o, op, pb, posts);
+	}
+	if (posts != stack)
 		free(posts);
+	return copies > 0 ? (uint32_t)copies : 0;
 }

@@ -21,14 +21,17 @@ struct entry {
 	struct remat_graph_refs refs;
 };
 
-static struct entry *tab;
-static size_t ntab, captab;
+/* The executable graphs read, and what each may touch. */
+static struct prof_graphs {
+	struct entry *tab;
+	size_t ntab, captab;
+} gr;
 
 static struct entry *find(CUgraphExec exec)
 {
-	for (size_t i = 0; i < ntab; i++)
-		if (tab[i].exec == exec)
-			return &tab[i];
+	for (size_t i = 0; i < gr.ntab; i++)
+		if (gr.tab[i].exec == exec)
+			return &gr.tab[i];
 	return NULL;
 }
 
@@ -185,15 +188,15 @@ void prof_graph_read(CUgraphExec exec, CUgraph g)
 {
 	struct entry *e = find(exec);
 	if (!e) {
-		if (ntab == captab) {
-			size_t c = captab ? captab * 2 : 16;
-			struct entry *t = realloc(tab, c * sizeof(*t));
+		if (gr.ntab == gr.captab) {
+			size_t c = gr.captab ? gr.captab * 2 : 16;
+			struct entry *t = realloc(gr.tab, c * sizeof(*t));
 			if (!t)
 				return; /* unknown: treated as opaque at launch */
-			tab = t;
-			captab = c;
+			gr.tab = t;
+			gr.captab = c;
 		}
-		e = &tab[ntab++];
+		e = &gr.tab[gr.ntab++];
 		e->exec = exec;
 	} else {
 		free(e->refs.range);
@@ -211,7 +214,7 @@ void prof_graph_forget(CUgraphExec exec)
 	if (!e)
 		return;
 	free(e->refs.range);
-	*e = tab[--ntab];
+	*e = gr.tab[--gr.ntab];
 }
 
 void prof_graph_opaque(CUgraphExec exec)

@@ -24,7 +24,6 @@ struct prof_kinfo {
 	int32_t trace_id; /* index in the profile being built, -1 none */
 };
 struct prof_kinfo *prof_kinfo_get(void *func);
-void prof_kinfo_name(void *func, const char *name, int is_kernel);
 void prof_kinfo_reset_trace_ids(void);
 
 /* live.c — managed allocations as the profiler sees them. */
@@ -37,10 +36,6 @@ struct prof_live {
 	int64_t alloc_at, free_at, alloc_seq;
 	char **site;
 	size_t nsite;
-	/* Its content hash right after op hash_at of the profile (-1: none):
-	 * the next op's "before" when no op ran in between. */
-	uint64_t hash;
-	int64_t hash_at;
 };
 int prof_live_add(struct prof_live *b);
 struct prof_live *prof_live_remove(uint64_t addr);
@@ -55,28 +50,21 @@ void prof_live_free(struct prof_live *b);
  * libremat's own frames.  Returns strdup'd frames. */
 size_t prof_stack_capture(char ***frames);
 
-/* writeset.c — content hashes of device ranges {addr, bytes} (the caller
- * has waited for the work before), in batches on libremat's own stream. */
-#define PROF_HASH_KERNEL "remat_hash_batch" /* hash.cu's */
-void prof_ws_init(void);
-void prof_ws_hash(const uint64_t (*ranges)[2], size_t n, uint64_t *out);
-/* A copy between the host and the device on libremat's own non-blocking
- * stream (the legacy stream would wait for every blocking stream, a
- * collective in flight included), complete when it returns. */
-CUresult prof_ws_copy(void *host, uint64_t dev, size_t size, int to_host);
-/* The profile is complete and nothing is in flight: the device scratch
- * goes back (prof_ws_init takes it again for the next profile; a dropped
- * profile keeps it for the next try). */
-void prof_ws_end(void);
+/* host_copy.c — a copy between the host and the device on libremat's own
+ * non-blocking stream (the legacy stream would wait for every blocking
+ * stream, a collective in flight included), complete when it returns.
+ * init: at a profile's start (the stream, once). */
+void prof_host_copy_init(void);
+CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host);
 
 /* copy_rate.c: the cost of a copy inside device memory, fixed ns per copy
  * and bytes per µs; both 0 when it could not be measured. */
 void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us);
 
-/* delta.c — what each op of the profiled iteration changed, byte by byte
- * (buffers packed small are left to the hashes), and whether its writes
- * were proven blind (independent of the prior content of what it
- * changed).  Offsets are into the buffer. */
+/* delta.c — which buffers each op of the profiled iteration wrote, what it
+ * changed in them byte by byte (not in buffers packed small: only whether
+ * they changed), and whether its writes were proven blind (independent of
+ * the prior content of what it changed).  Offsets are into the buffer. */
 struct prof_change {
 	int32_t buf;
 	uint64_t lo, hi;
@@ -94,11 +82,15 @@ void prof_guard_enter(size_t op, const char *kernel);
 void prof_guard_leave(void);
 CUresult prof_guard_wait(CUstream stream, size_t op, const char *kernel);
 
-/* Kernels: host copies of the referenced buffers before op k; after it,
- * the changes and the proof (a second launch of op, results put back). */
-void prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb);
-void prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
-                      struct prof_live *const *pb);
+/* Kernels and graph launches: host copies of the referenced buffers before
+ * op k; after it, the buffers it wrote among o's writes (every one it
+ * references when the copies failed) and, for a kernel, its changes and
+ * the proofs (a second launch of op, results put back).  Both return the
+ * host copies they made (before the proofs): CUPTI reports them under the
+ * op's call. */
+uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *const *pb);
+uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
+                          struct prof_live *const *pb);
 /* Copies and sets: the exact range written (write) or read. */
 void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write);
 /* Changes of op k, ordered by buffer and offset; *blind: -1 unknown (no
@@ -153,6 +145,10 @@ struct prof_activity {
 int prof_cupti_start(const char **note);
 /* Flushes, stops, and hands back every record since start (caller frees). */
 size_t prof_cupti_collect(struct prof_activity **out);
+/* durations.c: the ops' durations from the records since start, matched
+ * by the ops' correlation ids (corr_min..corr_max), and CUPTI's kernel
+ * count against the launches (p's cupti_* members). */
+void prof_durations(struct remat_profile *p, uint32_t corr_min, uint32_t corr_max);
 int prof_cupti_is_internal(uint32_t corr);
 /* A runtime API name without its _vNNNN suffix, interned. */
 const char *prof_intern(const char *s);
@@ -184,6 +180,8 @@ int prof_profile_begin(uint64_t start_op, size_t period, size_t iteration, int c
 void prof_profile_adopt(struct prof_live *b);
 void prof_profile_op_before(struct remat_op *op, uint64_t k);
 void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc);
+/* Buffer id among op o's writes (once). */
+void prof_op_wrote(struct prof_op *o, int32_t id);
 void prof_profile_alloc(struct prof_live *b, uint64_t k);
 void prof_profile_free(struct prof_live *b, uint64_t k);
 /* The iteration is over: durations from CUPTI, buffers, memory figures;

@@ -12,8 +12,11 @@
 #include "../core/log.h"
 #include "internal.h"
 
-static struct prof_kinfo **tab; /* open addressing by func pointer */
-static size_t cap, n;
+/* What is known of each function, by pointer. */
+static struct prof_kinfos {
+	struct prof_kinfo **tab; /* open addressing by func pointer */
+	size_t cap, n;
+} kt;
 
 static size_t slot(void *f)
 {
@@ -21,29 +24,29 @@ static size_t slot(void *f)
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
-	return (size_t)x & (cap - 1);
+	return (size_t)x & (kt.cap - 1);
 }
 
 static struct prof_kinfo **find(void *f)
 {
-	if (!cap)
+	if (!kt.cap)
 		return NULL;
 	size_t j = slot(f);
-	while (tab[j] && tab[j]->func != f)
-		j = (j + 1) & (cap - 1);
-	return &tab[j];
+	while (kt.tab[j] && kt.tab[j]->func != f)
+		j = (j + 1) & (kt.cap - 1);
+	return &kt.tab[j];
 }
 
 static struct prof_kinfo *insert(void *f)
 {
-	if ((n + 1) * 2 > cap) {
-		size_t oc = cap;
-		struct prof_kinfo **old = tab;
-		cap = cap ? cap * 2 : 256;
-		tab = calloc(cap, sizeof(*tab));
-		if (!tab) {
-			tab = old;
-			cap = oc;
+	if ((kt.n + 1) * 2 > kt.cap) {
+		size_t oc = kt.cap;
+		struct prof_kinfo **old = kt.tab;
+		kt.cap = kt.cap ? kt.cap * 2 : 256;
+		kt.tab = calloc(kt.cap, sizeof(*kt.tab));
+		if (!kt.tab) {
+			kt.tab = old;
+			kt.cap = oc;
 			return NULL;
 		}
 		for (size_t i = 0; i < oc; i++)
@@ -58,11 +61,11 @@ static struct prof_kinfo *insert(void *f)
 	k->is_kernel = -1;
 	k->trace_id = -1;
 	*find(f) = k;
-	n++;
+	kt.n++;
 	return k;
 }
 
-void prof_kinfo_name(void *func, const char *name, int is_kernel)
+void prof_function_name(void *func, const char *name, int is_kernel)
 {
 	struct prof_kinfo **p = find(func);
 	struct prof_kinfo *k = p && *p ? *p : insert(func);
@@ -138,7 +141,7 @@ int prof_kernel_params(void *func, const uint32_t (**param)[2], size_t *nparams)
 
 void prof_kinfo_reset_trace_ids(void)
 {
-	for (size_t i = 0; i < cap; i++)
-		if (tab[i])
-			tab[i]->trace_id = -1;
+	for (size_t i = 0; i < kt.cap; i++)
+		if (kt.tab[i])
+			kt.tab[i]->trace_id = -1;
 }

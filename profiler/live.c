@@ -8,16 +8,19 @@
 
 #include "internal.h"
 
-static struct prof_live **v;
-static size_t n, cap;
+/* The live managed allocations, by address. */
+static struct prof_lives {
+	struct prof_live **v;
+	size_t n, cap;
+} lv;
 
 /* Index of the first buffer starting above addr. */
 static size_t upper(uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = lv.n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (v[mid]->addr <= addr)
+		if (lv.v[mid]->addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -27,18 +30,18 @@ static size_t upper(uint64_t addr)
 
 int prof_live_add(struct prof_live *b)
 {
-	if (n == cap) {
-		size_t c = cap ? cap * 2 : 256;
-		struct prof_live **p = realloc(v, c * sizeof(*p));
+	if (lv.n == lv.cap) {
+		size_t c = lv.cap ? lv.cap * 2 : 256;
+		struct prof_live **p = realloc(lv.v, c * sizeof(*p));
 		if (!p)
 			return -1;
-		v = p;
-		cap = c;
+		lv.v = p;
+		lv.cap = c;
 	}
 	size_t i = upper(b->addr);
-	memmove(v + i + 1, v + i, (n - i) * sizeof(*v));
-	v[i] = b;
-	n++;
+	memmove(lv.v + i + 1, lv.v + i, (lv.n - i) * sizeof(*lv.v));
+	lv.v[i] = b;
+	lv.n++;
 	return 0;
 }
 
@@ -47,29 +50,29 @@ struct prof_live *prof_live_find(uint64_t addr)
 	size_t i = upper(addr);
 	if (!i)
 		return NULL;
-	struct prof_live *b = v[i - 1];
+	struct prof_live *b = lv.v[i - 1];
 	return addr - b->addr < (b->size ? b->size : 1) ? b : NULL;
 }
 
 struct prof_live *prof_live_remove(uint64_t addr)
 {
 	size_t i = upper(addr);
-	if (!i || v[i - 1]->addr != addr)
+	if (!i || lv.v[i - 1]->addr != addr)
 		return NULL;
-	struct prof_live *b = v[i - 1];
-	memmove(v + i - 1, v + i, (n - i) * sizeof(*v));
-	n--;
+	struct prof_live *b = lv.v[i - 1];
+	memmove(lv.v + i - 1, lv.v + i, (lv.n - i) * sizeof(*lv.v));
+	lv.n--;
 	return b;
 }
 
 size_t prof_live_count(void)
 {
-	return n;
+	return lv.n;
 }
 
 struct prof_live *prof_live_at(size_t i)
 {
-	return v[i];
+	return lv.v[i];
 }
 
 void prof_live_free(struct prof_live *b)

@@ -14,73 +14,73 @@
 #include "../core/log.h"
 #include "internal.h"
 
-/* The profile being recorded; handed over (moved to the heap) at its end. */
-static struct remat_profile prof;
-static size_t period;
-static struct prof_live **pb; /* profile buffer id -> profiler buffer */
-static size_t npb, cappb;
-static uint64_t graph_hash; /* FNV-1a over the iteration's signature */
-static int64_t next_seq;
-static CUstream streams[256]; /* stream id i + 1 */
-static int nstreams;
-static uint32_t corr_min, corr_max;
-static uint64_t *before; /* hashes before the current op, per read buffer */
+/* The profile being recorded and what recording it takes. */
+static struct prof_record {
+	struct remat_profile prof; /* handed over (moved to the heap) at its end */
+	size_t period;
+	struct prof_live **pb; /* profile buffer id -> profiler buffer */
+	size_t npb, cappb;
+	uint64_t graph_hash; /* FNV-1a over the iteration's signature */
+	int64_t next_seq;
+	CUstream streams[256]; /* stream id i + 1 */
+	int nstreams;
+	uint32_t corr_min, corr_max;
+} pr;
 
-#define MIX(v) (graph_hash = remat_fnv1a(graph_hash, &(v), sizeof(v)))
+#define MIX(v) (pr.graph_hash = remat_fnv1a(pr.graph_hash, &(v), sizeof(v)))
 
 static void release_pbufs(void)
 {
-	for (size_t i = 0; i < npb; i++) {
-		struct prof_live *b = pb[i];
+	for (size_t i = 0; i < pr.npb; i++) {
+		struct prof_live *b = pr.pb[i];
 		b->in_trace = 0;
 		b->trace_id = -1;
 		if (b->dead)
 			prof_live_free(b);
 	}
-	npb = 0;
+	pr.npb = 0;
 }
 
 static int add_pbuf(struct prof_live *b)
 {
-	if (npb == cappb) {
-		size_t c = cappb ? cappb * 2 : 256;
-		struct prof_live **p = realloc(pb, c * sizeof(*p));
+	if (pr.npb == pr.cappb) {
+		size_t c = pr.cappb ? pr.cappb * 2 : 256;
+		struct prof_live **p = realloc(pr.pb, c * sizeof(*p));
 		if (!p)
 			return -1;
-		pb = p;
-		cappb = c;
+		pr.pb = p;
+		pr.cappb = c;
 	}
-	b->trace_id = (int32_t)npb;
+	b->trace_id = (int32_t)pr.npb;
 	b->in_trace = 1;
-	pb[npb++] = b;
+	pr.pb[pr.npb++] = b;
 	return 0;
 }
 
 int prof_profile_begin(uint64_t start_op, size_t ops, size_t iteration, int cupti_ok,
                        const char *cupti_note)
 {
-	prof_profile_release(&prof);
+	prof_profile_release(&pr.prof);
 	release_pbufs();
-	period = ops;
-	graph_hash = REMAT_FNV_OFFSET;
-	next_seq = 0;
-	nstreams = 0;
-	corr_min = UINT32_MAX;
-	corr_max = 0;
-	prof.ops = calloc(ops, sizeof(*prof.ops));
-	if (!prof.ops || prof_delta_begin(ops))
+	pr.period = ops;
+	pr.graph_hash = REMAT_FNV_OFFSET;
+	pr.next_seq = 0;
+	pr.nstreams = 0;
+	pr.corr_min = UINT32_MAX;
+	pr.corr_max = 0;
+	pr.prof.ops = calloc(ops, sizeof(*pr.prof.ops));
+	if (!pr.prof.ops || prof_delta_begin(ops))
 		return -1;
-	prof.period = ops;
-	prof.start_op = start_op;
-	prof.profiled = prof.iterations_seen = iteration;
-	prof.cupti_available = cupti_ok;
-	prof.cupti_note = cupti_note;
+	pr.prof.period = ops;
+	pr.prof.start_op = start_op;
+	pr.prof.profiled = pr.prof.iterations_seen = iteration;
+	pr.prof.cupti_available = cupti_ok;
+	pr.prof.cupti_note = cupti_note;
 	prof_kinfo_reset_trace_ids();
-	prof_ws_init();
+	prof_host_copy_init();
 	for (size_t i = 0; i < prof_live_count(); i++) {
 		struct prof_live *b = prof_live_at(i);
 		b->alloc_at = b->free_at = b->alloc_seq = -1;
-		b->hash_at = -1;
 		if (add_pbuf(b))
 			return -1;
 	}
@@ -94,7 +94,7 @@ void prof_profile_adopt(struct prof_live *b)
 	if (b->trace_id < 0 || b->alloc_at >= 0)
 		return;
 	b->alloc_at = 0;
-	b->alloc_seq = next_seq++;
+	b->alloc_seq = pr.next_seq++;
 	uint64_t size = b->size;
 	MIX(size);
 }
@@ -103,27 +103,27 @@ static int32_t stream_id(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return 0;
-	for (int i = 0; i < nstreams; i++)
-		if (streams[i] == s)
+	for (int i = 0; i < pr.nstreams; i++)
+		if (pr.streams[i] == s)
 			return i + 1;
-	if (nstreams < (int)(sizeof(streams) / sizeof(streams[0])))
-		streams[nstreams++] = s;
-	return nstreams;
+	if (pr.nstreams < (int)(sizeof(pr.streams) / sizeof(pr.streams[0])))
+		pr.streams[pr.nstreams++] = s;
+	return pr.nstreams;
 }
 
 static int32_t kernel_id(struct prof_kinfo *k)
 {
 	if (k->trace_id >= 0)
 		return k->trace_id;
-	if (prof.nkernels == prof.capkernels) {
-		size_t c = prof.capkernels ? prof.capkernels * 2 : 64;
-		struct prof_kernel *p = realloc(prof.kernels, c * sizeof(*p));
+	if (pr.prof.nkernels == pr.prof.capkernels) {
+		size_t c = pr.prof.capkernels ? pr.prof.capkernels * 2 : 64;
+		struct prof_kernel *p = realloc(pr.prof.kernels, c * sizeof(*p));
 		if (!p)
 			return -1;
-		prof.kernels = p;
-		prof.capkernels = c;
+		pr.prof.kernels = p;
+		pr.prof.capkernels = c;
 	}
-	struct prof_kernel *t = &prof.kernels[prof.nkernels];
+	struct prof_kernel *t = &pr.prof.kernels[pr.prof.nkernels];
 	memset(t, 0, sizeof(*t));
 	t->name = strdup(k->name ? k->name : "?");
 	t->layout_known = k->layout_known;
@@ -132,31 +132,31 @@ static int32_t kernel_id(struct prof_kinfo *k)
 		memcpy(t->param, k->param, k->nparams * sizeof(*t->param));
 		t->nparams = k->nparams;
 	}
-	k->trace_id = (int32_t)prof.nkernels++;
+	k->trace_id = (int32_t)pr.prof.nkernels++;
 	return k->trace_id;
 }
 
 static uint8_t *params_grow(size_t n)
 {
-	if (prof.params_len + n > prof.params_cap) {
-		size_t c = prof.params_cap ? prof.params_cap : 65536;
-		while (c < prof.params_len + n)
+	if (pr.prof.params_len + n > pr.prof.params_cap) {
+		size_t c = pr.prof.params_cap ? pr.prof.params_cap : 65536;
+		while (c < pr.prof.params_len + n)
 			c *= 2;
-		uint8_t *p = realloc(prof.params, c);
+		uint8_t *p = realloc(pr.prof.params, c);
 		if (!p)
 			return NULL;
-		prof.params = p;
-		prof.params_cap = c;
+		pr.prof.params = p;
+		pr.prof.params_cap = c;
 	}
-	uint8_t *at = prof.params + prof.params_len;
-	prof.params_len += n;
+	uint8_t *at = pr.prof.params + pr.prof.params_len;
+	pr.prof.params_len += n;
 	return at;
 }
 
 /* The parameter bytes of a launch, as the kernel receives them. */
 static void pack_params(struct prof_op *o, struct prof_kinfo *k, const struct remat_op *op)
 {
-	o->params_off = prof.params_len;
+	o->params_off = pr.prof.params_len;
 	size_t size;
 	const uint8_t *buf = remat_op_extra_params(op, &size);
 	if (buf && size) {
@@ -203,11 +203,16 @@ static void push_id(int32_t **v, size_t *n, int32_t id)
 	(*v)[(*n)++] = id;
 }
 
+void prof_op_wrote(struct prof_op *o, int32_t id)
+{
+	push_id(&o->writes, &o->nwrites, id);
+}
+
 /* Every aligned 8-byte word of the parameters that points into a live
  * managed buffer is a reference to it. */
 static void scan_refs(struct prof_op *o)
 {
-	const uint8_t *p = prof.params + o->params_off;
+	const uint8_t *p = pr.prof.params + o->params_off;
 	for (uint64_t off = 0; off + 8 <= o->params_len; off += 8) {
 		uint64_t v;
 		memcpy(&v, p + off, 8);
@@ -275,8 +280,8 @@ static void graph_refs(struct prof_op *o, const struct remat_op *op)
 {
 	const struct remat_graph_refs *g = op->graph;
 	o->graph_kernels = g ? g->kernels : 0;
-	for (size_t i = 0; i < npb; i++) {
-		struct prof_live *b = pb[i];
+	for (size_t i = 0; i < pr.npb; i++) {
+		struct prof_live *b = pr.pb[i];
 		if (b->dead)
 			continue;
 		int hit = !g || g->opaque;
@@ -289,67 +294,25 @@ static void graph_refs(struct prof_op *o, const struct remat_op *op)
 	}
 }
 
-/* Room for the hashes of an op's n referenced buffers (before[], and the
- * ranges to hash). */
-static uint64_t (*ranges)[2];
-static size_t *slot;
-static uint64_t *hashed;
-static size_t capranges;
-
-static int reserve(size_t n)
-{
-	if (n <= capranges)
-		return 0;
-	void *a = realloc(ranges, n * sizeof(*ranges)), *b = realloc(slot, n * sizeof(*slot)),
-	     *c = realloc(hashed, n * sizeof(*hashed)), *d = realloc(before, n * sizeof(*before));
-	ranges = a ? a : ranges;
-	slot = b ? b : slot;
-	hashed = c ? c : hashed;
-	before = d ? d : before;
-	if (!a || !b || !c || !d)
-		return -1;
-	capranges = n;
-	return 0;
-}
-
-/* Hashes of everything op k references, before it: those that differ
- * after it are its writes (prof_profile_op_after).  A buffer hashed right
- * after op k - 1 needs no new hash (no op ran in between, and everything
- * before was waited for then).  A collective is not hashed around
- * (collective.c): all it references it may write. */
-static void hash_inputs(struct prof_op *o, uint64_t k)
+/* Host copies of everything kernel or graph op k references, before it:
+ * those that differ after it are its writes (delta.c).  A collective gets
+ * none (collective.c): all it references it may write. */
+static void copy_inputs(struct prof_op *o, uint64_t k)
 {
 	if (o->collective) {
 		for (size_t r = 0; r < o->nreads; r++)
-			push_id(&o->writes, &o->nwrites, o->reads[r]);
+			prof_op_wrote(o, o->reads[r]);
 		return;
 	}
-	if (reserve(o->nreads))
-		return;
-	size_t n = 0;
-	for (size_t r = 0; r < o->nreads; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		if (b->hash_at >= 0 && (uint64_t)b->hash_at + 1 == k) {
-			before[r] = b->hash;
-			continue;
-		}
-		ranges[n][0] = b->addr;
-		ranges[n][1] = b->size;
-		slot[n++] = r;
-	}
-	if (n) {
-		prof_sync(o->cstream);
-		prof_ws_hash((const uint64_t(*)[2])ranges, n, hashed);
-		for (size_t i = 0; i < n; i++)
-			before[slot[i]] = hashed[i];
-	}
+	prof_sync(o->cstream);
+	o->own_copies[0] = prof_delta_before(k, o, pr.pb);
 }
 
 void prof_profile_op_before(struct remat_op *op, uint64_t k)
 {
-	struct prof_op *o = &prof.ops[k];
+	struct prof_op *o = &pr.prof.ops[k];
 	memset(o, 0, sizeof(*o));
-	prof.nops = k + 1;
+	pr.prof.nops = k + 1;
 	o->kind = op->kind;
 	o->via = op->via;
 	o->kernel = -1;
@@ -380,14 +343,9 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 			o->why_not = "collective";
 		}
 		pack_params(o, ki, op);
-		graph_hash = prof_attrs_record(o, op, graph_hash);
+		pr.graph_hash = prof_attrs_record(o, op, pr.graph_hash);
 		scan_refs(o);
-		/* Host copies before it, for its changes byte by byte (delta.c). */
-		if (!o->collective) {
-			prof_sync(o->cstream);
-			prof_delta_before(k, o, pb);
-		}
-		hash_inputs(o, k);
+		copy_inputs(o, k);
 		break;
 	}
 	case REMAT_OP_MEMCPY:
@@ -412,12 +370,12 @@ void prof_profile_op_before(struct remat_op *op, uint64_t k)
 		o->why_not = "graph launch";
 		o->collective = op->graph && op->graph->collective;
 		graph_refs(o, op);
-		hash_inputs(o, k);
+		copy_inputs(o, k);
 		break;
 	}
 	int32_t kind = o->kind;
 	MIX(kind);
-	graph_hash = remat_fnv1a(graph_hash, o->name, strlen(o->name) + 1);
+	pr.graph_hash = remat_fnv1a(pr.graph_hash, o->name, strlen(o->name) + 1);
 	MIX(o->grid);
 	MIX(o->block);
 	MIX(o->shmem);
@@ -431,15 +389,15 @@ static void note_corr(uint32_t c)
 {
 	if (!c)
 		return;
-	if (c < corr_min)
-		corr_min = c;
-	if (c > corr_max)
-		corr_max = c;
+	if (c < pr.corr_min)
+		pr.corr_min = c;
+	if (c > pr.corr_max)
+		pr.corr_max = c;
 }
 
 void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 {
-	struct prof_op *o = &prof.ops[k];
+	struct prof_op *o = &pr.prof.ops[k];
 	struct prof_cupti_tls *t = &prof_cupti_tls;
 	o->corr_driver = t->driver_corr;
 	o->corr_runtime = t->runtime_corr;
@@ -455,35 +413,20 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 		prof_collective_issued(op->stream);
 		return;
 	}
-	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads ||
-	    o->nreads > capranges)
+	if ((op->kind != REMAT_OP_KERNEL && op->kind != REMAT_OP_GRAPH) || !o->nreads)
 		return;
 	prof_sync(op->stream);
-	for (size_t r = 0; r < o->nreads; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		ranges[r][0] = b->addr;
-		ranges[r][1] = b->size;
-	}
-	prof_ws_hash((const uint64_t(*)[2])ranges, o->nreads, hashed);
-	for (size_t r = 0; r < o->nreads; r++) {
-		struct prof_live *b = pb[o->reads[r]];
-		if (hashed[r] != before[r])
-			push_id(&o->writes, &o->nwrites, o->reads[r]);
-		b->hash = hashed[r];
-		b->hash_at = (int64_t)k;
-	}
-	if (op->kind == REMAT_OP_KERNEL)
-		prof_delta_after(k, o, op, pb);
+	o->own_copies[1] = prof_delta_after(k, o, op, pr.pb);
 }
 
 void prof_profile_alloc(struct prof_live *b, uint64_t k)
 {
-	if (k >= period) /* after the last op: it belongs to the next iteration */
+	if (k >= pr.period) /* after the last op: it belongs to the next iteration */
 		return;
 	if (add_pbuf(b))
 		return;
 	b->alloc_at = (int64_t)k;
-	b->alloc_seq = next_seq++;
+	b->alloc_seq = pr.next_seq++;
 	b->free_at = -1;
 	uint64_t size = b->size;
 	MIX(size);
@@ -491,149 +434,13 @@ void prof_profile_alloc(struct prof_live *b, uint64_t k)
 
 void prof_profile_free(struct prof_live *b, uint64_t k)
 {
-	if (b->trace_id >= 0 && k < period)
+	if (b->trace_id >= 0 && k < pr.period)
 		b->free_at = (int64_t)k;
-}
-
-struct corr_idx {
-	uint32_t corr;
-	uint32_t op;
-};
-
-static int cmp_corr(const void *a, const void *b)
-{
-	uint32_t x = ((const struct corr_idx *)a)->corr, y = ((const struct corr_idx *)b)->corr;
-	return x < y ? -1 : x > y;
-}
-
-/* A CUPTI record matched to the op it belongs to. */
-struct match {
-	uint32_t op;
-	uint64_t start;
-	int64_t dur;
-};
-
-static int cmp_match(const void *a, const void *b)
-{
-	const struct match *x = a, *y = b;
-	if (x->op != y->op)
-		return x->op < y->op ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int kind_of_op(int kind)
-{
-	return kind == REMAT_OP_KERNEL   ? 0
-	       : kind == REMAT_OP_MEMCPY ? 1
-	       : kind == REMAT_OP_MEMSET ? 2
-	                                 : -1;
-}
-
-static void durations(void)
-{
-	struct prof_activity *rec;
-	size_t n = prof_cupti_collect(&rec);
-	struct corr_idx *ix = malloc(2 * prof.nops * sizeof(*ix) + 1);
-	struct match *mt = malloc(n * sizeof(*mt) + 1);
-	size_t m = 0, nm = 0;
-	for (size_t i = 0; ix && i < prof.nops; i++) {
-		if (prof.ops[i].corr_driver)
-			ix[m++] = (struct corr_idx){prof.ops[i].corr_driver, (uint32_t)i};
-		if (prof.ops[i].corr_runtime)
-			ix[m++] = (struct corr_idx){prof.ops[i].corr_runtime, (uint32_t)i};
-	}
-	if (ix)
-		qsort(ix, m, sizeof(*ix), cmp_corr);
-	uint64_t kernels = 0, ours = 0, unmatched[3] = {0, 0, 0}, outside = 0, internal = 0;
-	uint32_t rec_min = UINT32_MAX, rec_max = 0;
-	for (size_t r = 0; r < n; r++) {
-		uint32_t c = rec[r].corr;
-		rec_min = c < rec_min ? c : rec_min;
-		rec_max = c > rec_max ? c : rec_max;
-		if (c < corr_min || c > corr_max) {
-			outside++;
-			continue;
-		}
-		if (prof_cupti_is_internal(c)) {
-			internal++;
-			continue;
-		}
-		if (rec[r].kind == 0)
-			kernels++;
-		struct corr_idx key = {c, 0},
-		                *hit = ix ? bsearch(&key, ix, m, sizeof(*ix), cmp_corr) : NULL;
-		/* Our own hashing copies and kernels run inside the app's runtime
-		 * call and carry its id: only records of the op's own kind count. */
-		int graph = hit && prof.ops[hit->op].kind == REMAT_OP_GRAPH;
-		if (!hit || (!graph && kind_of_op(prof.ops[hit->op].kind) != rec[r].kind)) {
-			unmatched[rec[r].kind]++;
-			continue;
-		}
-		if (mt)
-			mt[nm++] = (struct match){hit->op, rec[r].start, rec[r].duration_ns};
-	}
-	if (mt)
-		qsort(mt, nm, sizeof(*mt), cmp_match);
-	for (size_t j = 0; j < nm;) {
-		size_t k = j;
-		while (k < nm && mt[k].op == mt[j].op)
-			k++;
-		struct prof_op *o = &prof.ops[mt[j].op];
-		if (o->kind == REMAT_OP_KERNEL || o->kind == REMAT_OP_GRAPH) {
-			/* The hashing kernels around it are not among the records
-			 * (cupti.c drops them by name): the op's own kernel, or a
-			 * graph's kernels from the first start to the last end. */
-			size_t last = o->kind == REMAT_OP_GRAPH ? k : j + 1;
-			/* A kernel's other records are the write-set proof's second
-			 * run (delta.c), not the program's. */
-			if (o->kind == REMAT_OP_KERNEL)
-				ours += k - j - 1;
-			o->duration_ns = (int64_t)(mt[last - 1].start + (uint64_t)mt[last - 1].dur -
-			                           mt[j].start);
-		} else {
-			/* In start order: the swap copies libremat made for the op
-			 * (done before it was issued), then the op's own. */
-			o->duration_ns = 0;
-			for (size_t q = j + o->swap_copies; q < k; q++)
-				o->duration_ns += mt[q].dur;
-		}
-		j = k;
-	}
-	free(mt);
-	free(ix);
-	free(rec);
-	remat_log(REMAT_LOG_DEBUG,
-	          "CUPTI: %zu records (correlation ids %u..%u, the ops' %u..%u): %llu outside the "
-	          "ops' ids, %llu libremat's own; not matched to an op: %llu kernels, %llu copies, "
-	          "%llu sets",
-	          n, rec_min, rec_max, corr_min, corr_max, (unsigned long long)outside,
-	          (unsigned long long)internal, (unsigned long long)unmatched[0],
-	          (unsigned long long)unmatched[1], (unsigned long long)unmatched[2]);
-	uint64_t launches = 0;
-	for (size_t i = 0; i < prof.nops; i++)
-		launches += prof.ops[i].kind == REMAT_OP_KERNEL ? 1 : prof.ops[i].graph_kernels;
-	kernels -= ours < kernels ? ours : kernels;
-	prof.cupti_kernels = kernels;
-	prof.cupti_launches = launches;
-	prof.cupti_mismatch = (int64_t)kernels - (int64_t)launches;
-	if (prof.cupti_mismatch > 0)
-		remat_log(REMAT_LOG_ERROR,
-		          "CUPTI saw %llu kernels in the profiled iteration, libremat intercepted "
-		          "%llu launches: %lld launch(es) went around the interposition",
-		          (unsigned long long)kernels, (unsigned long long)launches,
-		          (long long)prof.cupti_mismatch);
-	else if (prof.cupti_mismatch < 0)
-		remat_log(REMAT_LOG_ERROR,
-		          "CUPTI saw %llu kernels in the profiled iteration, libremat intercepted "
-		          "%llu launches: %lld launch(es) have no CUPTI record (no measured "
-		          "duration; REMAT_LOG=2 says more)",
-		          (unsigned long long)kernels, (unsigned long long)launches,
-		          (long long)-prof.cupti_mismatch);
 }
 
 static void process_info(void)
 {
-	prof.pid = (int)getpid();
+	pr.prof.pid = (int)getpid();
 	FILE *f = fopen("/proc/self/cmdline", "rb");
 	char buf[4096];
 	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
@@ -645,14 +452,14 @@ static void process_info(void)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
 	buf[n] = '\0';
-	prof.cmdline = strdup(buf);
+	pr.prof.cmdline = strdup(buf);
 	CUdevice dev;
 	size_t total = 0;
-	snprintf(prof.device, sizeof(prof.device), "?");
+	snprintf(pr.prof.device, sizeof(pr.prof.device), "?");
 	if (remat_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
-		remat_drv.cuDeviceGetName(prof.device, (int)sizeof(prof.device), dev);
+		remat_drv.cuDeviceGetName(pr.prof.device, (int)sizeof(pr.prof.device), dev);
 		if (remat_drv.cuDeviceTotalMem(&total, dev) == CUDA_SUCCESS)
-			prof.device_memory = total;
+			pr.prof.device_memory = total;
 	}
 }
 
@@ -660,33 +467,31 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 {
 	/* The last ops may still be running: their records come at completion. */
 	prof_sync_all();
-	/* Nothing is in flight now (a collective included): the scratch can go. */
-	prof_ws_end();
-	prof_copy_rate(&prof.copy_fixed_ns, &prof.copy_bytes_per_us);
+	prof_copy_rate(&pr.prof.copy_fixed_ns, &pr.prof.copy_bytes_per_us);
 	struct remat_alloc_stats st;
 	remat_alloc_stats(&st);
-	prof.peak_bytes = st.peak;
-	prof.small_pool_bytes = st.small_pool;
+	pr.prof.peak_bytes = st.peak;
+	pr.prof.small_pool_bytes = st.small_pool;
 	/* The program's own memory outside its extents stays, like the
 	 * chunks no region holds whole. */
-	prof.edge_bytes = st.program_fixed;
-	prof.granularity = st.granularity;
+	pr.prof.edge_bytes = st.program_fixed;
+	pr.prof.granularity = st.granularity;
 	if (cupti_ok) {
-		durations();
+		prof_durations(&pr.prof, pr.corr_min, pr.corr_max);
 	} else {
 		struct prof_activity *rec;
 		free(prof_cupti_collect(&rec) ? rec : NULL);
 	}
-	prof.duration_ns = 0;
-	for (size_t i = 0; i < prof.nops; i++)
-		if (prof.ops[i].duration_ns > 0)
-			prof.duration_ns += prof.ops[i].duration_ns;
+	pr.prof.duration_ns = 0;
+	for (size_t i = 0; i < pr.prof.nops; i++)
+		if (pr.prof.ops[i].duration_ns > 0)
+			pr.prof.duration_ns += pr.prof.ops[i].duration_ns;
 	if (!cupti_ok)
-		prof.duration_ns = -1;
-	prof.bufs = calloc(npb ? npb : 1, sizeof(*prof.bufs));
-	for (size_t i = 0; prof.bufs && i < npb; i++) {
-		struct prof_live *b = pb[i];
-		struct prof_buf *u = &prof.bufs[i];
+		pr.prof.duration_ns = -1;
+	pr.prof.bufs = calloc(pr.npb ? pr.npb : 1, sizeof(*pr.prof.bufs));
+	for (size_t i = 0; pr.prof.bufs && i < pr.npb; i++) {
+		struct prof_live *b = pr.pb[i];
+		struct prof_buf *u = &pr.prof.bufs[i];
 		u->addr = b->addr;
 		u->size = b->size;
 		u->rounded = b->rounded;
@@ -696,34 +501,34 @@ struct remat_profile *prof_profile_end(int cupti_ok, int64_t level0)
 		u->alloc_seq = b->alloc_seq;
 		u->persistent = b->alloc_at < 0 && b->free_at < 0;
 		if (u->persistent)
-			prof.persistent_bytes += b->rounded;
+			pr.prof.persistent_bytes += b->rounded;
 		u->site = b->nsite ? calloc(b->nsite, sizeof(char *)) : NULL;
 		for (size_t k = 0; u->site && k < b->nsite; k++)
 			u->site[k] = strdup(b->site[k]);
 		u->nsite = u->site ? b->nsite : 0;
 	}
-	prof.nbufs = prof.bufs ? npb : 0;
-	int cut = prof.bufs ? prof_regions(&prof) : -1;
+	pr.prof.nbufs = pr.prof.bufs ? pr.npb : 0;
+	int cut = pr.prof.bufs ? prof_regions(&pr.prof) : -1;
 	prof_delta_drop();
-	prof.graph_hash = graph_hash;
-	prof.level0 = level0;
+	pr.prof.graph_hash = pr.graph_hash;
+	pr.prof.level0 = level0;
 	process_info();
 	release_pbufs();
 	/* Stream id 0 is the legacy stream; id i + 1 the i-th one seen. */
-	prof.streams = calloc((size_t)nstreams + 1, sizeof(*prof.streams));
-	if (prof.streams) {
-		memcpy(prof.streams + 1, streams, (size_t)nstreams * sizeof(*streams));
-		prof.nstreams = nstreams + 1;
+	pr.prof.streams = calloc((size_t)pr.nstreams + 1, sizeof(*pr.prof.streams));
+	if (pr.prof.streams) {
+		memcpy(pr.prof.streams + 1, pr.streams, (size_t)pr.nstreams * sizeof(*pr.streams));
+		pr.prof.nstreams = pr.nstreams + 1;
 	}
 	struct remat_profile *p = malloc(sizeof(*p));
-	if (!p || !prof.bufs || !prof.streams || cut) {
+	if (!p || !pr.prof.bufs || !pr.prof.streams || cut) {
 		free(p);
-		prof_profile_release(&prof);
+		prof_profile_release(&pr.prof);
 		return NULL;
 	}
-	*p = prof;
+	*p = pr.prof;
 	p->refs = 1;
-	memset(&prof, 0, sizeof(prof));
+	memset(&pr.prof, 0, sizeof(pr.prof));
 	return p;
 }
 
@@ -732,7 +537,7 @@ void prof_profile_drop(void)
 	struct prof_activity *rec;
 	if (prof_cupti_collect(&rec))
 		free(rec);
-	prof_profile_release(&prof);
+	prof_profile_release(&pr.prof);
 	prof_delta_drop();
 	release_pbufs();
 }

@@ -107,11 +107,14 @@ struct prof_op {
 	uint32_t corr_driver, corr_runtime;
 	uint32_t swap_copies;   /* libremat's swap copies issued inside the op's call, before it */
 	uint32_t graph_kernels; /* graph launch: its kernel nodes (CUPTI reports each) */
+	/* libremat's host copies before and after the op (delta.c), made inside
+	 * its call: CUPTI reports them under the id of a runtime call */
+	uint32_t own_copies[2];
 	/* kernel: its launch attributes (cuLaunchKernelEx's; a cooperative entry
 	 * point's as CU_LAUNCH_ATTRIBUTE_COOPERATIVE), replayed with it */
 	CUlaunchAttribute *attrs;
 	uint32_t nattrs;
-	int collective; /* an NCCL kernel: never replayed, never hashed around */
+	int collective; /* an NCCL kernel: never replayed, nothing copied around it */
 };
 
 /* One profiled iteration.  Immutable once prof_finish hands it over; shared
@@ -191,9 +194,9 @@ enum prof_step {
 };
 
 /* Every op while the iteration is looked for and profiled.  On PROF_RECORD
- * the op's inputs are hashed already; the caller holds its lock across the
- * real call so that the hashes after it see only its writes.  On
- * PROF_COMPLETE, prof_finish hands the profile over. */
+ * the op's inputs are copied to the host already; the caller holds its
+ * lock across the real call so that the copies after it see only its
+ * writes.  On PROF_COMPLETE, prof_finish hands the profile over. */
 enum prof_step prof_op(struct remat_op *op);
 void prof_op_after(struct remat_op *op, CUresult rc);
 /* Ops in the profiled iteration (valid from PROF_RECORD on). */

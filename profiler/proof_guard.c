@@ -44,9 +44,12 @@
 #define PREFIX     "proof-launch-"
 #define WARN_AFTER 10.0 /* seconds */
 
-static char marker[PATH_MAX]; /* this process's marker; "" when the guard is out */
-static char program[17];      /* the command line's hash, hex */
-static CUevent done_event;
+/* The guard of this process's second launches. */
+static struct prof_guard {
+	char marker[PATH_MAX]; /* this process's marker; "" when the guard is out */
+	char program[17];      /* the command line's hash, hex */
+	CUevent done_event;
+} gd;
 
 /* FNV-1a of /proc/self/cmdline: ranks and reruns of one command share it. */
 static void program_key(void)
@@ -58,7 +61,7 @@ static void program_key(void)
 		h = (h ^ (uint8_t)c) * 0x100000001b3ull;
 	if (f)
 		fclose(f);
-	snprintf(program, sizeof(program), "%016llx", (unsigned long long)h);
+	snprintf(gd.program, sizeof(gd.program), "%016llx", (unsigned long long)h);
 }
 
 /* A marker of this program's left by a dead process, into found; 1 if one. */
@@ -68,7 +71,7 @@ static int stale_marker(char *found, size_t n)
 	if (!d)
 		return 0;
 	char head[64];
-	int len = snprintf(head, sizeof(head), PREFIX "%s-", program);
+	int len = snprintf(head, sizeof(head), PREFIX "%s-", gd.program);
 	struct dirent *e;
 	int hit = 0;
 	while (!hit && (e = readdir(d))) {
@@ -88,7 +91,7 @@ static int stale_marker(char *found, size_t n)
 
 int prof_guard_begin(void)
 {
-	marker[0] = '\0';
+	gd.marker[0] = '\0';
 	program_key();
 	char stale[PATH_MAX];
 	if (stale_marker(stale, sizeof(stale)) && !remat_cfg.write_proof_set) {
@@ -111,17 +114,17 @@ int prof_guard_begin(void)
 	/* Only the leaf is made: a cache directory's parents are the user's. */
 	if (mkdir(remat_cfg.cache_dir, 0700) && errno != EEXIST)
 		return 0;
-	if (snprintf(marker, sizeof(marker), "%s/" PREFIX "%s-%ld", remat_cfg.cache_dir, program,
-	             (long)getpid()) >= (int)sizeof(marker))
-		marker[0] = '\0';
+	if (snprintf(gd.marker, sizeof(gd.marker), "%s/" PREFIX "%s-%ld", remat_cfg.cache_dir,
+	             gd.program, (long)getpid()) >= (int)sizeof(gd.marker))
+		gd.marker[0] = '\0';
 	return 0;
 }
 
 void prof_guard_enter(size_t op, const char *kernel)
 {
-	if (!marker[0])
+	if (!gd.marker[0])
 		return;
-	int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(gd.marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	char line[320];
@@ -129,14 +132,14 @@ void prof_guard_enter(size_t op, const char *kernel)
 	if (n > (int)sizeof(line) - 1)
 		n = (int)sizeof(line) - 1;
 	if (write(fd, line, (size_t)n) != n)
-		remat_log(REMAT_LOG_DEBUG, "proof guard: %s not written", marker);
+		remat_log(REMAT_LOG_DEBUG, "proof guard: %s not written", gd.marker);
 	close(fd);
 }
 
 void prof_guard_leave(void)
 {
-	if (marker[0])
-		unlink(marker);
+	if (gd.marker[0])
+		unlink(gd.marker);
 }
 
 static double now_s(void)
@@ -148,15 +151,15 @@ static double now_s(void)
 
 CUresult prof_guard_wait(CUstream stream, size_t op, const char *kernel)
 {
-	if (!done_event &&
-	    remat_drv.cuEventCreate(&done_event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-		done_event = NULL;
-	if (!done_event || remat_drv.cuEventRecord(done_event, stream) != CUDA_SUCCESS)
+	if (!gd.done_event &&
+	    remat_drv.cuEventCreate(&gd.done_event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		gd.done_event = NULL;
+	if (!gd.done_event || remat_drv.cuEventRecord(gd.done_event, stream) != CUDA_SUCCESS)
 		return remat_drv.cuStreamSynchronize(stream);
 	double start = now_s();
 	int warned = 0;
 	for (unsigned polls = 0;; polls++) {
-		CUresult r = remat_drv.cuEventQuery(done_event);
+		CUresult r = remat_drv.cuEventQuery(gd.done_event);
 		if (r != CUDA_ERROR_NOT_READY)
 			return r;
 		if (!warned && now_s() - start > WARN_AFTER) {

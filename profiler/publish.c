@@ -16,8 +16,11 @@ struct job {
 	void (*done)(int ok, uint64_t graph_hash);
 };
 
-static pthread_t writer;
-static int writer_running;
+/* The trace writer's thread. */
+static struct prof_publisher {
+	pthread_t writer;
+	int writer_running;
+} pub;
 
 static void *write_trace(void *arg)
 {
@@ -53,16 +56,16 @@ void prof_publish(struct remat_profile *p, const char *dir,
 	/* A new profile (the job was profiled again): the previous trace has
 	 * long been written; its thread is reaped here, not leaked. */
 	prof_publish_join();
-	if (pthread_create(&writer, NULL, write_trace, j) == 0)
-		writer_running = 1;
+	if (pthread_create(&pub.writer, NULL, write_trace, j) == 0)
+		pub.writer_running = 1;
 	else
 		write_trace(j);
 }
 
 void prof_publish_join(void)
 {
-	if (writer_running) {
-		pthread_join(writer, NULL);
-		writer_running = 0;
+	if (pub.writer_running) {
+		pthread_join(pub.writer, NULL);
+		pub.writer_running = 0;
 	}
 }

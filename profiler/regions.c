@@ -424,7 +424,7 @@ static void rewrite_op(struct regions *g, size_t k)
 			add_range(g, &rd, a, s->at[ri], s->ext[ri]);
 		}
 		/* Buffers it references with no parameter pointing at them
-		 * (none today) and small ones whose writes only hashes saw. */
+		 * (none today) and small ones, written whole or not at all. */
 		for (size_t r = 0; r < o->nreads; r++)
 			if (g->sp[o->reads[r]].whole && g->sp[o->reads[r]].n == 1)
 				set_add(g, &rd, g->sp[o->reads[r]].first);
@@ -437,8 +437,8 @@ static void rewrite_op(struct regions *g, size_t k)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		add_range(g, &wr, c[i].buf, c[i].lo, c[i].hi);
-	/* Writes the changes do not show: buffers packed small (hashed), or
-	 * an op whose changes are unknown. */
+	/* Writes the changes do not show: buffers packed small (changed or
+	 * not), or an op whose changes are unknown. */
 	for (size_t w = 0; w < o->nwrites; w++) {
 		const struct prof_buf *u = &p->bufs[o->writes[w]];
 		if (blind < 0 || u->small || !u->size || (!kernel && !n))

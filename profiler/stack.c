@@ -20,37 +20,40 @@ struct frame {
 	char *text; /* NULL: one of libremat's own frames, skipped */
 };
 
-static struct frame *cache;
-static size_t cap, n;
-static uintptr_t self_base;
+/* The frames seen, by return address, and where libremat is loaded. */
+static struct prof_stacks {
+	struct frame *cache;
+	size_t cap, n;
+	uintptr_t self_base;
+} sk;
 
 static void self(void)
 {
 	Dl_info di;
 	if (dladdr((void *)&self, &di))
-		self_base = (uintptr_t)di.dli_fbase;
+		sk.self_base = (uintptr_t)di.dli_fbase;
 }
 
 static struct frame *lookup(uintptr_t ip)
 {
-	if (!cap)
+	if (!sk.cap)
 		return NULL;
-	size_t j = (size_t)((ip * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
-	while (cache[j].ip && cache[j].ip != ip)
-		j = (j + 1) & (cap - 1);
-	return &cache[j];
+	size_t j = (size_t)((ip * 0x9e3779b97f4a7c15ULL) >> 20) & (sk.cap - 1);
+	while (sk.cache[j].ip && sk.cache[j].ip != ip)
+		j = (j + 1) & (sk.cap - 1);
+	return &sk.cache[j];
 }
 
 static struct frame *add(uintptr_t ip, unw_cursor_t *c)
 {
-	if ((n + 1) * 2 > cap) {
-		size_t oc = cap;
-		struct frame *old = cache;
-		cap = cap ? cap * 2 : 1024;
-		cache = calloc(cap, sizeof(*cache));
-		if (!cache) {
-			cache = old;
-			cap = oc;
+	if ((sk.n + 1) * 2 > sk.cap) {
+		size_t oc = sk.cap;
+		struct frame *old = sk.cache;
+		sk.cap = sk.cap ? sk.cap * 2 : 1024;
+		sk.cache = calloc(sk.cap, sizeof(*sk.cache));
+		if (!sk.cache) {
+			sk.cache = old;
+			sk.cap = oc;
 			return NULL;
 		}
 		for (size_t i = 0; i < oc; i++)
@@ -60,10 +63,10 @@ static struct frame *add(uintptr_t ip, unw_cursor_t *c)
 	}
 	struct frame *f = lookup(ip);
 	f->ip = ip;
-	n++;
+	sk.n++;
 	Dl_info di = {0};
 	int have = dladdr((void *)ip, &di);
-	if (have && (uintptr_t)di.dli_fbase == self_base)
+	if (have && (uintptr_t)di.dli_fbase == sk.self_base)
 		return f; /* ours: text stays NULL */
 	const char *obj = have && di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
 	obj = obj ? obj + 1 : (have && di.dli_fname && *di.dli_fname ? di.dli_fname : "?");
@@ -81,7 +84,7 @@ static struct frame *add(uintptr_t ip, unw_cursor_t *c)
 size_t prof_stack_capture(char ***frames)
 {
 	*frames = NULL;
-	if (!self_base)
+	if (!sk.self_base)
 		self();
 	unw_context_t ctx;
 	unw_cursor_t c;

@@ -27,34 +27,36 @@ struct seen_cuts {
 	uint32_t n, cap;
 };
 
-/* By trace buffer id. */
-static struct seen_cuts *seen;
-static size_t nseen;
+/* The offsets seen, by trace buffer id. */
+static struct prof_unread {
+	struct seen_cuts *seen;
+	size_t nseen;
+} ur;
 
 void prof_unread_reset(void)
 {
-	for (size_t i = 0; i < nseen; i++)
-		free(seen[i].at);
-	free(seen);
-	seen = NULL;
-	nseen = 0;
+	for (size_t i = 0; i < ur.nseen; i++)
+		free(ur.seen[i].at);
+	free(ur.seen);
+	ur.seen = NULL;
+	ur.nseen = 0;
 }
 
 void prof_unread_cut(int32_t buf, uint64_t off)
 {
 	if (buf < 0)
 		return;
-	if ((size_t)buf >= nseen) {
-		size_t n = (size_t)buf + 1 > 2 * nseen ? (size_t)buf + 1 : 2 * nseen;
-		struct seen_cuts *p = realloc(seen, n * sizeof(*p));
+	if ((size_t)buf >= ur.nseen) {
+		size_t n = (size_t)buf + 1 > 2 * ur.nseen ? (size_t)buf + 1 : 2 * ur.nseen;
+		struct seen_cuts *p = realloc(ur.seen, n * sizeof(*p));
 		if (!p)
 			return; /* a cut not seen: guesses go further, nothing worse */
-		for (size_t i = nseen; i < n; i++)
+		for (size_t i = ur.nseen; i < n; i++)
 			p[i] = (struct seen_cuts){0};
-		seen = p;
-		nseen = n;
+		ur.seen = p;
+		ur.nseen = n;
 	}
-	struct seen_cuts *s = &seen[buf];
+	struct seen_cuts *s = &ur.seen[buf];
 	uint32_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -82,9 +84,9 @@ void prof_unread_cut(int32_t buf, uint64_t off)
 /* The first cut seen in buf above off, or UINT64_MAX. */
 static uint64_t cut_above(int32_t buf, uint64_t off)
 {
-	if (buf < 0 || (size_t)buf >= nseen)
+	if (buf < 0 || (size_t)buf >= ur.nseen)
 		return UINT64_MAX;
-	const struct seen_cuts *s = &seen[buf];
+	const struct seen_cuts *s = &ur.seen[buf];
 	uint32_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;

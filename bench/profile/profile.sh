@@ -1,14 +1,13 @@
 #!/bin/sh
 # bench/profile: what the one profiled iteration costs, in simulated time,
 # for mlp and gpt at the sizes bench/run uses: the profiled iteration's
-# time over a normal iteration's.  Write sets are found by hashing every
-# buffer an op references before and after it, on the device (libremat's
-# hashing kernel, embedded for the simulated device too), in batches on a
-# stream of libremat's own; a buffer hashed right after one op is not
-# hashed again before the next.  Goal: within 3x, with the default, whose
-# proofs launch kernels a second time (with copies to the device and back
-# around each).  Beside it, labelled, the same with REMAT_WRITE_PROOF=0
-# (no second launches).
+# time over a normal iteration's.  Write sets are found from host copies
+# of every buffer a kernel or graph launch references, before and after
+# it, on a stream of libremat's own (docs/trace-format.md, "Host copies,
+# not content hashes").  Goal: within 3x, with the default, whose proofs
+# launch kernels a second time (with copies to the device and back around
+# each).  Beside it, labelled, the same with REMAT_WRITE_PROOF=0 (no
+# second launches).
 #
 # Simulated time is deterministic.  A normal iteration's time is the
 # difference of two plain runs with different --iters over the difference
@@ -51,8 +50,8 @@ for t in mlp gpt; do
 	a=$(field $t-a sim_time_ns) b=$(field $t-b sim_time_ns) p=$(field $t-p sim_time_ns)
 	q=$(field $t-q sim_time_ns)
 	for r in p q; do
-		grep -q "write sets: hashing on the device" "$tmp/$t-$r.err" ||
-			die "$t-$r: not hashing on the device: $(grep 'write sets' "$tmp/$t-$r.err")"
+		grep -q "write sets: host copies on a stream of libremat's own" "$tmp/$t-$r.err" ||
+			die "$t-$r: no host copies on a stream of its own: $(grep 'write sets' "$tmp/$t-$r.err")"
 		grep -q "trace written" "$tmp/$t-$r.err" || die "$t-$r: no iteration profiled"
 		cmp -s "$tmp/$t-b.out" "$tmp/$t-$r.out" || die "$t-$r: the traced run printed other bytes"
 	done

@@ -17,7 +17,7 @@ same plain fill
 grep -q "applied from iteration" "$tmp/fill.err" || fail "no plan: $(tail -n 3 "$tmp/fill.err")"
 # The launches of iteration 6, a replay iteration: those of 6 iterations
 # past those of 5, the cached plan applied in both and run mode counting
-# one more iteration in the second (the profiled iteration's hashing
+# one more iteration in the second (the profiled iteration's second
 # launches and the warm-up decide where they fall).
 for i in 5 6; do
 	run cached$i REMAT_BUDGET=80% REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/c$i.d" "REMAT_CACHE_DIR=$tmp/cache" \

@@ -21,22 +21,10 @@
 
 static char dir[256];
 
-static void build(struct remat_profile *t)
+/* An allocation live across the iteration with a call stack, and a small
+ * one allocated and freed in it. */
+static void build_bufs(struct remat_profile *t)
 {
-	memset(t, 0, sizeof(*t));
-	t->graph_hash = 0x1234abcd5678ef90ULL;
-	t->pid = 42;
-	t->cmdline = strdup("build/trainers/mlp --iters \"6\"");
-	snprintf(t->device, sizeof(t->device), "simcuda");
-	t->device_memory = 268435456;
-	t->granularity = 65536;
-	t->period = 2;
-	t->iterations_seen = t->profiled = 3;
-	t->start_op = 40;
-	t->duration_ns = 3000;
-	t->persistent_bytes = 65536;
-	t->peak_bytes = 196608;
-	t->small_pool_bytes = 65536;
 	t->nbufs = 2;
 	t->bufs = calloc(2, sizeof(*t->bufs));
 	t->bufs[0] = (struct prof_buf){.addr = 0x7f0000000000ULL,
@@ -56,6 +44,11 @@ static void build(struct remat_profile *t)
 	                               .alloc_at = 0,
 	                               .free_at = 1,
 	                               .alloc_seq = 0};
+}
+
+/* One kernel with two parameters, and their 12 bytes. */
+static void build_kernel(struct remat_profile *t)
+{
 	t->nkernels = 1;
 	t->kernels = calloc(1, sizeof(*t->kernels));
 	t->kernels[0].name = strdup("relu_inplace");
@@ -69,6 +62,12 @@ static void build(struct remat_profile *t)
 	t->params = malloc(12);
 	for (int i = 0; i < 12; i++)
 		t->params[i] = (uint8_t)(i * 7);
+}
+
+/* A kernel that writes the first buffer and a copy from the host into
+ * the second. */
+static void build_ops(struct remat_profile *t)
+{
 	t->nops = 2;
 	t->ops = calloc(2, sizeof(*t->ops));
 	struct prof_op *k = &t->ops[0];
@@ -104,6 +103,27 @@ static void build(struct remat_profile *t)
 	c->writes[0] = 1;
 	c->duration_ns = -1;
 	c->why_not = "copy from host memory";
+}
+
+static void build(struct remat_profile *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->graph_hash = 0x1234abcd5678ef90ULL;
+	t->pid = 42;
+	t->cmdline = strdup("build/trainers/mlp --iters \"6\"");
+	snprintf(t->device, sizeof(t->device), "simcuda");
+	t->device_memory = 268435456;
+	t->granularity = 65536;
+	t->period = 2;
+	t->iterations_seen = t->profiled = 3;
+	t->start_op = 40;
+	t->duration_ns = 3000;
+	t->persistent_bytes = 65536;
+	t->peak_bytes = 196608;
+	t->small_pool_bytes = 65536;
+	build_bufs(t);
+	build_kernel(t);
+	build_ops(t);
 	t->cupti_available = 1;
 	t->cupti_note = "";
 	t->cupti_kernels = t->cupti_launches = 1;
@@ -150,19 +170,9 @@ static void drop(struct remat_profile *t)
 	prof_profile_put(held);
 }
 
-static void test_round_trip(void **state)
+/* trace.json's header: format, process, iteration, memory. */
+static void check_header(json_t *root)
 {
-	(void)state;
-	struct remat_profile t;
-	build(&t);
-	char err[512];
-	assert_int_equal(prof_trace_write(&t, dir, err, sizeof(err)), 0);
-	char path[400];
-	snprintf(path, sizeof(path), "%s/trace.json", dir);
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	if (!root)
-		fail_msg("trace.json does not parse: %s (line %d)", je.text, je.line);
 	assert_string_equal(json_string_value(json_object_get(root, "format")), "remat-trace");
 	assert_int_equal(num(root, "version"), 1);
 	assert_true(hexval(root, "graph_hash") == 0x1234abcd5678ef90ULL);
@@ -181,7 +191,10 @@ static void test_round_trip(void **state)
 	assert_int_equal(num(mem, "persistent_bytes"), 65536);
 	assert_int_equal(num(mem, "peak_bytes"), 196608);
 	assert_int_equal(num(mem, "small_pool_bytes"), 65536);
+}
 
+static void check_buffers(json_t *root)
+{
 	json_t *bufs = json_object_get(root, "buffers");
 	assert_int_equal(json_array_size(bufs), 2);
 	json_t *b0 = json_array_get(bufs, 0), *b1 = json_array_get(bufs, 1);
@@ -195,7 +208,11 @@ static void test_round_trip(void **state)
 	assert_true(json_is_true(json_object_get(b1, "small")));
 	assert_int_equal(num(b1, "free_at"), 1);
 	assert_int_equal(num(b1, "alloc_seq"), 0);
+}
 
+/* The kernel, both ops and the CUPTI figures. */
+static void check_ops(json_t *root)
+{
 	json_t *k = json_array_get(json_object_get(root, "kernels"), 0);
 	assert_string_equal(json_string_value(json_object_get(k, "name")), "relu_inplace");
 	json_t *p1 = json_array_get(json_object_get(k, "params"), 1);
@@ -227,8 +244,12 @@ static void test_round_trip(void **state)
 	assert_int_equal(num(cu, "kernels"), 1);
 	assert_int_equal(num(cu, "mismatch"), 0);
 	assert_true(json_is_true(json_object_get(cu, "available")));
+}
 
-	/* params.bin: the bytes, and the size and hash trace.json promises. */
+/* params.bin: the bytes, and the size and hash trace.json promises. */
+static void check_params(json_t *root, const struct remat_profile *t)
+{
+	char path[400];
 	json_t *pb = json_object_get(json_object_get(root, "files"), "params.bin");
 	snprintf(path, sizeof(path), "%s/params.bin", dir);
 	FILE *f = fopen(path, "rb");
@@ -238,13 +259,32 @@ static void test_round_trip(void **state)
 	fclose(f);
 	assert_int_equal(n, 12);
 	assert_int_equal(num(pb, "size"), 12);
-	assert_memory_equal(buf, t.params, 12);
+	assert_memory_equal(buf, t->params, 12);
 	uint64_t h = 0xcbf29ce484222325ULL;
 	for (size_t i = 0; i < n; i++) {
 		h ^= buf[i];
 		h *= 0x100000001b3ULL;
 	}
 	assert_true(hexval(pb, "fnv1a64") == h);
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	struct remat_profile t;
+	build(&t);
+	char err[512];
+	assert_int_equal(prof_trace_write(&t, dir, err, sizeof(err)), 0);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	if (!root)
+		fail_msg("trace.json does not parse: %s (line %d)", je.text, je.line);
+	check_header(root);
+	check_buffers(root);
+	check_ops(root);
+	check_params(root, &t);
 	json_decref(root);
 
 	/* Exactly the two files: the temporaries were renamed. */

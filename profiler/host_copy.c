@@ -1,0 +1,41 @@
+/*
+ * host_copy.c — the profile's copies between a device buffer and the host
+ * (delta.c's snapshots before and after each op, its proofs' perturbed
+ * content and the results put back), on a non-blocking stream of
+ * libremat's own: never the legacy stream, which would wait for every
+ * blocking stream (a collective's too).  The stream is made once, by the
+ * first profile, and kept.
+ */
+#include "../core/driver.h"
+#include "../core/log.h"
+#include "internal.h"
+
+static struct prof_host_copy {
+	int tried; /* the stream was asked for */
+	CUstream stream;
+} hc;
+
+void prof_host_copy_init(void)
+{
+	if (hc.tried)
+		return;
+	hc.tried = 1;
+	if (!remat_drv.cuStreamCreate || !remat_drv.cuMemcpyDtoHAsync ||
+	    remat_drv.cuStreamCreate(&hc.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+		hc.stream = NULL;
+		remat_log(REMAT_LOG_INFO, "write sets: no stream of libremat's own; host copies on "
+		                          "the legacy stream");
+		return;
+	}
+	remat_log(REMAT_LOG_INFO, "write sets: host copies on a stream of libremat's own");
+}
+
+CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host)
+{
+	if (!hc.stream || (!to_host && !remat_drv.cuMemcpyHtoDAsync))
+		return to_host ? remat_drv.cuMemcpyDtoH(host, dev, size)
+		               : remat_drv.cuMemcpyHtoD(dev, host, size);
+	CUresult r = to_host ? remat_drv.cuMemcpyDtoHAsync(host, dev, size, hc.stream)
+	                     : remat_drv.cuMemcpyHtoDAsync(dev, host, size, hc.stream);
+	return r == CUDA_SUCCESS ? remat_drv.cuStreamSynchronize(hc.stream) : r;
+}

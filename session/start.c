@@ -29,8 +29,7 @@ static const char *env(const char *name)
  * threads the child does not have: the child passes through. */
 static void fork_child(void)
 {
-	session.state = SESSION_OFF;
-	remat_session_active = remat_session_watch = 0;
+	session_set_state(SESSION_OFF); /* two atomic stores: no lock taken */
 	session.forked = 1;
 	acquire_fork_child();
 }

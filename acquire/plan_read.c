@@ -98,7 +98,7 @@ static json_t *load(const char *path, const char *bytes, size_t n, char *err, si
 }
 
 /* The largest size or duration a trace or plan may state: the planner's
- * limit (planner/internal.h), exact in a double. */
+ * limit (PL_MAX_AMOUNT, planner/model/model.h), exact in a double. */
 #define MAX_AMOUNT (INT64_C(1) << 53)
 
 struct ctx {

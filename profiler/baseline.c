@@ -3,7 +3,7 @@
  * unmodified iteration at its highest, as the planning model counts them
  * (docs/graph-format.md: the small-allocation chunks, plus every other
  * buffer's whole chunks from its allocation to its free).  remat-plan
- * computes the same figure from the trace (planner/graph.c); a percentage
+ * computes the same figure from the trace (planner/model/graph.c); a percentage
  * budget is of it.  Unlike the allocator's measured peak it does not
  * depend on when the streams let freed chunks go.
  */

@@ -15,7 +15,7 @@
  * eviction, a prefetch's destination counts from the prefetch and nothing
  * touches it before its await, nothing is left on the host at the end.
  *
- * The planner's evaluator (planner/evaluate.c) checks the same things on
+ * The planner's evaluator (planner/model/evaluate.c) checks the same things on
  * its own graph model; this is a second implementation on purpose, and a
  * test feeds both the same damaged plans.  One pass, linear in the ops,
  * their references and the plan's steps.

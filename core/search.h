@@ -13,6 +13,19 @@
 /* Element i's key in arr; keys never decrease with i. */
 typedef uint64_t remat_key_fn(const void *arr, size_t i);
 
+/* A signed value as a key, in signed order (-1 before 0): the sign bit
+ * flipped. */
+static inline uint64_t remat_key_signed(int64_t v)
+{
+	return (uint64_t)v ^ (UINT64_C(1) << 63);
+}
+
+/* The key reader of an array of int32_t (op positions, ids). */
+static inline uint64_t remat_key_i32(const void *arr, size_t i)
+{
+	return remat_key_signed(((const int32_t *)arr)[i]);
+}
+
 /* The first of the n elements whose key is x or more (n when none). */
 static inline size_t remat_search_from(const void *arr, size_t n, remat_key_fn *key, uint64_t x)
 {

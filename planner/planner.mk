@@ -3,10 +3,11 @@
 # Headers are tracked by the compiler (DEPFLAGS: one .d beside each
 # object), so no list of them is kept here.
 
-# plan/ (the plan model), core/budget.c (the budget grammar) and
-# core/grow.c (growable arrays) are shared with the runtime; every .c of
-# planner/'s folders is the library's, remat_plan.c (the command) is not.
-PLANNER_SRCS := plan/plan.c plan/builder.c plan/checksum.c plan/file.c core/budget.c core/grow.c \
+# plan/ (the plan model), core/budget.c (the budget grammar), core/grow.c
+# and core/map.c (growable arrays, the hash table) are shared with the
+# runtime; every .c of planner/'s folders is the library's, remat_plan.c
+# (the command) is not.
+PLANNER_SRCS := plan/plan.c plan/builder.c plan/checksum.c plan/file.c core/budget.c core/grow.c core/map.c \
 	$(sort $(filter-out planner/remat_plan.c,$(wildcard planner/*.c planner/*/*.c)))
 PLANNER_LIBS := -ljansson -lglpk -lm
 

@@ -22,18 +22,8 @@ int pl_asm_init(struct pl_asm *a, const struct pl_graph *g)
 
 int pl_asm_step(struct pl_asm *a, int32_t pos, int32_t kind, int32_t arg)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 256;
-		struct pl_step *st = realloc(a->st, cap * sizeof(*st));
-		if (!st)
-			return -1;
-		a->st = st;
-		int32_t *ps = realloc(a->pos, cap * sizeof(*ps));
-		if (!ps)
-			return -1;
-		a->pos = ps;
-		a->cap = cap;
-	}
+	if (REMAT_GROW(a->st, a->n, a->cap_st) || REMAT_GROW(a->pos, a->n, a->cap_pos))
+		return -1;
 	a->st[a->n] = (struct pl_step){kind, arg};
 	a->pos[a->n++] = pos;
 	return 0;

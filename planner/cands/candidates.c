@@ -24,7 +24,7 @@
 
 #define GROW(arr, n, cap)                                                                          \
 	do {                                                                                       \
-		if (PL_GROW(arr, n, cap))                                                          \
+		if (REMAT_GROW(arr, n, cap))                                                       \
 			return -1;                                                                 \
 	} while (0)
 
@@ -97,18 +97,15 @@ int pl_idle_spans_collective(const struct cindex *ix, int32_t a, int32_t c)
 
 int32_t pl_ver_at(const struct pl_graph *g, const struct cindex *ix, int32_t b, int32_t p)
 {
-	uint32_t lo = ix->wr_off[b], hi = ix->wr_off[b + 1];
-	/* last writer < p */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ix->writers[mid] < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > ix->wr_off[b])
-		return ix->writers[lo - 1];
-	return pl_ver_initial(&g->bufs[b]);
+	const int32_t *w = ix->writers + ix->wr_off[b];
+	size_t n = ix->wr_off[b + 1] - ix->wr_off[b];
+	size_t i = remat_search_from(w, n, remat_key_i32, remat_key_signed(p));
+	return i ? w[i - 1] /* the last writer before p */ : pl_ver_initial(&g->bufs[b]);
+}
+
+static uint64_t gap_start(const void *gaps, size_t i)
+{
+	return remat_key_signed(((const struct pl_gap *)gaps)[i].a);
 }
 
 /* The gap of buffer b with a < p < c (or a < p <= c when end_ok), or -1.
@@ -123,14 +120,9 @@ int32_t pl_gap_at(const struct pl_cands *cs, const struct cindex *ix, int32_t b,
 			return (int32_t)(hi - 1);
 		hi--;
 	}
-	uint32_t base = lo;
-	while (lo < hi) { /* first gap with a >= p */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (cs->gaps[mid].a < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t base = lo; /* below: the first gap with a >= p */
+	lo +=
+	    (uint32_t)remat_search_from(cs->gaps + base, hi - base, gap_start, remat_key_signed(p));
 	if (lo == base)
 		return -1;
 	const struct pl_gap *q = &cs->gaps[lo - 1];
@@ -165,7 +157,7 @@ int pl_cands_add(struct cbuild *cb, const struct pl_cand *proto, const struct pl
 	if (!saves_somewhere(ranges, nranges))
 		return 1;
 	uint32_t nforbid = rc ? (uint32_t)rc->nforbid : 0, nsteps = rc ? (uint32_t)rc->nsteps : 0;
-	/* (room for n more: PL_GROW makes room for one past its index) */
+	/* (room for n more: REMAT_GROW makes room for one past its index) */
 	GROW(cs->c, (size_t)cs->ncands, cb->cap_c);
 	GROW(cs->ranges, (size_t)cs->nranges + (size_t)nranges, cb->cap_r);
 	GROW(cs->gap_list, (size_t)cs->ngap_list + (size_t)ngaps, cb->cap_g);
@@ -257,7 +249,7 @@ static int build_singles(struct pl_setb *sb, int no_replay)
 	struct pl_ranges rg = {0};
 	int rcode = -1;
 	ix->single = malloc(sizeof(int32_t) * (cs->ngaps ? cs->ngaps : 1));
-	if (!ix->single || PL_GROW(rg.r, 2, rg.cap) || pl_recipe_targets(rc, 1))
+	if (!ix->single || REMAT_GROW(rg.r, 2, rg.cap) || pl_recipe_targets(rc, 1))
 		goto out;
 	for (int32_t q = 0; q < cs->ngaps; q++) {
 		const struct pl_gap *gp = &cs->gaps[q];
@@ -283,7 +275,7 @@ static int build_singles(struct pl_setb *sb, int no_replay)
 			 * whole rebuild. */
 			rc->nforbid = 0;
 			rc->nsteps = 0;
-			if (PL_GROW(rc->steps, 0, rc->cap_steps))
+			if (REMAT_GROW(rc->steps, 0, rc->cap_steps))
 				goto out;
 			rc->steps[rc->nsteps++] = (struct pl_step){PL_STEP_MAP, gp->buf};
 		} else if (gp->ver >= 0 && !no_replay) {

@@ -131,7 +131,7 @@ struct pl_asm {
 	struct pl_plan_builder *b;
 	struct pl_step *st; /* steps in plan order, at positions pos */
 	int32_t *pos;
-	size_t n, cap;
+	size_t n, cap_st, cap_pos;
 	uint8_t *boundary; /* per buffer: kept unmapped at the iteration boundary */
 };
 int pl_asm_init(struct pl_asm *a, const struct pl_graph *g);

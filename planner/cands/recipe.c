@@ -92,7 +92,8 @@ void pl_recipe_free(struct recipe *rc)
 
 int pl_recipe_targets(struct recipe *rc, int32_t n)
 {
-	if (n > 0 && (PL_GROW(rc->tb, n - 1, rc->cap_t) || PL_GROW(rc->tv, n - 1, rc->cap_tv)))
+	if (n > 0 &&
+	    (REMAT_GROW(rc->tb, n - 1, rc->cap_t) || REMAT_GROW(rc->tv, n - 1, rc->cap_tv)))
 		return -1;
 	return 0;
 }
@@ -100,7 +101,7 @@ int pl_recipe_targets(struct recipe *rc, int32_t n)
 static int touch_first(struct recipe *rc, const struct pl_graph *g, const struct cindex *ix,
                        int32_t b, int32_t c)
 {
-	if (PL_GROW(rc->touched, rc->ntouched, rc->cap_touched))
+	if (REMAT_GROW(rc->touched, rc->ntouched, rc->cap_touched))
 		return -1;
 	int alive = pl_buf_alive(&g->bufs[b], c, g->nops);
 	rc->stamp[b] = rc->epoch;
@@ -126,7 +127,8 @@ static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k)
 		return 0;
 	if (!g->ops[k].replayable || (rc->cost_limit > 0 && rc->ix->chain[k] > rc->cost_limit))
 		return -1;
-	if (PL_GROW(rc->ops, rc->nops, rc->cap_ops) || PL_GROW(rc->work, rc->nwork, rc->cap_work))
+	if (REMAT_GROW(rc->ops, rc->nops, rc->cap_ops) ||
+	    REMAT_GROW(rc->work, rc->nwork, rc->cap_work))
 		return -1;
 	rc->opstamp[k] = rc->epoch;
 	rc->cost += g->ops[k].duration_ns;
@@ -140,15 +142,10 @@ static int add_op(struct recipe *rc, const struct pl_graph *g, int32_t k)
 /* The first use of b after position c (INT32_MAX if none). */
 static int32_t use_after(const struct cindex *ix, int32_t b, int32_t c)
 {
-	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ix->uses[mid] < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->use_off[b + 1] ? ix->uses[lo] : INT32_MAX;
+	const int32_t *u = ix->uses + ix->use_off[b];
+	size_t n = ix->use_off[b + 1] - ix->use_off[b];
+	size_t i = remat_search_from(u, n, remat_key_i32, remat_key_signed(c));
+	return i < n ? u[i] : INT32_MAX;
 }
 
 /* Whether the content b holds at c is dead: the next op to use it
@@ -277,7 +274,7 @@ static int simulate(struct recipe *rc, const struct pl_graph *g, const struct ci
 
 static int emit(struct recipe *rc, int kind, int32_t arg)
 {
-	if (PL_GROW(rc->steps, rc->nsteps, rc->cap_steps))
+	if (REMAT_GROW(rc->steps, rc->nsteps, rc->cap_steps))
 		return -1;
 	rc->steps[rc->nsteps++] = (struct pl_step){kind, arg};
 	return 0;
@@ -314,7 +311,7 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct pl_ca
 			/* may be kept if asked and it ends with the content it has at c */
 			if (rc->keep && (f & F_ALIVE) && !bf->excluded &&
 			    rc->lver[b] == rc->vat[b]) {
-				if (PL_GROW(rc->kept, rc->nkept, rc->cap_kept))
+				if (REMAT_GROW(rc->kept, rc->nkept, rc->cap_kept))
 					return -1;
 				rc->kept[rc->nkept++] = b;
 			}
@@ -333,14 +330,14 @@ static int roles(struct recipe *rc, const struct pl_graph *g, const struct pl_ca
 				    rebuilds_content(&cs->gaps[q]))
 					q = -1;
 				if (q >= 0) {
-					if (PL_GROW(rc->forbid, rc->nforbid, rc->cap_forbid))
+					if (REMAT_GROW(rc->forbid, rc->nforbid, rc->cap_forbid))
 						return -1;
 					rc->forbid[rc->nforbid++] = q;
 				}
 			}
 		}
 		if (f & F_STASH) {
-			if (PL_GROW(rc->stash, rc->nstash, rc->cap_stash))
+			if (REMAT_GROW(rc->stash, rc->nstash, rc->cap_stash))
 				return -1;
 			rc->stash[rc->nstash++] = b;
 		}
@@ -390,7 +387,7 @@ static int keep_some(struct recipe *rc, const struct pl_graph *g, const struct c
 static int steps(struct recipe *rc, const struct pl_graph *g)
 {
 	int32_t n = rc->ntouched;
-	if (PL_GROW(rc->order, 2 * (size_t)n, rc->cap_order))
+	if (REMAT_GROW(rc->order, 2 * (size_t)n, rc->cap_order))
 		return -1;
 	int32_t *byfirst = rc->order, *bylast = rc->order + n;
 	memcpy(byfirst, rc->touched, sizeof(int32_t) * n);
@@ -498,7 +495,7 @@ int pl_recipe_stash_ranges(const struct recipe *rc, const struct pl_graph *g, in
 	for (int32_t i = 0; i < rc->nstash; i++) {
 		int32_t b = rc->stash[i];
 		int32_t at = pl_stash_at(g, rc->ix, b);
-		if (PL_GROW(out->r, out->n, out->cap))
+		if (REMAT_GROW(out->r, out->n, out->cap))
 			return -1;
 		out->r[out->n++] =
 		    (struct pl_range){at < c ? at : c, c, -pl_save_bytes(g, &g->bufs[b])};

@@ -12,44 +12,19 @@
  */
 #include "internal.h"
 
+#include "../../core/map.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-/* Segments already made, keyed by (position, sorted gap set). */
-struct seen {
-	uint64_t *keys;
-	size_t cap, n;
-};
-
-static int seen_add(struct seen *s, uint64_t key)
+/* Segments already made, keyed by (position, sorted gap set): 1 when key
+ * was there, 0 when added now, -1 out of memory. */
+static int seen_add(struct remat_map *seen, uint64_t key)
 {
-	if (s->n * 2 >= s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4096;
-		uint64_t *k = calloc(cap, sizeof(uint64_t));
-		if (!k)
-			return -1;
-		for (size_t i = 0; i < s->cap; i++)
-			if (s->keys[i]) {
-				size_t h = s->keys[i] & (cap - 1);
-				while (k[h])
-					h = (h + 1) & (cap - 1);
-				k[h] = s->keys[i];
-			}
-		free(s->keys);
-		s->keys = k;
-		s->cap = cap;
-	}
-	if (!key)
-		key = 1;
-	size_t h = key & (s->cap - 1);
-	while (s->keys[h]) {
-		if (s->keys[h] == key)
-			return 1;
-		h = (h + 1) & (s->cap - 1);
-	}
-	s->keys[h] = key;
-	s->n++;
-	return 0;
+	size_t n = seen->n;
+	if (!remat_map_insert(seen, key ? key : 1)) /* 0 is no key */
+		return -1;
+	return seen->n == n;
 }
 
 int32_t pl_set_cand(struct pl_setb *sb, const int32_t *tg, int32_t nt, int32_t c, int add)
@@ -70,7 +45,7 @@ int32_t pl_set_cand(struct pl_setb *sb, const int32_t *tg, int32_t nt, int32_t c
 		return -3;
 	struct pl_ranges *rg = &sb->rg;
 	rg->n = 0;
-	if (PL_GROW(rg->r, nt, rg->cap))
+	if (REMAT_GROW(rg->r, nt, rg->cap))
 		return -2;
 	for (int32_t t = 0; t < nt; t++) {
 		const struct pl_gap *q = &cs->gaps[tg[t]];
@@ -94,7 +69,7 @@ int pl_segments_build(struct pl_setb *sb, int max_segment)
 {
 	struct pl_cands *cs = sb->cb->cs;
 	struct recipe *rc = sb->rc;
-	struct seen seen = {0};
+	struct remat_map seen = REMAT_MAP_INIT(uint64_t);
 	int32_t nsingle = cs->ncands;
 	int32_t *tg = NULL, *sorted = NULL, *forbid = NULL;
 	size_t cap_tg = 0, cap_sorted = 0, cap_forbid = 0;
@@ -106,7 +81,7 @@ int pl_segments_build(struct pl_setb *sb, int max_segment)
 			continue;
 		int32_t c = x->at;
 		int nt = 1, nf = (int)x->nforbid;
-		if (PL_GROW(tg, 0, cap_tg) || PL_GROW(forbid, nf, cap_forbid))
+		if (REMAT_GROW(tg, 0, cap_tg) || REMAT_GROW(forbid, nf, cap_forbid))
 			goto out;
 		tg[0] = cs->gap_list[x->gap_off];
 		memcpy(forbid, &cs->forbid_list[x->forbid_off], sizeof(int32_t) * nf);
@@ -123,7 +98,8 @@ int pl_segments_build(struct pl_setb *sb, int max_segment)
 			}
 			if (!ok)
 				break;
-			if (PL_GROW(tg, nt + nf, cap_tg) || PL_GROW(sorted, nt + nf, cap_sorted) ||
+			if (REMAT_GROW(tg, nt + nf, cap_tg) ||
+			    REMAT_GROW(sorted, nt + nf, cap_sorted) ||
 			    pl_recipe_targets(rc, nt + nf))
 				goto out;
 			memcpy(&tg[nt], forbid, sizeof(int32_t) * nf);
@@ -141,14 +117,14 @@ int pl_segments_build(struct pl_setb *sb, int max_segment)
 			if (j == -1)
 				break;
 			nf = rc->nforbid;
-			if (PL_GROW(forbid, nf, cap_forbid))
+			if (REMAT_GROW(forbid, nf, cap_forbid))
 				goto out;
 			memcpy(forbid, rc->forbid, sizeof(int32_t) * nf);
 		}
 	}
 	rcode = 0;
 out:
-	free(seen.keys);
+	remat_map_clear(&seen);
 	free(tg);
 	free(sorted);
 	free(forbid);

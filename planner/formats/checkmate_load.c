@@ -23,20 +23,16 @@ static int cmp_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t pair_key(const void *sorted, size_t i)
+{
+	return remat_key_signed(((const int64_t *)sorted)[2 * i]);
+}
+
 /* Index of key in the sorted table of (key, node) pairs, or -1. */
 static int32_t sorted_index(const int64_t *sorted, int32_t n, int64_t key)
 {
-	int32_t lo = 0, hi = n - 1;
-	while (lo <= hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (sorted[2 * mid] == key)
-			return mid;
-		if (sorted[2 * mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
+	size_t i = remat_search_key(sorted, (size_t)n, pair_key, remat_key_signed(key));
+	return i < (size_t)n ? (int32_t)i : -1;
 }
 
 static int node_key(json_t *v, int64_t *out)

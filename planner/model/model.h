@@ -4,12 +4,14 @@
  * graph (graph.c), the chunks buffers share (shared.c), the view with the
  * parked buffers left out (park.c), the evaluator (evaluate.c, declared in
  * planner.h), and the small containers the other folders share (sort.c,
- * segtree.c, grow.c).
+ * segtree.c; growable arrays and binary searches are core/'s).
  */
 #ifndef LIBREMAT_PLANNER_MODEL_H
 #define LIBREMAT_PLANNER_MODEL_H
 
 #include "../planner.h"
+#include "../../core/grow.h"
+#include "../../core/search.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -182,11 +184,5 @@ struct pl_park {
 };
 int pl_park_view(const struct pl_graph *g, struct pl_park *pk);
 void pl_park_free(struct pl_park *pk);
-
-/* Grows a malloc'ed array to hold at least n + 1 elements; -1 when out of memory. */
-#define PL_GROW(arr, n, cap)                                                                       \
-	((size_t)(n) < (cap) ? 0                                                                   \
-	                     : pl_grow((void **)&(arr), &(cap), sizeof(*(arr)), (size_t)(n) + 1))
-int pl_grow(void **arr, size_t *cap, size_t elem, size_t need);
 
 #endif

@@ -8,14 +8,8 @@
 
 int pl_heap_push(struct pl_heap *hp, struct pl_hent x)
 {
-	if (hp->n == hp->cap) {
-		uint32_t cap = hp->cap ? hp->cap * 2 : 1024;
-		struct pl_hent *e = realloc(hp->e, sizeof(*e) * cap);
-		if (!e)
-			return -1;
-		hp->e = e;
-		hp->cap = cap;
-	}
+	if (REMAT_GROW(hp->e, hp->n, hp->cap))
+		return -1;
 	uint32_t i = hp->n++;
 	while (i > 0) {
 		uint32_t p = (i - 1) / 2;

@@ -27,28 +27,16 @@
 struct mat {
 	int *ia, *ja;
 	double *ar;
-	size_t n, cap;
+	size_t n, cap_ia, cap_ja, cap_ar;
 };
 
 static int put(struct mat *m, int i, int j, double v)
 {
-	if (m->n + 1 >= m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4096;
-		int *ia = realloc(m->ia, cap * sizeof(int));
-		if (!ia)
-			return -1;
-		m->ia = ia;
-		int *ja = realloc(m->ja, cap * sizeof(int));
-		if (!ja)
-			return -1;
-		m->ja = ja;
-		double *ar = realloc(m->ar, cap * sizeof(double));
-		if (!ar)
-			return -1;
-		m->ar = ar;
-		m->cap = cap;
-	}
-	m->n++; /* GLPK arrays are 1-based */
+	/* GLPK arrays are 1-based: element n + 1 is the new one */
+	if (REMAT_GROW(m->ia, m->n + 1, m->cap_ia) || REMAT_GROW(m->ja, m->n + 1, m->cap_ja) ||
+	    REMAT_GROW(m->ar, m->n + 1, m->cap_ar))
+		return -1;
+	m->n++;
 	m->ia[m->n] = i;
 	m->ja[m->n] = j;
 	m->ar[m->n] = v;
@@ -144,15 +132,7 @@ static int32_t peak_positions(struct model *md)
 /* Index of the first sorted position >= p (nmem if none). */
 static int32_t first_at_or_after(const int32_t *rows, int32_t nmem, int32_t p)
 {
-	int32_t lo = 0, hi = nmem;
-	while (lo < hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (rows[mid] < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (int32_t)remat_search_from(rows, (size_t)nmem, remat_key_i32, remat_key_signed(p));
 }
 
 static int64_t model_peak(const struct pl_graph *g, const struct pl_cands *cs, const uint8_t *sel)

@@ -38,7 +38,7 @@ static int push_evict(struct ilp_shared *sh, int32_t b, int32_t j, int32_t lo, i
 {
 	if (lo > hi)
 		return 0;
-	if (PL_GROW(sh->ev, sh->nev, sh->cap_ev))
+	if (REMAT_GROW(sh->ev, sh->nev, sh->cap_ev))
 		return -1;
 	sh->ev[sh->nev++] = (struct ilp_evict){b, j, lo, hi};
 	return 0;
@@ -117,7 +117,7 @@ int pl_ilp_shared_build(const struct pl_graph *g, const struct pl_cands *cs, con
 			if (evictions(g, cs, sh, j, q))
 				return -1;
 			for (size_t e = first; e < sh->nev; e++) {
-				if (PL_GROW(sh->fix, sh->nfix, cap_fix))
+				if (REMAT_GROW(sh->fix, sh->nfix, cap_fix))
 					return -1;
 				sh->fix[sh->nfix++] =
 				    (struct pl_range){sh->ev[e].lo, sh->ev[e].hi, -s};
@@ -151,7 +151,7 @@ int pl_ilp_shared_build(const struct pl_graph *g, const struct pl_cands *cs, con
 				sh->z[sh->nz - 1].last = i;
 				continue;
 			}
-			if (PL_GROW(sh->z, sh->nz, cap_z))
+			if (REMAT_GROW(sh->z, sh->nz, cap_z))
 				return -1;
 			sh->z[sh->nz++] = (struct ilp_z){s, i, i};
 			open = 1;

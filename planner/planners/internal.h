@@ -34,7 +34,8 @@ struct pl_hent {
 };
 struct pl_heap {
 	struct pl_hent *e;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 };
 int pl_heap_push(struct pl_heap *hp, struct pl_hent x); /* -1 when out of memory */
 struct pl_hent pl_heap_pop(struct pl_heap *hp);         /* hp->n > 0 */

@@ -39,15 +39,10 @@ static int64_t unmap(struct walk *w, int32_t b)
 /* The first use of b after position q, or -1. */
 static int32_t next_use(const struct cindex *ix, int32_t b, int32_t q)
 {
-	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ix->uses[mid] <= q)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->use_off[b + 1] ? ix->uses[lo] : -1;
+	const int32_t *u = ix->uses + ix->use_off[b];
+	size_t n = ix->use_off[b + 1] - ix->use_off[b];
+	size_t i = remat_search_after(u, n, remat_key_i32, remat_key_signed(q));
+	return i < n ? u[i] : -1;
 }
 
 /* What rebuilding version v for position c costs on the current state:
@@ -194,64 +189,22 @@ static int offer(struct walk *w, int32_t b, int32_t q)
 
 static int pinned(const struct walk *w, uint64_t key)
 {
-	if (!w->npins)
-		return 0;
-	size_t m = w->cap_pins - 1, h = (size_t)(key * 0x9e3779b97f4a7c15ull) & m;
-	while (w->pins[h]) {
-		if (w->pins[h] == key + 1)
-			return 1;
-		h = (h + 1) & m;
-	}
-	return 0;
+	return remat_map_find(&w->pins, key + 1) != NULL;
 }
 
 int sim_pin(struct walk *w, uint64_t key)
 {
-	if (2 * (w->npins + 1) > w->cap_pins) {
-		size_t cap = w->cap_pins ? w->cap_pins * 2 : 64;
-		uint64_t *old = w->pins, *np = calloc(cap, sizeof(uint64_t));
-		if (!np)
-			return -1;
-		size_t oldcap = w->cap_pins;
-		w->pins = np;
-		w->cap_pins = cap;
-		w->npins = 0;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i] && sim_pin(w, old[i] - 1))
-				return -1;
-		free(old);
-	}
-	size_t m = w->cap_pins - 1, h = (size_t)(key * 0x9e3779b97f4a7c15ull) & m;
-	while (w->pins[h] && w->pins[h] != key + 1)
-		h = (h + 1) & m;
-	if (!w->pins[h])
-		w->npins++;
-	w->pins[h] = key + 1;
-	return 0;
+	return remat_map_insert(&w->pins, key + 1) ? 0 : -1;
 }
 
 void sim_unpin_all(struct walk *w)
 {
-	if (w->cap_pins)
-		memset(w->pins, 0, w->cap_pins * sizeof(uint64_t));
-	w->npins = 0;
+	remat_map_clear(&w->pins);
 }
 
 void sim_unpin(struct walk *w, uint64_t key)
 {
-	/* rebuilt without it: removal in open addressing moves the rest */
-	size_t cap = w->cap_pins;
-	uint64_t *old = w->pins;
-	w->pins = calloc(cap, sizeof(uint64_t));
-	if (!w->pins) {
-		w->pins = old; /* keep it pinned: only a missed improvement */
-		return;
-	}
-	w->npins = 0;
-	for (size_t i = 0; i < cap; i++)
-		if (old[i] && old[i] != key + 1)
-			sim_pin(w, old[i] - 1);
-	free(old);
+	remat_map_remove(&w->pins, key + 1, NULL);
 }
 
 /* Evicts resident buffers until `need` fits the budget; 1 if it cannot. */
@@ -406,14 +359,8 @@ static int note_events(struct walk *w)
 {
 	struct recipe *rc = &w->rc;
 	for (int32_t t = 0; t < rc->nt; t++) {
-		if (w->nev == w->cap_ev) {
-			size_t cap = w->cap_ev ? w->cap_ev * 2 : 256;
-			struct event *ev = realloc(w->ev, cap * sizeof(*ev));
-			if (!ev)
-				return -1;
-			w->ev = ev;
-			w->cap_ev = cap;
-		}
+		if (REMAT_GROW(w->ev, w->nev, w->cap_ev))
+			return -1;
 		w->ev[w->nev++] =
 		    (struct event){sim_pin_key(rc->tb[t], w->evq[rc->tb[t]]), rc->cost};
 	}
@@ -579,7 +526,7 @@ void sim_walk_free(struct walk *w)
 	free(w->seen);
 	free(w->stack);
 	free(w->stack2);
-	free(w->pins);
+	remat_map_clear(&w->pins);
 	free(w->evq);
 	free(w->ev);
 	free(w->aoff);
@@ -649,6 +596,7 @@ int sim_walk_init(struct walk *w, const struct pl_graph *g, int64_t budget, int 
 {
 	size_t nb = g->nbufs ? (size_t)g->nbufs : 1;
 	memset(w, 0, sizeof(*w));
+	w->pins = (struct remat_map)REMAT_MAP_INIT(uint64_t);
 	w->g = g;
 	w->budget = budget;
 	w->keep = 1;

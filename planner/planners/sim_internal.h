@@ -7,6 +7,8 @@
 
 #include "internal.h"
 
+#include "../../core/map.h"
+
 /* The cost estimates of an eviction stop after this many ops: a rebuild
  * that long is as good as never worth it (the walk still makes it when
  * nothing else is left). */
@@ -30,9 +32,9 @@ struct walk {
 	uint32_t *seen, epoch; /* per op, for rebuild_cost */
 	int32_t *stack, *stack2;
 	enum { IDLE_TIME, IDLE_SQRT, IDLE_OPS } variant; /* how idle time weighs */
-	/* evictions the walk may not make: (buffer << 32 | position), open addressing */
-	uint64_t *pins;
-	size_t npins, cap_pins;
+	/* evictions the walk may not make: records (buffer << 32 | position) + 1
+	 * (0 is no key in a map) */
+	struct remat_map pins;
 	/* what each eviction cost in rebuilds, this walk */
 	int32_t *evq; /* per buffer: where its current eviction took effect */
 	struct event {

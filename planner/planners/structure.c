@@ -73,15 +73,9 @@ struct pl_struct {
 
 static int32_t stage_of(const struct pl_struct *s, int32_t p)
 {
-	int32_t lo = 0, hi = s->L; /* last stage with start <= p */
-	while (hi - lo > 1) {
-		int32_t mid = (lo + hi) / 2;
-		if (s->start[mid] <= p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	/* the last stage with start <= p; stage 0 starts at op 0 */
+	size_t i = remat_search_after(s->start, (size_t)s->L, remat_key_i32, remat_key_signed(p));
+	return i ? (int32_t)i - 1 : 0;
 }
 
 /* Stage starts: the cuts the fewest versions cross; 0 when fewer than
@@ -488,7 +482,7 @@ static int32_t run_cand(struct pl_struct *s, int32_t i, int32_t j)
 	int32_t nt = 0, c = INT32_MAX;
 	for (int32_t k = 0; k < s->nlong; k++)
 		if (s->lws[k] >= i && s->lws[k] <= j && s->las[k] <= j) {
-			if (PL_GROW(s->tg, nt, s->cap_tg))
+			if (REMAT_GROW(s->tg, nt, s->cap_tg))
 				return -2;
 			s->tg[nt++] = s->longs[k];
 			int32_t cc = s->cs->gaps[s->longs[k]].c;
@@ -572,7 +566,7 @@ static void step(struct dp *dp, int32_t t, int32_t d)
 
 static int add_sel(struct dp *dp, int32_t x)
 {
-	if (PL_GROW(*dp->sel, *dp->nsel, *dp->cap))
+	if (REMAT_GROW(*dp->sel, *dp->nsel, *dp->cap))
 		return -1;
 	(*dp->sel)[(*dp->nsel)++] = x;
 	return 0;

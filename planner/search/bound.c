@@ -187,15 +187,10 @@ static void worth_free(struct worth *w)
 /* The content b holds at p (as struct worth says). */
 static int32_t content_at(const struct cindex *ix, const struct worth *w, int32_t b, int32_t p)
 {
-	uint32_t lo = ix->use_off[b], hi = ix->use_off[b + 1];
-	while (lo < hi) { /* first use >= p */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ix->uses[mid] < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == ix->use_off[b + 1])
+	uint32_t off = ix->use_off[b], end = ix->use_off[b + 1]; /* below: first use >= p */
+	uint32_t lo = off + (uint32_t)remat_search_from(ix->uses + off, end - off, remat_key_i32,
+	                                                remat_key_signed(p));
+	if (lo == end)
 		return w->last[b];
 	return ix->uses[lo] == p ? -2 /* op p references it */ : w->next[lo];
 }

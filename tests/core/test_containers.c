@@ -312,6 +312,31 @@ static void test_search_keys(void **state)
 	assert_int_equal(remat_search_key(top, 2, u64_key, UINT64_MAX), 1);
 }
 
+/* Signed keys keep signed order: every search over int32_t values, negative
+ * ones included, finds what a linear scan finds. */
+static void test_search_signed(void **state)
+{
+	(void)state;
+	const int32_t v[] = {INT32_MIN, -7, -1, -1, 0, 3, 3, 9, INT32_MAX};
+	const size_t n = sizeof(v) / sizeof(v[0]);
+	const int32_t xs[] = {INT32_MIN, -8, -7, -2, -1, 0, 1, 3, 4, 9, 10, INT32_MAX};
+	assert_true(remat_key_signed(-1) < remat_key_signed(0));
+	assert_true(remat_key_signed(INT64_MIN) < remat_key_signed(INT64_MAX));
+	for (size_t k = 0; k < sizeof(xs) / sizeof(xs[0]); k++) {
+		int32_t x = xs[k];
+		size_t from = 0, after = 0;
+		while (from < n && v[from] < x)
+			from++;
+		while (after < n && v[after] <= x)
+			after++;
+		uint64_t key = remat_key_signed(x);
+		assert_int_equal(remat_search_from(v, n, remat_key_i32, key), from);
+		assert_int_equal(remat_search_after(v, n, remat_key_i32, key), after);
+		assert_int_equal(remat_search_key(v, n, remat_key_i32, key),
+		                 from < n && v[from] == x ? from : n);
+	}
+}
+
 static void test_search_ranges(void **state)
 {
 	(void)state;
@@ -398,6 +423,7 @@ int main(void)
 	    cmocka_unit_test(test_map_insert_existing_and_zero),
 	    cmocka_unit_test(test_map_out_of_memory),
 	    cmocka_unit_test(test_search_keys),
+	    cmocka_unit_test(test_search_signed),
 	    cmocka_unit_test(test_search_ranges),
 	    cmocka_unit_test(test_words_packed),
 	    cmocka_unit_test(test_words_params),

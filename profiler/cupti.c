@@ -48,13 +48,13 @@ static struct prof_cupti {
 	 * never delivered and one we could not match look alike in the
 	 * cross-check. */
 	uint64_t delivered[4];
-	uint32_t *internal_ids;
-	size_t ninternal, capinternal;
+	/* correlation ids + 1 of libremat's own calls (prof_own_work) */
+	struct remat_map internal;
 	/* interned strings (runtime API names as "via") */
 	char **interned;
-	size_t ninterned;
+	size_t ninterned, capinterned;
 	char note[96]; /* why CUPTI could not start, when not a constant */
-} cu = {.rec_lock = PTHREAD_MUTEX_INITIALIZER};
+} cu = {.rec_lock = PTHREAD_MUTEX_INITIALIZER, .internal = REMAT_MAP_INIT(uint64_t)};
 
 /* ---- interned strings (runtime API names as "via") ---------------------- */
 
@@ -74,10 +74,8 @@ const char *prof_intern(const char *s)
 	for (size_t i = 0; i < cu.ninterned; i++)
 		if (!strcmp(cu.interned[i], buf))
 			return cu.interned[i];
-	char **p = realloc(cu.interned, (cu.ninterned + 1) * sizeof(*p));
-	if (!p)
+	if (REMAT_GROW(cu.interned, cu.ninterned, cu.capinterned))
 		return "?";
-	cu.interned = p;
 	char *c = strdup(buf);
 	if (!c)
 		return "?";
@@ -96,16 +94,7 @@ static int is_op_call(const char *f)
 static void note_internal(uint32_t id)
 {
 	pthread_mutex_lock(&cu.rec_lock);
-	if (cu.ninternal == cu.capinternal) {
-		size_t c = cu.capinternal ? cu.capinternal * 2 : 64;
-		uint32_t *p = realloc(cu.internal_ids, c * sizeof(*p));
-		if (p) {
-			cu.internal_ids = p;
-			cu.capinternal = c;
-		}
-	}
-	if (cu.ninternal < cu.capinternal)
-		cu.internal_ids[cu.ninternal++] = id;
+	remat_map_insert(&cu.internal, (uint64_t)id + 1); /* lost: its record counts as the op's */
 	pthread_mutex_unlock(&cu.rec_lock);
 }
 
@@ -152,14 +141,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 
 static void keep(uint32_t corr, int kind, uint64_t start, uint64_t end)
 {
-	if (cu.nrecs == cu.caprecs) {
-		size_t c = cu.caprecs ? cu.caprecs * 2 : 1024;
-		struct prof_activity *p = realloc(cu.recs, c * sizeof(*p));
-		if (!p)
-			return;
-		cu.recs = p;
-		cu.caprecs = c;
-	}
+	if (REMAT_GROW(cu.recs, cu.nrecs, cu.caprecs))
+		return;
 	cu.recs[cu.nrecs++] = (struct prof_activity){corr, kind, start, (int64_t)(end - start)};
 }
 
@@ -294,10 +277,7 @@ size_t prof_cupti_collect(struct prof_activity **out)
 
 int prof_cupti_is_internal(uint32_t corr)
 {
-	for (size_t i = 0; i < cu.ninternal; i++)
-		if (cu.internal_ids[i] == corr)
-			return 1;
-	return 0;
+	return remat_map_find(&cu.internal, (uint64_t)corr + 1) != NULL;
 }
 
 void prof_own_work(int on)

@@ -19,9 +19,11 @@
 
 struct op_delta {
 	struct prof_change *chg; /* what it changed */
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 	struct prof_change *src; /* what a copy reads */
 	uint32_t nsrc;
+	size_t cap_src;
 	struct prof_change *unread; /* proven not read (unread.c) */
 	uint32_t nunread;
 	int blind; /* -1 unknown, 0 changes known */
@@ -37,7 +39,7 @@ static struct prof_delta {
 	/* Host copies of the current op's buffers before it ran, by slot in
 	 * its read list. */
 	uint8_t **pre;
-	size_t *pre_cap, npre;
+	size_t *pre_cap, npre, cap_pre; /* cap_pre: the two arrays' */
 	/* After it (slot by slot), then room for one buffer: the proofs' */
 	uint8_t *post, *again;
 	/* The proofs' bytes of one buffer: those tested, those wanted */
@@ -63,7 +65,7 @@ void prof_delta_drop(void)
 	free(dl.pre_cap);
 	dl.pre = NULL;
 	dl.pre_cap = NULL;
-	dl.npre = 0;
+	dl.npre = dl.cap_pre = 0;
 	free(dl.post);
 	free(dl.mask);
 	free(dl.wanted);
@@ -112,15 +114,9 @@ const struct prof_change *prof_delta_unread(size_t k, uint32_t *n)
 
 static void add_change(struct op_delta *d, int32_t buf, uint64_t lo, uint64_t hi, int blind)
 {
-	if (d->n == d->cap) {
-		uint32_t c = d->cap ? d->cap * 2 : 16;
-		void *p = realloc(d->chg, c * sizeof(*d->chg));
-		if (!p) {
-			d->blind = -1; /* incomplete: regions.c falls back to whole buffers */
-			return;
-		}
-		d->chg = p;
-		d->cap = c;
+	if (REMAT_GROW(d->chg, d->n, d->cap)) {
+		d->blind = -1; /* incomplete: regions.c falls back to whole buffers */
+		return;
 	}
 	d->chg[d->n++] = (struct prof_change){buf, lo, hi, blind};
 }
@@ -138,12 +134,10 @@ void prof_delta_range(size_t k, int32_t buf, uint64_t lo, uint64_t hi, int write
 		add_change(d, buf, lo, hi, 1);
 		return;
 	}
-	void *p = realloc(d->src, (d->nsrc + 1) * sizeof(*d->src));
-	if (!p) {
+	if (REMAT_GROW(d->src, d->nsrc, d->cap_src)) {
 		d->blind = -1;
 		return;
 	}
-	d->src = p;
 	d->src[d->nsrc++] = (struct prof_change){buf, lo, hi, 0};
 }
 
@@ -207,13 +201,13 @@ uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *
 		return 0;
 	dl.deltas[k].blind = -1;
 	if (o->nreads > dl.npre) {
-		uint8_t **p = realloc(dl.pre, o->nreads * sizeof(*dl.pre));
-		size_t *c = p ? realloc(dl.pre_cap, o->nreads * sizeof(*dl.pre_cap)) : NULL;
-		if (p)
-			dl.pre = p;
-		if (!c)
+		/* Two arrays of one length: each grows from the same capacity to
+		 * the same new one, kept once both have it. */
+		size_t cp = dl.cap_pre, cc = dl.cap_pre;
+		if (REMAT_RESERVE(dl.pre, o->nreads, cp) ||
+		    REMAT_RESERVE(dl.pre_cap, o->nreads, cc))
 			return 0;
-		dl.pre_cap = c;
+		dl.cap_pre = cp;
 		for (size_t i = dl.npre; i < o->nreads; i++) {
 			dl.pre[i] = NULL;
 			dl.pre_cap[i] = 0;

@@ -23,6 +23,11 @@ static int cmp_corr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t corr_of(const void *ix, size_t i)
+{
+	return ((const struct corr_idx *)ix)[i].corr;
+}
+
 /* A CUPTI record matched to the op it belongs to. */
 struct match {
 	uint32_t op;
@@ -88,9 +93,8 @@ static void match_one(struct matching *g, const struct prof_activity *r)
 	}
 	if (r->kind == 0)
 		g->kernels++;
-	struct corr_idx key = {c, 0},
-	                *hit =
-	                    g->ix ? bsearch(&key, g->ix, g->nix, sizeof(*g->ix), cmp_corr) : NULL;
+	size_t i = g->ix ? remat_search_key(g->ix, g->nix, corr_of, c) : g->nix;
+	const struct corr_idx *hit = i < g->nix ? &g->ix[i] : NULL;
 	/* Our own host copies and second launches (delta.c) run inside the
 	 * app's call and carry its id: only records of the op's own kind
 	 * count (all of a graph's: its nodes' kinds vary). */

@@ -14,54 +14,42 @@
 
 #include "../core/driver.h"
 #include "../core/log.h"
+#include "../core/param_words.h"
 #include "internal.h"
 
 struct entry {
-	CUgraphExec exec;
+	uint64_t exec; /* the CUgraphExec: the map's key */
 	struct remat_graph_refs refs;
 };
 
 /* The executable graphs read, and what each may touch. */
 static struct prof_graphs {
-	struct entry *tab;
-	size_t ntab, captab;
-} gr;
+	struct remat_map by_exec; /* records of struct entry */
+} gr = {REMAT_MAP_INIT(struct entry)};
 
 static struct entry *find(CUgraphExec exec)
 {
-	for (size_t i = 0; i < gr.ntab; i++)
-		if (gr.tab[i].exec == exec)
-			return &gr.tab[i];
-	return NULL;
+	return remat_map_find(&gr.by_exec, (uint64_t)(uintptr_t)exec);
 }
 
 static void add(struct remat_graph_refs *r, uint64_t lo, uint64_t hi, size_t *cap)
 {
-	if (r->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		void *p = realloc(r->range, c * sizeof(*r->range));
-		if (!p) {
-			r->opaque = 1;
-			return;
-		}
-		r->range = p;
-		*cap = c;
+	if (REMAT_GROW(r->range, r->n, *cap)) {
+		r->opaque = 1;
+		return;
 	}
 	r->range[r->n][0] = lo;
 	r->range[r->n][1] = hi;
 	r->n++;
 }
 
-static void add_words(struct remat_graph_refs *r, const uint8_t *buf, size_t off, size_t size,
-                      size_t *cap)
+/* Every nonzero parameter word may be a pointer the graph touches. */
+static void add_words(struct remat_graph_refs *r, struct remat_words it, size_t *cap)
 {
-	/* Words at 8-aligned offsets of the packed parameters, as a launch's. */
-	for (size_t w = (off + 7) & ~(size_t)7; w + 8 <= off + size; w += 8) {
-		uint64_t v;
-		memcpy(&v, buf + (w - off), 8);
+	uint64_t v, off;
+	while (remat_words_next(&it, &v, &off))
 		if (v)
 			add(r, v, v + 1, cap);
-	}
 }
 
 static void read_kernel(struct remat_graph_refs *r, CUgraphNode node, size_t *cap)
@@ -78,7 +66,7 @@ static void read_kernel(struct remat_graph_refs *r, CUgraphNode node, size_t *ca
 		size_t size;
 		const uint8_t *buf = remat_op_extra_params(&op, &size);
 		if (buf)
-			add_words(r, buf, 0, size, cap);
+			add_words(r, remat_words_packed(buf, size), cap);
 		else
 			r->opaque = 1;
 		return;
@@ -90,8 +78,8 @@ static void read_kernel(struct remat_graph_refs *r, CUgraphNode node, size_t *ca
 		r->opaque = 1;
 		return;
 	}
-	for (size_t j = 0; j < k->nparams; j++)
-		add_words(r, p.kernelParams[j], k->param[j][0], k->param[j][1], cap);
+	add_words(r, remat_words_params(p.kernelParams, (const uint32_t(*)[2])k->param, k->nparams),
+	          cap);
 }
 
 /* The bytes a copy or set side spans from its first byte: rows of width
@@ -187,20 +175,10 @@ static void read_graph(struct remat_graph_refs *r, CUgraph g)
 void prof_graph_read(CUgraphExec exec, CUgraph g)
 {
 	struct entry *e = find(exec);
-	if (!e) {
-		if (gr.ntab == gr.captab) {
-			size_t c = gr.captab ? gr.captab * 2 : 16;
-			struct entry *t = realloc(gr.tab, c * sizeof(*t));
-			if (!t)
-				return; /* unknown: treated as opaque at launch */
-			gr.tab = t;
-			gr.captab = c;
-		}
-		e = &gr.tab[gr.ntab++];
-		e->exec = exec;
-	} else {
+	if (e)
 		free(e->refs.range);
-	}
+	else if (!(e = remat_map_insert(&gr.by_exec, (uint64_t)(uintptr_t)exec)))
+		return; /* unknown: treated as opaque at launch */
 	read_graph(&e->refs, g);
 	remat_log(REMAT_LOG_DEBUG,
 	          "graph %p: %u kernel node(s), %zu parameter word(s) and ranges%s", (void *)exec,
@@ -210,11 +188,9 @@ void prof_graph_read(CUgraphExec exec, CUgraph g)
 
 void prof_graph_forget(CUgraphExec exec)
 {
-	struct entry *e = find(exec);
-	if (!e)
-		return;
-	free(e->refs.range);
-	*e = gr.tab[--gr.ntab];
+	struct entry e;
+	if (remat_map_remove(&gr.by_exec, (uint64_t)(uintptr_t)exec, &e) == 0)
+		free(e.refs.range);
 }
 
 void prof_graph_opaque(CUgraphExec exec)

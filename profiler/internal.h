@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <cuda.h>
 
+#include "../core/grow.h"
+#include "../core/map.h"
+#include "../core/search.h"
 #include "profiler.h"
 
 /* kernels.c — what we know about a CUfunction / CUkernel. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
 #include "iteration.h"
 
 uint64_t remat_det_pair(uint64_t sig, int64_t level)
@@ -18,6 +19,7 @@ uint64_t remat_det_pair(uint64_t sig, int64_t level)
 void remat_det_init(struct remat_detector *d, size_t max_ops)
 {
 	memset(d, 0, sizeof(*d));
+	d->map = (struct remat_map)REMAT_MAP_INIT(struct remat_det_slot);
 	d->max = max_ops;
 }
 
@@ -28,46 +30,35 @@ void remat_det_fini(struct remat_detector *d)
 	free(d->gap);
 	free(d->prev);
 	free(d->copy);
-	free(d->map);
+	remat_map_clear(&d->map);
 	memset(d, 0, sizeof(*d));
 }
 
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	return (size_t)(key * 0x9e3779b97f4a7c15ULL >> 7) & (cap - 1);
-}
-
-/* Last index with this key, after recording i as the newest. */
+/* Last index with this key, after recording i as the newest; -2 out of
+ * memory. */
 static int64_t map_swap(struct remat_detector *d, uint64_t key, int64_t i)
 {
-	if ((d->mapn + 1) * 2 > d->mapcap) {
-		size_t cap = d->mapcap ? d->mapcap * 2 : 1024;
-		struct remat_det_slot *m = malloc(cap * sizeof(*m));
-		if (!m)
-			return -2;
-		for (size_t k = 0; k < cap; k++)
-			m[k].idx = -1;
-		for (size_t k = 0; k < d->mapcap; k++) {
-			if (d->map[k].idx < 0)
-				continue;
-			size_t j = slot_of(d->map[k].key, cap);
-			while (m[j].idx >= 0)
-				j = (j + 1) & (cap - 1);
-			m[j] = d->map[k];
-		}
-		free(d->map);
-		d->map = m;
-		d->mapcap = cap;
-	}
-	size_t j = slot_of(key, d->mapcap);
-	while (d->map[j].idx >= 0 && d->map[j].key != key)
-		j = (j + 1) & (d->mapcap - 1);
-	int64_t old = d->map[j].idx;
-	if (old < 0)
-		d->mapn++;
-	d->map[j].key = key;
-	d->map[j].idx = i;
+	size_t n = d->map.n;
+	struct remat_det_slot *s = remat_map_insert(&d->map, key ? key : 1); /* 0 is no key */
+	if (!s)
+		return -2;
+	int64_t old = d->map.n == n ? s->idx : -1;
+	s->idx = i;
 	return old;
+}
+
+/* Room for one more op.  Five arrays of one length: each grows from the
+ * same capacity to the same new one, kept once all five have it.  Apart
+ * from remat_det_push, which runs for every op. */
+__attribute__((noinline)) static int grow(struct remat_detector *d)
+{
+	size_t cs = d->cap, cl = d->cap, cp = d->cap, cg = d->cap, cc = d->cap;
+	if (REMAT_GROW(d->sig, d->n, cs) || REMAT_GROW(d->level, d->n, cl) ||
+	    REMAT_GROW(d->prev, d->n, cp) || REMAT_GROW(d->gap, d->n, cg) ||
+	    REMAT_GROW(d->copy, d->n, cc))
+		return -1;
+	d->cap = cs;
+	return 0;
 }
 
 size_t remat_det_choose_phase(const int64_t *gap, const uint8_t *copy, size_t n, size_t p)
@@ -121,28 +112,9 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, in
 		d->full = 1;
 		return -1;
 	}
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 4096;
-		uint64_t *s = realloc(d->sig, cap * sizeof(*s));
-		if (s)
-			d->sig = s;
-		int64_t *l = realloc(d->level, cap * sizeof(*l));
-		if (l)
-			d->level = l;
-		int64_t *pv = realloc(d->prev, cap * sizeof(*pv));
-		if (pv)
-			d->prev = pv;
-		int64_t *g = realloc(d->gap, cap * sizeof(*g));
-		if (g)
-			d->gap = g;
-		uint8_t *c = realloc(d->copy, cap * sizeof(*c));
-		if (c)
-			d->copy = c;
-		if (!s || !l || !pv || !g || !c) {
-			d->full = 1;
-			return -1;
-		}
-		d->cap = cap;
+	if (d->n == d->cap && grow(d)) {
+		d->full = 1;
+		return -1;
 	}
 	size_t i = d->n++;
 	uint64_t key = remat_det_pair(sig, level);

@@ -25,6 +25,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/map.h"
+
+struct remat_det_slot {
+	uint64_t key; /* the paired signature */
+	int64_t idx;  /* the last op with it */
+};
+
 struct remat_detector {
 	uint64_t *sig;  /* signature paired with level, per op */
 	int64_t *level; /* managed bytes when the op was issued */
@@ -32,17 +39,13 @@ struct remat_detector {
 	int64_t *prev;  /* previous op with the same paired signature, -1 none */
 	uint8_t *copy;  /* REMAT_DET_TO_HOST / REMAT_DET_FROM_HOST, per op */
 	size_t n, cap, max;
-	struct remat_det_slot {
-		uint64_t key;
-		int64_t idx; /* -1 empty */
-	} * map;
-	size_t mapcap, mapn;
-	size_t period;    /* 0 = none now */
-	size_t phase;     /* op i starts an iteration iff i % period == phase */
-	size_t run;       /* consecutive ops equal to the op one period earlier */
-	size_t rep_start; /* first op of the period's first copy */
-	int moved_before; /* the level moved in the period's length before rep_start */
-	int full;         /* max ops seen without a period: detection gave up */
+	struct remat_map map; /* records of struct remat_det_slot, by paired signature */
+	size_t period;        /* 0 = none now */
+	size_t phase;         /* op i starts an iteration iff i % period == phase */
+	size_t run;           /* consecutive ops equal to the op one period earlier */
+	size_t rep_start;     /* first op of the period's first copy */
+	int moved_before;     /* the level moved in the period's length before rep_start */
+	int full;             /* max ops seen without a period: detection gave up */
 };
 
 /* What an op copies, for the boundary where memory is flat. */

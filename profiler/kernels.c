@@ -9,66 +9,47 @@
 #include <string.h>
 
 #include "../core/driver.h"
+#include "../core/grow.h"
 #include "../core/log.h"
+#include "../core/map.h"
 #include "internal.h"
 
-/* What is known of each function, by pointer. */
+/* What is known of each function, by pointer (records of struct kslot;
+ * the kinfos themselves stay put: callers keep them). */
+struct kslot {
+	uint64_t func;
+	struct prof_kinfo *k;
+};
 static struct prof_kinfos {
-	struct prof_kinfo **tab; /* open addressing by func pointer */
-	size_t cap, n;
-} kt;
+	struct remat_map by_func;
+} kt = {REMAT_MAP_INIT(struct kslot)};
 
-static size_t slot(void *f)
+static struct prof_kinfo *find(void *f)
 {
-	uint64_t x = (uint64_t)(uintptr_t)f;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return (size_t)x & (kt.cap - 1);
-}
-
-static struct prof_kinfo **find(void *f)
-{
-	if (!kt.cap)
-		return NULL;
-	size_t j = slot(f);
-	while (kt.tab[j] && kt.tab[j]->func != f)
-		j = (j + 1) & (kt.cap - 1);
-	return &kt.tab[j];
+	struct kslot *s = remat_map_find(&kt.by_func, (uint64_t)(uintptr_t)f);
+	return s ? s->k : NULL;
 }
 
 static struct prof_kinfo *insert(void *f)
 {
-	if ((kt.n + 1) * 2 > kt.cap) {
-		size_t oc = kt.cap;
-		struct prof_kinfo **old = kt.tab;
-		kt.cap = kt.cap ? kt.cap * 2 : 256;
-		kt.tab = calloc(kt.cap, sizeof(*kt.tab));
-		if (!kt.tab) {
-			kt.tab = old;
-			kt.cap = oc;
-			return NULL;
-		}
-		for (size_t i = 0; i < oc; i++)
-			if (old[i])
-				*find(old[i]->func) = old[i];
-		free(old);
-	}
 	struct prof_kinfo *k = calloc(1, sizeof(*k));
-	if (!k)
+	struct kslot *s = k ? remat_map_insert(&kt.by_func, (uint64_t)(uintptr_t)f) : NULL;
+	if (!s) {
+		free(k);
 		return NULL;
+	}
 	k->func = f;
 	k->is_kernel = -1;
 	k->trace_id = -1;
-	*find(f) = k;
-	kt.n++;
+	s->k = k;
 	return k;
 }
 
 void prof_function_name(void *func, const char *name, int is_kernel)
 {
-	struct prof_kinfo **p = find(func);
-	struct prof_kinfo *k = p && *p ? *p : insert(func);
+	struct prof_kinfo *k = find(func);
+	if (!k)
+		k = insert(func);
 	if (!k)
 		return;
 	k->is_kernel = is_kernel;
@@ -92,13 +73,8 @@ static void query_layout(struct prof_kinfo *k)
 			k->layout_known = i > 0 || r == CUDA_ERROR_INVALID_VALUE;
 			return;
 		}
-		if (k->nparams == cap_p) {
-			cap_p = cap_p ? cap_p * 2 : 8;
-			void *p = realloc(k->param, cap_p * sizeof(*k->param));
-			if (!p)
-				return;
-			k->param = p;
-		}
+		if (REMAT_GROW(k->param, k->nparams, cap_p))
+			return;
 		k->param[k->nparams][0] = (uint32_t)off;
 		k->param[k->nparams][1] = (uint32_t)size;
 		k->nparams++;
@@ -109,8 +85,7 @@ static void query_layout(struct prof_kinfo *k)
 
 struct prof_kinfo *prof_kinfo_get(void *func)
 {
-	struct prof_kinfo **p = find(func);
-	struct prof_kinfo *k = p && *p ? *p : NULL;
+	struct prof_kinfo *k = find(func);
 	if (k && k->queried)
 		return k;
 	if (!k && !(k = insert(func)))
@@ -141,7 +116,7 @@ int prof_kernel_params(void *func, const uint32_t (**param)[2], size_t *nparams)
 
 void prof_kinfo_reset_trace_ids(void)
 {
-	for (size_t i = 0; i < kt.cap; i++)
-		if (kt.tab[i])
-			kt.tab[i]->trace_id = -1;
+	size_t i = 0;
+	for (struct kslot *s; (s = remat_map_next(&kt.by_func, &i));)
+		s->k->trace_id = -1;
 }

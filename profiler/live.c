@@ -14,30 +14,21 @@ static struct prof_lives {
 	size_t n, cap;
 } lv;
 
+static uint64_t start(const void *v, size_t i)
+{
+	return ((struct prof_live *const *)v)[i]->addr;
+}
+
 /* Index of the first buffer starting above addr. */
 static size_t upper(uint64_t addr)
 {
-	size_t lo = 0, hi = lv.n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (lv.v[mid]->addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return remat_search_after(lv.v, lv.n, start, addr);
 }
 
 int prof_live_add(struct prof_live *b)
 {
-	if (lv.n == lv.cap) {
-		size_t c = lv.cap ? lv.cap * 2 : 256;
-		struct prof_live **p = realloc(lv.v, c * sizeof(*p));
-		if (!p)
-			return -1;
-		lv.v = p;
-		lv.cap = c;
-	}
+	if (REMAT_GROW(lv.v, lv.n, lv.cap))
+		return -1;
 	size_t i = upper(b->addr);
 	memmove(lv.v + i + 1, lv.v + i, (lv.n - i) * sizeof(*lv.v));
 	lv.v[i] = b;

@@ -12,6 +12,7 @@
 #include "../core/driver.h"
 #include "../core/hash.h"
 #include "../core/log.h"
+#include "../core/param_words.h"
 #include "internal.h"
 
 /* The profile being recorded and what recording it takes. */
@@ -43,14 +44,8 @@ static void release_pbufs(void)
 
 static int add_pbuf(struct prof_live *b)
 {
-	if (pr.npb == pr.cappb) {
-		size_t c = pr.cappb ? pr.cappb * 2 : 256;
-		struct prof_live **p = realloc(pr.pb, c * sizeof(*p));
-		if (!p)
-			return -1;
-		pr.pb = p;
-		pr.cappb = c;
-	}
+	if (REMAT_GROW(pr.pb, pr.npb, pr.cappb))
+		return -1;
 	b->trace_id = (int32_t)pr.npb;
 	b->in_trace = 1;
 	pr.pb[pr.npb++] = b;
@@ -115,14 +110,8 @@ static int32_t kernel_id(struct prof_kinfo *k)
 {
 	if (k->trace_id >= 0)
 		return k->trace_id;
-	if (pr.prof.nkernels == pr.prof.capkernels) {
-		size_t c = pr.prof.capkernels ? pr.prof.capkernels * 2 : 64;
-		struct prof_kernel *p = realloc(pr.prof.kernels, c * sizeof(*p));
-		if (!p)
-			return -1;
-		pr.prof.kernels = p;
-		pr.prof.capkernels = c;
-	}
+	if (REMAT_GROW(pr.prof.kernels, pr.prof.nkernels, pr.prof.capkernels))
+		return -1;
 	struct prof_kernel *t = &pr.prof.kernels[pr.prof.nkernels];
 	memset(t, 0, sizeof(*t));
 	t->name = strdup(k->name ? k->name : "?");
@@ -138,16 +127,8 @@ static int32_t kernel_id(struct prof_kinfo *k)
 
 static uint8_t *params_grow(size_t n)
 {
-	if (pr.prof.params_len + n > pr.prof.params_cap) {
-		size_t c = pr.prof.params_cap ? pr.prof.params_cap : 65536;
-		while (c < pr.prof.params_len + n)
-			c *= 2;
-		uint8_t *p = realloc(pr.prof.params, c);
-		if (!p)
-			return NULL;
-		pr.prof.params = p;
-		pr.prof.params_cap = c;
-	}
+	if (REMAT_RESERVE(pr.prof.params, pr.prof.params_len + n, pr.prof.params_cap))
+		return NULL;
 	uint8_t *at = pr.prof.params + pr.prof.params_len;
 	pr.prof.params_len += n;
 	return at;
@@ -212,10 +193,9 @@ void prof_op_wrote(struct prof_op *o, int32_t id)
  * managed buffer is a reference to it. */
 static void scan_refs(struct prof_op *o)
 {
-	const uint8_t *p = pr.prof.params + o->params_off;
-	for (uint64_t off = 0; off + 8 <= o->params_len; off += 8) {
-		uint64_t v;
-		memcpy(&v, p + off, 8);
+	struct remat_words it = remat_words_packed(pr.prof.params + o->params_off, o->params_len);
+	uint64_t v, off;
+	while (remat_words_next(&it, &v, &off)) {
 		struct prof_live *b = v ? prof_live_find(v) : NULL;
 		if (!b || b->trace_id < 0)
 			continue;

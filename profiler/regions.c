@@ -47,30 +47,18 @@ struct idset {
 /* State of one run of prof_regions. */
 struct regions {
 	struct remat_profile *p;
+	size_t cap_shared; /* p->shared's */
 	struct split *sp;
 	size_t nnew;
 	int oom;
 };
 
-/* Room for one more element in *v (n used of *cap); 0, or -1 with g->oom. */
-static int room(struct regions *g, void **v, size_t n, size_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 8;
-	void *q = realloc(*v, c * elem);
-	if (!q) {
-		g->oom = 1;
-		return -1;
-	}
-	*v = q;
-	*cap = c;
-	return 0;
-}
+/* Room for one more element after n in arr; 0, or -1 with g->oom. */
+#define ROOM(g, arr, n, cap) (REMAT_GROW(arr, n, cap) ? ((g)->oom = 1, -1) : 0)
 
 static void push_at(struct regions *g, struct split *s, uint64_t off)
 {
-	if (!room(g, (void **)&s->at, s->n, &s->cap, sizeof(*s->at)))
+	if (!ROOM(g, s->at, s->n, s->cap))
 		s->at[s->n++] = off;
 }
 
@@ -288,7 +276,7 @@ static void set_add(struct regions *g, struct idset *v, int32_t id)
 	for (size_t i = 0; i < v->n; i++)
 		if (v->v[i] == id)
 			return;
-	if (!room(g, (void **)&v->v, v->n, &v->cap, sizeof(*v->v)))
+	if (!ROOM(g, v->v, v->n, v->cap))
 		v->v[v->n++] = id;
 }
 
@@ -511,16 +499,8 @@ static uint64_t share_chunks(struct regions *g, struct prof_buf *nb, const struc
 			put += gran;
 			continue;
 		}
-		size_t cap = p->nshared; /* grown in powers of two */
-		if (!cap || !(cap & (cap - 1))) {
-			struct prof_shared *q =
-			    realloc(p->shared, (cap ? 2 * cap : 8) * sizeof(*q));
-			if (!q) {
-				g->oom = 1;
-				break;
-			}
-			p->shared = q;
-		}
+		if (ROOM(g, p->shared, p->nshared, g->cap_shared))
+			break;
 		uint32_t idx = (uint32_t)p->nshared;
 		p->shared[p->nshared++] = (struct prof_shared){c, gran, first, n};
 		put += gran;

@@ -11,21 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/map.h"
 #include "internal.h"
 
 #define MAX_FRAMES 16
 
 struct frame {
-	uintptr_t ip;
-	char *text; /* NULL: one of libremat's own frames, skipped */
+	uint64_t ip; /* the map's key */
+	char *text;  /* NULL: one of libremat's own frames, skipped */
 };
 
 /* The frames seen, by return address, and where libremat is loaded. */
 static struct prof_stacks {
-	struct frame *cache;
-	size_t cap, n;
+	struct remat_map frames; /* records of struct frame */
 	uintptr_t self_base;
-} sk;
+} sk = {REMAT_MAP_INIT(struct frame), 0};
 
 static void self(void)
 {
@@ -34,36 +34,11 @@ static void self(void)
 		sk.self_base = (uintptr_t)di.dli_fbase;
 }
 
-static struct frame *lookup(uintptr_t ip)
-{
-	if (!sk.cap)
-		return NULL;
-	size_t j = (size_t)((ip * 0x9e3779b97f4a7c15ULL) >> 20) & (sk.cap - 1);
-	while (sk.cache[j].ip && sk.cache[j].ip != ip)
-		j = (j + 1) & (sk.cap - 1);
-	return &sk.cache[j];
-}
-
 static struct frame *add(uintptr_t ip, unw_cursor_t *c)
 {
-	if ((sk.n + 1) * 2 > sk.cap) {
-		size_t oc = sk.cap;
-		struct frame *old = sk.cache;
-		sk.cap = sk.cap ? sk.cap * 2 : 1024;
-		sk.cache = calloc(sk.cap, sizeof(*sk.cache));
-		if (!sk.cache) {
-			sk.cache = old;
-			sk.cap = oc;
-			return NULL;
-		}
-		for (size_t i = 0; i < oc; i++)
-			if (old[i].ip)
-				*lookup(old[i].ip) = old[i];
-		free(old);
-	}
-	struct frame *f = lookup(ip);
-	f->ip = ip;
-	sk.n++;
+	struct frame *f = remat_map_insert(&sk.frames, ip);
+	if (!f)
+		return NULL;
 	Dl_info di = {0};
 	int have = dladdr((void *)ip, &di);
 	if (have && (uintptr_t)di.dli_fbase == sk.self_base)
@@ -96,8 +71,8 @@ size_t prof_stack_capture(char ***frames)
 		unw_word_t ip;
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) || !ip)
 			break;
-		struct frame *f = lookup((uintptr_t)ip);
-		if (!f || !f->ip)
+		struct frame *f = remat_map_find(&sk.frames, ip);
+		if (!f)
 			f = add((uintptr_t)ip, &c);
 		if (f && f->text)
 			out[k++] = f->text;

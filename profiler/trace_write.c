@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/grow.h"
 #include "../core/hash.h"
 #include "profiler.h"
 
@@ -24,17 +25,9 @@ static void put(struct sbuf *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (b->n + n + 1 > cap)
-			cap *= 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
+	if (REMAT_RESERVE(b->s, b->n + n + 1, b->cap)) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->s + b->n, s, n);
 	b->n += n;

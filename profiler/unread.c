@@ -24,13 +24,19 @@
 
 struct seen_cuts {
 	uint64_t *at; /* ascending, each once */
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 };
+
+static uint64_t cut_at(const void *at, size_t i)
+{
+	return ((const uint64_t *)at)[i];
+}
 
 /* The offsets seen, by trace buffer id. */
 static struct prof_unread {
 	struct seen_cuts *seen;
-	size_t nseen;
+	size_t nseen, cap;
 } ur;
 
 void prof_unread_reset(void)
@@ -39,7 +45,7 @@ void prof_unread_reset(void)
 		free(ur.seen[i].at);
 	free(ur.seen);
 	ur.seen = NULL;
-	ur.nseen = 0;
+	ur.nseen = ur.cap = 0;
 }
 
 void prof_unread_cut(int32_t buf, uint64_t off)
@@ -47,34 +53,18 @@ void prof_unread_cut(int32_t buf, uint64_t off)
 	if (buf < 0)
 		return;
 	if ((size_t)buf >= ur.nseen) {
-		size_t n = (size_t)buf + 1 > 2 * ur.nseen ? (size_t)buf + 1 : 2 * ur.nseen;
-		struct seen_cuts *p = realloc(ur.seen, n * sizeof(*p));
-		if (!p)
+		if (REMAT_RESERVE(ur.seen, (size_t)buf + 1, ur.cap))
 			return; /* a cut not seen: guesses go further, nothing worse */
-		for (size_t i = ur.nseen; i < n; i++)
-			p[i] = (struct seen_cuts){0};
-		ur.seen = p;
-		ur.nseen = n;
+		for (size_t i = ur.nseen; i <= (size_t)buf; i++)
+			ur.seen[i] = (struct seen_cuts){0};
+		ur.nseen = (size_t)buf + 1;
 	}
 	struct seen_cuts *s = &ur.seen[buf];
-	uint32_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (s->at[mid] < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = (uint32_t)remat_search_from(s->at, s->n, cut_at, off);
 	if (lo < s->n && s->at[lo] == off)
 		return;
-	if (s->n == s->cap) {
-		uint32_t c = s->cap ? 2 * s->cap : 16;
-		uint64_t *p = realloc(s->at, c * sizeof(*p));
-		if (!p)
-			return;
-		s->at = p;
-		s->cap = c;
-	}
+	if (REMAT_GROW(s->at, s->n, s->cap))
+		return;
 	for (uint32_t i = s->n; i > lo; i--)
 		s->at[i] = s->at[i - 1];
 	s->at[lo] = off;
@@ -87,15 +77,8 @@ static uint64_t cut_above(int32_t buf, uint64_t off)
 	if (buf < 0 || (size_t)buf >= ur.nseen)
 		return UINT64_MAX;
 	const struct seen_cuts *s = &ur.seen[buf];
-	uint32_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (s->at[mid] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n ? s->at[lo] : UINT64_MAX;
+	size_t i = remat_search_after(s->at, s->n, cut_at, off);
+	return i < s->n ? s->at[i] : UINT64_MAX;
 }
 
 uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb,
@@ -103,6 +86,7 @@ uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb
 {
 	*out = NULL;
 	uint32_t n = 0;
+	size_t cap = 0;
 	for (size_t r = 0; r < o->nrefs; r++) {
 		int32_t buf = o->refs[r].buf;
 		const struct prof_live *b = pb[buf];
@@ -131,14 +115,12 @@ uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb
 		uint64_t lo = cut_above(buf, from);
 		if (lo >= stop)
 			continue;
-		struct prof_change *p = realloc(*out, (n + 1) * sizeof(*p));
-		if (!p) {
+		if (REMAT_GROW(*out, n, cap)) {
 			free(*out);
 			*out = NULL;
 			return 0;
 		}
-		*out = p;
-		p[n++] = (struct prof_change){buf, lo, stop, 0};
+		(*out)[n++] = (struct prof_change){buf, lo, stop, 0};
 	}
 	return n;
 }

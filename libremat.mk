@@ -68,6 +68,15 @@ $(REMAT_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(REMAT_SAN_LIB)
 # test_park: what a free does to parked buffers.
 $(BUILD)/tests/alloc/test_alloc $(BUILD)/tests/alloc/test_program: $(FAKE_DRIVER)
 $(BUILD)/tests/replay/test_engine $(BUILD)/tests/replay/test_park: $(FAKE_DRIVER) $(BUILD)/san/libplanner.a
+# interpose/'s hooks in front of a fake libcuda.so.1 beside the test, which
+# core/driver.c dlopens as it does the real one.  An RPATH, not a RUNPATH:
+# ASan's dlopen interceptor makes libasan the caller, and only the
+# executable's RPATH is searched for every caller.
+$(BUILD)/tests/interpose/libcuda.so.1: tests/interpose/fake_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 $< -o $@
+$(BUILD)/tests/interpose/test_hooks: $(BUILD)/tests/interpose/libcuda.so.1
+$(BUILD)/tests/interpose/test_hooks: TEST_LIBS := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 # core/'s containers: realloc and calloc wrapped to fail on demand.
 $(BUILD)/tests/core/test_containers: TEST_LIBS := -Wl,--wrap=realloc,--wrap=calloc
 # The trace test reads what it wrote with jansson (libremat dlopens it).

@@ -40,10 +40,10 @@ static CUresult called(const char *name, uint64_t a0, uint64_t a1, uint64_t a2, 
 	                     unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,  \
 	                     void **extra)                                                         \
 	{                                                                                          \
-		(void)gy, (void)gz, (void)by, (void)bz, (void)extra;                                       \
+		(void)gy, (void)gz, (void)by, (void)bz, (void)extra;                               \
 		fake_cuda.stream = s;                                                              \
 		fake_cuda.shmem = shmem;                                                           \
-		return called(#name, (uint64_t)(uintptr_t)f, gx, bx, params);                     \
+		return called(#name, (uint64_t)(uintptr_t)f, gx, bx, params);                      \
 	}
 LAUNCH(cuLaunchKernel)
 LAUNCH(cuLaunchKernel_ptsz)

@@ -118,8 +118,8 @@ static void test_procaddr_twin(void **state)
 	assert_ptr_not_equal(fn, (void *)cuLaunchKernel);
 	drv->rc = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	void *params[1] = {NULL};
-	CUresult r = ((launch_fn)fn)((CUfunction)0x77, 3, 1, 1, 32, 1, 1, 64, (CUstream)0x5,
-	                             params, NULL);
+	CUresult r =
+	    ((launch_fn)fn)((CUfunction)0x77, 3, 1, 1, 32, 1, 1, 64, (CUstream)0x5, params, NULL);
 	assert_int_equal(r, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
 	assert_string_equal(drv->last, "cuLaunchKernel");
 	assert_int_equal(drv->arg[0], 0x77);
@@ -140,8 +140,8 @@ static void test_procaddr_per_thread(void **state)
 	                CUDA_SUCCESS, CU_GET_PROC_ADDRESS_SUCCESS);
 	assert_ptr_not_equal(fn, real_fn("cuLaunchKernel_ptsz"));
 	remat_session_watch = 1;
-	assert_int_equal(
-	    ((launch_fn)fn)((CUfunction)0x77, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+	assert_int_equal(((launch_fn)fn)((CUfunction)0x77, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+	                 CUDA_SUCCESS);
 	assert_string_equal(drv->last, "cuLaunchKernel_ptsz");
 	assert_ptr_equal(drv->stream, NULL); /* the real one gets what the caller passed */
 	assert_int_equal(ses.begins, 1);

@@ -24,8 +24,8 @@
 /* ---- the fake profiler and replay ---------------------------------------- */
 
 static struct {
-	enum prof_step step;          /* what prof_op answers */
-	enum replay_verdict verdict;  /* what replay_op_begin answers */
+	enum prof_step step;         /* what prof_op answers */
+	enum replay_verdict verdict; /* what replay_op_begin answers */
 	int prof_ops, prof_afters, prof_restarts, publishes, finishes;
 	int replay_begins, replay_ends, replay_starts;
 	CUresult after_rc, end_rc;
@@ -149,15 +149,9 @@ void prof_own_work(int on)
 {
 	(void)on;
 }
-void prof_publish_join(void)
-{
-}
-void prof_reshaped(void)
-{
-}
-void prof_shutdown(void)
-{
-}
+void prof_publish_join(void) {}
+void prof_reshaped(void) {}
+void prof_shutdown(void) {}
 void prof_swap_copies(uint32_t n)
 {
 	(void)n;
@@ -166,9 +160,7 @@ void replay_alloc(CUdeviceptr p, size_t size)
 {
 	(void)p, (void)size;
 }
-void replay_alloc_before(void)
-{
-}
+void replay_alloc_before(void) {}
 void replay_free(CUdeviceptr p)
 {
 	(void)p;
@@ -177,18 +169,12 @@ double replay_offload_measure(void)
 {
 	return 0;
 }
-void replay_reshape(void)
-{
-}
-void replay_shutdown(void)
-{
-}
+void replay_reshape(void) {}
+void replay_shutdown(void) {}
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void no_init(void)
-{
-}
+static void no_init(void) {}
 
 static int setup(void **state)
 {
@@ -228,8 +214,8 @@ static void test_flags_follow_state(void **state)
 		enum session_state s;
 		int active, watch;
 	} want[] = {
-	    {SESSION_OFF, 0, 0},  {SESSION_DETECT, 1, 1}, {SESSION_PROFILE, 1, 1},
-	    {SESSION_PLAN, 1, 1}, {SESSION_RUN, 1, 1},    {SESSION_DONE, 1, 0},
+	    {SESSION_OFF, 0, 0},    {SESSION_DETECT, 1, 1}, {SESSION_PROFILE, 1, 1},
+	    {SESSION_PLAN, 1, 1},   {SESSION_RUN, 1, 1},    {SESSION_DONE, 1, 0},
 	    {SESSION_FAILED, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

@@ -27,7 +27,7 @@ static int grow(struct remat_map *m)
 	size_t cap = m->cap ? m->cap * 2 : FIRST_CAP;
 	if (cap < m->cap || cap > SIZE_MAX / m->elem)
 		return -1;
-	struct remat_map g = {calloc(cap, m->elem), cap, m->n, m->elem, cap / 4 * 3};
+	struct remat_map g = {calloc(cap, m->elem), cap, m->n, m->elem};
 	if (!g.slot)
 		return -1;
 	for (size_t i = 0; i < m->cap; i++) {
@@ -42,7 +42,7 @@ static int grow(struct remat_map *m)
 
 void *remat_map_insert_grow(struct remat_map *m, uint64_t key)
 {
-	if (!key || (m->n >= m->limit && grow(m)))
+	if (!key || ((m->n + 1) * 4 > m->cap * 3 && grow(m)))
 		return NULL;
 	return remat_map_insert(m, key);
 }
@@ -82,5 +82,5 @@ void remat_map_clear(struct remat_map *m)
 {
 	free(m->slot);
 	m->slot = NULL;
-	m->cap = m->n = m->limit = 0;
+	m->cap = m->n = 0;
 }

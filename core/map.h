@@ -17,13 +17,12 @@ struct remat_map {
 	void *slot;    /* cap records of elem bytes */
 	size_t cap, n; /* cap: 0 or a power of two */
 	size_t elem;   /* bytes of a record, its key first */
-	size_t limit;  /* n may grow to it before the table does: 3/4 of cap */
 };
 
 /* An empty map of records of type T (whose first member is the key). */
 #define REMAT_MAP_INIT(T)                                                                          \
 	{                                                                                          \
-		NULL, 0, 0, sizeof(T), 0                                                           \
+		NULL, 0, 0, sizeof(T)                                                              \
 	}
 
 /* The lookups are inline (the profiler's detector looks one up per op);
@@ -71,7 +70,7 @@ void *remat_map_insert_grow(struct remat_map *m, uint64_t key);
  * grows at 3/4 full. */
 static inline void *remat_map_insert(struct remat_map *m, uint64_t key)
 {
-	if (!key || m->n >= m->limit)
+	if (!key || (m->n + 1) * 4 > m->cap * 3)
 		return remat_map_insert_grow(m, key);
 	unsigned char *r = remat_map_slot_(m, remat_map_probe_(m, key));
 	uint64_t k;

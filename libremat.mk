@@ -118,5 +118,17 @@ $(BUILD)/tests/e2e/progs/capture: tests/e2e/progs/capture.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ALL_TARGETS += $(REMAT_PROGS)
+
+# Programs written the way third-party CUDA C trainers are (issue 31: what
+# imitations miss), built like them by sim/bin/simnvcc.
+REAL_PROGS := $(BUILD)/tests/e2e/progs/real/mlp1
+$(BUILD)/tests/e2e/progs/real/%: tests/e2e/progs/real/%.cu sim/bin/simnvcc $(SIMCC_DEPS) \
+		| $(SIMCUDA_DIR)/libcudart.so.13
+	@mkdir -p $(@D)
+	$(ARENA_NVCC) $< -o $@
+ifeq ($(HAVE_NVCC),1)
+ALL_TARGETS += $(REAL_PROGS)
+endif
+E2E_NVCC_TESTS += tests/e2e/real_budget_sweep.sh
 .PHONY: remat-progs
 remat-progs: $(REMAT_PROGS)

@@ -357,9 +357,9 @@ static int word_class(const uint8_t *content, uint64_t addr, uint64_t i, uint64_
 	if ((addr + i) % 8)
 		return 1;
 	/* The low half of an address (its high half is a small integer, never
-	 * data); at the end of what is known, assume one. */
+	 * data); the buffer's last word has no high half after it. */
 	if (i + 8 > size)
-		return 2;
+		return 1;
 	uint64_t v = load8(content + i);
 	return v >> 47 == 0 && v >> 32 && prof_live_find(v) ? 2 : 1;
 }
@@ -422,7 +422,9 @@ static void tested_bytes(const struct op_delta *d, const struct prof_op *o, size
 {
 	proof_mask(d, o, o->reads[r], b->size, dl.mask, tested, unit);
 	memcpy(dl.wanted, dl.mask, b->size);
-	if (dl.proofs == REMAT_PROOF_DATA)
+	/* The unread ranges are already cut to what may be perturbed
+	 * (data_runs): all of a range passing is what makes it unread. */
+	if (dl.proofs == REMAT_PROOF_DATA && unit != UNREAD)
 		keep_data_words(dl.mask, dl.pre[r], after, b->addr, b->size);
 }
 
@@ -702,87 +704,154 @@ static int unread_run(size_t k, struct prof_op *o, const struct remat_op *op,
 	return r < 0 ? -1 : r == 1 && !wrote.n;
 }
 
-/* REMAT_WRITE_PROOF=data: the candidate ranges of the proof of unread
+/* REMAT_WRITE_PROOF=data: the candidate ranges of op k's proof of unread
  * bytes cut down to their runs of data words (keep_data_words), since
- * what passes is claimed unread as a whole.  Replaces *cand; the runs of
- * candidate c end at (*ends)[c] (a candidate stays one proof when the run
- * of all fails: not one launch per run).  The number of runs. */
+ * what passes is claimed unread as a whole.  Never a zero outside a block
+ * of data: an index array holds zeros (token ids), and a kernel that does
+ * read it would index with the complement and fault.  Replaces *cand; the number of runs. */
 static uint32_t data_runs(const struct prof_op *o, struct prof_live *const *pb,
-                          struct prof_change **cand, uint32_t n, uint32_t **ends)
+                          struct prof_change **cand, uint32_t n)
 {
 	struct op_delta runs = {0};
-	*ends = malloc(n * sizeof(**ends));
-	for (uint32_t c = 0; *ends && c < n; c++) {
+	for (uint32_t c = 0; c < n; c++) {
 		const struct prof_change *x = &(*cand)[c];
 		size_t r = 0;
 		while (r < o->nreads && o->reads[r] != x->buf)
 			r++;
-		(*ends)[c] = runs.n;
 		if (r == o->nreads || !dl.pre[r] || x->hi > pb[x->buf]->size)
 			continue;
-		uint64_t len = x->hi - x->lo;
-		memset(dl.wanted, 1, len);
-		keep_data_words(dl.wanted, dl.pre[r] + x->lo, NULL, pb[x->buf]->addr + x->lo, len);
-		for (uint64_t i = 0; i < len;) {
+		/* Over the whole buffer: a word is judged with its neighbours (an
+		 * address's two halves, its 256-byte block), not as the last
+		 * word of the range. */
+		uint64_t size = pb[x->buf]->size, addr = pb[x->buf]->addr;
+		memset(dl.wanted, 0, size);
+		memset(dl.wanted + x->lo, 1, x->hi - x->lo);
+		/* The op does not change these bytes: before is after, and a
+		 * zero is tested inside a 256-byte block of data. */
+		keep_data_words(dl.wanted, dl.pre[r], dl.pre[r], addr, size);
+		for (uint64_t i = x->lo; i < x->hi;) {
 			if (!dl.wanted[i]) {
 				i++;
 				continue;
 			}
 			uint64_t j = i;
-			while (j < len && dl.wanted[j])
+			while (j < x->hi && dl.wanted[j])
 				j++;
-			add_change(&runs, x->buf, x->lo + i, x->lo + j, 0);
+			add_change(&runs, x->buf, i, j, 0);
 			i = j;
 		}
-		(*ends)[c] = runs.n;
 	}
 	free(*cand);
 	*cand = NULL;
-	if (!*ends || runs.blind < 0) {
+	if (runs.blind < 0) {
 		free(runs.chg);
-		free(*ends);
-		*ends = NULL;
 		return 0;
 	}
 	*cand = runs.chg;
 	return runs.n;
 }
 
+/* Tests the n ranges of cand (taken: freed here) in one second launch,
+ * cut to their data words by default; when they pass, what was perturbed
+ * replaces *best.  1 passed, 0 failed, -1 the second run failed. */
+static int unread_test(size_t k, struct prof_op *o, const struct remat_op *op,
+                       struct prof_live *const *pb, uint8_t **posts, struct prof_change *cand,
+                       uint32_t n, struct op_delta *best)
+{
+	if (n && dl.proofs == REMAT_PROOF_DATA)
+		n = data_runs(o, pb, &cand, n);
+	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
+	if (r != 1) {
+		free(cand);
+		return r;
+	}
+	free(best->chg);
+	best->chg = cand;
+	best->n = best->cap = n;
+	return 1;
+}
+
+/* One range [lo, hi) of op k's: a copy of it from cut at, for unread_test. */
+static int unread_from(size_t k, struct prof_op *o, const struct remat_op *op,
+                       struct prof_live *const *pb, uint8_t **posts, struct prof_change c,
+                       struct op_delta *best)
+{
+	struct prof_change *one = malloc(sizeof(*one));
+	if (!one)
+		return -1;
+	*one = c;
+	return unread_test(k, o, op, pb, posts, one, 1, best);
+}
+
+#define UNREAD_SEARCH 12  /* second launches per pointer */
+#define UNREAD_ALIGN  256 /* cudaMalloc's alignment, and a pool's */
+
+/* A pointer's range failed: the kernel reads some of it.  A kernel reads
+ * from its pointer on (a tensor, several laid out one after the other), so
+ * the bytes it does not read are a tail: the smallest 256-byte-aligned
+ * offset whose tail passes, by bisection (a tail of a passing tail
+ * passes), to within the range's length / 2^12.  Not at the offsets seen
+ * so far: where the tensor ends may be shown only by a later op.
+ * Appends what passed. */
+static int unread_search(size_t k, struct prof_op *o, const struct remat_op *op,
+                         struct prof_live *const *pb, uint8_t **posts, struct prof_change c,
+                         struct op_delta *out)
+{
+	uint64_t base = c.lo - c.lo % UNREAD_ALIGN;
+	uint64_t lo = 1, hi = (c.hi - base + UNREAD_ALIGN - 1) / UNREAD_ALIGN;
+	struct op_delta best = {0};
+	int r = 0;
+	for (int tries = 0; lo < hi && tries < UNREAD_SEARCH; tries++) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		struct prof_change tail = {c.buf, base + mid * UNREAD_ALIGN, c.hi, 0};
+		if ((r = unread_from(k, o, op, pb, posts, tail, &best)) < 0)
+			break;
+		if (r == 1)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	for (uint32_t i = 0; i < best.n; i++)
+		add_change(out, best.chg[i].buf, best.chg[i].lo, best.chg[i].hi, 0);
+	free(best.chg);
+	return r < 0 ? -1 : 0;
+}
+
 /* The proof of unread bytes for op k (unread.c chooses the bytes): all
- * its pointers' ranges in one run, and when that fails and there are
- * several, each on its own (one pointer that reads past its tensor, a
- * GEMM given the first of several, fails the run of all).  What passes is
- * no read of the op's, even where a pointer's reach takes it in
- * (regions.c). */
+ * its pointers' ranges in one run; when that fails, each on its own (one
+ * pointer that reads past its tensor, a GEMM given the first of several,
+ * fails the run of all), and for one that fails alone the tail of its
+ * range it does not read (unread_search).  What passes is no read of the
+ * op's, even where a pointer's reach takes it in (regions.c); the rest of
+ * the bytes a pointer can reach stay reads. */
 static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
                          struct prof_live *const *pb, uint8_t **posts)
 {
-	struct op_delta *d = &dl.deltas[k];
+	struct op_delta *d = &dl.deltas[k], all = {0}, kept = {0};
 	struct prof_change *cand;
-	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand), kept = 0, *ends = NULL,
-	         groups = n;
-	if (n && dl.proofs == REMAT_PROOF_DATA) {
-		n = data_runs(o, pb, &cand, n, &ends);
-		groups = ends ? groups : 0; /* out of memory: nothing to prove */
-	}
-	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
-	if (r == 1)
-		kept = n;
-	for (uint32_t g = 0, lo = 0; r == 0 && groups > 1 && g < groups; g++) {
-		uint32_t hi = ends ? ends[g] : g + 1;
-		int one = hi > lo ? unread_run(k, o, op, pb, posts, &cand[lo], hi - lo) : 0;
-		if (one < 0)
+	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand);
+	struct prof_change *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	int r = copy ? (memcpy(copy, cand, n * sizeof(*copy)),
+	                unread_test(k, o, op, pb, posts, copy, n, &all))
+	             : -1;
+	for (uint32_t c = 0; r == 0 && c < n; c++) {
+		struct op_delta one = {0};
+		int r1 = n > 1 ? unread_from(k, o, op, pb, posts, cand[c], &one) : 0;
+		if (r1 == 0)
+			r1 = unread_search(k, o, op, pb, posts, cand[c], &one);
+		for (uint32_t i = 0; i < one.n; i++)
+			add_change(&kept, one.chg[i].buf, one.chg[i].lo, one.chg[i].hi, 0);
+		free(one.chg);
+		if (r1 < 0)
 			break;
-		if (one)
-			for (uint32_t i = lo; i < hi; i++)
-				cand[kept++] = cand[i];
-		lo = hi;
 	}
-	free(ends);
-	d->unread = kept ? cand : NULL;
-	d->nunread = kept;
-	if (!kept)
-		free(cand);
+	free(cand);
+	if (r == 1)
+		kept = all;
+	d->unread = kept.n && kept.blind >= 0 ? kept.chg : NULL;
+	d->nunread = d->unread ? kept.n : 0;
+	if (!d->unread)
+		free(kept.chg);
 }
 
 /* Host copies after the op of every buffer it references (posts[r], into

@@ -10,18 +10,19 @@
  *     buffer of its own with its own versions;
  *   - an op writes the regions its changes fall in (delta.c), in part when
  *     some bytes of the region kept their value;
- *   - a kernel reads, through a pointer to a region's start, up to where
- *     any write through that pointer reached in the iteration, at least
- *     the whole region, but for regions its proof of unread bytes showed
- *     it does not read (delta.c, unread.c); and what it wrote, unless its
- *     writes there were proven blind and cover the region whole;
+ *   - a kernel reads, through a pointer to a region's start, up to its
+ *     next pointer into the allocation or the allocation's end (and as
+ *     far as any write through that pointer reached), but for regions its
+ *     proof of unread bytes showed it does not read (delta.c, unread.c);
+ *     and what it wrote, unless its writes there were proven blind and
+ *     cover the region whole;
  *   - a copy reads its source range; a copy or set writes its destination;
  *   - a buffer live across the boundary whose first access in the
  *     iteration is a whole, blind write is dead across the boundary.
  *
- * Other allocations stay whole (one region each).  The reach of a pointer
- * that nothing wrote through is a guess; REMAT_VERIFY=1 catches a rebuild
- * it makes wrong (docs/run-mode.md).
+ * Other allocations stay whole (one region each).  A read below a
+ * kernel's lowest pointer or through a pointer in device memory is not
+ * seen; REMAT_VERIFY=1 catches a rebuild it makes wrong (docs/run-mode.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -394,6 +395,21 @@ static void drop_unread(const struct regions *g, size_t k, struct idset *rd, con
 	}
 }
 
+/* Where a read through the op's pointer at off into allocation a may end:
+ * at its next pointer into a (bytes past it are that one's), else at a's
+ * end.  Not as far as writes went: a kernel that only reads through a
+ * pointer (an optimizer reading a gradient) shows no reach at all, and
+ * "not proven read" is not "unread": only the proof of unread bytes takes
+ * regions out (drop_unread). */
+static uint64_t next_pointer(const struct prof_op *o, int32_t a, uint64_t off, uint64_t size)
+{
+	uint64_t stop = size;
+	for (size_t q = 0; q < o->nrefs; q++)
+		if (o->refs[q].buf == a && o->refs[q].off > off && o->refs[q].off < stop)
+			stop = o->refs[q].off;
+	return stop;
+}
+
 static void rewrite_op(struct regions *g, size_t k)
 {
 	struct remat_profile *p = g->p;
@@ -409,7 +425,8 @@ static void rewrite_op(struct regions *g, size_t k)
 			int32_t a = o->refs[r].buf;
 			const struct split *s = &g->sp[a];
 			uint32_t ri = region_of(s, o->refs[r].off);
-			add_range(g, &rd, a, s->at[ri], s->ext[ri]);
+			uint64_t stop = next_pointer(o, a, o->refs[r].off, p->bufs[a].size);
+			add_range(g, &rd, a, s->at[ri], s->ext[ri] > stop ? s->ext[ri] : stop);
 		}
 		/* Buffers it references with no parameter pointing at them
 		 * (none today) and small ones, written whole or not at all. */

@@ -1,22 +1,12 @@
 /*
- * unread.c — where the proof of unread bytes (delta.c) looks.  A kernel's
- * reads through a pointer to a region's start reach as far as anything
- * written through that pointer went in the iteration (regions.c): in a
- * program's own pool, a block reused by a larger tensor later in the
- * iteration makes every earlier kernel given that address read the next
- * region too.  Which regions those are is known only when the iteration
- * is over, and the kernel can only be run again while it is the current
- * op: so for each pointer of a kernel into an allocation made before the
- * iteration, the bytes from the first place a region can end there up to
- * the kernel's next pointer into the allocation (or its end) are tested,
- * all of the kernel's pointers in one second launch.  "Where a region can
- * end" is a guess from what the iteration showed so far: the first offset
- * above the pointer that some pointer, copy or set of an op up to this one
- * began or ended at, or where a proven blind write of one of them ended,
- * and past what the kernel itself changed through the pointer.  A guess
- * too short fails the proof (the kernel reads what was perturbed: nothing
- * is proven, which is safe); one too long proves less.  Either way what is
- * proven is exact: the kernel's output does not depend on those bytes.
+ * unread.c — where the proof of unread bytes (delta.c) looks: for each
+ * pointer of a kernel into an allocation made before the iteration, from
+ * the first place a region can end above it (an offset some op so far
+ * pointed to, copied or set, or where a proven blind write ended, past
+ * what the kernel changed there; none known, the byte after the pointer)
+ * up to the kernel's next pointer into the allocation or its end: a read's
+ * reach (regions.c), which only this proof narrows.  A guess too short
+ * fails, and delta.c bisects for the tail that passes; what passes is exact.
  */
 #include <stdlib.h>
 
@@ -112,7 +102,11 @@ uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb
 			if (chg[c].buf == buf && chg[c].lo >= off && chg[c].lo < stop &&
 			    chg[c].hi - 1 > from)
 				from = chg[c].hi - 1;
+		/* No end seen yet: from just past the pointer (what it reads of
+		 * that is found by delta.c's search). */
 		uint64_t lo = cut_above(buf, from);
+		if (lo >= stop)
+			lo = from + 1;
 		if (lo >= stop)
 			continue;
 		if (REMAT_GROW(*out, n, cap)) {

@@ -685,60 +685,62 @@ static void prove_blind(size_t k, struct prof_op *o, const struct remat_op *op,
 	d->cap = next.cap;
 }
 
-/* One run of the proof of unread bytes for op k over the n ranges: they
- * are set to their complement, everything else it references starts from
- * its content before the op, the op runs once more, and everything must
- * read back as the first run left it, the ranges unwritten.  1: its
- * output does not depend on them; 0: it does; -1: the second run failed. */
-static int unread_run(size_t k, struct prof_op *o, const struct remat_op *op,
-                      struct prof_live *const *pb, uint8_t **posts, struct prof_change *ranges,
-                      uint32_t n)
+/* One op's proof of unread bytes: what every test of it needs. */
+struct unread_ctx {
+	size_t k;
+	struct prof_op *o;
+	const struct remat_op *op;
+	struct prof_live *const *pb;
+	uint8_t **posts;
+};
+
+/* One run of the proof of unread bytes over the n ranges: they are set to
+ * their complement, everything else the op references starts from its
+ * content before the op, the op runs once more, and everything must read
+ * back as the first run left it, the ranges unwritten.  1: its output does
+ * not depend on them; 0: it does; -1: the second run failed. */
+static int unread_run(const struct unread_ctx *u, struct prof_change *ranges, uint32_t n)
 {
-	struct op_delta *d = &dl.deltas[k], wrote = {0};
+	struct op_delta *d = &dl.deltas[u->k], wrote = {0};
 	d->unread = ranges; /* what proof_mask tests */
 	d->nunread = n;
-	int r = proof_run(k, o, op, pb, posts, -1, UNREAD, &wrote);
+	int r = proof_run(u->k, u->o, u->op, u->pb, u->posts, -1, UNREAD, &wrote);
 	d->unread = NULL;
 	d->nunread = 0;
 	free(wrote.chg);
 	return r < 0 ? -1 : r == 1 && !wrote.n;
 }
 
-/* REMAT_WRITE_PROOF=data: the candidate ranges of op k's proof of unread
- * bytes cut down to their runs of data words (keep_data_words), since
- * what passes is claimed unread as a whole.  Never a zero outside a block
- * of data: an index array holds zeros (token ids), and a kernel that does
- * read it would index with the complement and fault.  Replaces *cand; the number of runs. */
-static uint32_t data_runs(const struct prof_op *o, struct prof_live *const *pb,
-                          struct prof_change **cand, uint32_t n)
+/* REMAT_WRITE_PROOF=data: the ranges of the proof of unread bytes cut to
+ * the words the second run may perturb, since what passes is claimed
+ * unread as a whole: data words, a zero beside data in its 256-byte block
+ * (keep_data_words over the whole buffer: a word is judged with its
+ * neighbours); never a zero in a block of zeros (gradients zeroed for the
+ * next step, padding token ids): an index array holds zeros, and a kernel
+ * that does read one would index with the complement and fault.  Replaces
+ * *cand; the number of runs. */
+static uint32_t data_runs(const struct unread_ctx *u, struct prof_change **cand, uint32_t n)
 {
 	struct op_delta runs = {0};
 	for (uint32_t c = 0; c < n; c++) {
 		const struct prof_change *x = &(*cand)[c];
 		size_t r = 0;
-		while (r < o->nreads && o->reads[r] != x->buf)
+		while (r < u->o->nreads && u->o->reads[r] != x->buf)
 			r++;
-		if (r == o->nreads || !dl.pre[r] || x->hi > pb[x->buf]->size)
+		if (r == u->o->nreads || !dl.pre[r] || x->hi > u->pb[x->buf]->size)
 			continue;
-		/* Over the whole buffer: a word is judged with its neighbours (an
-		 * address's two halves, its 256-byte block), not as the last
-		 * word of the range. */
-		uint64_t size = pb[x->buf]->size, addr = pb[x->buf]->addr;
+		uint64_t size = u->pb[x->buf]->size, addr = u->pb[x->buf]->addr;
 		memset(dl.wanted, 0, size);
 		memset(dl.wanted + x->lo, 1, x->hi - x->lo);
-		/* The op does not change these bytes: before is after, and a
-		 * zero is tested inside a 256-byte block of data. */
+		/* The op does not change these bytes: before is after. */
 		keep_data_words(dl.wanted, dl.pre[r], dl.pre[r], addr, size);
 		for (uint64_t i = x->lo; i < x->hi;) {
-			if (!dl.wanted[i]) {
-				i++;
-				continue;
-			}
 			uint64_t j = i;
 			while (j < x->hi && dl.wanted[j])
 				j++;
-			add_change(&runs, x->buf, i, j, 0);
-			i = j;
+			if (j > i)
+				add_change(&runs, x->buf, i, j, 0);
+			i = j + 1;
 		}
 	}
 	free(*cand);
@@ -752,15 +754,14 @@ static uint32_t data_runs(const struct prof_op *o, struct prof_live *const *pb,
 }
 
 /* Tests the n ranges of cand (taken: freed here) in one second launch,
- * cut to their data words by default; when they pass, what was perturbed
- * replaces *best.  1 passed, 0 failed, -1 the second run failed. */
-static int unread_test(size_t k, struct prof_op *o, const struct remat_op *op,
-                       struct prof_live *const *pb, uint8_t **posts, struct prof_change *cand,
-                       uint32_t n, struct op_delta *best)
+ * cut to what may be perturbed by default; when they pass, what was
+ * perturbed replaces *best.  1 passed, 0 failed, -1 the second run failed. */
+static int unread_test(const struct unread_ctx *u, struct prof_change *cand, uint32_t n,
+                       struct op_delta *best)
 {
 	if (n && dl.proofs == REMAT_PROOF_DATA)
-		n = data_runs(o, pb, &cand, n);
-	int r = n ? unread_run(k, o, op, pb, posts, cand, n) : 0;
+		n = data_runs(u, &cand, n);
+	int r = n ? unread_run(u, cand, n) : 0;
 	if (r != 1) {
 		free(cand);
 		return r;
@@ -771,16 +772,14 @@ static int unread_test(size_t k, struct prof_op *o, const struct remat_op *op,
 	return 1;
 }
 
-/* One range [lo, hi) of op k's: a copy of it from cut at, for unread_test. */
-static int unread_from(size_t k, struct prof_op *o, const struct remat_op *op,
-                       struct prof_live *const *pb, uint8_t **posts, struct prof_change c,
-                       struct op_delta *best)
+/* unread_test of one range (copied). */
+static int unread_one(const struct unread_ctx *u, struct prof_change c, struct op_delta *best)
 {
 	struct prof_change *one = malloc(sizeof(*one));
 	if (!one)
 		return -1;
 	*one = c;
-	return unread_test(k, o, op, pb, posts, one, 1, best);
+	return unread_test(u, one, 1, best);
 }
 
 #define UNREAD_SEARCH 12  /* second launches per pointer */
@@ -791,29 +790,23 @@ static int unread_from(size_t k, struct prof_op *o, const struct remat_op *op,
  * the bytes it does not read are a tail: the smallest 256-byte-aligned
  * offset whose tail passes, by bisection (a tail of a passing tail
  * passes), to within the range's length / 2^12.  Not at the offsets seen
- * so far: where the tensor ends may be shown only by a later op.
- * Appends what passed. */
-static int unread_search(size_t k, struct prof_op *o, const struct remat_op *op,
-                         struct prof_live *const *pb, uint8_t **posts, struct prof_change c,
-                         struct op_delta *out)
+ * so far: where the tensor ends may be shown only by a later op.  *best:
+ * what passed. */
+static int unread_search(const struct unread_ctx *u, struct prof_change c, struct op_delta *best)
 {
 	uint64_t base = c.lo - c.lo % UNREAD_ALIGN;
 	uint64_t lo = 1, hi = (c.hi - base + UNREAD_ALIGN - 1) / UNREAD_ALIGN;
-	struct op_delta best = {0};
 	int r = 0;
 	for (int tries = 0; lo < hi && tries < UNREAD_SEARCH; tries++) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		struct prof_change tail = {c.buf, base + mid * UNREAD_ALIGN, c.hi, 0};
-		if ((r = unread_from(k, o, op, pb, posts, tail, &best)) < 0)
+		if ((r = unread_one(u, tail, best)) < 0)
 			break;
 		if (r == 1)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	for (uint32_t i = 0; i < best.n; i++)
-		add_change(out, best.chg[i].buf, best.chg[i].lo, best.chg[i].hi, 0);
-	free(best.chg);
 	return r < 0 ? -1 : 0;
 }
 
@@ -821,24 +814,21 @@ static int unread_search(size_t k, struct prof_op *o, const struct remat_op *op,
  * its pointers' ranges in one run; when that fails, each on its own (one
  * pointer that reads past its tensor, a GEMM given the first of several,
  * fails the run of all), and for one that fails alone the tail of its
- * range it does not read (unread_search).  What passes is no read of the
- * op's, even where a pointer's reach takes it in (regions.c); the rest of
- * the bytes a pointer can reach stay reads. */
-static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
-                         struct prof_live *const *pb, uint8_t **posts)
+ * range it does not read (unread_search).  What passes is no read of the op's, even where a
+ * pointer's reach takes it in (regions.c); the rest of the bytes a pointer
+ * can reach stay reads. */
+static void prove_unread(const struct unread_ctx *u)
 {
-	struct op_delta *d = &dl.deltas[k], all = {0}, kept = {0};
+	struct op_delta *d = &dl.deltas[u->k], kept = {0};
 	struct prof_change *cand;
-	uint32_t n = prof_unread_ranges(o, pb, d->chg, d->n, &cand);
+	uint32_t n = prof_unread_ranges(u->o, u->pb, d->chg, d->n, &cand);
 	struct prof_change *copy = n ? malloc(n * sizeof(*copy)) : NULL;
-	int r = copy ? (memcpy(copy, cand, n * sizeof(*copy)),
-	                unread_test(k, o, op, pb, posts, copy, n, &all))
-	             : -1;
+	int r = copy ? (memcpy(copy, cand, n * sizeof(*copy)), unread_test(u, copy, n, &kept)) : -1;
 	for (uint32_t c = 0; r == 0 && c < n; c++) {
 		struct op_delta one = {0};
-		int r1 = n > 1 ? unread_from(k, o, op, pb, posts, cand[c], &one) : 0;
+		int r1 = n > 1 ? unread_one(u, cand[c], &one) : 0;
 		if (r1 == 0)
-			r1 = unread_search(k, o, op, pb, posts, cand[c], &one);
+			r1 = unread_search(u, cand[c], &one);
 		for (uint32_t i = 0; i < one.n; i++)
 			add_change(&kept, one.chg[i].buf, one.chg[i].lo, one.chg[i].hi, 0);
 		free(one.chg);
@@ -846,8 +836,6 @@ static void prove_unread(size_t k, struct prof_op *o, const struct remat_op *op,
 			break;
 	}
 	free(cand);
-	if (r == 1)
-		kept = all;
 	d->unread = kept.n && kept.blind >= 0 ? kept.chg : NULL;
 	d->nunread = d->unread ? kept.n : 0;
 	if (!d->unread)
@@ -936,7 +924,7 @@ uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op
 		/* The same switch: both proofs launch the kernel once more with
 		 * bytes it may read set to what it never saw. */
 		if (d->blind >= 0 && o->replayable && dl.proofs != REMAT_PROOF_OFF)
-			prove_unread(k, o, op, pb, posts);
+			prove_unread(&(struct unread_ctx){k, o, op, pb, posts});
 	}
 	if (posts != stack)
 		free(posts);

@@ -22,6 +22,7 @@
 #include "../core/capture.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include "../core/param_words.h"
 #include "internal.h"
 #include "iteration.h"
 
@@ -45,6 +46,7 @@ static struct prof_detect {
 	size_t last_period;   /* for the debug log */
 	int64_t prof_level0;  /* level when the profiled iteration began */
 	uint64_t complete_at; /* index of the op after the profiled iteration */
+	int recut;            /* the boundary was moved by data flow (prof_recut) */
 	/* The gap since the last op: its lowest level, when that was last
 	 * reached (counted in alloc/free events), and what was allocated in
 	 * it.  Allocations after the low point belong to the iteration that
@@ -80,6 +82,40 @@ static uint64_t op_signature(const struct remat_op *op)
 		h ^= h >> 29;
 	}
 	return h;
+}
+
+/* What the op was given, hashed: every 8-byte word of a kernel's
+ * parameters, a copy's or set's device addresses; 0 when unknown (a
+ * kernel whose parameter layout the driver does not give).  Host addresses
+ * are left out: a program may read back into a new buffer every step. */
+static uint64_t op_args(const struct remat_op *op)
+{
+	struct remat_words it = {0};
+	uint64_t h = 0x84222325cbf29ce4ULL, v, off;
+	size_t size;
+	const uint8_t *buf;
+	const uint32_t(*layout)[2];
+	switch (op->kind) {
+	case REMAT_OP_KERNEL:
+		if ((buf = remat_op_extra_params(op, &size)) != NULL)
+			it = remat_words_packed(buf, size);
+		else if (op->params && prof_kernel_params(op->func, &layout, &size))
+			it = remat_words_params(op->params, layout, size);
+		else
+			return 0;
+		break;
+	case REMAT_OP_MEMCPY:
+		return op->copy == REMAT_COPY_HTOD   ? op->dst
+		       : op->copy == REMAT_COPY_DTOH ? op->src
+		                                     : op->dst * 31 + op->src;
+	case REMAT_OP_MEMSET:
+		return op->dst;
+	default:
+		return 0;
+	}
+	while (remat_words_next(&it, &v, &off))
+		h = (h ^ v) * 0xbf58476d1ce4e5b9ULL;
+	return h | 1; /* never 0, the unknown */
 }
 
 static enum prof_step give_up(const char *why)
@@ -155,7 +191,8 @@ enum prof_step prof_op(struct remat_op *op)
 	           : op->copy == REMAT_COPY_DTOH ? REMAT_DET_TO_HOST
 	           : op->copy == REMAT_COPY_HTOD ? REMAT_DET_FROM_HOST
 	                                         : REMAT_DET_OTHER;
-	if (remat_det_push(&dt.det, op_signature(op), dt.level, dt.gap_min, copy) < 0)
+	struct remat_det_op dop = {op_signature(op), op_args(op), dt.level, dt.gap_min, copy};
+	if (remat_det_push(&dt.det, &dop) < 0)
 		return give_up("no training iteration found in the first 2M ops");
 	if (dt.det.period != dt.last_period) {
 		remat_log(REMAT_LOG_DEBUG, "op %llu: period %zu (was %zu), boundary phase %zu",
@@ -215,6 +252,18 @@ struct remat_profile *prof_finish(int64_t *first_iter)
 	return p;
 }
 
+int prof_recut(size_t shift)
+{
+	if (dt.recut || !dt.det.period)
+		return 0;
+	dt.recut = 1;
+	dt.det.phase = (dt.det.phase + shift) % dt.det.period;
+	dt.detecting = 1;
+	dt.cupti_started = 0; /* prof_finish stopped CUPTI */
+	gap_reset();
+	return 1;
+}
+
 void prof_restart(void)
 {
 	if (dt.det_ready)
@@ -226,6 +275,7 @@ void prof_restart(void)
 	dt.profiling = 0;
 	dt.cupti_started = 0;
 	dt.last_period = 0;
+	dt.recut = 0;
 	gap_reset();
 }
 

@@ -1,6 +1,7 @@
 /*
  * iteration.c — period and boundary detection (see iteration.h).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ void remat_det_init(struct remat_detector *d, size_t max_ops)
 void remat_det_fini(struct remat_detector *d)
 {
 	free(d->sig);
+	free(d->args);
 	free(d->level);
 	free(d->gap);
 	free(d->prev);
@@ -47,15 +49,15 @@ static int64_t map_swap(struct remat_detector *d, uint64_t key, int64_t i)
 	return old;
 }
 
-/* Room for one more op.  Five arrays of one length: each grows from the
- * same capacity to the same new one, kept once all five have it.  Apart
+/* Room for one more op.  Six arrays of one length: each grows from the
+ * same capacity to the same new one, kept once all six have it.  Apart
  * from remat_det_push, which runs for every op. */
 __attribute__((noinline)) static int grow(struct remat_detector *d)
 {
-	size_t cs = d->cap, cl = d->cap, cp = d->cap, cg = d->cap, cc = d->cap;
+	size_t cs = d->cap, cl = d->cap, cp = d->cap, cg = d->cap, cc = d->cap, ca = d->cap;
 	if (REMAT_GROW(d->sig, d->n, cs) || REMAT_GROW(d->level, d->n, cl) ||
 	    REMAT_GROW(d->prev, d->n, cp) || REMAT_GROW(d->gap, d->n, cg) ||
-	    REMAT_GROW(d->copy, d->n, cc))
+	    REMAT_GROW(d->copy, d->n, cc) || REMAT_GROW(d->args, d->n, ca))
 		return -1;
 	d->cap = cs;
 	return 0;
@@ -106,8 +108,9 @@ static int moved_before(const struct remat_detector *d, size_t p)
 	return 0;
 }
 
-int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap, int copy)
+int64_t remat_det_push(struct remat_detector *d, const struct remat_det_op *op)
 {
+	int64_t level = op->level, gap = op->gap;
 	if (d->n == d->max) {
 		d->full = 1;
 		return -1;
@@ -117,11 +120,12 @@ int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, in
 		return -1;
 	}
 	size_t i = d->n++;
-	uint64_t key = remat_det_pair(sig, level);
+	uint64_t key = remat_det_pair(op->sig, level);
 	d->sig[i] = key;
+	d->args[i] = op->args;
 	d->level[i] = level;
 	d->gap[i] = gap < level ? gap : level;
-	d->copy[i] = (uint8_t)copy;
+	d->copy[i] = (uint8_t)op->copy;
 	int64_t prev = map_swap(d, key, (int64_t)i);
 	if (prev == -2) {
 		d->full = 1;
@@ -162,6 +166,20 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i)
 	return d->period && i % d->period == d->phase;
 }
 
+/* Most ops of the last period were given what the op one period earlier
+ * was (unknown arguments count as the same).  Not all: a step counter, a
+ * learning rate or a batch's offset in a dataset on the device changes
+ * every iteration. */
+static int same_buffers(const struct remat_detector *d)
+{
+	size_t p = d->period, same = 0;
+	const uint64_t *a = d->args + d->n - p;
+	for (size_t t = 0; t < p; t++)
+		same += !a[t] || !a[(ptrdiff_t)t - (ptrdiff_t)p] ||
+		        a[t] == a[(ptrdiff_t)t - (ptrdiff_t)p];
+	return 2 * same > p;
+}
+
 /* The memory level has to move within the period (activations come and
  * go), or the period must have held for a while: a run of identical
  * set-up ops at one level is not a training iteration.  A flat period
@@ -172,6 +190,8 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i)
 static int credible(const struct remat_detector *d)
 {
 	size_t p = d->period;
+	if (!same_buffers(d))
+		return 0;
 	const int64_t *l = d->level + d->n - p, *g = d->gap + d->n - p;
 	for (size_t t = 0; t < p; t++)
 		if (l[t] != l[0] || g[t] != l[0])

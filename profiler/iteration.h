@@ -17,7 +17,9 @@
  * inside an iteration repeats too (a radix sort's passes, seen with
  * PyTorch): remat_det_steady refuses a period that is flat right after the
  * level moved until it has repeated for as long as everything before it
- * ran.
+ * ran, and one whose ops are given other buffers than one period earlier
+ * (an optimizer's loop over tensors, an RNN's time steps, a start-up loop
+ * over layers): an iteration works on the same buffers every time.
  */
 #ifndef REMAT_ITERATION_H
 #define REMAT_ITERATION_H
@@ -34,6 +36,7 @@ struct remat_det_slot {
 
 struct remat_detector {
 	uint64_t *sig;  /* signature paired with level, per op */
+	uint64_t *args; /* what the op was given (its pointers), 0 unknown */
 	int64_t *level; /* managed bytes when the op was issued */
 	int64_t *gap;   /* lowest managed bytes between the previous op and this one */
 	int64_t *prev;  /* previous op with the same paired signature, -1 none */
@@ -51,15 +54,25 @@ struct remat_detector {
 /* What an op copies, for the boundary where memory is flat. */
 enum { REMAT_DET_OTHER, REMAT_DET_TO_HOST, REMAT_DET_FROM_HOST };
 
+/* One op as the detector sees it. */
+struct remat_det_op {
+	uint64_t sig;  /* function, launch shape, sizes */
+	uint64_t args; /* a hash of its arguments (the buffers it is given), 0 unknown */
+	int64_t level; /* managed bytes when it was issued */
+	int64_t gap;   /* lowest managed bytes since the previous op */
+	int copy;      /* REMAT_DET_* */
+};
+
 void remat_det_init(struct remat_detector *d, size_t max_ops);
 void remat_det_fini(struct remat_detector *d);
 /* Appends one op; returns its index, or -1 once max_ops is exceeded. */
-int64_t remat_det_push(struct remat_detector *d, uint64_t sig, int64_t level, int64_t gap,
-                       int copy);
+int64_t remat_det_push(struct remat_detector *d, const struct remat_det_op *op);
 /* Op i starts an iteration under the current period. */
 int remat_det_is_boundary(const struct remat_detector *d, size_t i);
-/* The last two periods matched, and the period is credible: the memory
- * level moves within it, or it has held for four periods. */
+/* The last two periods matched, and the period is credible: most of its
+ * ops were given the same buffers as one period earlier (a loop over
+ * layers, tensors or time steps is given others each time round), and the
+ * memory level moves within it, or it has held for four periods. */
 int remat_det_steady(const struct remat_detector *d);
 /* Index of the iteration that op i (a boundary) starts: the boundaries
  * before it, set-up and a partial first iteration counting as iteration 0. */

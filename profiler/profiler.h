@@ -205,6 +205,15 @@ size_t prof_period(void);
  * memory; the iteration index of the op that completed it goes in
  * first_iter. */
 struct remat_profile *prof_finish(int64_t *first_iter);
+/* Where the profiled iteration should begin, from its data flow
+ * (boundary.c): an op index, 0 when op 0 is good enough (a cut must halve
+ * the bytes live across it: written in one iteration, read in the next);
+ * those bytes at op 0 in *now, at the cut in *best. */
+size_t prof_better_boundary(const struct remat_profile *p, int64_t *now, int64_t *best);
+/* After prof_finish: the iteration begins shift ops later; look for that
+ * boundary and profile again.  Once per search for the iteration: 0 when
+ * it was done already (the profile stands). */
+int prof_recut(size_t shift);
 /* The program is about to change the extents of memory it maps itself
  * (alloc.h): a profile under way is dropped, its regions would be cut
  * wrong. */

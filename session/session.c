@@ -63,6 +63,20 @@ static void profile_complete(void)
 		session_set_state(SESSION_DONE);
 		return;
 	}
+	int64_t live_now, live_best;
+	size_t cut = prof_better_boundary(p, &live_now, &live_best);
+	if (cut && prof_recut(cut)) {
+		/* A program whose memory never moves reads its loss back after
+		 * the forward pass: the guessed boundary had every activation
+		 * live across it. */
+		remat_log(REMAT_LOG_INFO,
+		          "the iteration begins %zu ops later: %lld bytes live across that "
+		          "boundary, %lld across this one; profiling again from there",
+		          cut, (long long)live_best, (long long)live_now);
+		prof_profile_put(p);
+		session_profile_dropped();
+		return;
+	}
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	remat_log(REMAT_LOG_INFO,

@@ -26,7 +26,8 @@
 static struct {
 	enum prof_step step;         /* what prof_op answers */
 	enum replay_verdict verdict; /* what replay_op_begin answers */
-	int prof_ops, prof_afters, prof_restarts, publishes, finishes;
+	int prof_ops, prof_afters, prof_restarts, publishes, finishes, recuts, puts;
+	size_t cut; /* what prof_better_boundary answers */
 	int replay_begins, replay_ends, replay_starts;
 	CUresult after_rc, end_rc;
 	int lock_held_in_after; /* the session's lock was held in prof_op_after */
@@ -66,6 +67,26 @@ void prof_publish(struct remat_profile *p, const char *dir, void (*done)(int, ui
 void prof_restart(void)
 {
 	fk.prof_restarts++;
+}
+
+size_t prof_better_boundary(const struct remat_profile *p, int64_t *now, int64_t *best)
+{
+	(void)p;
+	*now = 100;
+	*best = 10;
+	return fk.cut;
+}
+
+int prof_recut(size_t shift)
+{
+	(void)shift;
+	return ++fk.recuts == 1; /* once */
+}
+
+void prof_profile_put(struct remat_profile *p)
+{
+	(void)p;
+	fk.puts++;
 }
 
 size_t prof_period(void)
@@ -291,6 +312,25 @@ static void test_profile_complete(void **state)
 	assert_int_equal(session.state, SESSION_DONE);
 }
 
+/* The profile's data flow shows a better boundary: the profile is put
+ * back, nothing published, detecting again; the second time (once per
+ * search) the profile stands. */
+static void test_profile_recut(void **state)
+{
+	(void)state;
+	fk.step = PROF_COMPLETE;
+	fk.cut = 5;
+	op(CUDA_SUCCESS);
+	assert_int_equal(fk.recuts, 1);
+	assert_int_equal(fk.puts, 1);
+	assert_int_equal(fk.publishes, 0);
+	assert_int_equal(session.state, SESSION_DETECT);
+	op(CUDA_SUCCESS);
+	assert_int_equal(fk.recuts, 2);
+	assert_int_equal(fk.publishes, 1);
+	assert_int_equal(session.state, SESSION_DONE);
+}
+
 /* Run mode: replay's verdict on each op. */
 static void test_replay_verdicts(void **state)
 {
@@ -386,6 +426,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup(test_flags_follow_state, setup),
 	    cmocka_unit_test_setup(test_detect_and_record, setup),
 	    cmocka_unit_test_setup(test_profile_complete, setup),
+	    cmocka_unit_test_setup(test_profile_recut, setup),
 	    cmocka_unit_test_setup(test_replay_verdicts, setup),
 	    cmocka_unit_test_setup(test_failed_is_sticky, setup),
 	    cmocka_unit_test_setup(test_off_passes_through, setup),

@@ -254,7 +254,9 @@ struct remat_profile *prof_finish(int64_t *first_iter)
 
 int prof_recut(size_t shift)
 {
-	if (dt.recut || !dt.det.period)
+	/* Only a guessed boundary moves: where the level moves, its lowest
+	 * point is where the program frees its activations. */
+	if (dt.recut || !dt.det.period || !remat_det_flat(&dt.det))
 		return 0;
 	dt.recut = 1;
 	dt.det.phase = (dt.det.phase + shift) % dt.det.period;

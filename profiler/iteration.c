@@ -192,11 +192,19 @@ static int credible(const struct remat_detector *d)
 	size_t p = d->period;
 	if (!same_buffers(d))
 		return 0;
-	const int64_t *l = d->level + d->n - p, *g = d->gap + d->n - p;
-	for (size_t t = 0; t < p; t++)
-		if (l[t] != l[0] || g[t] != l[0])
-			return 1;
+	if (!remat_det_flat(d))
+		return 1;
 	return p >= 2 && d->run >= 4 * p && (!d->moved_before || d->run >= d->rep_start);
+}
+
+int remat_det_flat(const struct remat_detector *d)
+{
+	size_t p = d->period;
+	const int64_t *l = d->level + d->n - p, *g = d->gap + d->n - p;
+	for (size_t t = 0; p && t < p; t++)
+		if (l[t] != l[0] || g[t] != l[0])
+			return 0;
+	return p != 0;
 }
 
 int remat_det_steady(const struct remat_detector *d)

@@ -74,6 +74,9 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i);
  * layers, tensors or time steps is given others each time round), and the
  * memory level moves within it, or it has held for four periods. */
 int remat_det_steady(const struct remat_detector *d);
+/* The memory level does not move within the last period: the boundary
+ * was guessed from the copies to and from the host. */
+int remat_det_flat(const struct remat_detector *d);
 /* Index of the iteration that op i (a boundary) starts: the boundaries
  * before it, set-up and a partial first iteration counting as iteration 0. */
 size_t remat_det_iteration_index(const struct remat_detector *d, size_t i);

@@ -43,7 +43,7 @@ JOBS = $(or $(TEST_JOBS),$$(echo " $$MAKEFLAGS" | sed -n 's/.* -j\([0-9][0-9]*\)
 E2E_LONG := tests/e2e/fault_mlp.sh tests/e2e/run_replay_errors.sh tests/e2e/fault_gpt.sh \
 	tests/cli/remat_cli.sh tests/e2e/acquire_cache.sh tests/e2e/run_budget_gpt.sh \
 	tests/e2e/run_ranks.sh tests/cli/remat_install.sh tests/e2e/trace_period.sh \
-	tests/e2e/trainer_alloc_remat.sh
+	tests/e2e/trainer_alloc_remat.sh tests/e2e/run_layers.sh
 # What a pass runs: E2E_SKIP (with its reason, E2E_SKIP_WHY) reported as
 # not run, never as passed.
 E2E_SKIP ?=

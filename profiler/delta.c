@@ -228,8 +228,7 @@ uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *
 	return copies;
 }
 
-/* The op's lowest pointer into buf above offset off, or end. */
-static uint64_t next_ref(const struct prof_op *o, int32_t buf, uint64_t off, uint64_t end)
+uint64_t prof_delta_next_ref(const struct prof_op *o, int32_t buf, uint64_t off, uint64_t end)
 {
 	for (size_t r = 0; r < o->nrefs; r++)
 		if (o->refs[r].buf == buf && o->refs[r].off > off && o->refs[r].off < end)
@@ -890,7 +889,7 @@ static void find_changes(size_t k, const struct prof_op *o, struct prof_live *co
 			/* A run of changed bytes ends at the next pointer: what
 			 * lies past it went through that one (the regions' reach,
 			 * the proof a pointer at a time). */
-			uint64_t stop = next_ref(o, o->reads[r], i, b->size);
+			uint64_t stop = prof_delta_next_ref(o, o->reads[r], i, b->size);
 			uint64_t j = first_same(posts[r], dl.pre[r], i, stop);
 			add_change(d, o->reads[r], i, j, 0);
 			i = j;

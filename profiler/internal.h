@@ -104,6 +104,9 @@ const struct prof_change *prof_delta_source(size_t k, uint32_t *n);
  * nearest of its references into buf at or below off (its index in
  * *ref), as an offset; -1 when none. */
 int64_t prof_delta_via(const struct prof_op *o, int32_t buf, uint64_t off, size_t *ref);
+/* The op's lowest pointer into buf above offset off, or end: where what
+ * went through the pointer at off stops (a change, a read's reach). */
+uint64_t prof_delta_next_ref(const struct prof_op *o, int32_t buf, uint64_t off, uint64_t end);
 
 /* The ranges op k's proof of unread bytes showed it does not read (its
  * output does not depend on them), each {buf, lo, hi}; none when that

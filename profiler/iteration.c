@@ -1,7 +1,6 @@
 /*
  * iteration.c — period and boundary detection (see iteration.h).
  */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,10 +172,9 @@ int remat_det_is_boundary(const struct remat_detector *d, size_t i)
 static int same_buffers(const struct remat_detector *d)
 {
 	size_t p = d->period, same = 0;
-	const uint64_t *a = d->args + d->n - p;
+	const uint64_t *a = d->args + d->n - p, *before = a - p;
 	for (size_t t = 0; t < p; t++)
-		same += !a[t] || !a[(ptrdiff_t)t - (ptrdiff_t)p] ||
-		        a[t] == a[(ptrdiff_t)t - (ptrdiff_t)p];
+		same += !a[t] || !before[t] || a[t] == before[t];
 	return 2 * same > p;
 }
 
@@ -201,7 +199,7 @@ int remat_det_flat(const struct remat_detector *d)
 {
 	size_t p = d->period;
 	const int64_t *l = d->level + d->n - p, *g = d->gap + d->n - p;
-	for (size_t t = 0; p && t < p; t++)
+	for (size_t t = 0; t < p; t++)
 		if (l[t] != l[0] || g[t] != l[0])
 			return 0;
 	return p != 0;

@@ -395,21 +395,6 @@ static void drop_unread(const struct regions *g, size_t k, struct idset *rd, con
 	}
 }
 
-/* Where a read through the op's pointer at off into allocation a may end:
- * at its next pointer into a (bytes past it are that one's), else at a's
- * end.  Not as far as writes went: a kernel that only reads through a
- * pointer (an optimizer reading a gradient) shows no reach at all, and
- * "not proven read" is not "unread": only the proof of unread bytes takes
- * regions out (drop_unread). */
-static uint64_t next_pointer(const struct prof_op *o, int32_t a, uint64_t off, uint64_t size)
-{
-	uint64_t stop = size;
-	for (size_t q = 0; q < o->nrefs; q++)
-		if (o->refs[q].buf == a && o->refs[q].off > off && o->refs[q].off < stop)
-			stop = o->refs[q].off;
-	return stop;
-}
-
 static void rewrite_op(struct regions *g, size_t k)
 {
 	struct remat_profile *p = g->p;
@@ -425,7 +410,11 @@ static void rewrite_op(struct regions *g, size_t k)
 			int32_t a = o->refs[r].buf;
 			const struct split *s = &g->sp[a];
 			uint32_t ri = region_of(s, o->refs[r].off);
-			uint64_t stop = next_pointer(o, a, o->refs[r].off, p->bufs[a].size);
+			/* Up to its next pointer into a, or a's end: not only as far
+			 * as writes went (an optimizer only reads a gradient), as
+			 * "not proven read" is not "unread"; only the proof of
+			 * unread bytes takes regions out (drop_unread). */
+			uint64_t stop = prof_delta_next_ref(o, a, o->refs[r].off, p->bufs[a].size);
 			add_range(g, &rd, a, s->at[ri], s->ext[ri] > stop ? s->ext[ri] : stop);
 		}
 		/* Buffers it references with no parameter pointing at them

@@ -472,25 +472,160 @@ static int untouched_from(int32_t b, int32_t cur)
 	return 1;
 }
 
-/* Replaying op k now rebuilds b and changes nothing else: b is all it
- * writes, and everything else it references is mapped and unwritten since
- * (so it reads what it read then). */
+static int has_buf(const int32_t *list, size_t n, int32_t b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == b)
+			return 1;
+	return 0;
+}
+
+/* Replaying op k of b's chain (below) now changes nothing that holds
+ * content but b: every other buffer it writes it covers whole without
+ * reading it, and it still holds what k wrote (written again identically)
+ * or is evicted (rebuilt with b); everything else it references is mapped
+ * and unwritten since k (so it reads what it read then).  A kernel writing
+ * q, k and v of attention at once is one such op. */
 static int replay_safe(int32_t k, int32_t b, int32_t cur)
 {
 	const struct remat_profile *p = replay_engine.profile;
 	const struct prof_op *q = &p->ops[k];
-	if (!q->replayable || replay_engine.src_of[k] < 0 || q->nwrites != 1 || q->writes[0] != b)
+	if (!q->replayable || replay_engine.src_of[k] < 0)
 		return 0;
 	for (size_t i = 0; i < q->nreads; i++) {
 		int32_t r = q->reads[i];
 		if (r == b)
-			continue;
+			continue; /* rebuilt by the chain's earlier ops */
+		if (has_buf(q->writes, q->nwrites, r))
+			return 0; /* updated in place: its content before k is gone */
 		if (!p->bufs[r].small && (!replay_engine.live[r] || replay_engine.evicted[r]))
 			return 0;
 		if (last_writer(r, cur) > k)
 			return 0;
 	}
+	for (size_t i = 0; i < q->nwrites; i++) {
+		int32_t w = q->writes[i];
+		if (w != b && (!replay_engine.live[w] || last_writer(w, cur) != k))
+			return 0;
+	}
 	return 1;
+}
+
+#define MAX_CHAIN 16
+
+/* The ops that made b's content at cur: from the last one before cur that
+ * wrote it whole without reading it (a GEMM) to every later writer (a bias
+ * added in place), each safe to replay now.  Their number, 0 none. */
+static int chain_of(int32_t b, int32_t cur, int32_t *chain)
+{
+	const struct remat_profile *p = replay_engine.profile;
+	int n = 0;
+	for (int32_t k = last_writer(b, cur); k >= 0; k = last_writer(b, k)) {
+		if (n == MAX_CHAIN || !replay_safe(k, b, cur))
+			return 0;
+		chain[n++] = k;
+		if (!has_buf(p->ops[k].reads, p->ops[k].nreads, b))
+			break; /* written whole, blind: the chain starts here */
+		if (last_writer(b, k) < 0)
+			return 0; /* its content from before the iteration is gone */
+	}
+	for (int i = 0; i < n / 2; i++) { /* in issue order */
+		int32_t t = chain[i];
+		chain[i] = chain[n - 1 - i];
+		chain[n - 1 - i] = t;
+	}
+	return n;
+}
+
+static void rebuilt(int32_t b)
+{
+	replay_engine.evicted[b] = 0;
+	replay_iv_del(b);
+	if (replay_engine.off)
+		replay_engine.off[b] = REPLAY_OFF_NONE;
+}
+
+/* Maps the evicted buffers op k writes (added to mapped[*n]). */
+static CUresult map_writes(int32_t k, int32_t *mapped, int *n, CUstream s)
+{
+	const struct prof_op *q = &replay_engine.profile->ops[k];
+	for (size_t i = 0; i < q->nwrites; i++) {
+		int32_t w = q->writes[i];
+		if (!replay_engine.evicted[w] || has_buf(mapped, (size_t)*n, w))
+			continue;
+		CUresult r = *n < MAX_UNDO ? map_buf(w, s) : CUDA_ERROR_OUT_OF_MEMORY;
+		if (r != CUDA_SUCCESS)
+			return r;
+		mapped[(*n)++] = w;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* Rebuilds evicted buffer b by replaying its chain (with every other
+ * evicted buffer the chain writes), or maps it fresh when it is kept
+ * unmapped across the boundary and not written yet in this iteration:
+ * nothing in it is read before its first write. */
+static CUresult rebuild_unplanned(int32_t b, int32_t cur, CUstream s)
+{
+	if (replay_engine.boundary[b] && last_writer(b, cur) < 0) {
+		CUresult r = map_buf(b, s);
+		if (r == CUDA_SUCCESS)
+			rebuilt(b);
+		return r;
+	}
+	int32_t chain[MAX_CHAIN], mapped[MAX_UNDO];
+	int nc = chain_of(b, cur, chain), n = 0;
+	if (!nc)
+		return CUDA_ERROR_NOT_FOUND;
+	CUresult r = CUDA_SUCCESS;
+	for (int i = 0; i < nc && r == CUDA_SUCCESS; i++)
+		r = map_writes(chain[i], mapped, &n, s);
+	for (int i = 0; i < nc && r == CUDA_SUCCESS; i++)
+		r = replay_launch(chain[i], s);
+	for (int i = 0; i < n; i++)
+		if (r != CUDA_SUCCESS)
+			unmap_buf(mapped[i], s); /* still evicted, and listed as such */
+		else
+			rebuilt(mapped[i]);
+	return r;
+}
+
+/* Evicted until freed by the plan: no recipe in the plan.  After each
+ * rebuild the rest is tried again, since a rebuild may map the input of
+ * another.  One that cannot be rebuilt stays unmapped: an op
+ * reading it then fails on the device rather than computing with wrong
+ * data.  The first error, or CUDA_SUCCESS. */
+static CUresult rebuild_rest(int32_t cur, CUstream s, int32_t *newly_lost)
+{
+	CUresult first = CUDA_SUCCESS;
+	for (int32_t i = 0; i < replay_engine.niv;) {
+		CUresult r = rebuild_unplanned(replay_engine.iv[i].buf, cur, s);
+		if (r == CUDA_SUCCESS) {
+			i = 0; /* iv changed, and what is left may be rebuildable now */
+			continue;
+		}
+		if (r != CUDA_ERROR_NOT_FOUND && first == CUDA_SUCCESS)
+			first = r;
+		i++;
+	}
+	for (int32_t i = 0; i < replay_engine.niv; i++) {
+		int32_t b = replay_engine.iv[i].buf;
+		/* Freed in this iteration and touched by no op before that: its
+		 * content is never read again (an unforeseen access is still
+		 * caught as one to an evicted buffer). */
+		if (untouched_from(b, cur))
+			continue;
+		if (first == CUDA_SUCCESS)
+			first = CUDA_ERROR_NOT_FOUND;
+		if (!replay_engine.lost[b]++ && newly_lost)
+			(*newly_lost)++;
+		remat_log(REMAT_LOG_DEBUG, "buffer %d (%llu bytes at 0x%llx) lost at op %d: %s", b,
+		          (unsigned long long)replay_engine.profile->bufs[b].size,
+		          (unsigned long long)replay_engine.profile->bufs[b].addr, cur,
+		          last_writer(b, cur) < 0 ? "not written in this iteration"
+		                                  : "its last writer cannot be replayed now");
+	}
+	return first;
 }
 
 CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
@@ -514,49 +649,9 @@ CUresult replay_rebuild_all(CUstream s, int32_t *newly_lost)
 		if (r != CUDA_SUCCESS && first == CUDA_SUCCESS)
 			first = r;
 	}
-	/* Evicted until freed by the plan: no recipe in the plan, so replay
-	 * the op that last wrote it, when that is safe.  One that cannot be
-	 * rebuilt stays unmapped: an op reading it then fails on the device
-	 * rather than computing with wrong data. */
-	for (int32_t i = 0; i < replay_engine.niv;) {
-		int32_t b = replay_engine.iv[i].buf;
-		int32_t k = last_writer(b, cur);
-		/* Kept unmapped across the boundary and not written yet in this
-		 * iteration: nothing in it is read before its first write. */
-		int dead = replay_engine.boundary[b] && k < 0;
-		CUresult r = dead || (k >= 0 && replay_safe(k, b, cur)) ? map_buf(b, s)
-		                                                        : CUDA_ERROR_NOT_FOUND;
-		if (r == CUDA_SUCCESS && dead) {
-			replay_engine.evicted[b] = 0;
-			replay_iv_del(b);
-		} else if (r == CUDA_SUCCESS) {
-			replay_engine.evicted[b] = 0;
-			replay_iv_del(b);
-			r = replay_launch(k, s);
-			if (r != CUDA_SUCCESS) {
-				unmap_buf(b, s);
-				replay_engine.evicted[b] = 1;
-				replay_iv_add(b);
-			}
-		}
-		if (r == CUDA_SUCCESS) {
-			if (replay_engine.off)
-				replay_engine.off[b] = REPLAY_OFF_NONE;
-			continue; /* iv[i] is the next one now */
-		}
-		/* Freed in this iteration and touched by no op before that: its
-		 * content is never read again (an unforeseen access is still
-		 * caught as one to an evicted buffer). */
-		if (untouched_from(b, cur)) {
-			i++;
-			continue;
-		}
-		if (first == CUDA_SUCCESS)
-			first = r;
-		if (!replay_engine.lost[b]++ && newly_lost)
-			(*newly_lost)++;
-		i++;
-	}
+	CUresult r = rebuild_rest(cur, s, newly_lost);
+	if (first == CUDA_SUCCESS)
+		first = r;
 	for (size_t b = 0; b < replay_engine.profile->nbufs; b++)
 		if (replay_engine.transient[b]) {
 			unmap_buf((int32_t)b, s);

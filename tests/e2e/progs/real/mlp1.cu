@@ -12,20 +12,13 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
+#include "check.h"
+
 #define IN    512
 #define HID   256
 #define OUT   10
 #define BATCH 32
 #define USED  160 /* features that are ever nonzero */
-
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			printf("%s: %s\n", #x, cudaGetErrorString(e_));                            \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 // c[m][n] = a[m][k] b[k][n]
 __global__ void matmul(const float *a, const float *b, float *c, int m, int k, int n)

@@ -80,8 +80,10 @@ void prof_copy_rate(int64_t *fixed_ns, int64_t *bytes_per_us)
 		remat_drv.cuMemFree(base);
 	}
 	if (*bytes_per_us)
-		remat_log(REMAT_LOG_INFO, "device copies: %lld ns + %.1f bytes per ns",
-		          (long long)*fixed_ns, (double)*bytes_per_us / 1000.0);
+		remat_log(REMAT_LOG_INFO,
+		          "device copies: %lld ns + %.1f bytes per ns (timed on %u MiB of device "
+		          "memory of libremat's own, freed at once)",
+		          (long long)*fixed_ns, (double)*bytes_per_us / 1000.0, 2 * LARGE >> 20);
 	else
 		remat_log(REMAT_LOG_INFO,
 		          "device copies could not be timed (%s; %.0f ns per %u-byte copy, %.0f ns "

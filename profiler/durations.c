@@ -8,6 +8,7 @@
  * told apart here.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/log.h"
 #include "internal.h"
@@ -62,6 +63,7 @@ struct matching {
 	size_t nmt;
 	uint64_t kernels, outside, internal, unmatched[3];
 	uint32_t rec_min, rec_max;
+	uint64_t busy[3]; /* device time of the records in the ops' ids, by kind */
 };
 
 static void index_ops(struct matching *g)
@@ -87,6 +89,8 @@ static void match_one(struct matching *g, const struct prof_activity *r)
 		g->outside++;
 		return;
 	}
+	if (r->kind >= 0 && r->kind < 3 && r->duration_ns > 0)
+		g->busy[r->kind] += (uint64_t)r->duration_ns;
 	if (prof_cupti_is_internal(c)) {
 		g->internal++;
 		return;
@@ -179,6 +183,10 @@ void prof_durations(struct remat_profile *p, uint32_t corr_min, uint32_t corr_ma
 	free(g.mt);
 	free(g.ix);
 	free(rec);
+	memcpy(p->profiled_ns, g.busy, sizeof(g.busy));
+	p->ops_ns = 0;
+	for (size_t i = 0; i < p->nops; i++)
+		p->ops_ns += p->ops[i].duration_ns > 0 ? (uint64_t)p->ops[i].duration_ns : 0;
 	remat_log(REMAT_LOG_DEBUG,
 	          "CUPTI: %zu records (correlation ids %u..%u, the ops' %u..%u): %llu outside the "
 	          "ops' ids, %llu libremat's own; not matched to an op: %llu kernels, %llu copies, "

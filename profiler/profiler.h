@@ -154,6 +154,10 @@ struct remat_profile {
 	const char *cupti_note; /* why durations are unknown, "" otherwise */
 	uint64_t cupti_kernels, cupti_launches;
 	int64_t cupti_mismatch;
+	/* Device time in the profiled iteration (CUPTI, 0 without it): every
+	 * record (the ops' and libremat's copies and proof launches; [0]
+	 * kernels, [1] copies, [2] sets), and the ops' own. */
+	uint64_t profiled_ns[3], ops_ns;
 };
 
 /* The physical peak of one unmodified iteration as the planning model

@@ -50,6 +50,32 @@ void session_set_state(enum session_state s)
 	session_update_watch();
 }
 
+/* What the profile cost: wall time, and device time (CUPTI) against what
+ * the same ops take unmodified. */
+static void log_recorded(const struct remat_profile *p)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double wall = (double)(now.tv_sec - session.profile_start.tv_sec) +
+	              1e-9 * (double)(now.tv_nsec - session.profile_start.tv_nsec);
+	uint64_t dev = p->profiled_ns[0] + p->profiled_ns[1] + p->profiled_ns[2];
+	if (!dev || !p->ops_ns) {
+		remat_log(REMAT_LOG_INFO,
+		          "profiled iteration recorded: %zu ops, %zu buffers in %.2f s; "
+		          "writing the trace",
+		          (size_t)p->nops, (size_t)p->nbufs, wall);
+		return;
+	}
+	remat_log(REMAT_LOG_INFO,
+	          "profiled iteration recorded: %zu ops, %zu buffers in %.2f s, %.3f ms of "
+	          "device time (kernels %.3f, copies %.3f, sets %.3f), %.1fx the ops' own "
+	          "%.3f ms; writing the trace",
+	          (size_t)p->nops, (size_t)p->nbufs, wall, 1e-6 * (double)dev,
+	          1e-6 * (double)p->profiled_ns[0], 1e-6 * (double)p->profiled_ns[1],
+	          1e-6 * (double)p->profiled_ns[2], (double)dev / (double)p->ops_ns,
+	          1e-6 * (double)p->ops_ns);
+}
+
 /* The profiled iteration is complete; op is op 0 of the next one.  Trace
  * mode writes the trace and is done; run mode also hands the profile to
  * replay, which follows the iterations from this op on. */
@@ -77,14 +103,7 @@ static void profile_complete(void)
 		session_profile_dropped();
 		return;
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	remat_log(REMAT_LOG_INFO,
-	          "profiled iteration recorded: %zu ops, %zu buffers in %.2f s; "
-	          "writing the trace",
-	          (size_t)p->nops, (size_t)p->nbufs,
-	          (double)(now.tv_sec - session.profile_start.tv_sec) +
-	              1e-9 * (double)(now.tv_nsec - session.profile_start.tv_nsec));
+	log_recorded(p);
 	if (remat_cfg.mode != REMAT_MODE_RUN) {
 		prof_publish(p, remat_cfg.trace_dir, NULL);
 		session_set_state(SESSION_DONE);

@@ -37,14 +37,15 @@ static struct prof_delta {
 	size_t snapped; /* the op whose host copies before it are complete */
 	int proofs;     /* REMAT_WRITE_PROOF for this profile (proof_guard.c may switch it off) */
 	/* Host copies of the current op's buffers before it ran, by slot in
-	 * its read list. */
+	 * its read list, in prof_host_room's room. */
 	uint8_t **pre;
-	size_t *pre_cap, npre, cap_pre; /* cap_pre: the two arrays' */
-	/* After it (slot by slot), then room for one buffer: the proofs' */
+	size_t cap_pre;
+	/* After it (slot by slot), then room for one buffer: the proofs'
+	 * (the same room, past pre's) */
 	uint8_t *post, *again;
 	/* The proofs' bytes of one buffer: those tested, those wanted */
 	uint8_t *mask, *wanted;
-	size_t post_cap, mask_cap, wanted_cap;
+	size_t mask_cap, wanted_cap;
 } dl = {.snapped = SIZE_MAX};
 
 void prof_delta_drop(void)
@@ -58,19 +59,15 @@ void prof_delta_drop(void)
 	dl.deltas = NULL;
 	dl.ndeltas = 0;
 	prof_unread_reset();
-	/* The host copies' room goes too: as large as what one op references. */
-	for (size_t r = 0; r < dl.npre; r++)
-		free(dl.pre[r]);
+	/* The host copies' room goes too: twice what one op references. */
+	prof_host_room_free();
 	free(dl.pre);
-	free(dl.pre_cap);
 	dl.pre = NULL;
-	dl.pre_cap = NULL;
-	dl.npre = dl.cap_pre = 0;
-	free(dl.post);
+	dl.cap_pre = 0;
 	free(dl.mask);
 	free(dl.wanted);
 	dl.post = dl.again = dl.mask = dl.wanted = NULL;
-	dl.post_cap = dl.mask_cap = dl.wanted_cap = 0;
+	dl.mask_cap = dl.wanted_cap = 0;
 }
 
 int prof_delta_begin(size_t nops)
@@ -200,30 +197,29 @@ uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *
 	if (k >= dl.ndeltas)
 		return 0;
 	dl.deltas[k].blind = -1;
-	if (o->nreads > dl.npre) {
-		/* Two arrays of one length: each grows from the same capacity to
-		 * the same new one, kept once both have it. */
-		size_t cp = dl.cap_pre, cc = dl.cap_pre;
-		if (REMAT_RESERVE(dl.pre, o->nreads, cp) ||
-		    REMAT_RESERVE(dl.pre_cap, o->nreads, cc))
-			return 0;
-		dl.cap_pre = cp;
-		for (size_t i = dl.npre; i < o->nreads; i++) {
-			dl.pre[i] = NULL;
-			dl.pre_cap[i] = 0;
-		}
-		dl.npre = o->nreads;
+	size_t total = 0, biggest = 0;
+	for (size_t r = 0; r < o->nreads; r++) {
+		size_t size = pb[o->reads[r]]->size;
+		total += size;
+		biggest = size > biggest ? size : biggest;
 	}
+	/* before, after, and the proofs' one buffer */
+	uint8_t *room = prof_host_room(2 * total + biggest);
+	if (!room || REMAT_RESERVE(dl.pre, o->nreads, dl.cap_pre) ||
+	    grow(&dl.mask, &dl.mask_cap, biggest) || grow(&dl.wanted, &dl.wanted_cap, biggest))
+		return 0;
 	uint32_t copies = 0;
+	size_t off = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
-		if (!b->size)
-			continue;
-		if (grow(&dl.pre[r], &dl.pre_cap[r], b->size) ||
-		    prof_host_copy(dl.pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
+		dl.pre[r] = room + off;
+		off += b->size;
+		if (b->size && prof_host_copy(dl.pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
 			return copies;
-		copies++;
+		copies += b->size != 0;
 	}
+	dl.post = room + total;
+	dl.again = dl.post + total;
 	dl.snapped = k; /* the snapshots are complete */
 	return copies;
 }
@@ -847,16 +843,7 @@ static void prove_unread(const struct unread_ctx *u)
  * failed or there was no room. */
 static int snap_after(struct prof_op *o, struct prof_live *const *pb, uint8_t **posts)
 {
-	size_t total = 0, biggest = 0, off = 0;
-	for (size_t r = 0; r < o->nreads; r++) {
-		size_t size = pb[o->reads[r]]->size;
-		total += size;
-		biggest = size > biggest ? size : biggest;
-	}
-	if (grow(&dl.post, &dl.post_cap, total + biggest) ||
-	    grow(&dl.mask, &dl.mask_cap, biggest) || grow(&dl.wanted, &dl.wanted_cap, biggest) ||
-	    !(dl.again = dl.post + total))
-		return -1;
+	size_t off = 0;
 	int copies = 0;
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];

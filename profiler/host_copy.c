@@ -4,8 +4,11 @@
  * content and the results put back), on a non-blocking stream of
  * libremat's own: never the legacy stream, which would wait for every
  * blocking stream (a collective's too).  The stream is made once, by the
- * first profile, and kept.
+ * first profile, and kept.  The host side is page-locked up to a limit:
+ * pageable copies are staged by the driver, several times slower.
  */
+#include <stdlib.h>
+
 #include "../core/driver.h"
 #include "../core/log.h"
 #include "internal.h"
@@ -13,6 +16,9 @@
 static struct prof_host_copy {
 	int tried; /* the stream was asked for */
 	CUstream stream;
+	uint8_t *room; /* prof_host_room's */
+	size_t cap;
+	int pinned; /* room is page-locked */
 } hc;
 
 void prof_host_copy_init(void)
@@ -38,4 +44,34 @@ CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host)
 	CUresult r = to_host ? remat_drv.cuMemcpyDtoHAsync(host, dev, size, hc.stream)
 	                     : remat_drv.cuMemcpyHtoDAsync(dev, host, size, hc.stream);
 	return r == CUDA_SUCCESS ? remat_drv.cuStreamSynchronize(hc.stream) : r;
+}
+
+void prof_host_room_free(void)
+{
+	if (hc.pinned)
+		remat_drv.cuMemFreeHost(hc.room);
+	else
+		free(hc.room);
+	hc.room = NULL;
+	hc.cap = 0;
+	hc.pinned = 0;
+}
+
+uint8_t *prof_host_room(size_t n)
+{
+	if (n <= hc.cap && hc.room)
+		return hc.room;
+	prof_host_room_free();
+	size_t want = n + n / 2; /* the next op may reference a little more */
+	void *p = NULL;
+	if (want <= PROF_PINNED_MAX && remat_drv.cuMemAllocHost && remat_drv.cuMemFreeHost &&
+	    remat_drv.cuMemAllocHost(&p, want) == CUDA_SUCCESS) {
+		hc.pinned = 1;
+	} else {
+		p = malloc(want ? want : 1);
+		hc.pinned = 0;
+	}
+	hc.room = p;
+	hc.cap = p ? want : 0;
+	return hc.room;
 }

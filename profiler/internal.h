@@ -59,6 +59,13 @@ size_t prof_stack_capture(char ***frames);
  * init: at a profile's start (the stream, once). */
 void prof_host_copy_init(void);
 CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host);
+/* Room for one op's host copies, at least n bytes (content not kept):
+ * page-locked while it fits in PROF_PINNED_MAX, so the copies run at the
+ * copy engines' rate, not staged through pageable memory.  NULL when out
+ * of host memory.  free: at the profile's end. */
+#define PROF_PINNED_MAX ((size_t)1 << 30)
+uint8_t *prof_host_room(size_t n);
+void prof_host_room_free(void);
 
 /* copy_rate.c: the cost of a copy inside device memory, fixed ns per copy
  * and bytes per µs; both 0 when it could not be measured. */

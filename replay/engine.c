@@ -130,8 +130,10 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		if (lost)
 			remat_warn(
 			    "%d buffer(s) evicted by the plan cannot be rebuilt after the "
-			    "divergence at op %d (CUDA error %d); they stay unmapped: an op "
-			    "that reads one fails on the device instead of reading wrong data",
+			    "divergence at op %d (CUDA error %d); they stay unmapped until the "
+			    "plan "
+			    "maps them for their next write: an op that reads one first fails on "
+			    "the device instead of reading wrong data",
 			    lost, pos, (int)r);
 	} else {
 		remat_log(REMAT_LOG_DEBUG, "iteration %llu diverges from the profile at op %d (%s)",
@@ -430,9 +432,32 @@ static int32_t touches_evicted(const struct prof_op *q, const struct remat_op *o
 }
 
 /* Gives up on this profile and its plan: the profiler starts over. */
+/* Run mode lets go of this profile, the program runs on unmodified: what
+ * no replay could rebuild (content the profiled iteration overwrote before
+ * reading it again) is mapped again, content undefined, since the
+ * program's next use of it writes it (left unmapped, that write faults). */
+static void map_lost(void)
+{
+	int n = 0;
+	while (replay_engine.niv) {
+		int32_t b = replay_engine.iv[0].buf;
+		if (replay_map_buf(b, NULL, "mapping back") != CUDA_SUCCESS)
+			break;
+		replay_engine.evicted[b] = 0;
+		replay_iv_del(b);
+		n++;
+	}
+	if (n)
+		remat_warn("%d buffer(s) the plan evicted could not be rebuilt; run mode stops, so "
+		           "they are mapped again with undefined content: the profiled iteration "
+		           "overwrote them before reading them",
+		           n);
+}
+
 static enum replay_verdict reprofile(const char *why)
 {
 	remat_log(REMAT_LOG_INFO, "%s: profiling again", why);
+	map_lost();
 	let_go();
 	return REPLAY_REPROFILE;
 }
@@ -566,8 +591,17 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 		return v;
 	int32_t pos = replay_engine.pos;
 	const struct prof_op *q = &p->ops[pos];
-	if (!same_op(q, op))
-		return other_op(op, pos);
+	if (!same_op(q, op)) {
+		v = other_op(op, pos);
+		/* An iteration that ends early (an evaluation pass, forward
+		 * only) may be followed by one that starts with this op: the
+		 * plan then applies to it, mapping what it keeps unmapped
+		 * before the op that writes it. */
+		if (v != REPLAY_CONTINUE || replay_engine.pos >= 0 || still_lost(op, &v))
+			return v;
+		pos = 0;
+		q = &p->ops[0];
+	}
 	if (replay_engine.tentative) {
 		replay_engine.tentative = 0;
 		enforce();

@@ -482,10 +482,12 @@ static int has_buf(const int32_t *list, size_t n, int32_t b)
 
 /* Replaying op k of b's chain (below) now changes nothing that holds
  * content but b: every other buffer it writes it covers whole without
- * reading it, and it still holds what k wrote (written again identically)
- * or is evicted (rebuilt with b); everything else it references is mapped
- * and unwritten since k (so it reads what it read then).  A kernel writing
- * q, k and v of attention at once is one such op. */
+ * reading it, and everything else it references is mapped and unwritten
+ * since k (so it reads what it read then).  What else it writes is
+ * written again identically (it still holds what k wrote), rebuilt with b
+ * (evicted, and k its last writer), or kept: saved and put back around the
+ * replay (a later op wrote it: llm.c reuses the slices of its fused q, k,
+ * v output), mapped for the replay only when evicted. */
 static int replay_safe(int32_t k, int32_t b, int32_t cur)
 {
 	const struct remat_profile *p = replay_engine.profile;
@@ -505,8 +507,8 @@ static int replay_safe(int32_t k, int32_t b, int32_t cur)
 	}
 	for (size_t i = 0; i < q->nwrites; i++) {
 		int32_t w = q->writes[i];
-		if (w != b && (!replay_engine.live[w] || last_writer(w, cur) != k))
-			return 0;
+		if (w != b && (!replay_engine.live[w] || replay_engine.saved[w]))
+			return 0; /* (a plan's save of it is still out) */
 	}
 	return 1;
 }
@@ -545,24 +547,55 @@ static void rebuilt(int32_t b)
 		replay_engine.off[b] = REPLAY_OFF_NONE;
 }
 
-/* Maps the evicted buffers op k writes (added to mapped[*n]). */
-static CUresult map_writes(int32_t k, int32_t *mapped, int *n, CUstream s)
+/* What one rebuild maps: buffers rebuilt with b, and buffers mapped only
+ * for the replays (their content is a later op's: still evicted after). */
+struct rebuild_maps {
+	int32_t keep[MAX_UNDO], scratch[MAX_UNDO];
+	int nkeep, nscratch;
+};
+
+/* Replays op k of b's chain: maps the evicted buffers it writes, saves
+ * the mapped ones holding a later op's content, launches it, puts those
+ * back. */
+static CUresult replay_in_chain(int32_t k, int32_t b, int32_t cur, struct rebuild_maps *m,
+                                CUstream s)
 {
 	const struct prof_op *q = &replay_engine.profile->ops[k];
-	for (size_t i = 0; i < q->nwrites; i++) {
+	CUresult r = CUDA_SUCCESS;
+	for (size_t i = 0; i < q->nwrites && r == CUDA_SUCCESS; i++) {
 		int32_t w = q->writes[i];
-		if (!replay_engine.evicted[w] || has_buf(mapped, (size_t)*n, w))
+		int mine = w == b || last_writer(w, cur) == k;
+		if (!replay_engine.evicted[w]) {
+			if (!mine && (r = copy_aside(w, replay_engine.saved, s)) == CUDA_SUCCESS)
+				remat_log(REMAT_LOG_DEBUG,
+				          "buffer %d kept around op %d, replayed for %d", w, k, b);
 			continue;
-		CUresult r = *n < MAX_UNDO ? map_buf(w, s) : CUDA_ERROR_OUT_OF_MEMORY;
-		if (r != CUDA_SUCCESS)
-			return r;
-		mapped[(*n)++] = w;
+		}
+		if (has_buf(m->keep, (size_t)m->nkeep, w) ||
+		    has_buf(m->scratch, (size_t)m->nscratch, w))
+			continue;
+		if (m->nkeep == MAX_UNDO || m->nscratch == MAX_UNDO)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if ((r = map_buf(w, s)) == CUDA_SUCCESS) {
+			if (mine)
+				m->keep[m->nkeep++] = w;
+			else
+				m->scratch[m->nscratch++] = w;
+		}
 	}
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		r = replay_launch(k, s);
+	/* Put back whatever happened: a saved buffer holds content still read. */
+	for (size_t i = 0; i < q->nwrites; i++) {
+		CUresult back = copy_back(q->writes[i], replay_engine.saved, s);
+		if (r == CUDA_SUCCESS)
+			r = back;
+	}
+	return r;
 }
 
 /* Rebuilds evicted buffer b by replaying its chain (with every other
- * evicted buffer the chain writes), or maps it fresh when it is kept
+ * evicted buffer the chain writes last), or maps it fresh when it is kept
  * unmapped across the boundary and not written yet in this iteration:
  * nothing in it is read before its first write. */
 static CUresult rebuild_unplanned(int32_t b, int32_t cur, CUstream s)
@@ -573,20 +606,22 @@ static CUresult rebuild_unplanned(int32_t b, int32_t cur, CUstream s)
 			rebuilt(b);
 		return r;
 	}
-	int32_t chain[MAX_CHAIN], mapped[MAX_UNDO];
-	int nc = chain_of(b, cur, chain), n = 0;
+	int32_t chain[MAX_CHAIN];
+	int nc = chain_of(b, cur, chain);
 	if (!nc)
 		return CUDA_ERROR_NOT_FOUND;
+	struct rebuild_maps m;
+	m.nkeep = m.nscratch = 0;
 	CUresult r = CUDA_SUCCESS;
 	for (int i = 0; i < nc && r == CUDA_SUCCESS; i++)
-		r = map_writes(chain[i], mapped, &n, s);
-	for (int i = 0; i < nc && r == CUDA_SUCCESS; i++)
-		r = replay_launch(chain[i], s);
-	for (int i = 0; i < n; i++)
+		r = replay_in_chain(chain[i], b, cur, &m, s);
+	for (int i = 0; i < m.nscratch; i++)
+		unmap_buf(m.scratch[i], s); /* still evicted, and listed as such */
+	for (int i = 0; i < m.nkeep; i++)
 		if (r != CUDA_SUCCESS)
-			unmap_buf(mapped[i], s); /* still evicted, and listed as such */
+			unmap_buf(m.keep[i], s);
 		else
-			rebuilt(mapped[i]);
+			rebuilt(m.keep[i]);
 	return r;
 }
 

@@ -7,7 +7,8 @@
 // evicts it with no rebuild; the first validation pass diverges where
 // backward would begin, and the next forward writes it again: before issue
 // 31 that write faulted (the three-output writer could not be replayed
-// alone).  Built with sim/bin/simnvcc.  Usage: attn1 [steps [val_steps]].
+// alone; then its first slice, reused by a later op, had to be kept
+// around the replay).  Built with sim/bin/simnvcc.  Usage: attn1 [steps [val_steps]].
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -45,25 +46,38 @@ __global__ void permute(float *q, float *k, float *v, const float *iq, const flo
 	}
 }
 
-// y = q k + v; pred[i] = sum_j y[i][j] h[j]; loss[i] = (pred[i] - t[i])^2
-__global__ void mix_loss(float *y, float *pred, float *loss, const float *q, const float *k,
-                         const float *v, const float *h, const float *t)
+// y = q k + v
+__global__ void mix(float *y, const float *q, const float *k, const float *v)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < NC)
+		y[i] = q[i] * k[i] + v[i];
+}
+
+// u = tanh(y), into the first slice of qkv: dead after the permute, so its
+// room is reused (llm.c reuses its activations' room the same way)
+__global__ void act(float *u, const float *y)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < NC)
+		u[i] = tanhf(y[i]);
+}
+
+// pred[i] = sum_j u[i][j] h[j]; loss[i] = (pred[i] - t[i])^2
+__global__ void head_loss(float *pred, float *loss, const float *u, const float *h, const float *t)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= N)
 		return;
 	float s = 0.0f;
-	for (int j = 0; j < C; j++) {
-		float yy = q[i * C + j] * k[i * C + j] + v[i * C + j];
-		y[i * C + j] = yy;
-		s += yy * h[j];
-	}
+	for (int j = 0; j < C; j++)
+		s += u[i * C + j] * h[j];
 	pred[i] = s;
 	loss[i] = (s - t[i]) * (s - t[i]);
 }
 
-// dqkv from the loss; dh[j] = sum_i 2 (pred[i] - t[i]) y[i][j] / N
-__global__ void backward_mix(float *dqkv, float *dh, const float *y, const float *pred,
+// dqkv from the loss; dh[j] = sum_i 2 (pred[i] - t[i]) u[i][j] / N
+__global__ void backward_mix(float *dqkv, float *dh, const float *u, const float *pred,
                              const float *q, const float *k, const float *h, const float *t)
 {
 	int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -71,9 +85,9 @@ __global__ void backward_mix(float *dqkv, float *dh, const float *y, const float
 		return;
 	float acc = 0.0f;
 	for (int i = 0; i < N; i++) {
-		float g = 2.0f * (pred[i] - t[i]) / N;
-		acc += g * y[i * C + j];
-		float dy = g * h[j], qq = q[i * C + j];
+		float g = 2.0f * (pred[i] - t[i]) / N, uu = u[i * C + j];
+		acc += g * uu;
+		float dy = g * h[j] * (1.0f - uu * uu), qq = q[i * C + j];
 		dqkv[i * C + j] = dy * k[i * C + j] * (1.0f - qq * qq);
 		dqkv[NC + i * C + j] = dy * qq;
 		dqkv[2 * NC + i * C + j] = dy;
@@ -128,13 +142,15 @@ static void forward(model &m, const float *hx, const float *ht, float *hloss)
 	CK(cudaMemcpy(m.t, ht, N * sizeof(float), cudaMemcpyHostToDevice));
 	qkv_forward<<<dim3(C / 16, N / 16), dim3(16, 16)>>>(m.qkv, m.x, m.w, m.b);
 	permute<<<NC / 256, 256>>>(m.q, m.k, m.v, m.qkv, m.qkv + NC, m.qkv + 2 * NC);
-	mix_loss<<<1, N>>>(m.y, m.pred, m.loss, m.q, m.k, m.v, m.h, m.t);
+	mix<<<NC / 256, 256>>>(m.y, m.q, m.k, m.v);
+	act<<<NC / 256, 256>>>(m.qkv, m.y);
+	head_loss<<<1, N>>>(m.pred, m.loss, m.qkv, m.h, m.t);
 	CK(cudaMemcpy(hloss, m.loss, N * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
 static void backward_update(model &m)
 {
-	backward_mix<<<1, C>>>(m.dqkv, m.dh, m.y, m.pred, m.q, m.k, m.h, m.t);
+	backward_mix<<<1, C>>>(m.dqkv, m.dh, m.qkv, m.pred, m.q, m.k, m.h, m.t);
 	backward_w<<<dim3(C / 16, C / 16), dim3(16, 16)>>>(m.dw, m.db, m.x, m.dqkv);
 	sgd<<<((int)m.nparams + 255) / 256, 256>>>(m.params, m.grads, (int)m.nparams);
 	CK(cudaGetLastError());

@@ -37,5 +37,19 @@ x=$(sed -n 's/.*profiled iteration recorded: .* ms of device time .*, \([0-9.]*\
 	"$tmp/b60.err" | head -n 1)
 [ -n "$x" ] || fail "no device time in the profile's line: $(grep recorded "$tmp/b60.err")"
 awk -v x="$x" 'BEGIN { exit !(x > 1) }' || fail "the profile cost ${x}x the ops' own time"
+# remat-report tells what the arenas hold from reads and writes alone:
+# the three parameters (w, b, h: SGD, no optimizer state), their three
+# gradients of the same bytes, the batch's two inputs, and activations.
+"$BUILD/remat-report" "$tmp/b60.d" >"$tmp/report.txt" || fail "remat-report exited $?"
+python3 - "$tmp/report.txt" <<'PY' || fail "the report's classes are wrong: $(sed -n '/^WHAT THE/,/^$/p' "$tmp/report.txt")"
+import re, sys
+out = open(sys.argv[1]).read()
+row = {m[0]: (m[1], int(m[2])) for m in re.findall(
+    r"^  (parameters, state|gradients|activations|workspace|inputs|unchanged) +(\S+ \S+) +(\d+) buffers",
+    out, re.M)}
+assert row["parameters, state"][1] == 3 and row["gradients"][1] == 3, row
+assert row["parameters, state"][0] == row["gradients"][0], row
+assert row["inputs"][1] == 2 and row["activations"][1] >= 3, row
+PY
 [ $applied -ge 3 ] || fail "only $applied of 5 budgets got a plan: the test proves little"
 echo "real_eval_divergence: ok ($applied of 5 budgets planned; validation identical, nothing lost; profile ${x}x)"

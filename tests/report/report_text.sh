@@ -29,6 +29,13 @@ expect_line "$out" '^    small pool +2\.0 MiB +9 persistent \+ 5 per-iteration a
 expect_line "$out" '\(384\.2 KiB \+ 250\.0 KiB requested\)'
 expect_line "$out" '^  per-iteration +56\.0 MiB +at the peak'
 expect_line "$out" '^  peak +154\.0 MiB$'
+# what the memory holds, from reads and writes alone
+expect_line "$out" '^WHAT THE MEMORY HOLDS \(from reads and writes; backward from op 10\)$'
+expect_line "$out" '^  parameters, state +72\.3 MiB +11 buffers '
+expect_line "$out" '^  gradients +24\.1 MiB +6 buffers '
+expect_line "$out" '^  activations +31\.3 MiB +3 buffers '
+expect_line "$out" '^  workspace +31\.4 MiB +5 buffers '
+expect_line "$out" '^  inputs +7\.8 MiB +2 buffers '
 # largest activation first: h1 (#19), idle over ops 5..14 = 10 ops, 67 us, with its site
 # (each row: the gap and the op whose output it holds, then the allocation site)
 sed -n '/^LARGEST ACTIVATIONS/,/^CUPTI/p' "$out" | sed -n '4,5p' >"$TMP/first"

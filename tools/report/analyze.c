@@ -301,6 +301,7 @@ void rr_analyze(const struct rr_trace *t, struct rr_stats *s)
 	s->site_skip = common_site_frames(t);
 	sort_trace = t;
 	qsort(s->gaps, (size_t)s->ngaps, sizeof(*s->gaps), by_size_then_gap);
+	rr_classify(t, s);
 }
 
 void rr_stats_free(struct rr_stats *s)
@@ -309,5 +310,6 @@ void rr_stats_free(struct rr_stats *s)
 	free(s->vias);
 	free(s->reasons);
 	free(s->gaps);
+	free(s->buf_class);
 	memset(s, 0, sizeof(*s));
 }

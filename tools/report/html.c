@@ -158,11 +158,11 @@ static void memory_split(FILE *f, const struct rr_trace *t, const struct rr_stat
 		fputs("</tr>\n<tr>", f);
 		td(f, NULL, "\u2003long-lived");
 		td(f, "n", rr_bytes(s->regions_dead + s->shared_dead, a, sizeof(a)));
-		snprintf(
-		    line, sizeof(line),
-		    "%d regions of the program's own long-lived memory (a pool, an arena) "
-		    "proven dead across the boundary, and %d chunks they share: activations too",
-		    s->nregions_dead, s->nshared_dead);
+		snprintf(line, sizeof(line),
+		         "%d regions of the program's own long-lived memory (a pool, an arena) "
+		         "proven dead across the boundary, and %d chunks they share (what they "
+		         "hold: the text report)",
+		         s->nregions_dead, s->nshared_dead);
 		td(f, NULL, line);
 	}
 	fputs("</tr>\n<tr>", f);

@@ -110,6 +110,17 @@ struct rr_gap {
 	int producer;            /* last op before the gap that wrote the buffer, -1: none */
 };
 
+/* What a buffer holds, from the reads and writes (classes.c). */
+enum rr_class {
+	RR_CLASS_STATE, /* parameters, optimizer state */
+	RR_CLASS_GRAD,
+	RR_CLASS_ACT,
+	RR_CLASS_WORK,  /* dead across the boundary, none of the above */
+	RR_CLASS_INPUT, /* first written by a copy from the host */
+	RR_CLASS_OTHER, /* live across the boundary, never changed */
+	RR_NCLASSES
+};
+
 struct rr_stats {
 	int kinds[RR_NKINDS];
 	int copies[4];         /* HtoD, DtoH, DtoD, HtoH */
@@ -150,6 +161,12 @@ struct rr_stats {
 	/* Leading call-stack frames every per-iteration buffer shares (the
 	 * framework's allocator wrapper): the tables show the frames after. */
 	int site_skip;
+	/* classes.c: each buffer's class, the bytes and buffers of each, and
+	 * the op backward begins at (-1: no gradient found) */
+	uint8_t *buf_class;
+	int64_t class_bytes[RR_NCLASSES];
+	int class_n[RR_NCLASSES];
+	int backward_op;
 };
 
 /* load.c: 0 on success; otherwise one message in err naming the file.
@@ -165,6 +182,8 @@ void rr_plan_free(struct rr_plan *p);
 void rr_analyze(const struct rr_trace *t, struct rr_stats *s);
 void rr_stats_free(struct rr_stats *s);
 const char *rr_buf_role(const struct pl_buffer *b);
+/* classes.c: fills buf_class, class_bytes, class_n and backward_op. */
+void rr_classify(const struct rr_trace *t, struct rr_stats *s);
 
 /* fmt.c: human units into a caller buffer, returned for chaining */
 char *rr_bytes(int64_t bytes, char *buf, size_t len);

@@ -181,7 +181,7 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 		        "(a pool,\n"
 		        "                               an arena) proven dead across the boundary, "
 		        "and %d chunks\n"
-		        "                               they share: activations too\n",
+		        "                               they share: what they hold is below\n",
 		        rr_bytes(s->regions_dead + s->shared_dead, a, sizeof(a)), s->nregions_dead,
 		        s->nshared_dead);
 	fprintf(f, "  peak           %12s\n", rr_bytes(s->peak, a, sizeof(a)));
@@ -190,6 +190,34 @@ static void print_memory(FILE *f, const struct rr_trace *t, const struct rr_stat
 	if (t->info->peak_bytes > 0 && t->info->peak_bytes != s->peak)
 		fprintf(f, "  measured       %12s  peak the profiler saw on the device\n",
 		        rr_bytes(t->info->peak_bytes, a, sizeof(a)));
+}
+
+static void print_classes(FILE *f, const struct rr_stats *s, const struct rr_style *st)
+{
+	static const char *const name[RR_NCLASSES] = {
+	    "parameters, state", "gradients", "activations", "workspace", "inputs", "unchanged"};
+	static const char *const what[RR_NCLASSES] = {
+	    "live across the boundary, updated by the step",
+	    "read by the step, dead across the boundary",
+	    "written before backward, read from it on",
+	    "dead across the boundary, used on one side of backward's start",
+	    "written first by a copy from the host",
+	    "live across the boundary, never changed (constants, data, free space)"};
+	char a[32], title[96];
+	if (s->backward_op >= 0)
+		snprintf(title, sizeof(title),
+		         "WHAT THE MEMORY HOLDS (from reads and writes; "
+		         "backward from op %d)",
+		         s->backward_op);
+	else
+		snprintf(title, sizeof(title),
+		         "WHAT THE MEMORY HOLDS (from reads and writes; "
+		         "no gradient found)");
+	rr_heading(f, st, title);
+	for (int c = 0; c < RR_NCLASSES; c++)
+		if (s->class_n[c])
+			fprintf(f, "  %-18s %10s %5d buffers  %s\n", name[c],
+			        rr_bytes(s->class_bytes[c], a, sizeof(a)), s->class_n[c], what[c]);
 }
 
 static void print_gaps(FILE *f, const struct rr_trace *t, const struct rr_stats *s,
@@ -261,6 +289,7 @@ void rr_print_summary(FILE *f, const struct rr_trace *t, const struct rr_stats *
 	print_ops(f, t, s, st);
 	print_kernels(f, t, s, st, 10);
 	print_memory(f, t, s, st);
+	print_classes(f, s, st);
 	print_gaps(f, t, s, st, 10);
 	print_cupti(f, t, st);
 }

@@ -41,6 +41,7 @@ static struct prof_cupti {
 	} api;
 	CUpti_SubscriberHandle sub;
 	int running;
+	uint32_t gen;             /* subscriptions so far (prof_cupti_tls.gen) */
 	pthread_mutex_t rec_lock; /* the records and internal ids (CUPTI's threads) */
 	struct prof_activity *recs;
 	size_t nrecs, caprecs;
@@ -98,6 +99,28 @@ static void note_internal(uint32_t id)
 	pthread_mutex_unlock(&cu.rec_lock);
 }
 
+/* Forgets what a thread's calls showed under an earlier subscription:
+ * one that ended inside a runtime call never saw its exit, and its depth
+ * would stay above 0 for good, every later op taking that call's id (the
+ * kernels' records then match no op: darknet, profiled again after a
+ * divergence, had 1952 launches "around the interposition"). */
+static void fresh(struct prof_cupti_tls *t)
+{
+	uint32_t g = __atomic_load_n(&cu.gen, __ATOMIC_ACQUIRE);
+	if (t->gen == g)
+		return;
+	t->gen = g;
+	t->rt_depth = 0;
+	t->runtime_corr = 0;
+	t->runtime_name = NULL;
+}
+
+uint32_t prof_cupti_runtime_corr(void)
+{
+	struct prof_cupti_tls *t = &prof_cupti_tls;
+	return t->gen == __atomic_load_n(&cu.gen, __ATOMIC_ACQUIRE) ? t->runtime_corr : 0;
+}
+
 static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                             const void *data)
 {
@@ -105,6 +128,7 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId
 	(void)cbid;
 	const CUpti_CallbackData *d = data;
 	struct prof_cupti_tls *t = &prof_cupti_tls;
+	fresh(t);
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (d->callbackSite == CUPTI_API_ENTER && is_op_call(d->functionName)) {
 			t->driver_corr = d->correlationId;
@@ -214,6 +238,7 @@ int prof_cupti_start(const char **note)
 	*(void **)&cu.api.finalize = remat_real_dlsym(h, "cuptiFinalize");
 	*(void **)&cu.api.dropped = remat_real_dlsym(h, "cuptiActivityGetNumDroppedRecords");
 	memset(cu.delivered, 0, sizeof(cu.delivered));
+	__atomic_add_fetch(&cu.gen, 1, __ATOMIC_RELEASE);
 	CUptiResult r = cu.api.subscribe(&cu.sub, on_api, NULL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		*note = "CUPTI already has a subscriber (another profiler?)";
@@ -287,7 +312,7 @@ void prof_own_work(int on)
 
 void prof_swap_copies(uint32_t n)
 {
-	prof_cupti_tls.swap_copies = prof_cupti_tls.rt_depth ? n : 0;
+	prof_cupti_tls.swap_copies = prof_cupti_runtime_corr() ? n : 0;
 }
 
 uint32_t prof_swap_copies_take(void)

@@ -60,6 +60,7 @@ void prof_delta_drop(void)
 	dl.ndeltas = 0;
 	prof_unread_reset();
 	/* The host copies' room goes too: twice what one op references. */
+	prof_host_copy_report();
 	prof_host_room_free();
 	free(dl.pre);
 	dl.pre = NULL;

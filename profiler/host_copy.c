@@ -19,6 +19,9 @@ static struct prof_host_copy {
 	uint8_t *room; /* prof_host_room's */
 	size_t cap;
 	int pinned; /* room is page-locked */
+	/* this profile's copies, and those from or into page-locked memory
+	 * (what SIMCUDA_FAIL_COPY counts: tests/e2e/run_offload.sh) */
+	unsigned long long copies, locked, bytes;
 } hc;
 
 void prof_host_copy_init(void)
@@ -38,6 +41,9 @@ void prof_host_copy_init(void)
 
 CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host)
 {
+	hc.copies++;
+	hc.bytes += size;
+	hc.locked += hc.pinned && (uint8_t *)host >= hc.room && (uint8_t *)host < hc.room + hc.cap;
 	if (!hc.stream || (!to_host && !remat_drv.cuMemcpyHtoDAsync))
 		return to_host ? remat_drv.cuMemcpyDtoH(host, dev, size)
 		               : remat_drv.cuMemcpyHtoD(dev, host, size);
@@ -74,4 +80,13 @@ uint8_t *prof_host_room(size_t n)
 	hc.room = p;
 	hc.cap = p ? want : 0;
 	return hc.room;
+}
+
+void prof_host_copy_report(void)
+{
+	if (hc.copies)
+		remat_log(REMAT_LOG_INFO,
+		          "write sets: %llu host copies (%llu page-locked), %.1f MB", hc.copies,
+		          hc.locked, 1e-6 * (double)hc.bytes);
+	hc.copies = hc.locked = hc.bytes = 0;
 }

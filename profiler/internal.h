@@ -66,6 +66,8 @@ CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host);
 #define PROF_PINNED_MAX ((size_t)1 << 30)
 uint8_t *prof_host_room(size_t n);
 void prof_host_room_free(void);
+/* Says how many copies the profile made (REMAT_LOG=1), and starts over. */
+void prof_host_copy_report(void);
 
 /* copy_rate.c: the cost of a copy inside device memory, fixed ns per copy
  * and bytes per µs; both 0 when it could not be measured. */
@@ -144,10 +146,17 @@ struct prof_cupti_tls {
 	uint32_t runtime_corr; /* outermost runtime call in progress, 0 none */
 	const char *runtime_name;
 	int rt_depth;
+	/* The subscription the three above belong to: CUPTI stopped inside a
+	 * runtime call never reports its exit, and a depth left from then
+	 * would hide every later call's id (cupti.c, fresh). */
+	uint32_t gen;
 	int internal;         /* our own launches: their records are not the app's */
 	uint32_t swap_copies; /* prof_swap_copies: for the op about to be issued */
 };
 extern __thread struct prof_cupti_tls prof_cupti_tls __attribute__((tls_model("initial-exec")));
+/* The outermost runtime call this thread is in, as the current
+ * subscription saw it (0: none, or one entered before it began). */
+uint32_t prof_cupti_runtime_corr(void);
 struct prof_activity {
 	uint32_t corr;
 	int kind; /* 0 kernel, 1 memcpy, 2 memset */

@@ -380,10 +380,10 @@ void prof_profile_op_after(struct remat_op *op, uint64_t k, CUresult rc)
 	struct prof_op *o = &pr.prof.ops[k];
 	struct prof_cupti_tls *t = &prof_cupti_tls;
 	o->corr_driver = t->driver_corr;
-	o->corr_runtime = t->runtime_corr;
+	o->corr_runtime = prof_cupti_runtime_corr();
 	note_corr(o->corr_driver);
 	note_corr(o->corr_runtime);
-	if (t->runtime_name)
+	if (o->corr_runtime && t->runtime_name)
 		o->via = prof_intern(t->runtime_name);
 	if (rc != CUDA_SUCCESS) {
 		o->replayable = 0;

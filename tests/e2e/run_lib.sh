@@ -141,3 +141,11 @@ EOT
 		[ "$_f" != min ] || [ "$_bb" -lt "$_p" ] || fail "$_t: the smallest budget $_bb saves nothing"
 	done
 }
+
+# locked NAME: the page-locked copies the profiles of run NAME made (the
+# "write sets: N host copies (M page-locked)" lines, summed): the copies
+# SIMCUDA_FAIL_COPY counts before the plan's own.
+locked() {
+	sed -n 's/.*write sets: [0-9]* host copies (\([0-9]*\) page-locked).*/\1/p' "$tmp/$1.err" |
+		awk '{ s += $1 } END { print s + 0 }'
+}

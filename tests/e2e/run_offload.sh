@@ -47,11 +47,14 @@ n = sum(1 for e in plan["ops"] for st in e.get("before", []) if st[0] == "offloa
 assert plan["host_bytes"] <= held <= plan["host_bytes"] + 4096 * n, (held, plan["host_bytes"])
 PY
 
-	# A copy that fails (the simulator refuses the N-th pinned copy: 6 are
-	# the rate measurement, then gpt's plan copies out before it prefetches):
-	# everything on the host comes back, the plan stops, the output is the same.
+	# A copy that fails (the simulator refuses the N-th pinned copy: the
+	# profile's come first, then 6 for the rate measurement, then gpt's plan
+	# copies out before it prefetches): everything on the host comes back,
+	# the plan stops, the output is the same.
 	if [ $t = gpt ]; then
-		for n in 7 44; do
+		l=$(locked "$t-off")
+		[ "$l" -gt 0 ] || fail "$t: the profile made no page-locked copies"
+		for n in $((l + 7)) $((l + 44)); do
 			prefill_offload "$t-fc$n" "$tmp/$t-trace.d" "$half"
 			RUN_ENV="REMAT_OFFLOAD=1 SIMCUDA_FAIL_COPY=$n"
 			NOPEAK=1 run_budget "$t-fc$n" "$t-base" "$half" "$TR/$t" --iters 6

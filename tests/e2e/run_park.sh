@@ -44,11 +44,13 @@ run_budget park base "$bud" "$@"
 grep -q "offload: $n buffers no op touches parked on the host" "$tmp/park.err" ||
 	fail "park: no pinned memory for the parked buffers: $(grep 'offload:' "$tmp/park.err")"
 
-# A copy out that fails (the simulator refuses the N-th pinned copy: 6
-# are the copy rate measurement, the 7th parks the first buffer, the 8th
-# the second): what was parked comes back, the plan stops, the output is
-# the same.
-for k in 7 8; do
+# A copy out that fails (the simulator refuses the N-th pinned copy: the
+# profile's come first, then 6 for the copy rate measurement, the next
+# parks the first buffer, the one after the second): what was parked comes
+# back, the plan stops, the output is the same.
+l=$(locked park)
+[ "$l" -gt 0 ] || fail "park: the profile made no page-locked copies"
+for k in $((l + 7)) $((l + 8)); do
 	mkdir -p "$tmp/fail$k.cache"
 	cp "$tmp/park.cache"/*.plan.json "$tmp/fail$k.cache/"
 	run fail$k REMAT_OFFLOAD=1 SIMCUDA_FAIL_COPY=$k REMAT_BUDGET="$bud" REMAT_LOG=1 \

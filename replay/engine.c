@@ -28,6 +28,8 @@
 struct replay_engine replay_engine;
 
 #define MAX_DIVERGED 3
+/* Ops that must follow a start found while lost before it counts. */
+#define RESYNC_OPS 16
 
 static int by_addr_cmp(const void *a, const void *b, void *profile)
 {
@@ -457,6 +459,7 @@ static void map_lost(void)
 static enum replay_verdict reprofile(const char *why)
 {
 	remat_log(REMAT_LOG_INFO, "%s: profiling again", why);
+	lift_budget(); /* the program runs unmodified from here */
 	map_lost();
 	let_go();
 	return REPLAY_REPROFILE;
@@ -522,6 +525,7 @@ static int still_lost(const struct remat_op *op, enum replay_verdict *v)
 		return 1;
 	}
 	boundary(0);
+	replay_engine.resync_left = nops > RESYNC_OPS ? RESYNC_OPS : nops - 1;
 	return 0;
 }
 
@@ -531,6 +535,14 @@ static enum replay_verdict other_op(const struct remat_op *op, int32_t pos)
 {
 	if (replay_engine.tentative) {
 		forget_guess();
+	} else if (replay_engine.resync_left > 0) {
+		/* A start found while lost that the next ops do not follow: op
+		 * 0 is issued elsewhere in the iteration too (darknet's fills).
+		 * Still lost, and not one more divergent iteration. */
+		int counted = !replay_engine.diverged;
+		diverge(op->stream, "a false start", pos);
+		if (counted)
+			replay_engine.ndiverged--;
 	} else {
 		diverge(op->stream, "another op", pos);
 		if (replay_engine.ndiverged >= MAX_DIVERGED)
@@ -607,6 +619,8 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 		enforce();
 	}
 	replay_engine.lost_ops = 0;
+	if (replay_engine.resync_left > 0 && pos > 0)
+		replay_engine.resync_left--;
 	if (replay_engine.verifying) {
 		if (replay_engine.src_of[pos] >= 0)
 			replay_capture(pos, op);

@@ -418,6 +418,36 @@ static void test_divergence(void **state)
 	assert_int_equal(verdicts[REPLAY_REPROFILE], 1);
 }
 
+/* After op5 (a's last use), op0 issued again: it writes into a what a
+ * holds, and the memory level is op0's: a start found while lost (op0 is
+ * not the op expected there), which the next op does not follow. */
+static void reissue_op0(int op)
+{
+	if (op == 5)
+		prog_op(0, a, 1);
+}
+
+/* A false start is no divergent iteration: two divergent iterations, each
+ * with one, do not make three in a row (a new profile: four without the
+ * rule); the next iteration like the profiled one applies the plan. */
+static void test_false_start(void **state)
+{
+	(void)state;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0); /* applies the plan */
+	memset(verdicts, 0, sizeof(verdicts));
+	for (int it = 0; it < 2; it++) {
+		iteration_with(0, 0, reissue_op0);
+		check_results(0);
+	}
+	iteration(0, 0);
+	check_results(0);
+	assert_int_equal(verdicts[REPLAY_REPROFILE], 0);
+	memset(verdicts, 0, sizeof(verdicts));
+	iteration(0, 0);
+	assert_int_equal(verdicts[REPLAY_EVICT_AFTER], 2);
+}
+
 /* An op the profile has at that position touches an evicted buffer the
  * plan did not rebuild there: it is rebuilt first. */
 static void test_unplanned_access(void **state)
@@ -768,6 +798,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_plan_applies),
 	    T(test_divergence),
+	    T(test_false_start),
 	    T(test_unplanned_access),
 	    T(test_no_plan),
 	    T(test_plan_rejected),

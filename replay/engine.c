@@ -274,7 +274,8 @@ static void boundary(int tentative)
 		poll_plan();
 	iteration_reset();
 	replay_engine.pos = 0;
-	replay_engine.applying = replay_engine.plan != NULL;
+	replay_engine.applying = replay_engine.plan != NULL && !replay_engine.observe;
+	replay_engine.observe = 0;
 	/* A verification iteration evicts nothing: no budget to keep. */
 	replay_engine.verifying = replay_engine.applying && replay_verify_wanted();
 	if (!replay_engine.applying || replay_engine.verifying)
@@ -506,7 +507,8 @@ static void forget_guess(void)
 }
 
 /* Lost after a divergence: an iteration can only start with the profile's
- * op 0 at the profile's memory level; the profile's last op may end one.
+ * op 0 at the profile's memory level, and runs unmodified; the profile's
+ * last op may end one.
  * Lost for as long as MAX_DIVERGED iterations: the program is not doing
  * what was profiled any more.  1 (with *v) while still lost, 0 when op
  * starts an iteration. */
@@ -524,6 +526,10 @@ static int still_lost(const struct remat_op *op, enum replay_verdict *v)
 		         : REPLAY_CONTINUE;
 		return 1;
 	}
+	/* Op 0's call may be issued elsewhere in the iteration too: applied
+	 * from a false start, the plan would evict what is live there.  This
+	 * iteration runs as the program issues it; the next one applies. */
+	replay_engine.observe = 1;
 	boundary(0);
 	replay_engine.resync_left = nops > RESYNC_OPS ? RESYNC_OPS : nops - 1;
 	return 0;
@@ -533,6 +539,13 @@ static int still_lost(const struct remat_op *op, enum replay_verdict *v)
  * iteration diverges. */
 static enum replay_verdict other_op(const struct remat_op *op, int32_t pos)
 {
+	const struct prof_op *q = &replay_engine.profile->ops[pos];
+	remat_log(REMAT_LOG_DEBUG,
+	          "op %d of the profile: kind %d, function %p, grid %u, %llu bytes, stream %p; "
+	          "issued: kind %d, function %p, grid %u, %llu bytes, stream %p",
+	          pos, q->kind, q->func, q->grid[0], (unsigned long long)q->bytes,
+	          (void *)q->cstream, (int)op->kind, op->func, op->grid[0],
+	          (unsigned long long)op->bytes, (void *)op->stream);
 	if (replay_engine.tentative) {
 		forget_guess();
 	} else if (replay_engine.resync_left > 0) {

@@ -65,6 +65,7 @@ struct replay_engine {
 	int due_tentative;       /* ... guessed from the profile's last op while lost */
 	int tentative;           /* pos 0 reached by a guess at the boundary */
 	int resync_left;         /* ops to match before a start found while lost counts */
+	int observe;             /* the next iteration does not apply the plan */
 	int applying;            /* this iteration applies the plan */
 	int verifying;           /* this iteration verifies the plan (verify.c) */
 	int diverged, ndiverged; /* this iteration; consecutive iterations */

@@ -625,6 +625,25 @@ static CUresult rebuild_unplanned(int32_t b, int32_t cur, CUstream s)
 	return r;
 }
 
+/* The first op from cur on that touches b in the profile (around the
+ * boundary: the next iteration's ops from 0) writes it whole without
+ * reading it: nothing in b is read before that.  Why the plan evicted it
+ * with no recipe. */
+static int dead_from(int32_t b, int32_t cur)
+{
+	const struct remat_profile *p = replay_engine.profile;
+	int32_t n = (int32_t)p->nops;
+	for (int32_t i = 0; i < n; i++) {
+		const struct prof_op *q = &p->ops[(cur + i) % n];
+		int reads = has_buf(q->reads, q->nreads, b) || has_buf(q->partial, q->npartial, b);
+		if (reads)
+			return 0;
+		if (has_buf(q->writes, q->nwrites, b))
+			return 1;
+	}
+	return 0;
+}
+
 /* Evicted until freed by the plan: no recipe in the plan.  After each
  * rebuild the rest is tried again, since a rebuild may map the input of
  * another.  One that cannot be rebuilt stays unmapped: an op
@@ -650,6 +669,17 @@ static CUresult rebuild_rest(int32_t cur, CUstream s, int32_t *newly_lost)
 		 * caught as one to an evicted buffer). */
 		if (untouched_from(b, cur))
 			continue;
+		/* Its content is not read before the profile writes it again:
+		 * mapped fresh, so that write (the program's, after a divergence)
+		 * finds memory; unmapped it would fault. */
+		if (dead_from(b, cur) && map_buf(b, s) == CUDA_SUCCESS) {
+			remat_log(REMAT_LOG_DEBUG,
+			          "buffer %d mapped again at op %d: written before it is read", b,
+			          cur);
+			rebuilt(b);
+			i--;
+			continue;
+		}
 		if (first == CUDA_SUCCESS)
 			first = CUDA_ERROR_NOT_FOUND;
 		if (!replay_engine.lost[b]++ && newly_lost)

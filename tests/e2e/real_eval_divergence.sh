@@ -7,8 +7,8 @@
 # only validation passes diverge where backward would begin: a buffer
 # evicted then is rebuilt (the fused writer replayed with its three
 # outputs, its first slice, reused by a later op, kept around it) or, dead
-# there, mapped by the plan before the next pass writes it; before issue
-# 31 that write went to unmapped memory.  At budgets from 50% to 90%
+# there (the profile writes it before reading it), mapped again; before
+# issue 31 the next pass's write went to unmapped memory.  At budgets from 50% to 90%
 # every run ends with the plain run's output and no fault; before the fix
 # 60% and up faulted.
 . tests/e2e/run_lib.sh
@@ -24,10 +24,12 @@ for b in 50 60 70 80 90; do
 	same base "b$b"
 	no_fault
 	if grep -q "applied from iteration" "$tmp/b$b.err"; then
-		# Each validation pass starts like the profiled iteration: the
-		# plan applies to it until it diverges (three passes).
-		[ "$(grep -c "diverges from the profile at op .*rebuilding" "$tmp/b$b.err")" -ge 2 ] ||
-			fail "$b%: the validation passes did not apply the plan: $(grep diverges "$tmp/b$b.err")"
+		# The first validation pass diverges under the plan where
+		# backward would begin; the next ones start like the profiled
+		# iteration and run as the program issues them (a start found
+		# after a divergence is not trusted with the plan).
+		grep -q "diverges from the profile at op .*rebuilding" "$tmp/b$b.err" ||
+			fail "$b%: the validation pass did not diverge under the plan"
 		applied=$((applied + 1))
 	fi
 done

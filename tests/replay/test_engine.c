@@ -247,6 +247,17 @@ static struct remat_profile *make_profile(void)
 	return p;
 }
 
+/* The plan pb built, for the profile's graph, its peak the budget. */
+static struct pl_plan *finish_plan(struct pl_plan_builder *pb, int64_t peak)
+{
+	struct pl_plan *pl = pl_builder_finish(pb);
+	assert_non_null(pl);
+	pl->graph_hash = 0x1234;
+	pl->budget = peak;
+	pl->peak = peak;
+	return pl;
+}
+
 static struct pl_plan *make_plan(void)
 {
 	struct pl_plan_builder *pb = pl_builder_new(NOPS);
@@ -261,12 +272,7 @@ static struct pl_plan *make_plan(void)
 		pl_builder_step(pb, 4, steps4[i][0], steps4[i][1]);
 	pl_builder_step(pb, 5, PL_STEP_MAP, 3);
 	pl_builder_step(pb, 5, PL_STEP_REPLAY, 0);
-	struct pl_plan *pl = pl_builder_finish(pb);
-	assert_non_null(pl);
-	pl->graph_hash = 0x1234;
-	pl->budget = 10 * FAKE_GRAN;
-	pl->peak = 10 * FAKE_GRAN;
-	return pl;
+	return finish_plan(pb, 10 * FAKE_GRAN);
 }
 
 /* ---- the session's side: plans on demand ---------------------------------- */
@@ -446,6 +452,34 @@ static void test_false_start(void **state)
 	memset(verdicts, 0, sizeof(verdicts));
 	iteration(0, 0);
 	assert_int_equal(verdicts[REPLAY_EVICT_AFTER], 2);
+}
+
+/* A plan that keeps G3 unmapped from op 0 to op 5, which writes it
+ * whole: its content from the last iteration is never read. */
+static struct pl_plan *make_plan_g3(void)
+{
+	struct pl_plan_builder *pb = pl_builder_new(NOPS);
+	pl_builder_evict(pb, 0, 2); /* G3 after op0 */
+	pl_builder_step(pb, 5, PL_STEP_MAP, 2);
+	return finish_plan(pb, 12 * FAKE_GRAN);
+}
+
+/* A false start is never applied: op0 issued again after op5 has written
+ * G3 is not op 0 of an iteration, and the plan's eviction of G3 after op
+ * 0 there would drop this iteration's result (mapped fresh at the
+ * divergence, G3 would lose it). */
+static void test_false_start_not_applied(void **state)
+{
+	(void)state;
+	plan_maker = make_plan_g3;
+	answer = REPLAY_PLAN_READY;
+	iteration(0, 0); /* applies the plan */
+	iteration(0, 0);
+	check_results(0);
+	iteration_with(0, 0, reissue_op0);
+	check_results(0);
+	iteration(0, 0);
+	check_results(0);
 }
 
 /* An op the profile has at that position touches an evicted buffer the
@@ -799,6 +833,7 @@ int main(void)
 	    T(test_plan_applies),
 	    T(test_divergence),
 	    T(test_false_start),
+	    T(test_false_start_not_applied),
 	    T(test_unplanned_access),
 	    T(test_no_plan),
 	    T(test_plan_rejected),

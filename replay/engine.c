@@ -132,10 +132,8 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 		if (lost)
 			remat_warn(
 			    "%d buffer(s) evicted by the plan cannot be rebuilt after the "
-			    "divergence at op %d (CUDA error %d); they stay unmapped until the "
-			    "plan "
-			    "maps them for their next write: an op that reads one first fails on "
-			    "the device instead of reading wrong data",
+			    "divergence at op %d (CUDA error %d); they stay unmapped: an op that "
+			    "reads one fails on the device instead of reading wrong data",
 			    lost, pos, (int)r);
 	} else {
 		remat_log(REMAT_LOG_DEBUG, "iteration %llu diverges from the profile at op %d (%s)",

@@ -575,8 +575,8 @@ static CUresult replay_in_chain(int32_t k, int32_t b, int32_t cur, struct rebuil
 		    has_buf(m->scratch, (size_t)m->nscratch, w))
 			continue;
 		if (m->nkeep == MAX_UNDO || m->nscratch == MAX_UNDO)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		if ((r = map_buf(w, s)) == CUDA_SUCCESS) {
+			r = CUDA_ERROR_OUT_OF_MEMORY; /* too many to undo: say it failed */
+		else if ((r = map_buf(w, s)) == CUDA_SUCCESS) {
 			if (mine)
 				m->keep[m->nkeep++] = w;
 			else

@@ -439,14 +439,27 @@ CUresult replay_steps(int32_t q, CUstream s, int mode, int32_t cur)
 	return CUDA_SUCCESS;
 }
 
+static int has_buf(const int32_t *list, size_t n, int32_t b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == b)
+			return 1;
+	return 0;
+}
+
+/* Op q reads b (partial writes keep what they leave: reads too). */
+static int reads_buf(const struct prof_op *q, int32_t b)
+{
+	return has_buf(q->reads, q->nreads, b) || has_buf(q->partial, q->npartial, b);
+}
+
 /* The op before position cur that last wrote buffer b, or -1. */
 static int32_t last_writer(int32_t b, int32_t cur)
 {
 	const struct remat_profile *p = replay_engine.profile;
 	for (int32_t k = cur - 1; k >= 0; k--)
-		for (size_t i = 0; i < p->ops[k].nwrites; i++)
-			if (p->ops[k].writes[i] == b)
-				return k;
+		if (has_buf(p->ops[k].writes, p->ops[k].nwrites, b))
+			return k;
 	return -1;
 }
 
@@ -457,27 +470,10 @@ static int untouched_from(int32_t b, int32_t cur)
 	const struct remat_profile *p = replay_engine.profile;
 	if (p->bufs[b].free_at < 0)
 		return 0;
-	for (size_t k = (size_t)cur; k < p->nops; k++) {
-		const struct prof_op *q = &p->ops[k];
-		for (size_t i = 0; i < q->nreads; i++)
-			if (q->reads[i] == b)
-				return 0;
-		for (size_t i = 0; i < q->nwrites; i++)
-			if (q->writes[i] == b)
-				return 0;
-		for (size_t i = 0; i < q->npartial; i++)
-			if (q->partial[i] == b)
-				return 0;
-	}
+	for (size_t k = (size_t)cur; k < p->nops; k++)
+		if (reads_buf(&p->ops[k], b) || has_buf(p->ops[k].writes, p->ops[k].nwrites, b))
+			return 0;
 	return 1;
-}
-
-static int has_buf(const int32_t *list, size_t n, int32_t b)
-{
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == b)
-			return 1;
-	return 0;
 }
 
 /* Replaying op k of b's chain (below) now changes nothing that holds
@@ -635,8 +631,7 @@ static int dead_from(int32_t b, int32_t cur)
 	int32_t n = (int32_t)p->nops;
 	for (int32_t i = 0; i < n; i++) {
 		const struct prof_op *q = &p->ops[(cur + i) % n];
-		int reads = has_buf(q->reads, q->nreads, b) || has_buf(q->partial, q->npartial, b);
-		if (reads)
+		if (reads_buf(q, b))
 			return 0;
 		if (has_buf(q->writes, q->nwrites, b))
 			return 1;

@@ -20,10 +20,14 @@ struct spec {
 	int32_t reads[3], writes[2], partial[1];
 };
 
-/* ops[k] from the specs: -1 ends each list. */
-static void build(struct remat_profile *p, struct prof_op *ops, const struct spec *sp, size_t n,
-                  struct prof_buf *bufs, const uint64_t *sizes)
+/* The cut prof_better_boundary finds in the profile of the n ops of sp
+ * (-1 ends each list), and the bytes live across op 0 and across it. */
+static size_t better(const struct spec *sp, size_t n, int64_t *now, int64_t *best)
 {
+	static const uint64_t sizes[NBUF] = {100, 100, 1000, 10, 1}; /* W G A X L */
+	static struct prof_op ops[8];
+	static struct prof_buf bufs[NBUF];
+	assert_true(n <= 8);
 	for (size_t k = 0; k < n; k++) {
 		struct prof_op *o = &ops[k];
 		*o = (struct prof_op){0};
@@ -38,7 +42,8 @@ static void build(struct remat_profile *p, struct prof_op *ops, const struct spe
 	}
 	for (int b = 0; b < NBUF; b++)
 		bufs[b] = (struct prof_buf){.size = sizes[b]};
-	*p = (struct remat_profile){.ops = ops, .nops = n, .bufs = bufs, .nbufs = NBUF};
+	struct remat_profile p = {.ops = ops, .nops = n, .bufs = bufs, .nbufs = NBUF};
+	return prof_better_boundary(&p, now, best);
 }
 
 /* Profiled from after the loss read back: zero the gradient, backward,
@@ -57,13 +62,8 @@ static void test_cut_before_forward(void **state)
 	    {{A, -1}, {L, -1}, {-1}},    /* the loss */
 	    {{L, -1}, {-1}, {-1}},       /* to the host */
 	};
-	static const uint64_t sizes[NBUF] = {100, 100, 1000, 10, 1};
-	struct prof_op ops[6];
-	struct prof_buf bufs[NBUF];
-	struct remat_profile p;
-	build(&p, ops, sp, 6, bufs, sizes);
 	int64_t now, best;
-	assert_int_equal(prof_better_boundary(&p, &now, &best), 3);
+	assert_int_equal(better(sp, 6, &now, &best), 3);
 	assert_int_equal(now, 1110);
 	assert_int_equal(best, 110);
 }
@@ -77,13 +77,8 @@ static void test_good_cut_stays(void **state)
 	    {{W, X, -1}, {A, -1}, {-1}}, {{A, -1}, {L, -1}, {-1}},    {{L, -1}, {-1}, {-1}},
 	    {{-1}, {G, -1}, {-1}},       {{A, W, -1}, {G, -1}, {-1}}, {{G, W, -1}, {W, -1}, {-1}},
 	};
-	static const uint64_t sizes[NBUF] = {100, 100, 1000, 10, 1};
-	struct prof_op ops[6];
-	struct prof_buf bufs[NBUF];
-	struct remat_profile p;
-	build(&p, ops, sp, 6, bufs, sizes);
 	int64_t now, best;
-	assert_int_equal(prof_better_boundary(&p, &now, &best), 0);
+	assert_int_equal(better(sp, 6, &now, &best), 0);
 	assert_int_equal(now, 110);
 	/* A partial write needs what it leaves: G accumulated, not zeroed,
 	 * lives across every cut. */
@@ -92,8 +87,7 @@ static void test_good_cut_stays(void **state)
 	    {{A, W, -1}, {G, -1}, {G}},
 	    {{G, W, -1}, {W, -1}, {-1}},
 	};
-	build(&p, ops, acc, 3, bufs, sizes);
-	assert_int_equal(prof_better_boundary(&p, &now, &best), 0);
+	assert_int_equal(better(acc, 3, &now, &best), 0);
 	assert_int_equal(now, 210);
 	assert_int_equal(best, 210);
 }

@@ -121,7 +121,8 @@ ALL_TARGETS += $(REMAT_PROGS)
 
 # Programs written the way third-party CUDA C trainers are (issue 31: what
 # imitations miss), built like them by sim/bin/simnvcc.
-REAL_PROGS := $(BUILD)/tests/e2e/progs/real/mlp1 $(BUILD)/tests/e2e/progs/real/attn1
+REAL_PROGS := $(BUILD)/tests/e2e/progs/real/mlp1 $(BUILD)/tests/e2e/progs/real/attn1 \
+	$(BUILD)/tests/e2e/progs/real/refill
 $(BUILD)/tests/e2e/progs/real/%: tests/e2e/progs/real/%.cu tests/e2e/progs/real/check.h sim/bin/simnvcc \
 		$(SIMCC_DEPS) \
 		| $(SIMCUDA_DIR)/libcudart.so.13
@@ -130,6 +131,7 @@ $(BUILD)/tests/e2e/progs/real/%: tests/e2e/progs/real/%.cu tests/e2e/progs/real/
 ifeq ($(HAVE_NVCC),1)
 ALL_TARGETS += $(REAL_PROGS)
 endif
-E2E_NVCC_TESTS += tests/e2e/real_budget_sweep.sh tests/e2e/real_eval_divergence.sh
+E2E_NVCC_TESTS += tests/e2e/real_budget_sweep.sh tests/e2e/real_eval_divergence.sh \
+	tests/e2e/real_refill.sh
 .PHONY: remat-progs
 remat-progs: $(REMAT_PROGS)

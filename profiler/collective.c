@@ -43,7 +43,7 @@ void prof_collective_issued(CUstream s)
 }
 
 /* Forgets the collectives that completed; 1 when one is still running. */
-static int still_in_flight(void)
+int prof_collective_in_flight(void)
 {
 	for (int i = 0; i < co.nflight;) {
 		if (remat_drv.cuEventQuery(co.in_flight[i]) == CUDA_ERROR_NOT_READY) {
@@ -58,7 +58,7 @@ static int still_in_flight(void)
 
 void prof_sync(CUstream s)
 {
-	if (still_in_flight())
+	if (prof_collective_in_flight())
 		remat_drv.cuStreamSynchronize(s);
 	else
 		remat_drv.cuCtxSynchronize();

@@ -46,7 +46,18 @@ static struct prof_delta {
 	/* The proofs' bytes of one buffer: those tested, those wanted */
 	uint8_t *mask, *wanted;
 	size_t mask_cap, wanted_cap;
-} dl = {.snapped = SIZE_MAX};
+	/* The op before's host copies after it (its room stays readable while
+	 * this op's fills the other): what a buffer held when this op began,
+	 * unless something else ran in between.  prev_k: that op, SIZE_MAX
+	 * when none can be trusted. */
+	size_t prev_k, prev_n, prev_cap;
+	struct prev_post {
+		int32_t id;
+		uint8_t *post;
+	} * prev;
+	int lost;                    /* a proof could not put back what the op left */
+	unsigned long long launches; /* the proofs' second launches */
+} dl = {.snapped = SIZE_MAX, .prev_k = SIZE_MAX};
 
 void prof_delta_drop(void)
 {
@@ -60,11 +71,16 @@ void prof_delta_drop(void)
 	dl.ndeltas = 0;
 	prof_unread_reset();
 	/* The host copies' room goes too: twice what one op references. */
-	prof_host_copy_report();
+	prof_host_copy_report(dl.launches);
+	dl.launches = 0;
 	prof_host_room_free();
 	free(dl.pre);
 	dl.pre = NULL;
 	dl.cap_pre = 0;
+	free(dl.prev);
+	dl.prev = NULL;
+	dl.prev_n = dl.prev_cap = 0;
+	dl.prev_k = SIZE_MAX;
 	free(dl.mask);
 	free(dl.wanted);
 	dl.post = dl.again = dl.mask = dl.wanted = NULL;
@@ -188,6 +204,29 @@ static uint64_t first_same(const uint8_t *a, const uint8_t *b, uint64_t i, uint6
 	return i;
 }
 
+/* Runs of differing bytes closer than this go in one copy: a copy's fixed
+ * cost (1 us on the simulated clock) is that of some 50 KB over PCIe. */
+#define PUT_GAP ((uint64_t)64 << 10)
+
+/* Writes to the device at dev what want holds where it differs from have,
+ * the device's content: a proof perturbs and puts back a few tensors of an
+ * allocation of many (llm.c's activations are one), not all of it.  0, or
+ * -1 when a copy failed. */
+static int put_changed(uint64_t dev, const uint8_t *want, const uint8_t *have, uint64_t size)
+{
+	uint64_t i = first_diff(want, have, 0, size);
+	while (i < size) {
+		uint64_t j = first_same(want, have, i, size), next;
+		while ((next = first_diff(want, have, j, size)) < size && next - j < PUT_GAP)
+			j = first_same(want, have, next, size);
+		if (prof_host_copy((uint8_t *)(uintptr_t)want + i, dev + i, j - i, 0) !=
+		    CUDA_SUCCESS)
+			return -1;
+		i = next;
+	}
+	return 0;
+}
+
 static int evictable(const struct prof_live *b)
 {
 	return !b->small && b->size;
@@ -205,19 +244,27 @@ uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *
 		biggest = size > biggest ? size : biggest;
 	}
 	/* before, after, and the proofs' one buffer */
-	uint8_t *room = prof_host_room(2 * total + biggest);
+	uint8_t *room = prof_host_room((int)(k & 1), 2 * total + biggest);
 	if (!room || REMAT_RESERVE(dl.pre, o->nreads, dl.cap_pre) ||
 	    grow(&dl.mask, &dl.mask_cap, biggest) || grow(&dl.wanted, &dl.wanted_cap, biggest))
 		return 0;
 	uint32_t copies = 0;
 	size_t off = 0;
+	/* Device memory changes only by ops (and a collective in flight): the
+	 * op just before left a buffer as its copy after it shows. */
+	int follows = dl.prev_k == k - 1 && k && !prof_collective_in_flight();
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
 		dl.pre[r] = room + off;
 		off += b->size;
-		if (b->size && prof_host_copy(dl.pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
+		for (size_t q = 0; follows && q < dl.prev_n; q++)
+			if (dl.prev[q].id == o->reads[r] && dl.prev[q].post)
+				dl.pre[r] = dl.prev[q].post;
+		if (dl.pre[r] != room + off - b->size || !b->size)
+			continue;
+		if (prof_host_copy(dl.pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
 			return copies;
-		copies += b->size != 0;
+		copies++;
 	}
 	dl.post = room + total;
 	dl.again = dl.post + total;
@@ -236,6 +283,7 @@ uint64_t prof_delta_next_ref(const struct prof_op *o, int32_t buf, uint64_t off,
 /* Op k once more, as the program issued it. */
 static CUresult relaunch(size_t k, const struct prof_op *o, const struct remat_op *op)
 {
+	dl.launches++;
 	prof_cupti_tls.internal = 1;
 	prof_guard_enter(k, o->name);
 	CUresult r = prof_launch_as(o, op, op->stream, op->params, op->extra);
@@ -511,9 +559,11 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		if (!posts[r])
 			continue;
 		tested_bytes(d, o, r, b, posts[r], only < 0 || only == o->reads[r], unit);
-		/* Nothing to write: leave it alone (another stream may use it). */
+		/* The device holds what the op left (posts[r]): only the bytes
+		 * that differ are written, none when nothing does (another
+		 * stream may use the buffer). */
 		if (!perturb(b->size, dl.pre[r], posts[r]))
-			ok = prof_host_copy(dl.again, b->addr, b->size, 0) == CUDA_SUCCESS;
+			ok = put_changed(b->addr, dl.again, posts[r], b->size) == 0;
 	}
 	/* The copies are complete (prof_host_copy): the second run sees them. */
 	CUresult rc = ok ? relaunch(k, o, op) : CUDA_ERROR_UNKNOWN;
@@ -529,12 +579,15 @@ static int proof_run(size_t k, struct prof_op *o, const struct remat_op *op,
 		if (ok)
 			ok =
 			    second_run_agrees(out, o->reads[r], b->size, dl.pre[r], posts[r], unit);
-		if ((!read || memcmp(dl.again, posts[r], b->size)) &&
-		    prof_host_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
+		/* Put back what the second run changed; all of it when its
+		 * content could not be read. */
+		if (read ? put_changed(b->addr, posts[r], dl.again, b->size) != 0
+		         : prof_host_copy(posts[r], b->addr, b->size, 0) != CUDA_SUCCESS)
 			lost++;
 	}
 	/* After a failed second run the context is gone (the program gets the
 	 * device error at its next call): one message is enough. */
+	dl.lost |= lost != 0;
 	if (lost && rc == CUDA_SUCCESS)
 		remat_log(
 		    REMAT_LOG_ERROR,
@@ -783,27 +836,49 @@ static int unread_one(const struct unread_ctx *u, struct prof_change c, struct o
 
 /* A pointer's range failed: the kernel reads some of it.  A kernel reads
  * from its pointer on (a tensor, several laid out one after the other), so
- * the bytes it does not read are a tail: the smallest 256-byte-aligned
- * offset whose tail passes, by bisection (a tail of a passing tail
- * passes), to within the range's length / 2^12.  Not at the offsets seen
- * so far: where the tensor ends may be shown only by a later op.  *best:
- * what passed. */
+ * the bytes it does not read are a tail (a tail of a passing tail passes,
+ * so when the last 256 bytes fail, all do: one launch says so for a
+ * kernel that reads to the range's end, most of llm.c's).  Regions are cut
+ * where pointers, copies and sets begin, all known ahead (unread.c), so
+ * the tail is looked for at those cuts first, by bisection.  Past the last
+ * cut, or with none, at the smallest 256-byte-aligned offset, to within
+ * the range's length / 2^12, with what is left of the launches: a later
+ * op may write or read whole what begins there.  *best: what passed. */
 static int unread_search(const struct unread_ctx *u, struct prof_change c, struct op_delta *best)
 {
-	uint64_t base = c.lo - c.lo % UNREAD_ALIGN;
-	uint64_t lo = 1, hi = (c.hi - base + UNREAD_ALIGN - 1) / UNREAD_ALIGN;
-	int r = 0;
-	for (int tries = 0; lo < hi && tries < UNREAD_SEARCH; tries++) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		struct prof_change tail = {c.buf, base + mid * UNREAD_ALIGN, c.hi, 0};
-		if ((r = unread_one(u, tail, best)) < 0)
-			break;
+	uint64_t last = (c.hi - 1) - (c.hi - 1) % UNREAD_ALIGN;
+	int r = last > c.lo ? unread_one(u, (struct prof_change){c.buf, last, c.hi, 0}, best) : 0;
+	if (r != 1)
+		return r < 0 ? -1 : 0;
+	const uint64_t *at;
+	uint32_t lo = 0, hi = prof_unread_cuts_in(c.buf, c.lo, c.hi, &at), m = hi;
+	int tries = 1;
+	for (; lo < hi && tries < UNREAD_SEARCH; tries++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if ((r = unread_one(u, (struct prof_change){c.buf, at[mid], c.hi, 0}, best)) < 0)
+			return -1;
 		if (r == 1)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return r < 0 ? -1 : 0;
+	if (lo < hi || lo < m)
+		return 0; /* the launches ran out, or a cut passed */
+	if (m)
+		c.lo = at[m - 1]; /* every cut failed: the tail is past the last */
+	uint64_t base = c.lo - c.lo % UNREAD_ALIGN;
+	uint64_t flo = 1, fhi = (c.hi - base + UNREAD_ALIGN - 1) / UNREAD_ALIGN;
+	for (; flo < fhi && tries < UNREAD_SEARCH; tries++) {
+		uint64_t mid = flo + (fhi - flo) / 2;
+		struct prof_change tail = {c.buf, base + mid * UNREAD_ALIGN, c.hi, 0};
+		if ((r = unread_one(u, tail, best)) < 0)
+			return -1;
+		if (r == 1)
+			fhi = mid;
+		else
+			flo = mid + 1;
+	}
+	return 0;
 }
 
 /* The proof of unread bytes for op k (unread.c chooses the bytes): all
@@ -885,6 +960,19 @@ static void find_changes(size_t k, const struct prof_op *o, struct prof_live *co
 	}
 }
 
+/* Op k's copies after it (posts, by slot of its reads; NULL: none to
+ * trust) for op k + 1's before it. */
+static void remember_posts(size_t k, const struct prof_op *o, uint8_t *const *posts)
+{
+	dl.prev_k = SIZE_MAX;
+	if (!posts || REMAT_RESERVE(dl.prev, o->nreads, dl.prev_cap))
+		return;
+	for (size_t r = 0; r < o->nreads; r++)
+		dl.prev[r] = (struct prev_post){o->reads[r], posts[r]};
+	dl.prev_n = o->nreads;
+	dl.prev_k = k;
+}
+
 uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op,
                           struct prof_live *const *pb)
 {
@@ -894,6 +982,7 @@ uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op
 	uint8_t *stack[64], **posts = o->nreads <= 64 ? stack : calloc(o->nreads, sizeof(*posts));
 	int copies = k < dl.ndeltas && dl.snapped == k && posts ? snap_after(o, pb, posts) : -1;
 	dl.snapped = SIZE_MAX;
+	dl.lost = 0;
 	/* What it wrote is not known: all it references may have changed. */
 	for (size_t r = 0; copies < 0 && r < o->nreads; r++)
 		prof_op_wrote(o, o->reads[r]);
@@ -905,14 +994,21 @@ uint32_t prof_delta_after(size_t k, struct prof_op *o, const struct remat_op *op
 		 * an update of what was there (saves less). */
 		if (d->blind >= 0 && d->n && o->replayable && dl.proofs != REMAT_PROOF_OFF)
 			prove_blind(k, o, op, pb, posts);
+		/* Where a blind write through a pointer ends (its last run),
+		 * as regions.c may cut there; the ends of a strided or permuted
+		 * write's thousands of runs are no tensor's end (and would make
+		 * the search for an unread tail bisect among them). */
 		for (uint32_t c = 0; d->blind >= 0 && c < d->n; c++)
-			if (d->chg[c].blind)
+			if (d->chg[c].blind &&
+			    (c + 1 == d->n || d->chg[c + 1].buf != d->chg[c].buf ||
+			     change_unit(o, &d->chg[c + 1]) != change_unit(o, &d->chg[c])))
 				prof_unread_cut(d->chg[c].buf, d->chg[c].hi);
 		/* The same switch: both proofs launch the kernel once more with
 		 * bytes it may read set to what it never saw. */
 		if (d->blind >= 0 && o->replayable && dl.proofs != REMAT_PROOF_OFF)
 			prove_unread(&(struct unread_ctx){k, o, op, pb, posts});
 	}
+	remember_posts(k, o, copies >= 0 && !dl.lost ? posts : NULL);
 	if (posts != stack)
 		free(posts);
 	return copies > 0 ? (uint32_t)copies : 0;

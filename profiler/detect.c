@@ -58,6 +58,11 @@ static struct prof_detect {
 		uint64_t event;
 	} gap_alloc[GAP_MAX];
 	int ngap;
+	/* Where the ops since the last boundary point, copy and set (address,
+	 * bytes), while the iteration is steady: the next profile's cuts
+	 * (prof_unread_expect), since each of its ops repeats one of these. */
+	uint64_t (*cuts)[2];
+	size_t ncuts, capcuts;
 } dt = {.detecting = 1, .cupti_note = ""};
 
 static uint64_t op_signature(const struct remat_op *op)
@@ -84,6 +89,22 @@ static uint64_t op_signature(const struct remat_op *op)
 	return h;
 }
 
+/* A kernel's parameter words; 0 when their layout is unknown (the driver
+ * does not give it). */
+static int kernel_words(const struct remat_op *op, struct remat_words *it)
+{
+	size_t size;
+	const uint8_t *buf;
+	const uint32_t(*layout)[2];
+	if ((buf = remat_op_extra_params(op, &size)) != NULL)
+		*it = remat_words_packed(buf, size);
+	else if (op->params && prof_kernel_params(op->func, &layout, &size))
+		*it = remat_words_params(op->params, layout, size);
+	else
+		return 0;
+	return 1;
+}
+
 /* What the op was given, hashed: every 8-byte word of a kernel's
  * parameters, a copy's or set's device addresses; 0 when unknown (a
  * kernel whose parameter layout the driver does not give).  Host addresses
@@ -92,16 +113,9 @@ static uint64_t op_args(const struct remat_op *op)
 {
 	struct remat_words it = {0};
 	uint64_t h = 0x84222325cbf29ce4ULL, v, off;
-	size_t size;
-	const uint8_t *buf;
-	const uint32_t(*layout)[2];
 	switch (op->kind) {
 	case REMAT_OP_KERNEL:
-		if ((buf = remat_op_extra_params(op, &size)) != NULL)
-			it = remat_words_packed(buf, size);
-		else if (op->params && prof_kernel_params(op->func, &layout, &size))
-			it = remat_words_params(op->params, layout, size);
-		else
+		if (!kernel_words(op, &it))
 			return 0;
 		break;
 	case REMAT_OP_MEMCPY:
@@ -116,6 +130,39 @@ static uint64_t op_args(const struct remat_op *op)
 	while (remat_words_next(&it, &v, &off))
 		h = (h ^ v) * 0xbf58476d1ce4e5b9ULL;
 	return h | 1; /* never 0, the unknown */
+}
+
+#define MAX_CUTS (1u << 20)
+
+static void cut_push(uint64_t addr, uint64_t bytes)
+{
+	if (!addr || dt.ncuts >= MAX_CUTS || !prof_live_find(addr) ||
+	    REMAT_GROW(dt.cuts, dt.ncuts, dt.capcuts))
+		return; /* a cut not known ahead: the proof guesses shorter */
+	dt.cuts[dt.ncuts][0] = addr;
+	dt.cuts[dt.ncuts++][1] = bytes;
+}
+
+/* The op's pointers into live allocations, a copy's and a set's ranges. */
+static void note_cuts(const struct remat_op *op)
+{
+	struct remat_words it = {0};
+	uint64_t v, off;
+	switch (op->kind) {
+	case REMAT_OP_KERNEL:
+		if (kernel_words(op, &it))
+			while (remat_words_next(&it, &v, &off))
+				cut_push(v, 0);
+		return;
+	case REMAT_OP_MEMCPY:
+		cut_push(op->src, op->bytes);
+		/* fall through */
+	case REMAT_OP_MEMSET:
+		cut_push(op->dst, op->bytes);
+		return;
+	default:
+		return;
+	}
 }
 
 static enum prof_step give_up(const char *why)
@@ -168,6 +215,11 @@ static int maybe_start(uint64_t i)
 	          dt.det.period, (unsigned long long)i, it);
 	if (prof_profile_begin(i, dt.det.period, it, dt.cupti_ok, dt.cupti_note))
 		return -1;
+	prof_unread_expect((const uint64_t(*)[2])dt.cuts, dt.ncuts);
+	remat_log(REMAT_LOG_DEBUG,
+	          "profile: %zu pointers, copies and sets known from the "
+	          "iteration before",
+	          dt.ncuts);
 	for (int g = 0; g < dt.ngap; g++)
 		if (dt.gap_alloc[g].event > dt.gap_min_event)
 			prof_profile_adopt(dt.gap_alloc[g].b);
@@ -209,6 +261,13 @@ enum prof_step prof_op(struct remat_op *op)
 		abort_profile("a stream capture began during the profiled iteration", i);
 	if (!dt.profiling && !capturing && maybe_start(i))
 		return give_up("out of memory for the profile");
+	/* From the first period seen, not only once steady: the detector
+	 * trusts a period late (the arena trainer: 2 ops before the profile). */
+	if (!dt.profiling && dt.det.period) {
+		if (remat_det_is_boundary(&dt.det, i) || dt.ncuts >= MAX_CUTS)
+			dt.ncuts = 0;
+		note_cuts(op);
+	}
 	/* A new gap begins after this op. */
 	gap_reset();
 	if (!dt.profiling)

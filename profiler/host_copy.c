@@ -16,9 +16,11 @@
 static struct prof_host_copy {
 	int tried; /* the stream was asked for */
 	CUstream stream;
-	uint8_t *room; /* prof_host_room's */
-	size_t cap;
-	int pinned; /* room is page-locked */
+	/* prof_host_room's two rooms (one op's copies while the op before's
+	 * stay readable), each page-locked or not */
+	uint8_t *room[2];
+	size_t cap[2];
+	int pinned[2];
 	/* this profile's copies, and those from or into page-locked memory
 	 * (what SIMCUDA_FAIL_COPY counts: tests/e2e/run_offload.sh) */
 	unsigned long long copies, locked, bytes;
@@ -43,7 +45,9 @@ CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host)
 {
 	hc.copies++;
 	hc.bytes += size;
-	hc.locked += hc.pinned && (uint8_t *)host >= hc.room && (uint8_t *)host < hc.room + hc.cap;
+	for (int w = 0; w < 2; w++)
+		hc.locked += hc.pinned[w] && (uint8_t *)host >= hc.room[w] &&
+		             (uint8_t *)host < hc.room[w] + hc.cap[w];
 	if (!hc.stream || (!to_host && !remat_drv.cuMemcpyHtoDAsync))
 		return to_host ? remat_drv.cuMemcpyDtoH(host, dev, size)
 		               : remat_drv.cuMemcpyHtoD(dev, host, size);
@@ -52,41 +56,49 @@ CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host)
 	return r == CUDA_SUCCESS ? remat_drv.cuStreamSynchronize(hc.stream) : r;
 }
 
-void prof_host_room_free(void)
+static void room_free(int w)
 {
-	if (hc.pinned)
-		remat_drv.cuMemFreeHost(hc.room);
+	if (hc.pinned[w])
+		remat_drv.cuMemFreeHost(hc.room[w]);
 	else
-		free(hc.room);
-	hc.room = NULL;
-	hc.cap = 0;
-	hc.pinned = 0;
+		free(hc.room[w]);
+	hc.room[w] = NULL;
+	hc.cap[w] = 0;
+	hc.pinned[w] = 0;
 }
 
-uint8_t *prof_host_room(size_t n)
+void prof_host_room_free(void)
 {
-	if (n <= hc.cap && hc.room)
-		return hc.room;
-	prof_host_room_free();
+	room_free(0);
+	room_free(1);
+}
+
+uint8_t *prof_host_room(int which, size_t n)
+{
+	int w = which & 1;
+	if (n <= hc.cap[w] && hc.room[w])
+		return hc.room[w];
+	room_free(w);
 	size_t want = n + n / 2; /* the next op may reference a little more */
 	void *p = NULL;
 	if (want <= PROF_PINNED_MAX && remat_drv.cuMemAllocHost && remat_drv.cuMemFreeHost &&
 	    remat_drv.cuMemAllocHost(&p, want) == CUDA_SUCCESS) {
-		hc.pinned = 1;
+		hc.pinned[w] = 1;
 	} else {
 		p = malloc(want ? want : 1);
-		hc.pinned = 0;
+		hc.pinned[w] = 0;
 	}
-	hc.room = p;
-	hc.cap = p ? want : 0;
-	return hc.room;
+	hc.room[w] = p;
+	hc.cap[w] = p ? want : 0;
+	return hc.room[w];
 }
 
-void prof_host_copy_report(void)
+void prof_host_copy_report(unsigned long long launches)
 {
 	if (hc.copies)
 		remat_log(REMAT_LOG_INFO,
-		          "write sets: %llu host copies (%llu page-locked), %.1f MB", hc.copies,
-		          hc.locked, 1e-6 * (double)hc.bytes);
+		          "write sets: %llu host copies (%llu page-locked), %.1f MB; %llu second "
+		          "launches",
+		          hc.copies, hc.locked, 1e-6 * (double)hc.bytes, launches);
 	hc.copies = hc.locked = hc.bytes = 0;
 }

@@ -59,15 +59,17 @@ size_t prof_stack_capture(char ***frames);
  * init: at a profile's start (the stream, once). */
 void prof_host_copy_init(void);
 CUresult prof_host_copy(void *host, uint64_t dev, size_t size, int to_host);
-/* Room for one op's host copies, at least n bytes (content not kept):
- * page-locked while it fits in PROF_PINNED_MAX, so the copies run at the
- * copy engines' rate, not staged through pageable memory.  NULL when out
- * of host memory.  free: at the profile's end. */
+/* Room `which` (0 or 1) for one op's host copies, at least n bytes
+ * (content not kept; the other room's is): page-locked while it fits in
+ * PROF_PINNED_MAX, so the copies run at the copy engines' rate, not staged
+ * through pageable memory.  NULL when out of host memory.  free: both, at
+ * the profile's end. */
 #define PROF_PINNED_MAX ((size_t)1 << 30)
-uint8_t *prof_host_room(size_t n);
+uint8_t *prof_host_room(int which, size_t n);
 void prof_host_room_free(void);
-/* Says how many copies the profile made (REMAT_LOG=1), and starts over. */
-void prof_host_copy_report(void);
+/* Says how many copies the profile made and how many second launches its
+ * proofs (REMAT_LOG=1), and starts over. */
+void prof_host_copy_report(unsigned long long launches);
 
 /* copy_rate.c: the cost of a copy inside device memory, fixed ns per copy
  * and bytes per µs; both 0 when it could not be measured. */
@@ -131,6 +133,12 @@ const struct prof_change *prof_delta_unread(size_t k, uint32_t *n);
  * or NULL). */
 void prof_unread_reset(void);
 void prof_unread_cut(int32_t buf, uint64_t off);
+/* The n device addresses at[i][0] where the iteration's pointers, copies
+ * and sets begin (and at[i][1] bytes later, where a copy or set ends), as
+ * the iteration before showed them: cuts in the allocations they fall in. */
+void prof_unread_expect(const uint64_t (*at)[2], size_t n);
+/* The cuts of buf strictly between lo and hi, ascending, at *at. */
+uint32_t prof_unread_cuts_in(int32_t buf, uint64_t lo, uint64_t hi, const uint64_t **at);
 uint32_t prof_unread_ranges(const struct prof_op *o, struct prof_live *const *pb,
                             const struct prof_change *chg, uint32_t nchg, struct prof_change **out);
 
@@ -188,6 +196,8 @@ uint64_t prof_attrs_record(struct prof_op *o, const struct remat_op *op, uint64_
 int prof_collective_name(const char *name);
 /* A collective was issued on s: in flight until the stream gets past it. */
 void prof_collective_issued(CUstream s);
+/* 1 while a collective issued in the profile may still be running. */
+int prof_collective_in_flight(void);
 /* What the profile waits for around an op on stream s: the whole context,
  * or only s while a collective is in flight. */
 void prof_sync(CUstream s);

@@ -7,6 +7,9 @@
  * up to the kernel's next pointer into the allocation or its end: a read's
  * reach (regions.c), which only this proof narrows.  A guess too short
  * fails, and delta.c bisects for the tail that passes; what passes is exact.
+ * The offsets where the iteration's pointers, copies and sets begin are
+ * known before it from the one before (detect.c; each op repeats it), so
+ * a guess starts at the next tensor even when only a later op points there.
  */
 #include <stdlib.h>
 
@@ -59,6 +62,30 @@ void prof_unread_cut(int32_t buf, uint64_t off)
 		s->at[i] = s->at[i - 1];
 	s->at[lo] = off;
 	s->n++;
+}
+
+void prof_unread_expect(const uint64_t (*at)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_live *b = prof_live_find(at[i][0]);
+		if (!b || b->trace_id < 0)
+			continue;
+		prof_unread_cut(b->trace_id, at[i][0] - b->addr);
+		if (at[i][1])
+			prof_unread_cut(b->trace_id, at[i][0] - b->addr + at[i][1]);
+	}
+}
+
+uint32_t prof_unread_cuts_in(int32_t buf, uint64_t lo, uint64_t hi, const uint64_t **at)
+{
+	*at = NULL;
+	if (buf < 0 || (size_t)buf >= ur.nseen)
+		return 0;
+	const struct seen_cuts *s = &ur.seen[buf];
+	size_t a = remat_search_after(s->at, s->n, cut_at, lo);
+	size_t e = remat_search_from(s->at, s->n, cut_at, hi);
+	*at = s->at + a;
+	return e > a ? (uint32_t)(e - a) : 0;
 }
 
 /* The first cut seen in buf above off, or UINT64_MAX. */

@@ -117,6 +117,8 @@ static void lift_budget(void)
  * take a buffer a replayed op reads. */
 static void diverge(CUstream s, const char *what, int32_t pos)
 {
+	if (replay_engine.verifying)
+		replay_verify_unpoison_all(); /* the rest runs unmodified */
 	if (replay_engine.applying) {
 		remat_log(REMAT_LOG_INFO,
 		          "iteration %llu diverges from the profile at op %d (%s): rebuilding "
@@ -153,6 +155,7 @@ static void diverge(CUstream s, const char *what, int32_t pos)
 
 void replay_no_plan(void)
 {
+	replay_verify_unpoison_all();
 	replay_engine.stopped = 1;
 	replay_engine.applying = replay_engine.verifying = 0;
 }
@@ -264,6 +267,7 @@ static void boundary(int tentative)
 	                                               : REPLAY_CLOCK_UNMODIFIED);
 	if (replay_engine.applying && !replay_engine.verifying)
 		note_peak();
+	replay_verify_unpoison_all();
 	if (replay_engine.verifying && !replay_engine.diverged)
 		replay_verify_end_iteration();
 	replay_engine.verifying = 0;
@@ -498,6 +502,7 @@ CUresult replay_error(void)
 /* The guessed boundary was none. */
 static void forget_guess(void)
 {
+	replay_verify_unpoison_all();
 	replay_engine.pos = -1;
 	replay_engine.applying = replay_engine.verifying = 0;
 	lift_budget();
@@ -635,6 +640,10 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 	if (replay_engine.verifying) {
 		if (replay_engine.src_of[pos] >= 0)
 			replay_capture(pos, op);
+		if (replay_verify_windows_begin(pos, op)) {
+			op->pos = pos;
+			v = REPLAY_EVICT_AFTER;
+		}
 		replay_verify_begin(pos, op->stream);
 	} else if (replay_engine.applying && apply_at(op, pos, q, &v)) {
 		return v;
@@ -654,6 +663,8 @@ void replay_op_end(struct remat_op *op, CUresult rc)
 	 * says, and only while it applies. */
 	if (replay_engine.applying && !replay_engine.verifying && replay_engine.plan)
 		replay_evict_after(op->pos, op->stream);
+	else if (replay_engine.verifying && replay_engine.plan)
+		replay_verify_windows_end(op->pos, op);
 }
 
 void replay_reshape(void)

@@ -216,5 +216,17 @@ void replay_no_plan(void);
 void replay_verify_begin(int32_t pos, CUstream s);
 void replay_verify_end_iteration(void);
 int replay_verify_wanted(void);
+/* Buffer b is never to be evicted: the job is planned again without it at
+ * the verification iteration's end.  1 when newly excluded. */
+int replay_verify_exclude(int32_t b);
+
+/* verify_windows.c: what the plan keeps off the device, poisoned in the
+ * verification iteration.  begin: before op pos, before verify.c's
+ * replay_verify_begin; 1 when replay_verify_windows_end must follow the
+ * program's call.  unpoison_all: every poisoned buffer gets its content
+ * back (the iteration ends or diverges). */
+int replay_verify_windows_begin(int32_t pos, const struct remat_op *op);
+void replay_verify_windows_end(int32_t pos, const struct remat_op *op);
+void replay_verify_unpoison_all(void);
 
 #endif

@@ -33,14 +33,21 @@ int replay_verify_wanted(void)
 	return remat_cfg.verify && !verify_state.verified;
 }
 
-static void exclude(int32_t b, int32_t pos, uint64_t off)
+int replay_verify_exclude(int32_t b)
 {
 	for (int i = 0; i < verify_state.nexcluded; i++)
 		if (verify_state.excluded[i] == b)
-			return;
+			return 0;
 	if (REMAT_GROW(verify_state.excluded, verify_state.nexcluded, verify_state.capexcluded))
-		return;
+		return 0;
 	verify_state.excluded[verify_state.nexcluded++] = b;
+	return 1;
+}
+
+static void exclude(int32_t b, int32_t pos, uint64_t off)
+{
+	if (!replay_verify_exclude(b))
+		return;
 	remat_log(REMAT_LOG_INFO,
 	          "verify: buffer %d rebuilt before op %d differs from the original at byte %llu; "
 	          "excluded",
@@ -124,8 +131,9 @@ void replay_verify_end_iteration(void)
 {
 	verify_state.verified = 1;
 	if (!verify_state.nexcluded) {
-		remat_warn("verify: every planned rebuild is bit-identical; the plan is applied "
-		           "from the next iteration");
+		remat_warn("verify: every planned rebuild is bit-identical and nothing reads what "
+		           "the plan takes off the device; the plan is applied from the next "
+		           "iteration");
 		return;
 	}
 	char list[512];
@@ -133,7 +141,8 @@ void replay_verify_end_iteration(void)
 	for (int i = 0; i < verify_state.nexcluded && w < (int)sizeof(list) - 16; i++)
 		w += snprintf(list + w, sizeof(list) - (size_t)w, "%s%d", i ? "," : "",
 		              verify_state.excluded[i]);
-	remat_warn("verify: %d buffer(s) rebuild differently (%s); planning again without them",
+	remat_warn("verify: %d buffer(s) rebuild differently or are read off the device (%s); "
+	           "planning again without them",
 	           verify_state.nexcluded, list);
 	replay_plan_drop();
 	verify_state.verified = 0; /* the new plan is verified too */

@@ -122,7 +122,8 @@ ALL_TARGETS += $(REMAT_PROGS)
 # Programs written the way third-party CUDA C trainers are (issue 31: what
 # imitations miss), built like them by sim/bin/simnvcc.
 REAL_PROGS := $(BUILD)/tests/e2e/progs/real/mlp1 $(BUILD)/tests/e2e/progs/real/attn1 \
-	$(BUILD)/tests/e2e/progs/real/refill $(BUILD)/tests/e2e/progs/real/indirect
+	$(BUILD)/tests/e2e/progs/real/refill $(BUILD)/tests/e2e/progs/real/indirect \
+	$(BUILD)/tests/e2e/progs/real/guess
 $(BUILD)/tests/e2e/progs/real/%: tests/e2e/progs/real/%.cu tests/e2e/progs/real/check.h sim/bin/simnvcc \
 		$(SIMCC_DEPS) \
 		| $(SIMCUDA_DIR)/libcudart.so.13
@@ -132,6 +133,6 @@ ifeq ($(HAVE_NVCC),1)
 ALL_TARGETS += $(REAL_PROGS)
 endif
 E2E_NVCC_TESTS += tests/e2e/real_budget_sweep.sh tests/e2e/real_eval_divergence.sh \
-	tests/e2e/real_refill.sh tests/e2e/real_verify_window.sh
+	tests/e2e/real_refill.sh tests/e2e/real_verify_window.sh tests/e2e/real_guessed_boundary.sh
 .PHONY: remat-progs
 remat-progs: $(REMAT_PROGS)

@@ -283,7 +283,11 @@ static void boundary(int tentative)
 	if (!replay_engine.applying || replay_engine.verifying)
 		park(1);
 	remat_alloc_swap_enable(!replay_engine.applying);
-	replay_boundary_buffers(replay_engine.applying && !replay_engine.verifying);
+	/* A guessed boundary unmaps nothing: the guess may be wrong (the
+	 * profile's last op issued mid-iteration, as darknet issues its
+	 * fills), and what is dead across a boundary is live mid-iteration.
+	 * Op 0 confirming it unmaps them (replay_op_begin). */
+	replay_boundary_buffers(replay_engine.applying && !replay_engine.verifying && !tentative);
 
 	if (replay_engine.applying) {
 		const struct remat_profile *p = replay_engine.profile;
@@ -632,6 +636,9 @@ enum replay_verdict replay_op_begin(struct remat_op *op)
 	}
 	if (replay_engine.tentative) {
 		replay_engine.tentative = 0;
+		/* Nothing ran since the guessed boundary: unmapping what the plan
+		 * keeps unmapped there now, before op 0's steps, is the same. */
+		replay_boundary_buffers(replay_engine.applying && !replay_engine.verifying);
 		enforce();
 	}
 	replay_engine.lost_ops = 0;

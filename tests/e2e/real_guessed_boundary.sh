@@ -10,12 +10,7 @@
 # d was unmapped, and use_d faulted.  Now the run ends with the plain
 # run's output, no fault, and the plan applies again after step 12.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/e2e/progs/real
-[ -x "$P/guess" ] || fail "$P/guess is not built"
-export SIMCUDA_GRANULARITY=4K
-run base -- "$P/guess"
-run traced REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/t.d" LD_PRELOAD="$PRELOAD" -- "$P/guess"
-same base traced
+real_trace guess
 python3 - "$tmp/t.d/trace.json" <<'PY' || fail "the trace is not the iteration the test is about"
 import json, sys
 t = json.load(open(sys.argv[1]))
@@ -25,8 +20,7 @@ assert last["kind"] == "memcpy" and sum(o["kind"] == "memcpy" for o in ops) == 3
     [o["name"] for o in ops]
 assert sum(1 for b in t["buffers"] if b.get("dead_across_boundary")) >= 2, t["buffers"]
 PY
-bud=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['memory']['peak_bytes'] * 70 // 100)" \
-	"$tmp/t.d/trace.json")
+bud=$(peak_share 70)
 prefill b70 "$tmp/t.d" "$bud" --plan-version 2
 grep -q '"unmapped_at_boundary"' "$tmp/b70.cache/"*.plan.json ||
 	fail "the plan keeps nothing unmapped across the boundary"

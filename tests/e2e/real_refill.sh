@@ -10,13 +10,7 @@
 # region the memset writes; then the plan at 80% (its smallest reachable
 # peak is 75%) applies with the plain run's output.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/e2e/progs/real
-[ -x "$P/refill" ] || fail "$P/refill is not built"
-export SIMCUDA_GRANULARITY=4K
-run base -- "$P/refill"
-run traced REMAT_MODE=trace REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/t.d" LD_PRELOAD="$PRELOAD" \
-	-- "$P/refill"
-same base traced
+real_trace refill
 no_fault
 grep -q "write sets: [0-9]* host copies .*; [1-9][0-9]* second launches" "$tmp/traced.err" ||
 	fail "no second launches reported: $(grep 'write sets' "$tmp/traced.err")"
@@ -33,8 +27,7 @@ assert scale[0]["writes"] and not zeroed & set(scale[0]["writes"]), (scale[0], s
 PY
 # The plan from the trace, in the cache before the run (the job is shorter
 # than planning on a loaded machine).
-bud=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['memory']['peak_bytes'] * 80 // 100)" \
-	"$tmp/t.d/trace.json")
+bud=$(peak_share 80)
 prefill b80 "$tmp/t.d" "$bud" --plan-version 2
 run b80 "REMAT_BUDGET=$bud" REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/b80.d" "REMAT_CACHE_DIR=$tmp/b80.cache" \
 	LD_PRELOAD="$PRELOAD" -- "$P/refill"

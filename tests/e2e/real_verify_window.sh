@@ -9,17 +9,10 @@
 # again without it: no fault, the plain run's output.  At 75% the plan
 # frees nothing mix reads: verification passes and the plan applies.
 . tests/e2e/run_lib.sh
-P=$BUILD/tests/e2e/progs/real
-[ -x "$P/indirect" ] || fail "$P/indirect is not built"
-export SIMCUDA_GRANULARITY=4K
-run base -- "$P/indirect"
-run traced REMAT_MODE=trace "REMAT_TRACE_DIR=$tmp/t.d" LD_PRELOAD="$PRELOAD" -- "$P/indirect"
-same base traced
+real_trace indirect
 # Plans from the trace, in the cache before each run (the job is shorter
 # than planning on a loaded machine): 65% and 75% of the peak, in bytes.
-peak=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['memory']['peak_bytes'])" \
-	"$tmp/t.d/trace.json")
-b65=$((peak * 65 / 100)) b75=$((peak * 75 / 100))
+b65=$(peak_share 65) b75=$(peak_share 75)
 prefill n65 "$tmp/t.d" "$b65" --plan-version 2
 env "REMAT_BUDGET=$b65" REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/n65.d" "REMAT_CACHE_DIR=$tmp/n65.cache" \
 	LD_PRELOAD="$PRELOAD" "$SIMRUN" "$P/indirect" >"$tmp/noverify.out" 2>"$tmp/noverify.log" &&

@@ -149,3 +149,22 @@ locked() {
 	sed -n 's/.*write sets: [0-9]* host copies (\([0-9]*\) page-locked).*/\1/p' "$tmp/$1.err" |
 		awk '{ s += $1 } END { print s + 0 }'
 }
+
+# real_trace PROG: tests/e2e/progs/real/PROG ($P) at 4 KiB chunks, plain
+# (run base) and traced (run traced, the trace in $tmp/t.d, REMAT_LOG=1),
+# printing the same.
+real_trace() {
+	P=$BUILD/tests/e2e/progs/real
+	[ -x "$P/$1" ] || fail "$P/$1 is not built"
+	export SIMCUDA_GRANULARITY=4K
+	run base -- "$P/$1"
+	run traced REMAT_MODE=trace REMAT_LOG=1 "REMAT_TRACE_DIR=$tmp/t.d" LD_PRELOAD="$PRELOAD" \
+		-- "$P/$1"
+	same base traced
+}
+
+# peak_share PCT: PCT% of the peak of the trace in $tmp/t.d, in bytes.
+peak_share() {
+	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['memory']['peak_bytes'] * $1 // 100)" \
+		"$tmp/t.d/trace.json"
+}

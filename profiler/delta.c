@@ -255,12 +255,13 @@ uint32_t prof_delta_before(size_t k, const struct prof_op *o, struct prof_live *
 	int follows = dl.prev_k == k - 1 && k && !prof_collective_in_flight();
 	for (size_t r = 0; r < o->nreads; r++) {
 		const struct prof_live *b = pb[o->reads[r]];
-		dl.pre[r] = room + off;
-		off += b->size;
+		uint8_t *shown = NULL; /* the op before's copy after it */
 		for (size_t q = 0; follows && q < dl.prev_n; q++)
-			if (dl.prev[q].id == o->reads[r] && dl.prev[q].post)
-				dl.pre[r] = dl.prev[q].post;
-		if (dl.pre[r] != room + off - b->size || !b->size)
+			if (dl.prev[q].id == o->reads[r])
+				shown = dl.prev[q].post;
+		dl.pre[r] = shown ? shown : room + off;
+		off += b->size;
+		if (shown || !b->size)
 			continue;
 		if (prof_host_copy(dl.pre[r], b->addr, b->size, 1) != CUDA_SUCCESS)
 			return copies;

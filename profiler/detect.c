@@ -58,9 +58,10 @@ static struct prof_detect {
 		uint64_t event;
 	} gap_alloc[GAP_MAX];
 	int ngap;
-	/* Where the ops since the last boundary point, copy and set (address,
-	 * bytes), while the iteration is steady: the next profile's cuts
-	 * (prof_unread_expect), since each of its ops repeats one of these. */
+	/* The ops' parameter words since the last boundary, and where they
+	 * copy and set (address, bytes), once a period is seen: the next
+	 * profile's cuts (prof_unread_expect keeps the device addresses),
+	 * since each of its ops repeats one of these. */
 	uint64_t (*cuts)[2];
 	size_t ncuts, capcuts;
 } dt = {.detecting = 1, .cupti_note = ""};
@@ -134,16 +135,17 @@ static uint64_t op_args(const struct remat_op *op)
 
 #define MAX_CUTS (1u << 20)
 
+/* On the launch path while detecting: an append, no lookup (the words
+ * that are no device address are dropped when the profile begins). */
 static void cut_push(uint64_t addr, uint64_t bytes)
 {
-	if (!addr || dt.ncuts >= MAX_CUTS || !prof_live_find(addr) ||
-	    REMAT_GROW(dt.cuts, dt.ncuts, dt.capcuts))
+	if (!addr || dt.ncuts >= MAX_CUTS || REMAT_GROW(dt.cuts, dt.ncuts, dt.capcuts))
 		return; /* a cut not known ahead: the proof guesses shorter */
 	dt.cuts[dt.ncuts][0] = addr;
 	dt.cuts[dt.ncuts++][1] = bytes;
 }
 
-/* The op's pointers into live allocations, a copy's and a set's ranges. */
+/* The op's parameter words, a copy's and a set's ranges. */
 static void note_cuts(const struct remat_op *op)
 {
 	struct remat_words it = {0};
@@ -217,8 +219,7 @@ static int maybe_start(uint64_t i)
 		return -1;
 	prof_unread_expect((const uint64_t(*)[2])dt.cuts, dt.ncuts);
 	remat_log(REMAT_LOG_DEBUG,
-	          "profile: %zu pointers, copies and sets known from the "
-	          "iteration before",
+	          "profile: %zu parameter words, copies and sets from the iteration before",
 	          dt.ncuts);
 	for (int g = 0; g < dt.ngap; g++)
 		if (dt.gap_alloc[g].event > dt.gap_min_event)

@@ -193,9 +193,9 @@ static void check_copy(int32_t pos, const struct remat_op *op)
 }
 
 /* The kernel at pos, run by libremat on the poisoned content: its outputs
- * kept, what it overwrote put back, the real content lifted for the
- * program's own launch.  0 when it could not be done (nothing checked). */
-static int run_poisoned(int32_t pos, const struct remat_op *op)
+ * kept, what it overwrote put back (nothing is checked when that cannot
+ * be done). */
+static void run_poisoned(int32_t pos, const struct remat_op *op)
 {
 	const struct prof_op *q = &replay_engine.profile->ops[pos];
 	size_t n = q->nwrites ? q->nwrites : 1;
@@ -204,7 +204,7 @@ static int run_poisoned(int32_t pos, const struct remat_op *op)
 	vw.nout = vw.before && vw.outputs ? q->nwrites : 0;
 	if (!vw.before || !vw.outputs || !read_outputs(q, vw.before)) {
 		drop_pending();
-		return 0;
+		return;
 	}
 	CUresult r = run_again(q, op);
 	if (r != CUDA_SUCCESS || !read_outputs(q, vw.outputs)) {
@@ -214,11 +214,10 @@ static int run_poisoned(int32_t pos, const struct remat_op *op)
 		          pos, (int)r);
 		put_outputs(q, vw.before);
 		drop_pending();
-		return 0;
+		return;
 	}
 	put_outputs(q, vw.before);
 	vw.pending = pos;
-	return 1;
 }
 
 /* Whether the plan maps b again in the iteration (a window that closes). */

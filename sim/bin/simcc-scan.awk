@@ -18,6 +18,7 @@
 #                        the kernel reaches __syncthreads or a warp-level
 #                        primitive, directly or through what it calls
 #     cost NAME FN       the cost function SIMCUDA_COST(NAME) defined (FN)
+#     work NAME FN       the work function SIMCUDA_WORK(NAME) defined (FN)
 #     defaultcost        the file defines SIMCUDA_DEFAULT_COST
 #     error FILE:LINE: MESSAGE
 #
@@ -132,7 +133,7 @@ function nsname(    i, q) {
 function reset_decl() { cand = ""; glob = 0; dev = 0; tmpl = 0; nstatic = 0; eq = 0; paren = 0; kw = ""; kwname = "" }
 
 function scan(    i, t, depth, fn, body_start, launches, blk, j) {
-	reset_decl(); nsdepth = 0; nopen = 0; nkern = 0; ncost = 0; nedit = 0; nerr = 0
+	reset_decl(); nsdepth = 0; nopen = 0; nkern = 0; ncost = 0; nwork = 0; nedit = 0; nerr = 0
 	for (i = 1; i <= ntok; i++) {
 		t = tok[i]
 		if (t == "extern" && tok[i + 1] == "__shared__") { i = extern_shared(i); continue }
@@ -146,6 +147,7 @@ function scan(    i, t, depth, fn, body_start, launches, blk, j) {
 					drop_statics()
 				}
 				if (fn ~ /^simcuda_cost_/) { cost[++ncost] = nsname() fn }
+				if (fn ~ /^simcuda_work_/) { work[++nwork] = nsname() fn }
 				if (fn == "simcuda_default_cost") defcost = 1
 				for (i++; i <= ntok && depth > 0; i++) {
 					t = tok[i]
@@ -273,6 +275,10 @@ function report(    i, k, name) {
 	for (i = 1; i <= ncost; i++) {
 		name = cost[i]; sub(/simcuda_cost_/, "", name)
 		print "cost", name, cost[i] > scan_out
+	}
+	for (i = 1; i <= nwork; i++) {
+		name = work[i]; sub(/simcuda_work_/, "", name)
+		print "work", name, work[i] > scan_out
 	}
 	if (defcost) print "defaultcost" > scan_out
 	close(scan_out)

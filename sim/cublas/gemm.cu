@@ -111,4 +111,19 @@ SIMCUDA_COST(cublas_sgemm_splitk_kernel)
 {
 	return 1000.0 + 2.0 * SIMCUDA_ARG(2) * SIMCUDA_ARG(3) * SIMCUDA_ARG(4) / 1000.0;
 }
+// The device profiles: 2mnk flops per problem at the fp32 (SIMT) rate --
+// this cuBLAS computes in fp32 whatever the math mode permits, so it is
+// priced as fp32 -- and A, B read, C read and written once.
+SIMCUDA_WORK(cublas_sgemm_kernel)
+{
+	double m = SIMCUDA_ARG(2), n = SIMCUDA_ARG(3), k = SIMCUDA_ARG(4), z = grid.z;
+	return {2.0 * m * n * k * z, 4.0 * (m * k + k * n + 2.0 * m * n) * z, SIMCUDA_MATH_FP32,
+	        0.0};
+}
+// Each split's partial sums are written and read back once more.
+SIMCUDA_WORK(cublas_sgemm_splitk_kernel)
+{
+	double m = SIMCUDA_ARG(2), n = SIMCUDA_ARG(3), k = SIMCUDA_ARG(4), s = SIMCUDA_ARG(14);
+	return {2.0 * m * n * k, 4.0 * (m * k + k * n + 2.0 * m * n * s), SIMCUDA_MATH_FP32, 0.0};
+}
 #endif

@@ -32,7 +32,6 @@ struct sim_config {
 	uint64_t fail_copy;         /* SIMCUDA_FAIL_COPY: 1-based, 0 = never */
 	CUresult fail_launch_error; /* SIMCUDA_FAIL_LAUNCH_ERROR */
 	unsigned slow_stream_ms;    /* SIMCUDA_SLOW_STREAM */
-	double pcie_bytes_per_ns;   /* SIMCUDA_PCIE_GBPS (1 GB/s = 1 byte/ns) */
 	enum { FILL_POISON, FILL_ZERO, FILL_RANDOM } fill; /* SIMCUDA_FILL */
 	/* SIMCUDA_FAIL_ALLOC or _LAUNCH=A-B (or A-): a sweep (sweep.c) forks a
 	 * child at each of those events from A to B, into SIMCUDA_SWEEP_DIR. */
@@ -42,6 +41,63 @@ struct sim_config {
 };
 extern struct sim_config sim_cfg;
 void sim_config_load(void);
+
+/* ---- profile.c: the device profile (SIMCUDA_DEVICE) -------------------- */
+
+enum sim_figure {
+	FIG_LAUNCH,
+	FIG_COPY_ISSUE,
+	FIG_EVENT,
+	FIG_SYNC,
+	FIG_STREAM_WAIT,
+	FIG_MALLOC,
+	FIG_MALLOC_ASYNC,
+	FIG_HOST_ALLOC,
+	FIG_VMM_CREATE,
+	FIG_VMM_MAP,
+	FIG_VMM_SET_ACCESS,
+	FIG_VMM_UNMAP,
+	FIG_VMM_RELEASE,
+	FIG_VMM_RESERVE,
+	/* Per chunk (granule) of the range a VMM call covers, in enum sim_vmm order. */
+	FIG_VMM_CREATE_CHUNK,
+	FIG_VMM_MAP_CHUNK,
+	FIG_VMM_SET_ACCESS_CHUNK,
+	FIG_VMM_UNMAP_CHUNK,
+	FIG_VMM_RELEASE_CHUNK,
+	FIG_VMM_RESERVE_CHUNK,
+	FIG_PCIE_GBPS,
+	FIG_HBM_GBPS,
+	FIG_FP32_TFLOPS,
+	FIG_TF32_TFLOPS,
+	FIG_BF16_TFLOPS,
+	FIG_KERNEL_FLOOR_NS,
+	FIG_COUNT
+};
+enum sim_vmm {
+	VMM_CREATE,
+	VMM_MAP,
+	VMM_SET_ACCESS,
+	VMM_UNMAP,
+	VMM_RELEASE,
+	VMM_RESERVE,
+	VMM_KINDS
+};
+
+struct sim_profile {
+	const char *device; /* h100, h200, a100, legacy */
+	bool legacy;        /* no host costs; kernels by cost_ns, copies as before */
+	/* Host time each entry point costs its caller, by CUPTI callback id. */
+	uint32_t call_ns[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	uint64_t vmm_chunk_ns[VMM_KINDS];
+	bool vmm_sync; /* SIMCUDA_VMM_SYNC=device: cuMemUnmap, cuMemSetAccess wait for the device */
+	double pcie_bytes_per_ns; /* SIMCUDA_PCIE_GBPS (1 GB/s = 1 byte/ns) */
+	double hbm_bytes_per_ns;
+	double flops_per_ns[SIMCUDA_MATHS];
+	double floor_ns; /* the shortest kernel */
+};
+extern struct sim_profile sim_prof;
+void profile_load(void);
 
 /* ---- api.c: CUPTI callbacks and correlation ids ------------------------ */
 
@@ -60,9 +116,11 @@ uint32_t api_op_correlation(void);
 uint32_t api_new_correlation(void);
 void api_set_outer(uint32_t id);
 
-/* Every implemented entry point: one branch when nobody subscribed. */
+/* Every implemented entry point: one branch when nobody subscribed.  The
+ * call's host cost goes first, so work it issues starts after it. */
 #define API_CALL(fn, params, expr)                                                                 \
 	do {                                                                                       \
+		clock_host_spend(sim_prof.call_ns[CUPTI_DRIVER_TRACE_CBID_##fn]);                  \
 		if (__builtin_expect(                                                              \
 		        atomic_load_explicit(&sim_hooks, memory_order_relaxed) == NULL, 1))        \
 			return (expr);                                                             \
@@ -348,8 +406,14 @@ CUresult gmem_launch_alloc(const struct sim_op *op, uint64_t *id);
 
 /* ---- clock.c: the deterministic simulated clock ----------------------- */
 
-extern _Atomic uint64_t sim_host_time;
+/* The calling thread's simulated host time (legacy: the process's). */
+uint64_t clock_host(void);
+/* The caller waited for something that completed at t. */
 void clock_host_observe(uint64_t t);
+/* The caller spent ns in a driver call. */
+void clock_host_spend(uint64_t ns);
+/* The latest host time of any thread. */
+uint64_t clock_host_latest(void);
 uint64_t clock_now(void);
 double clock_kernel_ns(const struct sim_func *f, void *const *args, simcuda_dim3 grid,
                        simcuda_dim3 block);
@@ -482,6 +546,7 @@ void stats_adopt(const char *path);
 extern struct sim_counters {
 	atomic_uint_fast64_t ops, kernels, memcpy, memset, host_funcs, allocs, frees;
 	atomic_uint_fast64_t peak_physical, sim_time_ns, faults_injected;
+	atomic_uint_fast64_t vmm_calls[VMM_KINDS]; /* by whoever made them */
 } sim_stats;
 
 #endif

@@ -56,7 +56,7 @@ static _Noreturn void out_of_memory(void)
 
 static void prune(void)
 {
-	uint64_t host = atomic_load(&sim_host_time);
+	uint64_t host = clock_host();
 	size_t keep = 0;
 	for (size_t i = 0; i < ninflight; i++) {
 		struct sim_hazard *h = &inflight[i];

@@ -122,6 +122,7 @@ static void parse_sweep_dir(void)
 void sim_config_load(void)
 {
 	const char *v;
+	profile_load();
 	sim_cfg.capacity = 16ull << 30;
 	sim_cfg.granularity = 2ull << 20;
 	if ((v = getenv("SIMCUDA_MEMORY")) && *v)
@@ -163,22 +164,6 @@ void sim_config_load(void)
 			sim_cfg.fill = FILL_RANDOM;
 		else
 			bad("SIMCUDA_FILL", v, "zero, poison or random");
-	}
-	/* A PCIe Gen5 x16 link as measured on H100 hosts with NVIDIA's
-	 * nvbandwidth (copy engines, pinned memory): host_to_device_memcpy_ce
-	 * 56.7-57.1 GB/s (github.com/NVIDIA/nvbandwidth/issues/6, an H100 VM),
-	 * device_to_host 52.8 GB/s (issues/24, an H100 cluster).  One figure
-	 * for both directions, the lower one: 52.8 GB/s.  */
-	sim_cfg.pcie_bytes_per_ns = 52.8;
-	if ((v = getenv("SIMCUDA_PCIE_GBPS")) && *v) {
-		const char *want = "GB/s, a number from 0.001 to 10000 such as 52.8";
-		char *end;
-		errno = 0;
-		double g = strtod(v, &end);
-		if (!isdigit((unsigned char)v[0]) || errno || *end != '\0' || !(g >= 0.001) ||
-		    g > 10000)
-			bad("SIMCUDA_PCIE_GBPS", v, want);
-		sim_cfg.pcie_bytes_per_ns = g;
 	}
 	if ((v = getenv("SIMCUDA_SLOW_STREAM")) && *v) {
 		uint64_t ms = parse_count("SIMCUDA_SLOW_STREAM", v, "milliseconds, 0 to 10000");

@@ -5,7 +5,8 @@
  * tools parse:
  *
  *   simcuda: peak_physical=<bytes> ops=<n> kernels=<n> memcpy=<n> memset=<n> host_funcs=<n>
- * sim_time_ns=<n> faults_injected=<n>
+ * sim_time_ns=<n> faults_injected=<n> vmm_create=<n> vmm_map=<n> vmm_set_access=<n>
+ * vmm_unmap=<n> vmm_release=<n> vmm_reserve=<n> host_time_ns=<n> device=<name>
  */
 #include "driver.h"
 
@@ -33,6 +34,14 @@ EXPORT int simcudaGetStats(struct simcuda_stats *out)
 	    .frees = atomic_load(&sim_stats.frees),
 	    .sim_time_ns = clock_now(),
 	    .faults_injected = atomic_load(&sim_stats.faults_injected),
+	    .vmm_create = atomic_load(&sim_stats.vmm_calls[VMM_CREATE]),
+	    .vmm_map = atomic_load(&sim_stats.vmm_calls[VMM_MAP]),
+	    .vmm_set_access = atomic_load(&sim_stats.vmm_calls[VMM_SET_ACCESS]),
+	    .vmm_unmap = atomic_load(&sim_stats.vmm_calls[VMM_UNMAP]),
+	    .vmm_release = atomic_load(&sim_stats.vmm_calls[VMM_RELEASE]),
+	    .vmm_reserve = atomic_load(&sim_stats.vmm_calls[VMM_RESERVE]),
+	    .host_time_ns = clock_host(),
+	    .host_latest_ns = clock_host_latest(),
 	};
 	return 0;
 }
@@ -44,9 +53,12 @@ static void report_line(FILE *f)
 	fprintf(f,
 	        "simcuda: peak_physical=%" PRIu64 " ops=%" PRIu64 " kernels=%" PRIu64
 	        " memcpy=%" PRIu64 " memset=%" PRIu64 " host_funcs=%" PRIu64 " sim_time_ns=%" PRIu64
-	        " faults_injected=%" PRIu64 "\n",
+	        " faults_injected=%" PRIu64 " vmm_create=%" PRIu64 " vmm_map=%" PRIu64
+	        " vmm_set_access=%" PRIu64 " vmm_unmap=%" PRIu64 " vmm_release=%" PRIu64
+	        " vmm_reserve=%" PRIu64 " host_time_ns=%" PRIu64 " device=%s\n",
 	        s.peak_physical, s.ops, s.kernels, s.memcpy, s.memset, s.host_funcs, s.sim_time_ns,
-	        s.faults_injected);
+	        s.faults_injected, s.vmm_create, s.vmm_map, s.vmm_set_access, s.vmm_unmap,
+	        s.vmm_release, s.vmm_reserve, s.host_latest_ns, sim_prof.device);
 }
 
 static pid_t loader_pid;

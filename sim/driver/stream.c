@@ -285,7 +285,7 @@ struct sim_marker *stream_enqueue(struct sim_stream *s, struct sim_op *op, bool 
 	op->marker = marker_new(want_marker ? 3 : 2); /* op, s->last, caller */
 	marker_unref(s->last);
 	s->last = op->marker;
-	op->host_floor = atomic_load(&sim_host_time);
+	op->host_floor = clock_host();
 	op->correlation = api_op_correlation();
 	engine_enqueue(s, op);
 	struct sim_marker *m = want_marker ? op->marker : NULL;

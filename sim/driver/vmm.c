@@ -229,11 +229,27 @@ static CUresult mem_create(CUmemGenericAllocationHandle *handle, size_t size,
 	return CUDA_SUCCESS;
 }
 
+/* A VMM call made (whatever its result): counted, its per-chunk host cost
+ * spent, and under SIMCUDA_VMM_SYNC=device the wait of cuMemUnmap and
+ * cuMemSetAccess for all work queued before it.  The wait comes after the
+ * call took effect, so queued work that still uses an unmapped range
+ * faults as it would on a GPU rather than finishing first. */
+static CUresult vmm_done(enum sim_vmm kind, size_t bytes, CUresult r)
+{
+	atomic_fetch_add(&sim_stats.vmm_calls[kind], 1);
+	uint64_t g = sim_cfg.granularity;
+	clock_host_spend((bytes + g - 1) / g * sim_prof.vmm_chunk_ns[kind]);
+	if (sim_prof.vmm_sync && (kind == VMM_UNMAP || kind == VMM_SET_ACCESS) && sim_initialized())
+		ctx_synchronize(&sim_primary);
+	return r;
+}
+
 EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                     const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	cuMemCreate_params p = {handle, size, prop, flags};
-	API_CALL(cuMemCreate, &p, mem_create(handle, size, prop, flags));
+	API_CALL(cuMemCreate, &p,
+	         vmm_done(VMM_CREATE, size, mem_create(handle, size, prop, flags)));
 }
 
 static struct phys *handle_of(CUmemGenericAllocationHandle v)
@@ -266,7 +282,11 @@ static CUresult mem_release(CUmemGenericAllocationHandle v)
 EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
 	cuMemRelease_params p = {handle};
-	API_CALL(cuMemRelease, &p, mem_release(handle));
+	pthread_mutex_lock(&lock);
+	struct phys *h = handle_of(handle);
+	size_t bytes = h ? h->size : 0;
+	pthread_mutex_unlock(&lock);
+	API_CALL(cuMemRelease, &p, vmm_done(VMM_RELEASE, bytes, mem_release(handle)));
 }
 
 static CUresult props_of(CUmemAllocationProp *prop, CUmemGenericAllocationHandle v)
@@ -352,7 +372,8 @@ EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_
                                             CUdeviceptr addr, unsigned long long flags)
 {
 	cuMemAddressReserve_params p = {ptr, size, alignment, addr, flags};
-	API_CALL(cuMemAddressReserve, &p, address_reserve(ptr, size, alignment, addr, flags));
+	API_CALL(cuMemAddressReserve, &p,
+	         vmm_done(VMM_RESERVE, size, address_reserve(ptr, size, alignment, addr, flags)));
 }
 
 static CUresult address_free(CUdeviceptr ptr, size_t size)
@@ -378,7 +399,7 @@ static CUresult address_free(CUdeviceptr ptr, size_t size)
 EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
 	cuMemAddressFree_params p = {ptr, size};
-	API_CALL(cuMemAddressFree, &p, address_free(ptr, size));
+	API_CALL(cuMemAddressFree, &p, vmm_done(VMM_RESERVE, size, address_free(ptr, size)));
 }
 
 /* ---- mappings ---------------------------------------------------------- */
@@ -459,7 +480,7 @@ EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                  CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	cuMemMap_params p = {ptr, size, offset, handle, flags};
-	API_CALL(cuMemMap, &p, mem_map(ptr, size, offset, handle, flags));
+	API_CALL(cuMemMap, &p, vmm_done(VMM_MAP, size, mem_map(ptr, size, offset, handle, flags)));
 }
 
 static CUresult mem_unmap(CUdeviceptr ptr, size_t size)
@@ -502,7 +523,7 @@ static CUresult mem_unmap(CUdeviceptr ptr, size_t size)
 EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	cuMemUnmap_params p = {ptr, size};
-	API_CALL(cuMemUnmap, &p, mem_unmap(ptr, size));
+	API_CALL(cuMemUnmap, &p, vmm_done(VMM_UNMAP, size, mem_unmap(ptr, size)));
 }
 
 static CUresult set_access(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
@@ -550,7 +571,8 @@ EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmem
                                        size_t count)
 {
 	cuMemSetAccess_params p = {ptr, size, desc, count};
-	API_CALL(cuMemSetAccess, &p, set_access(ptr, size, desc, count));
+	API_CALL(cuMemSetAccess, &p,
+	         vmm_done(VMM_SET_ACCESS, size, set_access(ptr, size, desc, count)));
 }
 
 static CUresult get_access(unsigned long long *flags, const CUmemLocation *loc, CUdeviceptr ptr)

@@ -24,12 +24,24 @@
 extern "C" {
 #endif
 
-#define SIMCUDA_ABI_VERSION   1
+#define SIMCUDA_ABI_VERSION   2
 #define SIMCUDA_MODULE_SYMBOL "simcuda_module"
 
 typedef struct {
 	unsigned x, y, z;
 } simcuda_dim3;
+
+/* What a launch does, for the device profile's roofline: its time is the
+ * largest of the profile's floor, flops at the rate of its math and bytes
+ * at the memory bandwidth, plus wire_ns, time spent off the device (a
+ * collective's transfer between ranks). */
+enum simcuda_math { SIMCUDA_MATH_FP32, SIMCUDA_MATH_TF32, SIMCUDA_MATH_BF16, SIMCUDA_MATHS };
+struct simcuda_work {
+	double flops;
+	double bytes;
+	unsigned math; /* enum simcuda_math */
+	double wire_ns;
+};
 
 struct simcuda_kernel {
 	/* What cuFuncGetName / cuKernelGetName report and cuModuleGetFunction
@@ -49,6 +61,10 @@ struct simcuda_kernel {
 	/* Optional deterministic duration of the whole launch, in simulated
 	 * nanoseconds; NULL selects the driver's default model. */
 	double (*cost_ns)(void *const *args, simcuda_dim3 grid, simcuda_dim3 block);
+	/* Optional work of the whole launch, priced by the device profile
+	 * (SIMCUDA_DEVICE other than legacy, which uses cost_ns); NULL: the
+	 * driver's default (the bytes its pointer parameters touch). */
+	struct simcuda_work (*work)(void *const *args, simcuda_dim3 grid, simcuda_dim3 block);
 };
 
 struct simcuda_module {

@@ -399,6 +399,20 @@ template <typename F> struct simcuda_cost_args {
 #define SIMCUDA_ARG(i) (simcuda_cost_a.template get<i>())
 
 /*
+ * The device profiles (SIMCUDA_DEVICE=h100, h200, a100) price a launch by
+ * its work instead: flops at the rate of its math and bytes moved, in terms
+ * of the same arguments:
+ *
+ *     SIMCUDA_WORK(my_kernel) { return {2.0 * n, 12.0 * n, SIMCUDA_MATH_FP32, 0}; }
+ *
+ * A kernel without one gets the driver's default there (the bytes its
+ * pointer parameters touch); SIMCUDA_COST is the legacy model's.
+ */
+#define SIMCUDA_WORK(k)                                                                            \
+	static simcuda_work simcuda_work_##k(simcuda_cost_args<decltype(&k)> simcuda_cost_a,       \
+	                                     simcuda_dim3 grid, simcuda_dim3 block)
+
+/*
  * A file may also give every kernel without its own SIMCUDA_COST one
  * model, in terms of the launch dimensions only:
  *
@@ -439,6 +453,8 @@ template <typename... A> struct simcuda_sig<void (*)(A...)> {
 	template <unsigned I> using param = std::tuple_element_t<I, std::tuple<A...>>;
 	static constexpr simcuda_layout<A...> lay{};
 	using cost_fn = double (*)(simcuda_cost_args<void (*)(A...)>, simcuda_dim3, simcuda_dim3);
+	using work_fn = simcuda_work (*)(simcuda_cost_args<void (*)(A...)>, simcuda_dim3,
+	                                 simcuda_dim3);
 
 	template <void (*K)(A...), size_t... I>
 	static void call(void *const *args, std::index_sequence<I...>)
@@ -456,6 +472,11 @@ template <typename... A> struct simcuda_sig<void (*)(A...)> {
 	{
 		return C(simcuda_cost_args<void (*)(A...)>{args}, grid, block);
 	}
+	template <work_fn W>
+	static simcuda_work work(void *const *args, simcuda_dim3 grid, simcuda_dim3 block)
+	{
+		return W(simcuda_cost_args<void (*)(A...)>{args}, grid, block);
+	}
 };
 
 /* One registration entry (what the code simcc appends builds per kernel,
@@ -464,17 +485,26 @@ template <typename... A> struct simcuda_sig<void (*)(A...)> {
  * mangled one of a C++ kernel, as nvcc registers them. */
 template <auto K>
 constexpr simcuda_kernel simcuda_entry(const char *name, unsigned synchronizes,
-                                       double (*cost)(void *const *, simcuda_dim3, simcuda_dim3))
+                                       double (*cost)(void *const *, simcuda_dim3, simcuda_dim3),
+                                       simcuda_work (*work)(void *const *, simcuda_dim3,
+                                                            simcuda_dim3) = nullptr)
 {
 	using S = simcuda_sig<decltype(K)>;
 	return {name,         &S::template thread_fn<K>,
 	        S::n,         S::lay.offset,
 	        S::lay.size,  S::lay.bytes,
-	        synchronizes, cost};
+	        synchronizes, cost,
+	        work};
 }
 /* Macros do not outlive simcc's preprocessing pass; the registration
  * block it appends afterwards uses this. */
 static constexpr unsigned simcuda_abi_version = SIMCUDA_ABI_VERSION;
+/* The work of a kernel K with the SIMCUDA_WORK function W. */
+template <auto K, auto W>
+constexpr simcuda_work (*simcuda_priced_by())(void *const *, simcuda_dim3, simcuda_dim3)
+{
+	return &simcuda_sig<decltype(K)>::template work<W>;
+}
 /* The cost_ns of a kernel K with the SIMCUDA_COST function C. */
 template <auto K, auto C>
 constexpr double (*simcuda_cost_of())(void *const *, simcuda_dim3, simcuda_dim3)

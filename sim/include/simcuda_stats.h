@@ -25,6 +25,11 @@ struct simcuda_stats {
 	uint64_t frees;           /* device memory given back */
 	uint64_t sim_time_ns;     /* latest simulated time any stream reached */
 	uint64_t faults_injected; /* SIMCUDA_FAIL_ALLOC/FAIL_LAUNCH faults that fired */
+	/* Memory driver calls made (by anyone, whatever their result). */
+	uint64_t vmm_create, vmm_map, vmm_set_access, vmm_unmap, vmm_release;
+	uint64_t vmm_reserve;    /* cuMemAddressReserve and cuMemAddressFree */
+	uint64_t host_time_ns;   /* the calling thread's simulated host time */
+	uint64_t host_latest_ns; /* the latest simulated host time of any thread */
 };
 
 /* Fills *out; returns 0 (-1 when out is NULL). */

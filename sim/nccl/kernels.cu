@@ -57,12 +57,25 @@ static double simnccl_cost(void *const *a)
 		bytes += (double)s.ops[i].count * size[s.ops[i].dtype < 12 ? s.ops[i].dtype : 0];
 	return 5000.0 + bytes / 10.0;
 }
+// The device profiles keep that wire time (the link between ranks is not
+// in a profile) and add the payload read and written on the device.
+static simcuda_work simnccl_work(void *const *a)
+{
+	double wire = simnccl_cost(a);
+	return {0.0, 2.0 * (wire - 5000.0) * 10.0, SIMCUDA_MATH_FP32, wire};
+}
 #define SIMNCCL_COST(name)                                                                         \
 	SIMCUDA_COST(name)                                                                         \
 	{                                                                                          \
 		(void)grid;                                                                        \
 		(void)block;                                                                       \
 		return simnccl_cost(simcuda_cost_a.args);                                          \
+	}                                                                                          \
+	SIMCUDA_WORK(name)                                                                         \
+	{                                                                                          \
+		(void)grid;                                                                        \
+		(void)block;                                                                       \
+		return simnccl_work(simcuda_cost_a.args);                                          \
 	}
 SIMNCCL_COST(ncclDevKernel_Generic)
 SIMNCCL_COST(ncclDevKernel_AllGather_RING_LL)

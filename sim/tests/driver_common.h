@@ -33,6 +33,20 @@
 
 #define CHECK(call) assert_int_equal((call), CUDA_SUCCESS)
 
+/* A test of the legacy clock model's figures runs again under
+ * SIMCUDA_DEVICE=legacy: the simulated driver reads the profile when it is
+ * loaded, before main. */
+static inline void rerun_as_legacy(char **argv)
+{
+	const char *d = getenv("SIMCUDA_DEVICE");
+	if (d != NULL && strcmp(d, "legacy") == 0)
+		return;
+	setenv("SIMCUDA_DEVICE", "legacy", 1);
+	execv("/proc/self/exe", argv);
+	perror("execv /proc/self/exe");
+	exit(1);
+}
+
 static inline CUcontext setup_context(void)
 {
 	CUcontext ctx;

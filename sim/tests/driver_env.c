@@ -224,7 +224,7 @@ static void test_report_file(void **state)
 	close(fd);
 	char env[128];
 	snprintf(env, sizeof(env), "SIMCUDA_REPORT_FILE=%s", path);
-	const char *envs[] = {env, "SIMCUDA_REPORT=1", NULL};
+	const char *envs[] = {env, "SIMCUDA_REPORT=1", "SIMCUDA_DEVICE=legacy", NULL};
 	struct child_result r = run_child("workload", envs);
 	assert_exit_ok(&r);
 	FILE *f = fopen(path, "r");
@@ -235,13 +235,22 @@ static void test_report_file(void **state)
 	unlink(path);
 	/* the same line went to stderr */
 	assert_non_null(strstr(r.err, line));
-	unsigned long long peak, ops, kernels, copies, sets, hostfns, t, faults;
-	assert_int_equal(
-	    sscanf(line,
-	           "simcuda: peak_physical=%llu ops=%llu kernels=%llu memcpy=%llu "
-	           "memset=%llu host_funcs=%llu sim_time_ns=%llu faults_injected=%llu\n",
-	           &peak, &ops, &kernels, &copies, &sets, &hostfns, &t, &faults),
-	    8);
+	unsigned long long peak, ops, kernels, copies, sets, hostfns, t, faults, vmm[6], host;
+	char device[16];
+	assert_int_equal(sscanf(line,
+	                        "simcuda: peak_physical=%llu ops=%llu kernels=%llu memcpy=%llu "
+	                        "memset=%llu host_funcs=%llu sim_time_ns=%llu faults_injected=%llu "
+	                        "vmm_create=%llu vmm_map=%llu vmm_set_access=%llu vmm_unmap=%llu "
+	                        "vmm_release=%llu vmm_reserve=%llu host_time_ns=%llu device=%15s\n",
+	                        &peak, &ops, &kernels, &copies, &sets, &hostfns, &t, &faults,
+	                        &vmm[0], &vmm[1], &vmm[2], &vmm[3], &vmm[4], &vmm[5], &host,
+	                        device),
+	                 16);
+	assert_string_equal(device, "legacy");
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(vmm[i], 0);
+	/* the host waited for the last copy: no later */
+	assert_true(host <= t);
 	assert_int_equal(faults, 0);
 	assert_int_equal(peak, 1024); /* 1000 bytes in 512-byte units */
 	assert_int_equal(kernels, 2);
@@ -275,18 +284,26 @@ static void test_fail_launch(void **state)
 static void test_clock(void **state)
 {
 	(void)state;
-	struct child_result r1 = run_child("clock", NULL);
+	/* The legacy model's figures (driver_clock.c predicts the profiles'). */
+	const char *legacy[] = {"SIMCUDA_DEVICE=legacy", NULL};
+	struct child_result r1 = run_child("clock", legacy);
 	assert_exit_ok(&r1);
 	const char *expected = "clock: 0.118202 0.002512 120714\n";
 	assert_string_equal(r1.err, expected);
-	struct child_result r2 = run_child("clock", NULL);
+	struct child_result r2 = run_child("clock", legacy);
 	assert_string_equal(r2.err, expected);
 	/* real-time delays do not move simulated time */
-	const char *slow[] = {"SIMCUDA_SLOW_STREAM=20", NULL};
+	const char *slow[] = {"SIMCUDA_SLOW_STREAM=20", "SIMCUDA_DEVICE=legacy", NULL};
 	struct child_result r3 = run_child("clock", slow);
 	assert_string_equal(r3.err, expected);
-	struct child_result r4 = run_child("clock-legacy", NULL);
+	struct child_result r4 = run_child("clock-legacy", legacy);
 	assert_string_equal(r4.err, "legacy: 0.012345\n");
+	/* The default profile: the same figures every run, slowed or not. */
+	const char *slow_h100[] = {"SIMCUDA_SLOW_STREAM=20", NULL};
+	struct child_result h1 = run_child("clock", NULL), h2 = run_child("clock", slow_h100);
+	assert_exit_ok(&h1);
+	assert_string_equal(h1.err, h2.err);
+	assert_string_not_equal(h1.err, expected);
 }
 
 static void test_async_free_peak(void **state)

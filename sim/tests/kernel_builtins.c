@@ -35,13 +35,16 @@ static void test_every_thread_once(void **state)
 	struct simcuda_stats st;
 	simcudaGetStats(&st);
 	assert_int_equal(st.kernels, 1);
-	/* default cost model: 2000 ns + 0.5 ns per thread, after the memset */
+	/* the legacy default cost model (rerun_as_legacy): 2000 ns + 0.5 ns per
+	 * thread, after the memset */
 	assert_int_equal(st.sim_time_ns,
 	                 (1000 + n * 4 / 40) + (2000 + n / 2) + (1000 + n * 4 / 10));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
+	rerun_as_legacy(argv);
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_thread_once)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

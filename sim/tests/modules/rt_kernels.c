@@ -51,9 +51,9 @@ static const unsigned axpy_off[] = {0, 8, 16, 24}, axpy_size[] = {4, 8, 8, 4};
 static const unsigned iota_off[] = {0, 8}, iota_size[] = {8, 4};
 
 static const struct simcuda_kernel kernels[] = {
-    {"rt_fill", fill, 3, fill_off, fill_size, 16, 0, NULL},
-    {"rt_axpy", axpy, 4, axpy_off, axpy_size, 28, 0, NULL},
-    {"rt_iota", iota, 2, iota_off, iota_size, 12, 0, NULL},
+    {"rt_fill", fill, 3, fill_off, fill_size, 16, 0, NULL, NULL},
+    {"rt_axpy", axpy, 4, axpy_off, axpy_size, 28, 0, NULL, NULL},
+    {"rt_iota", iota, 2, iota_off, iota_size, 12, 0, NULL, NULL},
 };
 
 __attribute__((visibility("default"))) const struct simcuda_module simcuda_module = {

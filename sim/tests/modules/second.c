@@ -11,7 +11,7 @@ static void second_kernel(void *const *args)
 
 static const unsigned none[1];
 static const struct simcuda_kernel kernels[] = {
-    {"second_kernel", second_kernel, 0, none, none, 0, 0, NULL},
+    {"second_kernel", second_kernel, 0, none, none, 0, 0, NULL, NULL},
 };
 
 __attribute__((visibility("default")))

@@ -161,6 +161,16 @@ static double fixed_cost(void *const *args, simcuda_dim3 grid, simcuda_dim3 bloc
 	return 12345.0;
 }
 
+/* append's work under a device profile: 5e6 fp32 flops, 1000 bytes and
+ * 500 ns off the device (driver_clock.c prices it). */
+static struct simcuda_work fixed_work(void *const *args, simcuda_dim3 grid, simcuda_dim3 block)
+{
+	(void)args;
+	(void)grid;
+	(void)block;
+	return (struct simcuda_work){5e6, 1000.0, SIMCUDA_MATH_FP32, 500.0};
+}
+
 static const unsigned off_ptr3i[] = {0, 8, 16, 24}, size_ptr3i[] = {8, 8, 8, 4};
 static const unsigned off_fill[] = {0, 8, 12}, size_fill[] = {8, 4, 4};
 static const unsigned off_pv[] = {0, 8}, size_pv[] = {8, 4};
@@ -170,17 +180,17 @@ static const unsigned off_p[] = {0}, size_p[] = {8};
 static const unsigned off_mixed[] = {0, 8, 16, 24, 32}, size_mixed[] = {1, 8, 8, 2, 8};
 
 static const struct simcuda_kernel kernels[] = {
-    {"vec_add", vec_add, 4, off_ptr3i, size_ptr3i, 28, 0, NULL},
-    {"fill_u32", fill_u32, 3, off_fill, size_fill, 16, 0, NULL},
-    {"append", append, 2, off_pv, size_pv, 12, 0, fixed_cost},
-    {"copy_plus_one", copy_plus_one, 3, off_ppi, size_ppi, 20, 0, NULL},
-    {"block_sum", block_sum, 2, off_pp, size_pp, 16, 1, NULL},
-    {"reverse_dyn", reverse_dyn, 1, off_p, size_p, 8, 1, NULL},
-    {"mixed", mixed, 5, off_mixed, size_mixed, 40, 0, NULL},
-    {"bad_sync", bad_sync, 0, NULL, NULL, 0, 0, NULL},
-    {"index3d", index3d, 1, off_p, size_p, 8, 0, NULL},
-    {"grid_rotate", grid_rotate, 3, off_ppi, size_ppi, 20, 1, NULL},
-    {"cluster_rank", cluster_rank, 1, off_p, size_p, 8, 0, NULL},
+    {"vec_add", vec_add, 4, off_ptr3i, size_ptr3i, 28, 0, NULL, NULL},
+    {"fill_u32", fill_u32, 3, off_fill, size_fill, 16, 0, NULL, NULL},
+    {"append", append, 2, off_pv, size_pv, 12, 0, fixed_cost, fixed_work},
+    {"copy_plus_one", copy_plus_one, 3, off_ppi, size_ppi, 20, 0, NULL, NULL},
+    {"block_sum", block_sum, 2, off_pp, size_pp, 16, 1, NULL, NULL},
+    {"reverse_dyn", reverse_dyn, 1, off_p, size_p, 8, 1, NULL, NULL},
+    {"mixed", mixed, 5, off_mixed, size_mixed, 40, 0, NULL, NULL},
+    {"bad_sync", bad_sync, 0, NULL, NULL, 0, 0, NULL, NULL},
+    {"index3d", index3d, 1, off_p, size_p, 8, 0, NULL, NULL},
+    {"grid_rotate", grid_rotate, 3, off_ppi, size_ppi, 20, 1, NULL, NULL},
+    {"cluster_rank", cluster_rank, 1, off_p, size_p, 8, 0, NULL, NULL},
 };
 
 __attribute__((visibility("default"))) const struct simcuda_module simcuda_module = {

@@ -362,4 +362,24 @@ SIMCUDA_COST(embed_bwd)
 {
 	return 2000.0 + 0.04 * SIMCUDA_ARG(4) * SIMCUDA_ARG(7);
 }
+// The device profiles price the same kernels by the bytes they move (every
+// one of them is memory-bound): each element read or written once, a
+// normalization reading its input twice.
+#define SIMCUDA_BYTES(k, n)                                                                        \
+	SIMCUDA_WORK(k)                                                                            \
+	{                                                                                          \
+		return {0.0, (double)(n), SIMCUDA_MATH_FP32, 0.0};                                 \
+	}
+SIMCUDA_BYTES(bias_grad, 4.0 * SIMCUDA_ARG(2) * SIMCUDA_ARG(3))
+SIMCUDA_BYTES(batchnorm_fwd, 12.0 * SIMCUDA_ARG(8) * SIMCUDA_ARG(9))
+SIMCUDA_BYTES(batchnorm_bwd, 16.0 * SIMCUDA_ARG(8) * SIMCUDA_ARG(9))
+SIMCUDA_BYTES(layernorm_fwd, 12.0 * grid.x * SIMCUDA_ARG(6))
+SIMCUDA_BYTES(layernorm_bwd, 12.0 * SIMCUDA_ARG(6) * SIMCUDA_ARG(7))
+SIMCUDA_BYTES(layernorm_param_grad, 8.0 * SIMCUDA_ARG(6) * SIMCUDA_ARG(7))
+SIMCUDA_BYTES(log_softmax_nll, 8.0 * grid.x * SIMCUDA_ARG(4))
+SIMCUDA_BYTES(nll_bwd, 8.0 * SIMCUDA_ARG(3) * SIMCUDA_ARG(4))
+SIMCUDA_BYTES(loss_accumulate, 4.0 * SIMCUDA_ARG(2))
+SIMCUDA_BYTES(causal_softmax_fwd, 8.0 * SIMCUDA_ARG(2) * SIMCUDA_ARG(3))
+SIMCUDA_BYTES(causal_softmax_bwd, 12.0 * SIMCUDA_ARG(3) * SIMCUDA_ARG(4))
+SIMCUDA_BYTES(embed_bwd, 8.0 * SIMCUDA_ARG(4) * SIMCUDA_ARG(7))
 #endif

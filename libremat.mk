@@ -96,6 +96,7 @@ E2E_TESTS += $(FAULT_TESTS)
 include bench/preload/preload.mk
 include bench/run/run.mk
 include bench/profile/profile.mk
+include bench/clock/clock.mk
 include acquire/acquire.mk
 
 # ---- test programs for run mode (tests/e2e/progs/) ---------------------------

@@ -4,6 +4,9 @@
 
 # tools/gpu/'s validation scripts where there is no GPU: usage, SKIP lines.
 E2E_TESTS += tests/e2e/gpu_scripts.sh
+# tools/gpu/calibrate.sh --simulate: the simulator's profile measured back
+# (built by simnvcc).
+E2E_NVCC_TESTS += tests/e2e/gpu_calibrate.sh
 # The build itself (mk/): only make deps installs packages.
 E2E_TESTS += $(sort $(wildcard tests/build/*.sh))
 
@@ -80,7 +83,8 @@ SAN_SKIP := sim/tests/abi_exports.sh sim/tests/abi_real_link.sh \
 	sim/tests/simcc/simcc_errors.sh sim/tests/simcc/simcc_nvcc.sh tests/e2e/trainer_binaries.sh \
 	tests/e2e/trainer_determinism.sh tests/e2e/trainer_learns.sh tests/e2e/trainer_bwd_thread.sh \
 	tests/e2e/trainer_oom.sh tests/e2e/trainer_pinned.sh tests/e2e/trainer_alloc.sh \
-	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh $(wildcard tests/build/*.sh)
+	tests/e2e/trainer_nvcc.sh tests/e2e/trainer_arena.sh tests/e2e/gpu_calibrate.sh \
+	$(wildcard tests/build/*.sh)
 SAN_SWEEP_STRIDE ?= 19
 # A test's time limit (a hang's, not a speed check) grows with the slowdown:
 # TSan's is 5-15 times, and the profile of a program's own pool (one

@@ -11,7 +11,7 @@
 set -eu
 BUILD=${BUILD:-build}
 LIB=$(pwd)/$BUILD/libremat.so
-SIMRUN=sim/bin/simrun
+export SIMRUN=sim/bin/simrun # used by sim() in bench/sim_lib.sh
 A=${BENCH_CLOCK_ITERS_A:-5}
 B=${BENCH_CLOCK_ITERS_B:-9}
 MLP_ARGS=${BENCH_RUN_MLP:---layers 4 --batch 1024}

@@ -4,8 +4,8 @@
  * copies run, and whether the VMM calls that the documentation calls
  * synchronous wait for the device.  Each figure is a variable of its own
  * that overrides the profile's default; the defaults and their sources are
- * in sim/README.md.  `legacy` is the model before profiles existed: no
- * host costs, kernels by their SIMCUDA_COST, so old figures reproduce.
+ * in sim/README.md.  `legacy` (still the default) is the model before
+ * profiles existed: no host costs, kernels by their SIMCUDA_COST.
  */
 #include "driver.h"
 
@@ -130,9 +130,11 @@ static void host_costs(const double *fig_)
 
 static int device_of(void)
 {
+	/* legacy stays the default until the tests that encode its figures
+	 * are recalibrated (issue 32): h100 is asked for by name. */
 	const char *v = getenv("SIMCUDA_DEVICE");
 	if (v == NULL || !*v)
-		return 0;
+		return -1;
 	for (int i = 0; i < 3; i++)
 		if (strcmp(v, devices[i]) == 0)
 			return i;

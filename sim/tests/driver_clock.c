@@ -222,7 +222,8 @@ static int child_kernels(int n, size_t bytes)
 	for (int i = 0; i < 3; i++)
 		CHECK(cuMemAlloc(&a.p[i], bytes < (1 << 20) ? 1 << 20 : bytes));
 	printf("vec_add %.0f\n", timed(s, vec_add_op, &a));
-	CHECK(cuMemsetD32(a.p[0], 0, 16)); /* append's count */
+	CHECK(cuMemsetD32Async(a.p[0], 0, 16, s)); /* append's count, in stream order */
+	CHECK(cuStreamSynchronize(s));
 	a.f = get_fn(m, "append");
 	printf("append %.0f\n", timed(s, append_op, &a));
 	printf("memset %.0f\n", timed(s, memset_op, &a.p[0]));
@@ -275,6 +276,8 @@ static void expect_line(const char *out, const char *line)
 		fail_msg("expected '%s' in:\n%s", line, out);
 }
 
+static const char *h100[] = {"SIMCUDA_DEVICE=h100", NULL};
+
 static struct child_result run_ok(const char *mode, const char *const *env)
 {
 	struct child_result r = run_child(mode, env);
@@ -287,9 +290,9 @@ static void test_launch_bound(void **state)
 	(void)state;
 	/* 3000 ns a launch against 2000 ns a kernel: the host sets the pace;
 	 * the synchronize (1000 ns) waits for the last kernel. */
-	expect_line(run_ok("launches", NULL).err, "launch 30000 sync 32000\n");
+	expect_line(run_ok("launches", h100).err, "launch 30000 sync 32000\n");
 	/* 500 ns a launch: the kernels set it (500 + 10 x 2000). */
-	const char *cheap[] = {"SIMCUDA_LAUNCH_NS=500", NULL};
+	const char *cheap[] = {"SIMCUDA_LAUNCH_NS=500", "SIMCUDA_DEVICE=h100", NULL};
 	expect_line(run_ok("launches", cheap).err, "launch 5000 sync 20500\n");
 	/* legacy: calls cost nothing, kernels 2000 + 0.5 ns a thread */
 	const char *legacy[] = {"SIMCUDA_DEVICE=legacy", NULL};
@@ -299,7 +302,8 @@ static void test_launch_bound(void **state)
 static void test_vmm_calls(void **state)
 {
 	(void)state;
-	const char *dflt[] = {"SIMCUDA_GRANULARITY=64K", "SIMCUDA_REPORT=1", NULL};
+	const char *dflt[] = {"SIMCUDA_GRANULARITY=64K", "SIMCUDA_REPORT=1", "SIMCUDA_DEVICE=h100",
+	                      NULL};
 	struct child_result r = run_ok("vmm", dflt);
 	expect_line(r.err, "reserve 19000 create 193000 map 1450 access 36000 unmap 25600 "
 	                   "release 25600 free 19000\n");
@@ -308,15 +312,12 @@ static void test_vmm_calls(void **state)
 	                   "vmm_reserve=2 host_time_ns=");
 	expect_line(r.err, " device=h100\n");
 	/* Per chunk on top of per call: 4 chunks each. */
-	const char *chunks[] = {"SIMCUDA_GRANULARITY=64K",
-	                        "SIMCUDA_VMM_RESERVE_CHUNK_NS=1",
-	                        "SIMCUDA_VMM_CREATE_CHUNK_NS=100",
-	                        "SIMCUDA_VMM_MAP_CHUNK_NS=10",
-	                        "SIMCUDA_VMM_SET_ACCESS_CHUNK_NS=1000",
-	                        "SIMCUDA_VMM_UNMAP_CHUNK_NS=20",
-	                        "SIMCUDA_VMM_RELEASE_CHUNK_NS=30",
-	                        "SIMCUDA_VMM_UNMAP_NS=7",
-	                        NULL};
+	const char *chunks[] = {
+	    "SIMCUDA_GRANULARITY=64K",        "SIMCUDA_DEVICE=h100",
+	    "SIMCUDA_VMM_RESERVE_CHUNK_NS=1", "SIMCUDA_VMM_CREATE_CHUNK_NS=100",
+	    "SIMCUDA_VMM_MAP_CHUNK_NS=10",    "SIMCUDA_VMM_SET_ACCESS_CHUNK_NS=1000",
+	    "SIMCUDA_VMM_UNMAP_CHUNK_NS=20",  "SIMCUDA_VMM_RELEASE_CHUNK_NS=30",
+	    "SIMCUDA_VMM_UNMAP_NS=7",         NULL};
 	expect_line(run_ok("vmm", chunks).err, "reserve 19004 create 193400 map 1490 access 40000 "
 	                                       "unmap 87 release 25720 free 19004\n");
 }
@@ -327,7 +328,7 @@ static void test_map_loop(void **state)
 	/* Negative control: 64 one-chunk map + access + unmap cost 64 times
 	 * what one call of each over the 64 chunks costs (1450 + 36000 +
 	 * 25600 ns). */
-	const char *env[] = {"SIMCUDA_GRANULARITY=64K", NULL};
+	const char *env[] = {"SIMCUDA_GRANULARITY=64K", "SIMCUDA_DEVICE=h100", NULL};
 	expect_line(run_ok("map-loop", env).err, "loop 4035200 whole 63050\n");
 }
 
@@ -336,10 +337,11 @@ static void test_vmm_sync(void **state)
 	(void)state;
 	/* A 1 ms kernel on other memory: cuMemSetAccess and cuMemUnmap wait
 	 * for it (device), or not (none). */
-	const char *device[] = {"SIMCUDA_GRANULARITY=64K", "SIMCUDA_KERNEL_FLOOR_NS=1000000", NULL};
+	const char *device[] = {"SIMCUDA_GRANULARITY=64K", "SIMCUDA_KERNEL_FLOOR_NS=1000000",
+	                        "SIMCUDA_DEVICE=h100", NULL};
 	expect_line(run_ok("vmm-sync", device).err, "access 1000000 unmap 1000000\n");
 	const char *none[] = {"SIMCUDA_GRANULARITY=64K", "SIMCUDA_KERNEL_FLOOR_NS=1000000",
-	                      "SIMCUDA_VMM_SYNC=none", NULL};
+	                      "SIMCUDA_VMM_SYNC=none", "SIMCUDA_DEVICE=h100", NULL};
 	expect_line(run_ok("vmm-sync", none).err, "access 36000 unmap 25600\n");
 }
 
@@ -351,7 +353,8 @@ static void test_kernels_and_copies(void **state)
 	 * (12288 ns); append declares 5e6 flops (5000 ns), 1000 bytes and
 	 * 500 ns off the device; a memset moves its bytes, a device copy twice
 	 * its bytes; a pinned copy keeps the link's 1000 + bytes / 52.8. */
-	const char *slow[] = {"SIMCUDA_HBM_GBPS=1", "SIMCUDA_FP32_TFLOPS=1", NULL};
+	const char *slow[] = {"SIMCUDA_HBM_GBPS=1", "SIMCUDA_FP32_TFLOPS=1", "SIMCUDA_DEVICE=h100",
+	                      NULL};
 	struct child_result r = run_ok("kernels-small", slow);
 	expect_line(r.err, "vec_add 15288\n");
 	expect_line(r.err, "append 8500\n");
@@ -365,7 +368,7 @@ static void test_profiles(void **state)
 	(void)state;
 	/* 12 MiB through vec_add's pointers: H100 3350 GB/s, H200 4800, A100
 	 * 2039 (and PCIe Gen4: 1000 + 1 MiB / 26.4 GB/s). */
-	expect_line(run_ok("kernels-large", NULL).err, "vec_add 6756\n");
+	expect_line(run_ok("kernels-large", h100).err, "vec_add 6756\n");
 	const char *h200[] = {"SIMCUDA_DEVICE=h200", NULL};
 	expect_line(run_ok("kernels-large", h200).err, "vec_add 5621\n");
 	const char *a100[] = {"SIMCUDA_DEVICE=a100", NULL};
@@ -379,7 +382,7 @@ static void test_threads(void **state)
 	(void)state;
 	/* 1000 ns an event record; the second thread starts where the first
 	 * was and leaves it where it was. */
-	expect_line(run_ok("threads", NULL).err,
+	expect_line(run_ok("threads", h100).err,
 	            "main 10000 thread-start 10000 thread 5000 main-after 0\n");
 }
 

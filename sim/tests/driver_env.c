@@ -298,9 +298,10 @@ static void test_clock(void **state)
 	assert_string_equal(r3.err, expected);
 	struct child_result r4 = run_child("clock-legacy", legacy);
 	assert_string_equal(r4.err, "legacy: 0.012345\n");
-	/* The default profile: the same figures every run, slowed or not. */
-	const char *slow_h100[] = {"SIMCUDA_SLOW_STREAM=20", NULL};
-	struct child_result h1 = run_child("clock", NULL), h2 = run_child("clock", slow_h100);
+	/* The h100 profile: the same figures every run, slowed or not. */
+	const char *h100[] = {"SIMCUDA_DEVICE=h100", NULL};
+	const char *slow_h100[] = {"SIMCUDA_SLOW_STREAM=20", "SIMCUDA_DEVICE=h100", NULL};
+	struct child_result h1 = run_child("clock", h100), h2 = run_child("clock", slow_h100);
 	assert_exit_ok(&h1);
 	assert_string_equal(h1.err, h2.err);
 	assert_string_not_equal(h1.err, expected);

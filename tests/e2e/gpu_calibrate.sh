@@ -93,7 +93,9 @@ calibrate() {
 		"$tmp/$_n.want" "$tmp/$_n.got")
 	fail "calibrate.sh --simulate${*:+ $*}: not the profile: ${_d:-the lines out of order}"
 }
-calibrate defaults
-calibrate override SIMCUDA_VMM_UNMAP_NS=12345 SIMCUDA_LAUNCH_NS=7000 SIMCUDA_VMM_MAP_CHUNK_NS=100 \
+# The h100 profile by name (legacy, whose calls cost nothing, is still the
+# simulator's default).
+calibrate defaults SIMCUDA_DEVICE=h100
+calibrate override SIMCUDA_DEVICE=h100 SIMCUDA_VMM_UNMAP_NS=12345 SIMCUDA_LAUNCH_NS=7000 SIMCUDA_VMM_MAP_CHUNK_NS=100 \
 	SIMCUDA_VMM_SYNC=none
 echo "gpu_calibrate: --help, bad arguments, SKIP without a GPU; --simulate prints the profile back, defaults and overrides"

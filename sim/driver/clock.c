@@ -115,8 +115,10 @@ uint64_t clock_copy_ns(size_t bytes, int copy_kind, bool pinned_host)
 	if (pinned_host && (copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
 	                    copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH))
 		return 1000 + (uint64_t)llround((double)bytes / sim_prof.pcie_bytes_per_ns);
+	/* A device copy reads and writes its bytes after a fixed start, as the
+	 * copy engines' copies: the fit libremat makes of it holds. */
 	if (copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD && !sim_prof.legacy)
-		return (uint64_t)llround(priced((struct simcuda_work){0, 2.0 * bytes, 0, 0}));
+		return 1000 + (uint64_t)llround(2.0 * (double)bytes / sim_prof.hbm_bytes_per_ns);
 	unsigned per_ns = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD ? 20 : 10;
 	return 1000 + bytes / per_ns;
 }
@@ -124,6 +126,6 @@ uint64_t clock_copy_ns(size_t bytes, int copy_kind, bool pinned_host)
 uint64_t clock_set_ns(size_t bytes)
 {
 	if (!sim_prof.legacy)
-		return (uint64_t)llround(priced((struct simcuda_work){0, (double)bytes, 0, 0}));
+		return 1000 + (uint64_t)llround((double)bytes / sim_prof.hbm_bytes_per_ns);
 	return 1000 + bytes / 40;
 }

@@ -17,7 +17,7 @@ astat() {
 }
 # faults FILE: faults_injected of the simulator's report line.
 faults() {
-	sed -n 's/^simcuda: .* faults_injected=\([0-9]*\)$/\1/p' "$1"
+	sed -n 's/^simcuda: .* faults_injected=\([0-9]*\).*$/\1/p' "$1"
 }
 
 for t in mlp gpt; do

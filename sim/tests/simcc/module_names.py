@@ -10,7 +10,8 @@ class Kernel(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("thread_fn", ctypes.c_void_p),
                 ("nparams", ctypes.c_uint), ("param_offset", ctypes.c_void_p),
                 ("param_size", ctypes.c_void_p), ("param_bytes", ctypes.c_uint),
-                ("synchronizes", ctypes.c_uint), ("cost_ns", ctypes.c_void_p)]
+                ("synchronizes", ctypes.c_uint), ("cost_ns", ctypes.c_void_p),
+                ("work", ctypes.c_void_p)]
 
 
 class Module(ctypes.Structure):

@@ -85,6 +85,12 @@ SIMCUDA_COST(math2d)
 {
 	return 100.0 + 2.0 * SIMCUDA_ARG(1) * grid.y * block.y;
 }
+// The device profiles' price: its flops and bytes, from the same arguments.
+SIMCUDA_WORK(math2d)
+{
+	double n = (double)SIMCUDA_ARG(1) * grid.y * block.y;
+	return {30.0 * n, 4.0 * n, SIMCUDA_MATH_FP32, 0.0};
+}
 #endif
 
 #ifdef __SIMCUDA__

@@ -214,6 +214,14 @@ static void math_and_cost_function(void **state)
 	assert_non_null(k->cost_ns);
 	/* 100 + 2 * width * grid.y * block.y */
 	assert_true(k->cost_ns(args, grid, block) == 100.0 + 2.0 * W * 2 * 4);
+	/* SIMCUDA_WORK: 30 flops and 4 bytes per element of width * grid.y * block.y */
+	assert_non_null(k->work);
+	struct simcuda_work w = k->work(args, grid, block);
+	assert_true(w.flops == 30.0 * W * 2 * 4 && w.bytes == 4.0 * W * 2 * 4);
+	assert_int_equal(w.math, SIMCUDA_MATH_FP32);
+	assert_true(w.wire_ns == 0.0);
+	/* a kernel without one: NULL, the driver's default */
+	assert_null(kernel("params_mixed")->work);
 }
 
 /* The fast-math intrinsics link and compute what libm does. */

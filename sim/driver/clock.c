@@ -7,7 +7,7 @@
  * time, the completion of the ops it waits for, and its thread's host time
  * when it was enqueued.  Under SIMCUDA_DEVICE=legacy there is one host time
  * for the process, the latest completion any thread waited for, and no
- * call costs anything.  Durations: docs in sim/README.md ("The clock").
+ * call costs anything.  Durations: sim/README.md ("Simulated clock").
  * None of it depends on wall-clock time or thread scheduling.
  */
 #include "driver.h"

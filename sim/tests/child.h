@@ -49,6 +49,13 @@ static inline struct child_result run_child(const char *mode, const char *const 
 	return r;
 }
 
+/* Fails unless the child's output holds line. */
+static inline void expect_line(const char *out, const char *line)
+{
+	if (strstr(out, line) == NULL)
+		fail_msg("expected '%s' in:\n%s", line, out);
+}
+
 static inline void assert_exit_ok(const struct child_result *r)
 {
 	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)

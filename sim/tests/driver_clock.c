@@ -270,12 +270,6 @@ static int child_threads(void)
 	return 0;
 }
 
-static void expect_line(const char *out, const char *line)
-{
-	if (strstr(out, line) == NULL)
-		fail_msg("expected '%s' in:\n%s", line, out);
-}
-
 static const char *h100[] = {"SIMCUDA_DEVICE=h100", NULL};
 
 static struct child_result run_ok(const char *mode, const char *const *env)

@@ -102,12 +102,6 @@ static int child_timing(void)
 	return 0;
 }
 
-static void expect_line(const char *out, const char *line)
-{
-	if (strstr(out, line) == NULL)
-		fail_msg("expected '%s' in:\n%s", line, out);
-}
-
 static void test_timing(void **state)
 {
 	(void)state;

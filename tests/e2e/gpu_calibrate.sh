@@ -8,27 +8,8 @@
 # one, SIMCUDA_VMM_SYNC=none) come back.  Every line is a '#' comment or
 # NAME=value, so the output can be set as environment.  Needs nvcc.
 set -eu
-G=tools/gpu
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-# expect NAME RC PATTERN CMD...: CMD exits RC, prints nothing on stdout and
-# one line on stderr, matching the grep -E PATTERN.
-expect() {
-	_n=$1 _want=$2 _pat=$3
-	shift 3
-	_rc=0
-	"$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err" || _rc=$?
-	[ "$_rc" = "$_want" ] || fail "$_n: exit $_rc, want $_want: $(head -n 3 "$tmp/$_n.err")"
-	[ ! -s "$tmp/$_n.out" ] || fail "$_n: printed on stdout: $(head -n 2 "$tmp/$_n.out")"
-	[ "$(wc -l <"$tmp/$_n.err")" -eq 1 ] ||
-		fail "$_n: $(wc -l <"$tmp/$_n.err") lines on stderr, want one: $(head -n 4 "$tmp/$_n.err")"
-	grep -Eq "$_pat" "$tmp/$_n.err" || fail "$_n: '$(cat "$tmp/$_n.err")' does not match '$_pat'"
-}
+# G, tmp, fail, expect
+. tests/e2e/gpu_lib.sh
 
 sh "$G/calibrate.sh" --help >"$tmp/help" 2>&1 || fail "--help: exit $?"
 grep -q '^Usage: tools/gpu/calibrate.sh' "$tmp/help" || fail "--help: no usage line"
